@@ -1,0 +1,844 @@
+//! Turn a document's text into the text of a new value, changing only what differs.
+//!
+//! The renderer walks the original node tree beside the target value and emits
+//! byte-range edits: block entries and items are added or removed as whole
+//! lines, flow collections are rewritten entry by entry, scalars are replaced in
+//! place. Everything the walk does not touch (comments, key order, quoting,
+//! anchors, blank lines) stays as it was. Inserting and removing use the same
+//! line arithmetic, so removing what was inserted restores the bytes exactly.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::emit::Layout;
+use super::node::{Node, NodeKind, ScalarStyle};
+use super::value::{self, ValueError};
+
+/// Replace `start..end` of the original text with `text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+}
+
+/// A change the renderer cannot express without changing something else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditError {
+    pub message: String,
+    /// Byte offset of the node at fault.
+    pub offset: usize,
+}
+
+impl From<ValueError> for EditError {
+    fn from(err: ValueError) -> Self {
+        EditError {
+            message: err.message,
+            offset: err.offset,
+        }
+    }
+}
+
+/// The edits that turn `root` (parsed from `text`) into `target`.
+pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, EditError> {
+    let mut differ = Differ {
+        text,
+        layout: detect_layout(text, root),
+        anchors: HashMap::new(),
+        referenced: HashSet::new(),
+        edits: Vec::new(),
+    };
+    differ.index_anchors(root)?;
+    differ.node(root, target, false)?;
+    Ok(differ.edits)
+}
+
+/// Apply non-overlapping edits to `text`.
+pub fn apply(text: &str, mut edits: Vec<Edit>) -> String {
+    edits.sort_by_key(|e| (e.start, e.end));
+    let mut out = String::with_capacity(text.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
+    let mut at = 0;
+    for edit in edits {
+        let start = edit.start.max(at);
+        out.push_str(&text[at..start]);
+        out.push_str(&edit.text);
+        at = edit.end.max(start);
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Learn the document's indentation habits, so added lines match their neighbours.
+pub fn detect_layout(text: &str, root: &Node<'_>) -> Layout {
+    let mut layout = Layout {
+        newline: if text.contains("\r\n") { "\r\n" } else { "\n" },
+        json: matches!(&root.kind, NodeKind::Map { flow: true, entries }
+            if entries.first().is_some_and(|(k, _)| matches!(&k.kind, NodeKind::Scalar { style: ScalarStyle::DoubleQuoted, .. }))),
+        ..Layout::default()
+    };
+    let (mut indent, mut seq_indent) = (None, None);
+    find_layout(text, root, &mut indent, &mut seq_indent);
+    layout.indent = indent.unwrap_or(2);
+    layout.seq_indent = seq_indent.unwrap_or(layout.indent);
+    layout
+}
+
+fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mut Option<usize>) {
+    if indent.is_some() && seq.is_some() {
+        return;
+    }
+    match &node.kind {
+        NodeKind::Map { entries, flow: false } => {
+            for (key, value) in entries {
+                let key_col = column(text, key.start);
+                match &value.kind {
+                    NodeKind::Map { entries: inner, flow: false } if indent.is_none() => {
+                        if let Some((k, _)) = inner.first() {
+                            let col = column(text, k.start);
+                            if col > key_col && starts_line(text, k.start) {
+                                *indent = Some(col - key_col);
+                            }
+                        }
+                    }
+                    NodeKind::Seq { items, flow: false } if seq.is_none() => {
+                        if let Some(dash) = items.first().and_then(|i| dash_of(text, i.start)) {
+                            let col = column(text, dash);
+                            if col >= key_col && starts_line(text, dash) {
+                                *seq = Some(col - key_col);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                find_layout(text, value, indent, seq);
+            }
+        }
+        NodeKind::Seq { items, flow: false } => {
+            for item in items {
+                find_layout(text, item, indent, seq);
+            }
+        }
+        _ => {}
+    }
+}
+
+struct Differ<'t> {
+    text: &'t str,
+    layout: Layout,
+    /// Resolved value of every anchor, for nodes that contain aliases.
+    anchors: HashMap<usize, Value>,
+    /// Anchors that some alias uses: editing inside them would change the alias too.
+    referenced: HashSet<usize>,
+    edits: Vec<Edit>,
+}
+
+impl Differ<'_> {
+    fn index_anchors(&mut self, node: &Node<'_>) -> Result<(), EditError> {
+        match &node.kind {
+            NodeKind::Alias(id) => {
+                self.referenced.insert(*id);
+            }
+            NodeKind::Map { entries, .. } => {
+                for (k, v) in entries {
+                    self.index_anchors(k)?;
+                    self.index_anchors(v)?;
+                }
+            }
+            NodeKind::Seq { items, .. } => {
+                for item in items {
+                    self.index_anchors(item)?;
+                }
+            }
+            NodeKind::Scalar { .. } => {}
+        }
+        if let Some(anchor) = node.anchor {
+            let resolved = self.value(node)?;
+            self.anchors.insert(anchor, resolved);
+        }
+        Ok(())
+    }
+
+    /// The value of a node, aliases resolved through the document's anchors.
+    fn value(&self, node: &Node<'_>) -> Result<Value, EditError> {
+        match &node.kind {
+            NodeKind::Alias(id) => self.anchors.get(id).cloned().ok_or_else(|| EditError {
+                message: "alias refers to an unknown anchor".into(),
+                offset: node.start,
+            }),
+            NodeKind::Scalar { text, style, tag } => Ok(value::resolve_scalar(text, *style, tag.as_deref())),
+            NodeKind::Seq { items, .. } => {
+                Ok(Value::Array(items.iter().map(|i| self.value(i)).collect::<Result<_, _>>()?))
+            }
+            NodeKind::Map { entries, .. } => {
+                let mut local = Map::new();
+                let mut merged = Map::new();
+                for (k, v) in entries {
+                    let val = self.value(v)?;
+                    if is_merge_key(k) {
+                        let sources = match val {
+                            Value::Array(list) => list,
+                            other => vec![other],
+                        };
+                        for source in sources {
+                            if let Value::Object(m) = source {
+                                for (mk, mv) in m {
+                                    merged.entry(mk).or_insert(mv);
+                                }
+                            }
+                        }
+                    } else {
+                        local.insert(key_text(k), val);
+                    }
+                }
+                if merged.is_empty() {
+                    return Ok(Value::Object(local));
+                }
+                merged.extend(local);
+                Ok(Value::Object(merged))
+            }
+        }
+    }
+
+    fn push(&mut self, shared: bool, at: usize, edit: Edit) -> Result<(), EditError> {
+        if shared {
+            return Err(EditError {
+                message: "the change lands inside an anchored node that aliases elsewhere also use".into(),
+                offset: at,
+            });
+        }
+        self.edits.push(edit);
+        Ok(())
+    }
+
+    fn node(&mut self, node: &Node<'_>, target: &Value, shared: bool) -> Result<(), EditError> {
+        if self.value(node)? == *target {
+            return Ok(());
+        }
+        let shared = shared || node.anchor.is_some_and(|a| self.referenced.contains(&a));
+        match (&node.kind, target) {
+            (NodeKind::Alias(id), Value::Object(wanted)) => {
+                // Keep the alias and layer the additions over it with a merge key.
+                let base = self.anchors.get(id).cloned().unwrap_or(Value::Null);
+                let text = match base {
+                    Value::Object(base) if !self.layout.json && base.iter().all(|(k, v)| wanted.get(k) == Some(v)) => {
+                        let mut parts = vec![format!("<<: {}", &self.text[node.start..node.end])];
+                        for (k, v) in wanted.iter().filter(|(k, _)| !base.contains_key(*k)) {
+                            parts.push(self.layout.flow_entry(k, v));
+                        }
+                        format!("{{{}}}", parts.join(", "))
+                    }
+                    _ => self.layout.flow(target),
+                };
+                self.replace(node, text, shared)
+            }
+            (NodeKind::Map { entries, flow }, Value::Object(wanted)) if *flow || !wanted.is_empty() => {
+                if *flow {
+                    self.flow_map(node, entries, wanted, shared)
+                } else {
+                    self.block_map(node, entries, wanted, shared)
+                }
+            }
+            (NodeKind::Seq { items, flow }, Value::Array(wanted)) if *flow || !wanted.is_empty() => {
+                if *flow {
+                    self.flow_seq(node, items, wanted, shared)
+                } else {
+                    self.block_seq(node, items, wanted, shared)
+                }
+            }
+            (NodeKind::Scalar { .. }, _) if !target.is_object() && !target.is_array() => {
+                let text = self.inline(target);
+                self.replace(node, text, shared)
+            }
+            _ => {
+                let text = self.layout.flow(target);
+                self.replace(node, text, shared)
+            }
+        }
+    }
+
+    fn replace(&mut self, node: &Node<'_>, text: String, shared: bool) -> Result<(), EditError> {
+        self.push(shared, node.start, Edit {
+            start: node.start,
+            end: node.end,
+            text,
+        })
+    }
+
+    fn inline(&self, value: &Value) -> String {
+        match value {
+            // Quoted on one line: a literal block would need this node's indentation.
+            Value::String(s) if self.layout.json || s.contains('\n') => value.to_string(),
+            _ => {
+                let line = self.layout.block_entry(0, "k", value);
+                let rest = line.strip_prefix("k: ").unwrap_or(&line);
+                rest.trim_end_matches(['\r', '\n']).to_string()
+            }
+        }
+    }
+
+    fn block_map(
+        &mut self,
+        node: &Node<'_>,
+        entries: &[(Node<'_>, Node<'_>)],
+        wanted: &Map<String, Value>,
+        shared: bool,
+    ) -> Result<(), EditError> {
+        let col = column(self.text, node.start);
+        let merged = self.merged_keys(entries)?;
+        let mut removed = vec![false; entries.len()];
+        for (i, (key, value)) in entries.iter().enumerate() {
+            if is_merge_key(key) {
+                continue;
+            }
+            let name = key_text(key);
+            match wanted.get(&name) {
+                None => removed[i] = true,
+                Some(target) if self.value(value)? == *target => {}
+                Some(target) if self.can_edit_within(value, target) => self.node(value, target, shared)?,
+                Some(target) => {
+                    // Rewrite the whole entry where it stands.
+                    removed[i] = true;
+                    let entry = self.layout.block_entry(col, &name, target);
+                    let (at, text) = if starts_line(self.text, key.start) {
+                        (line_start(self.text, key.start), entry)
+                    } else {
+                        // The entry follows a `- `: the next line needs its indentation back.
+                        (key.start, format!("{}{}", &entry[col..], " ".repeat(col)))
+                    };
+                    self.push(shared, at, Edit { start: at, end: at, text })?;
+                }
+            }
+        }
+        let first_follows_dash = !starts_line(self.text, node.start);
+        if first_follows_dash && removed.last() == Some(&true) && removed.first() == Some(&true) {
+            // Removing from the `- ` line to the end would take the dash too.
+            if runs(&removed).len() == 1 {
+                self.edits.retain(|e| e.start < node.start || e.start > node.end);
+                let text = self.layout.flow(&Value::Object(wanted.clone()));
+                return self.replace(node, text, shared);
+            }
+        }
+        for (first, last) in runs(&removed) {
+            let (start, end) = self.block_lines(&entries[first].0, &entries[last].1, entries.get(last + 1).map(|e| &e.0));
+            self.push(shared, start, Edit { start, end, text: String::new() })?;
+        }
+        let mut added = String::new();
+        for (k, v) in wanted {
+            let local = entries.iter().any(|(key, _)| !is_merge_key(key) && key_text(key) == *k);
+            if !local && merged.get(k) != Some(v) {
+                added.push_str(&self.layout.block_entry(col, k, v));
+            }
+        }
+        for k in merged.keys() {
+            if !wanted.contains_key(k) && !entries.iter().any(|(key, _)| key_text(key) == *k) {
+                return Err(EditError {
+                    message: format!("cannot remove `{k}`: it comes from a merge key (<<)"),
+                    offset: node.start,
+                });
+            }
+        }
+        if !added.is_empty() {
+            let last_end = entries.last().map_or(node.end, |(_, v)| v.end);
+            let at = line_end_after(self.text, last_end);
+            let text = self.at_line_end(at, added);
+            self.push(shared, at, Edit { start: at, end: at, text })?;
+        }
+        Ok(())
+    }
+
+    fn block_seq(
+        &mut self,
+        node: &Node<'_>,
+        items: &[Node<'_>],
+        wanted: &[Value],
+        shared: bool,
+    ) -> Result<(), EditError> {
+        let dashes: Vec<usize> = items
+            .iter()
+            .map(|item| dash_of(self.text, item.start).filter(|&d| starts_line(self.text, d)))
+            .collect::<Option<_>>()
+            .ok_or_else(|| EditError {
+                message: "cannot edit a block sequence whose items do not start their lines".into(),
+                offset: node.start,
+            })?;
+        let col = dashes.first().map_or(0, |&d| column(self.text, d));
+        let values: Vec<Value> = items.iter().map(|i| self.value(i)).collect::<Result<_, _>>()?;
+        let mut removed = vec![false; items.len()];
+        for step in align(&values, wanted) {
+            match step {
+                Step::Keep(..) => {}
+                Step::Change(i, j) => {
+                    if self.can_edit_within(&items[i], &wanted[j]) {
+                        self.node(&items[i], &wanted[j], shared)?;
+                    } else {
+                        removed[i] = true;
+                        let at = line_start(self.text, dashes[i]);
+                        let text = self.layout.block_item(col, &wanted[j]);
+                        self.push(shared, at, Edit { start: at, end: at, text })?;
+                    }
+                }
+                Step::Remove(i) => removed[i] = true,
+                Step::Insert(before, j) => {
+                    let text = self.layout.block_item(col, &wanted[j]);
+                    let at = match before {
+                        Some(i) => line_start(self.text, dashes[i]),
+                        None => line_end_after(self.text, items.last().map_or(node.end, |i| i.end)),
+                    };
+                    let text = if before.is_none() { self.at_line_end(at, text) } else { text };
+                    self.push(shared, at, Edit { start: at, end: at, text })?;
+                }
+            }
+        }
+        for (first, last) in runs(&removed) {
+            let next = dashes.get(last + 1).copied();
+            let (start, end) = self.block_range(dashes[first], items[last].end, next);
+            self.push(shared, start, Edit { start, end, text: String::new() })?;
+        }
+        Ok(())
+    }
+
+    /// Whether `target` can be reached by editing inside `node` rather than rewriting it.
+    fn can_edit_within(&self, node: &Node<'_>, target: &Value) -> bool {
+        match (&node.kind, target) {
+            (NodeKind::Map { flow: false, .. }, Value::Object(m)) => !m.is_empty(),
+            (NodeKind::Seq { flow: false, .. }, Value::Array(a)) => !a.is_empty(),
+            (NodeKind::Map { flow: true, .. }, Value::Object(_)) => true,
+            (NodeKind::Seq { flow: true, .. }, Value::Array(_)) => true,
+            (NodeKind::Scalar { .. }, t) => !t.is_object() && !t.is_array() || !starts_line(self.text, node.start),
+            (NodeKind::Alias(_), _) => true,
+            _ => false,
+        }
+    }
+
+    /// The byte range of whole lines holding block entries `first..=last`.
+    fn block_lines(&self, key: &Node<'_>, value: &Node<'_>, next_key: Option<&Node<'_>>) -> (usize, usize) {
+        self.block_range(key.start, value.end, next_key.map(|k| k.start))
+    }
+
+    /// Lines from the one holding `start` to the one holding `end`. When the
+    /// first line also holds a `- ` that is not removed, remove up to the next sibling instead.
+    fn block_range(&self, start: usize, end: usize, next: Option<usize>) -> (usize, usize) {
+        if !starts_line(self.text, start) {
+            if let Some(next) = next {
+                return (start, next);
+            }
+        }
+        let from = line_start(self.text, start);
+        let to = line_end_after(self.text, end);
+        if to == self.text.len() && !self.text.ends_with('\n') && from > 0 {
+            // The last line has no line break: take the one before it instead.
+            let before = if self.text[..from - 1].ends_with('\r') { from - 2 } else { from - 1 };
+            return (before, to);
+        }
+        (from, to)
+    }
+
+    /// Text inserted at `at`: when that is the end of a file without a final line
+    /// break, the break goes first.
+    fn at_line_end(&self, at: usize, text: String) -> String {
+        if at == self.text.len() && !self.text.is_empty() && !self.text.ends_with('\n') {
+            let body = text.strip_suffix(self.layout.newline).unwrap_or(&text);
+            format!("{}{}", self.layout.newline, body)
+        } else {
+            text
+        }
+    }
+
+    fn merged_keys(&self, entries: &[(Node<'_>, Node<'_>)]) -> Result<Map<String, Value>, EditError> {
+        let mut merged = Map::new();
+        for (k, v) in entries {
+            if is_merge_key(k) {
+                let sources = match self.value(v)? {
+                    Value::Array(list) => list,
+                    other => vec![other],
+                };
+                for source in sources {
+                    if let Value::Object(m) = source {
+                        for (mk, mv) in m {
+                            merged.entry(mk).or_insert(mv);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(merged)
+    }
+
+    fn flow_map(
+        &mut self,
+        node: &Node<'_>,
+        entries: &[(Node<'_>, Node<'_>)],
+        wanted: &Map<String, Value>,
+        shared: bool,
+    ) -> Result<(), EditError> {
+        let merged = self.merged_keys(entries)?;
+        let mut parts: Vec<Part> = Vec::new();
+        let mut changed = false;
+        for (key, value) in entries {
+            if is_merge_key(key) {
+                parts.push(Part::Keep(key.start, value.end));
+                continue;
+            }
+            let name = key_text(key);
+            match wanted.get(&name) {
+                None => changed = true,
+                Some(target) if self.value(value)? == *target => parts.push(Part::Keep(key.start, value.end)),
+                Some(target) => {
+                    self.node(value, target, shared)?;
+                    parts.push(Part::Keep(key.start, value.end));
+                }
+            }
+        }
+        for (k, v) in wanted {
+            let local = entries.iter().any(|(key, _)| !is_merge_key(key) && key_text(key) == *k);
+            if !local && merged.get(k) != Some(v) {
+                parts.push(Part::New(self.layout.flow_entry(k, v)));
+                changed = true;
+            }
+        }
+        if !changed {
+            return Ok(());
+        }
+        // A mapping left holding nothing but `<<: *alias` is that alias again.
+        if let [Part::Keep(start, end)] = parts.as_slice() {
+            let kept = entries.iter().find(|(k, v)| k.start == *start && v.end == *end);
+            if let Some((key, alias @ Node { kind: NodeKind::Alias(_), .. })) = kept {
+                if is_merge_key(key) {
+                    let text = self.text[alias.start..alias.end].to_string();
+                    return self.replace(node, text, shared);
+                }
+            }
+        }
+        let spans: Vec<(usize, usize)> = entries.iter().map(|(k, v)| (k.start, v.end)).collect();
+        self.rewrite_flow(node, &spans, parts, shared)
+    }
+
+    fn flow_seq(
+        &mut self,
+        node: &Node<'_>,
+        items: &[Node<'_>],
+        wanted: &[Value],
+        shared: bool,
+    ) -> Result<(), EditError> {
+        let values: Vec<Value> = items.iter().map(|i| self.value(i)).collect::<Result<_, _>>()?;
+        let mut parts = Vec::new();
+        let mut changed = false;
+        for step in align(&values, wanted) {
+            match step {
+                Step::Keep(i, _) => parts.push(Part::Keep(items[i].start, items[i].end)),
+                Step::Change(i, j) => {
+                    self.node(&items[i], &wanted[j], shared)?;
+                    parts.push(Part::Keep(items[i].start, items[i].end));
+                }
+                Step::Remove(_) => changed = true,
+                Step::Insert(_, j) => {
+                    parts.push(Part::New(self.layout.flow(&wanted[j])));
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return Ok(());
+        }
+        let spans: Vec<(usize, usize)> = items.iter().map(|i| (i.start, i.end)).collect();
+        self.rewrite_flow(node, &spans, parts, shared)
+    }
+
+    /// Rewrite the inside of a flow collection from kept and new parts,
+    /// joined the way the original joins its entries.
+    fn rewrite_flow(&mut self, node: &Node<'_>, spans: &[(usize, usize)], parts: Vec<Part>, shared: bool) -> Result<(), EditError> {
+        let separator = match spans {
+            [(_, first_end), (second_start, _), ..] => self.text[*first_end..*second_start].to_string(),
+            _ => ", ".to_string(),
+        };
+        let multi_line = separator.contains('\n');
+        let (start, end) = match (spans.first(), spans.last()) {
+            (Some((s, _)), Some((_, e))) => (*s, *e),
+            _ => (node.start + 1, node.end.saturating_sub(1).max(node.start + 1)),
+        };
+        let entry_col = column(self.text, start);
+        let mut text = String::new();
+        for (i, part) in parts.iter().enumerate() {
+            if i > 0 {
+                text.push_str(&separator);
+            }
+            match part {
+                Part::Keep(s, e) => {
+                    // Edits inside kept entries are applied by splicing them in here.
+                    let inner: Vec<Edit> = self
+                        .edits
+                        .iter()
+                        .filter(|ed| ed.start >= *s && ed.end <= *e)
+                        .cloned()
+                        .collect();
+                    self.edits.retain(|ed| !(ed.start >= *s && ed.end <= *e));
+                    let shifted = inner
+                        .into_iter()
+                        .map(|ed| Edit { start: ed.start - s, end: ed.end - s, text: ed.text })
+                        .collect();
+                    text.push_str(&apply(&self.text[*s..*e], shifted));
+                }
+                Part::New(new) if multi_line && self.layout.json => {
+                    text.push_str(&reindent(new, entry_col, self.layout.newline));
+                }
+                Part::New(new) => text.push_str(new),
+            }
+        }
+        self.push(shared, start, Edit { start, end, text })
+    }
+}
+
+enum Part {
+    Keep(usize, usize),
+    New(String),
+}
+
+/// Pretty-print a compact JSON entry for a multi-line JSON document.
+fn reindent(compact: &str, col: usize, newline: &str) -> String {
+    // `compact` is `"key": value` or a bare value; re-parse the value part.
+    let (prefix, value) = match compact.split_once("\": ") {
+        Some((k, v)) if compact.starts_with('"') => (format!("{k}\": "), v),
+        _ => (String::new(), compact),
+    };
+    let Ok(parsed) = serde_json::from_str::<Value>(value) else {
+        return compact.to_string();
+    };
+    let pretty = serde_json::to_string_pretty(&parsed).unwrap_or_else(|_| value.to_string());
+    let pad = " ".repeat(col);
+    let body = pretty.replace('\n', &format!("{newline}{pad}"));
+    format!("{prefix}{body}")
+}
+
+/// How one sequence becomes another.
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    Keep(usize, usize),
+    Change(usize, usize),
+    Remove(usize),
+    /// Insert wanted item `.1` before original item `.0` (or at the end).
+    Insert(Option<usize>, usize),
+}
+
+/// Align two sequences: equal lengths pair up by position; otherwise keep the
+/// longest common subsequence and pair leftover runs of equal length.
+fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
+    if old.len() == new.len() {
+        return (0..old.len())
+            .map(|i| if old[i] == new[i] { Step::Keep(i, i) } else { Step::Change(i, i) })
+            .collect();
+    }
+    let (n, m) = (old.len(), new.len());
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if old[i] == new[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let mut steps = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    let mut pending_removed: Vec<usize> = Vec::new();
+    let mut pending_inserted: Vec<usize> = Vec::new();
+    let mut flush = |steps: &mut Vec<Step>, removed: &mut Vec<usize>, inserted: &mut Vec<usize>, before: Option<usize>| {
+        if removed.len() == inserted.len() {
+            steps.extend(removed.iter().zip(inserted.iter()).map(|(&r, &a)| Step::Change(r, a)));
+        } else {
+            steps.extend(removed.iter().map(|&r| Step::Remove(r)));
+            steps.extend(inserted.iter().map(|&a| Step::Insert(before, a)));
+        }
+        removed.clear();
+        inserted.clear();
+    };
+    while i < n || j < m {
+        if i < n && j < m && old[i] == new[j] {
+            flush(&mut steps, &mut pending_removed, &mut pending_inserted, Some(i));
+            steps.push(Step::Keep(i, j));
+            i += 1;
+            j += 1;
+        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            pending_inserted.push(j);
+            j += 1;
+        } else {
+            pending_removed.push(i);
+            i += 1;
+        }
+    }
+    flush(&mut steps, &mut pending_removed, &mut pending_inserted, None);
+    steps
+}
+
+/// Runs of consecutive `true` as (first, last) index pairs.
+fn runs(flags: &[bool]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, &flag) in flags.iter().enumerate() {
+        match (flag, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, i - 1));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        out.push((s, flags.len() - 1));
+    }
+    out
+}
+
+fn is_merge_key(key: &Node<'_>) -> bool {
+    matches!(&key.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, .. } if text == "<<")
+}
+
+fn key_text(key: &Node<'_>) -> String {
+    key.as_str().unwrap_or_default().to_string()
+}
+
+/// Byte offset of the start of the line holding `pos`.
+pub fn line_start(text: &str, pos: usize) -> usize {
+    text[..pos].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// Column of `pos` in bytes (indentation is ASCII spaces).
+fn column(text: &str, pos: usize) -> usize {
+    pos - line_start(text, pos)
+}
+
+/// Whether only spaces (or a `- ` of a parent item) stand before `pos` on its line.
+fn starts_line(text: &str, pos: usize) -> bool {
+    text[line_start(text, pos)..pos].bytes().all(|b| b == b' ')
+}
+
+/// The start of the line after the one where a node ending at `end` ends.
+/// Block scalars end at the indentation of the next line: that line is the answer.
+fn line_end_after(text: &str, end: usize) -> usize {
+    let start = line_start(text, end);
+    if end > start && text[start..end].bytes().all(|b| b == b' ' || b == b'\t') {
+        return start;
+    }
+    if end == start && end > 0 {
+        return start;
+    }
+    text[end..].find('\n').map_or(text.len(), |i| end + i + 1)
+}
+
+/// The `-` of a block sequence item that starts at `item_start`.
+fn dash_of(text: &str, item_start: usize) -> Option<usize> {
+    let before = text[..item_start].trim_end_matches([' ', '\t', '\r', '\n']);
+    before.ends_with('-').then(|| before.len() - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse::parse_stream;
+    use serde_json::json;
+
+    fn render(text: &str, change: impl FnOnce(&mut Value)) -> String {
+        let docs = parse_stream(text).expect("parses");
+        let root = docs[0].root.as_ref().expect("root");
+        let mut target = value::to_value(root).expect("value");
+        change(&mut target);
+        let edits = diff(text, root, &target).expect("diff");
+        let out = apply(text, edits);
+        let reparsed = parse_stream(&out).expect("output parses");
+        let got = value::to_value(reparsed[0].root.as_ref().expect("root")).expect("value");
+        assert_eq!(got, target, "semantics of:\n{out}");
+        out
+    }
+
+    fn round_trip(text: &str, change: impl FnOnce(&mut Value)) -> String {
+        let out = render(text, change);
+        let docs = parse_stream(text).expect("parses");
+        let original = value::to_value(docs[0].root.as_ref().expect("root")).expect("value");
+        let back = render(&out, |v| *v = original);
+        assert_eq!(back, text, "removing what was added restores the text");
+        out
+    }
+
+    #[test]
+    fn adds_block_entries_after_the_last_line() {
+        let text = "metadata:\n  labels:\n    app: web   # note\n  # about spec\nspec: {}\n";
+        let out = round_trip(text, |v| {
+            v["metadata"]["annotations"] = json!({"a": "b"});
+            v["metadata"]["labels"]["x"] = json!("y");
+        });
+        assert_eq!(
+            out,
+            "metadata:\n  labels:\n    app: web   # note\n    x: y\n  annotations:\n    a: b\n  # about spec\nspec: {}\n"
+        );
+    }
+
+    #[test]
+    fn inserts_block_items_at_front_and_end() {
+        let text = "c:\n- name: app\n  image: x\nv: 1";
+        let out = round_trip(text, |v| {
+            v["c"].as_array_mut().expect("list").insert(0, json!({"name": "p", "ports": [1]}));
+            v["c"].as_array_mut().expect("list").push(json!({"name": "z"}));
+        });
+        assert_eq!(out, "c:\n- name: p\n  ports:\n  - 1\n- name: app\n  image: x\n- name: z\nv: 1");
+    }
+
+    #[test]
+    fn edits_flow_collections_and_keeps_separators() {
+        let text = "a: {x: 1,y: 2}\nb: []\n";
+        let out = round_trip(text, |v| {
+            v["a"]["z"] = json!("w");
+            v["b"] = json!([{"n": 1}]);
+        });
+        assert_eq!(out, "a: {x: 1,y: 2,z: w}\nb: [{n: 1}]\n");
+    }
+
+    #[test]
+    fn edit_on_an_alias_keeps_the_anchor_users() {
+        let text = "sel: &s\n  app: web\ntpl:\n  labels: *s\n";
+        let out = round_trip(text, |v| v["tpl"]["labels"]["l"] = json!("1"));
+        assert_eq!(out, "sel: &s\n  app: web\ntpl:\n  labels: {<<: *s, l: \"1\"}\n");
+    }
+
+    #[test]
+    fn edit_inside_a_shared_anchor_is_refused() {
+        let text = "a: &s {app: web}\nb: *s\n";
+        let docs = parse_stream(text).expect("parses");
+        let root = docs[0].root.as_ref().expect("root");
+        let target = json!({"a": {"app": "web", "x": 1}, "b": {"app": "web"}});
+        assert!(diff(text, root, &target).is_err());
+    }
+
+    #[test]
+    fn block_scalars_crlf_and_end_of_file() {
+        let text = "a:\r\n  s: |\r\n    hi\r\n\r\n  t: 1\r\nb:\r\n  c: 2";
+        round_trip(text, |v| {
+            v["a"]["u"] = json!(["x"]);
+            v["b"]["d"] = json!({"e": 1});
+        });
+    }
+
+    #[test]
+    fn removes_entries_that_start_an_item() {
+        let text = "l:\n- name: a\n  keep: 1\n";
+        let out = render(text, |v| {
+            v["l"][0].as_object_mut().expect("map").shift_remove("name");
+        });
+        assert_eq!(out, "l:\n- keep: 1\n");
+    }
+
+    #[test]
+    fn json_documents_stay_json() {
+        let text = "{\n  \"a\": [\n    {\"n\": 1}\n  ]\n}\n";
+        let out = round_trip(text, |v| v["a"].as_array_mut().expect("list").push(json!({"n": 2})));
+        assert!(serde_json::from_str::<Value>(&out).is_ok(), "{out}");
+    }
+
+    #[test]
+    fn align_pairs_runs() {
+        let old = [json!(1), json!(2)];
+        let new = [json!(0), json!(1), json!(3)];
+        assert_eq!(align(&old, &new), vec![Step::Insert(Some(0), 0), Step::Keep(0, 1), Step::Change(1, 2)]);
+    }
+}

@@ -1,0 +1,300 @@
+//! Write new values as YAML text that blends into an existing document.
+//!
+//! Only the pieces the renderer adds are written here; the rest of a document is
+//! never re-serialised. The caller passes the layout it found in the document
+//! (indent step, whether block sequences are indented, line ending, JSON or YAML
+//! flow) so that added lines look like their neighbours.
+
+use serde_json::Value;
+
+use super::value::resolve_plain;
+
+/// How added text is laid out, learnt from the document it goes into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// Spaces per nesting level of a block mapping.
+    pub indent: usize,
+    /// Spaces between a key and the `-` of its block sequence (0 = `key:\n- a`).
+    pub seq_indent: usize,
+    /// `"\n"` or `"\r\n"`.
+    pub newline: &'static str,
+    /// Flow collections are JSON (the document is JSON): quote every string.
+    pub json: bool,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout {
+            indent: 2,
+            seq_indent: 2,
+            newline: "\n",
+            json: false,
+        }
+    }
+}
+
+impl Layout {
+    /// One block-mapping entry `key: value` whose key starts at column `col`,
+    /// ending with a line break.
+    pub fn block_entry(&self, col: usize, key: &str, value: &Value) -> String {
+        let mut out = String::new();
+        self.write_entry(&mut out, col, key, value);
+        out
+    }
+
+    /// One block-sequence item whose `-` is at column `col`, ending with a line break.
+    pub fn block_item(&self, col: usize, value: &Value) -> String {
+        let mut out = String::new();
+        self.write_item(&mut out, col, value);
+        out
+    }
+
+    /// A value in flow style on one line: `{a: b, c: [1, 2]}` (JSON for JSON documents).
+    pub fn flow(&self, value: &Value) -> String {
+        if self.json {
+            return value.to_string();
+        }
+        let mut out = String::new();
+        self.write_flow(&mut out, value);
+        out
+    }
+
+    /// A flow-mapping entry `key: value` on one line.
+    pub fn flow_entry(&self, key: &str, value: &Value) -> String {
+        let key = if self.json {
+            Value::String(key.to_string()).to_string()
+        } else {
+            flow_scalar(key)
+        };
+        format!("{key}: {}", self.flow(value))
+    }
+
+    fn write_entry(&self, out: &mut String, col: usize, key: &str, value: &Value) {
+        push_spaces(out, col);
+        out.push_str(&block_scalar_key(key));
+        out.push(':');
+        self.write_nested(out, col, value);
+    }
+
+    /// Whatever follows `key:` or `- `: inline scalars, or nested block content.
+    fn write_nested(&self, out: &mut String, col: usize, value: &Value) {
+        match value {
+            Value::Object(map) if !map.is_empty() => {
+                out.push_str(self.newline);
+                for (k, v) in map {
+                    self.write_entry(out, col + self.indent, k, v);
+                }
+            }
+            Value::Array(items) if !items.is_empty() => {
+                out.push_str(self.newline);
+                for item in items {
+                    self.write_item(out, col + self.seq_indent, item);
+                }
+            }
+            Value::String(s) if literal_block_fits(s) => {
+                out.push_str(if s.ends_with('\n') { " |" } else { " |-" });
+                out.push_str(self.newline);
+                for line in s.strip_suffix('\n').unwrap_or(s).split('\n') {
+                    if !line.is_empty() {
+                        push_spaces(out, col + self.indent);
+                        out.push_str(line);
+                    }
+                    out.push_str(self.newline);
+                }
+            }
+            scalar => {
+                out.push(' ');
+                out.push_str(&self.inline(scalar));
+                out.push_str(self.newline);
+            }
+        }
+    }
+
+    fn write_item(&self, out: &mut String, col: usize, value: &Value) {
+        push_spaces(out, col);
+        out.push_str("- ");
+        let nested = match value {
+            Value::Object(map) if !map.is_empty() => {
+                let mut body = String::new();
+                for (k, v) in map {
+                    self.write_entry(&mut body, col + 2, k, v);
+                }
+                body
+            }
+            Value::Array(items) if !items.is_empty() => {
+                let mut body = String::new();
+                for item in items {
+                    self.write_item(&mut body, col + 2, item);
+                }
+                body
+            }
+            scalar => {
+                out.push_str(&self.inline(scalar));
+                out.push_str(self.newline);
+                return;
+            }
+        };
+        // The first line continues after "- ", so drop its indentation.
+        out.push_str(&nested[col + 2..]);
+    }
+
+    /// A scalar or empty collection written inline in block context.
+    fn inline(&self, value: &Value) -> String {
+        match value {
+            Value::String(s) => block_scalar(s),
+            Value::Object(_) | Value::Array(_) => self.flow(value),
+            other => other.to_string(),
+        }
+    }
+
+    fn write_flow(&self, out: &mut String, value: &Value) {
+        match value {
+            Value::Object(map) => {
+                out.push('{');
+                for (i, (k, v)) in map.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&flow_scalar(k));
+                    out.push_str(": ");
+                    self.write_flow(out, v);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    self.write_flow(out, item);
+                }
+                out.push(']');
+            }
+            Value::String(s) => out.push_str(&flow_scalar(s)),
+            other => out.push_str(&other.to_string()),
+        }
+    }
+}
+
+fn push_spaces(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
+}
+
+/// A string as a plain scalar when that reads back as the same string,
+/// otherwise double-quoted (JSON escapes are valid YAML escapes).
+fn block_scalar(s: &str) -> String {
+    if plain_is_safe(s, false) {
+        s.to_string()
+    } else {
+        Value::String(s.to_string()).to_string()
+    }
+}
+
+fn block_scalar_key(s: &str) -> String {
+    block_scalar(s)
+}
+
+fn flow_scalar(s: &str) -> String {
+    if plain_is_safe(s, true) {
+        s.to_string()
+    } else {
+        Value::String(s.to_string()).to_string()
+    }
+}
+
+/// Whether `s` can be written unquoted and still read back as the string `s`.
+pub fn plain_is_safe(s: &str, in_flow: bool) -> bool {
+    let Some(first) = s.chars().next() else {
+        return false;
+    };
+    if !matches!(resolve_plain(s), Value::String(_)) {
+        return false;
+    }
+    if first.is_whitespace() || s.ends_with(char::is_whitespace) {
+        return false;
+    }
+    if "-?:,[]{}#&*!|>'\"%@`".contains(first) {
+        return false;
+    }
+    if s.contains(": ") || s.contains(" #") || s.ends_with(':') || s == "<<" {
+        return false;
+    }
+    if s.chars().any(|c| c.is_control()) {
+        return false;
+    }
+    !(in_flow && s.contains([',', '[', ']', '{', '}']))
+}
+
+/// Multi-line text reads best as a literal block (`|`), when it can be one.
+fn literal_block_fits(s: &str) -> bool {
+    s.contains('\n')
+        && !s.starts_with([' ', '\t', '\n'])
+        && !s.ends_with("\n\n")
+        && !s.chars().any(|c| c.is_control() && c != '\n')
+        && s.split('\n').all(|line| !line.ends_with([' ', '\t']))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn block_entry_nests_maps_and_lists() {
+        let layout = Layout::default();
+        let text = layout.block_entry(
+            2,
+            "spec",
+            &json!({"ports": [{"name": "a", "port": 1}], "empty": {}, "n": "1"}),
+        );
+        assert_eq!(
+            text,
+            "  spec:\n    ports:\n      - name: a\n        port: 1\n    empty: {}\n    n: \"1\"\n"
+        );
+    }
+
+    #[test]
+    fn indentless_sequences() {
+        let layout = Layout {
+            seq_indent: 0,
+            ..Layout::default()
+        };
+        let text = layout.block_item(0, &json!({"name": "p", "args": ["a", "b"]}));
+        assert_eq!(text, "- name: p\n  args:\n  - a\n  - b\n");
+    }
+
+    #[test]
+    fn multi_line_strings_become_literal_blocks() {
+        let layout = Layout::default();
+        assert_eq!(
+            layout.block_entry(0, "pem", &json!("line1\nline2\n")),
+            "pem: |\n  line1\n  line2\n"
+        );
+        assert_eq!(
+            layout.block_entry(0, "x", &json!("a\n\n")),
+            "x: \"a\\n\\n\"\n"
+        );
+    }
+
+    #[test]
+    fn flow_and_json() {
+        let value = json!({"name": "a b", "list": ["x,y", 1, true]});
+        assert_eq!(Layout::default().flow(&value), "{name: a b, list: [\"x,y\", 1, true]}");
+        let json = Layout {
+            json: true,
+            ..Layout::default()
+        };
+        assert_eq!(json.flow(&value), r#"{"name":"a b","list":["x,y",1,true]}"#);
+    }
+
+    #[test]
+    fn quoting_keeps_strings_strings() {
+        for s in ["true", "2102", "", " x", "a: b", "#c", "- x", "0644", "null", "1.0"] {
+            assert!(!plain_is_safe(s, false), "{s:?} must be quoted");
+        }
+        for s in ["linkerd.io/inject", "cr.l5d.io/linkerd/proxy:edge-26.5.2", "100m", "a b"] {
+            assert!(plain_is_safe(s, false), "{s:?} can be plain");
+        }
+    }
+}

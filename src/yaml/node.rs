@@ -1,0 +1,79 @@
+//! The span-carrying syntax tree that the renderer edits.
+//!
+//! Every node knows the byte range it occupies in the source text, whether a
+//! collection is written in flow (`{}`/`[]`) or block style, and its anchor.
+//! Nothing is re-serialised from this tree: it only tells the renderer where to
+//! splice.
+
+use std::borrow::Cow;
+
+pub use saphyr_parser::ScalarStyle;
+
+/// A node of a YAML document with its place in the source text.
+#[derive(Debug, Clone)]
+pub struct Node<'a> {
+    /// Byte offset of the node's first character (after any anchor or tag).
+    pub start: usize,
+    /// Byte offset just past the node's last character. For block collections
+    /// this is the end of their last child.
+    pub end: usize,
+    /// Anchor id assigned by the parser, if the node carries `&name`.
+    pub anchor: Option<usize>,
+    /// The node's content.
+    pub kind: NodeKind<'a>,
+}
+
+#[derive(Debug, Clone)]
+pub enum NodeKind<'a> {
+    Scalar {
+        text: Cow<'a, str>,
+        style: ScalarStyle,
+        /// Core-schema tag suffix such as `str` or `int`, when one is written.
+        tag: Option<String>,
+    },
+    Map {
+        entries: Vec<(Node<'a>, Node<'a>)>,
+        flow: bool,
+    },
+    Seq {
+        items: Vec<Node<'a>>,
+        flow: bool,
+    },
+    /// `*name`, referring to an earlier anchor id.
+    Alias(usize),
+}
+
+impl Node<'_> {
+    /// The text of a scalar node, if it is one.
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.kind {
+            NodeKind::Scalar { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The value of `key` in a mapping node (local entries only, not merges).
+    pub fn get(&self, key: &str) -> Option<&Self> {
+        match &self.kind {
+            NodeKind::Map { entries, .. } => entries
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// True for a plain empty scalar, `~` or `null`: what an empty document holds.
+    pub fn is_null(&self) -> bool {
+        matches!(&self.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, tag: None }
+            if matches!(text.as_ref(), "" | "~" | "null" | "Null" | "NULL"))
+    }
+
+    /// True for a `{}` or `[]` collection.
+    pub fn is_flow(&self) -> bool {
+        matches!(
+            &self.kind,
+            NodeKind::Map { flow: true, .. } | NodeKind::Seq { flow: true, .. }
+        )
+    }
+}

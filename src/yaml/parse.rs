@@ -1,0 +1,232 @@
+//! Split a YAML stream into documents of span-carrying nodes.
+//!
+//! Built on `saphyr-parser`'s event stream. Its markers count characters; the
+//! renderer splices bytes, so every marker is turned into a byte offset here.
+
+use saphyr_parser::{Event, Marker, Parser, Span};
+
+use super::node::{Node, NodeKind};
+
+/// One document of a stream.
+#[derive(Debug)]
+pub struct Document<'a> {
+    /// 1-based position of the document in its stream.
+    pub index: usize,
+    /// The root node; `None` for an empty or comment-only document.
+    pub root: Option<Node<'a>>,
+}
+
+/// A syntax error, positioned for the user (1-based line and column).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyntaxError {
+    pub message: String,
+    pub document: usize,
+    pub line: usize,
+    pub column: usize,
+    /// Byte offset of the error, for snippets.
+    pub offset: usize,
+}
+
+/// Turns the parser's character markers into byte offsets.
+struct Offsets<'a> {
+    text: &'a str,
+    /// Byte offset of each line start; only built for non-ASCII text, where
+    /// character and byte offsets differ.
+    line_starts: Option<Vec<usize>>,
+}
+
+impl<'a> Offsets<'a> {
+    fn new(text: &'a str) -> Self {
+        let line_starts = (!text.is_ascii()).then(|| {
+            std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        Offsets { text, line_starts }
+    }
+
+    fn byte(&self, mark: &Marker) -> usize {
+        let Some(starts) = &self.line_starts else {
+            return mark.index().min(self.text.len());
+        };
+        let Some(&line_start) = starts.get(mark.line().saturating_sub(1)) else {
+            return self.text.len();
+        };
+        let line = &self.text[line_start..];
+        let within = line
+            .char_indices()
+            .nth(mark.col())
+            .map_or(line.len(), |(i, _)| i);
+        line_start + within
+    }
+}
+
+/// A collection being built while its events arrive.
+struct Frame<'a> {
+    start: usize,
+    anchor: Option<usize>,
+    flow: bool,
+    is_map: bool,
+    children: Vec<Node<'a>>,
+}
+
+/// Most nesting a document may have; deeper input is refused rather than
+/// risking the stack of whoever walks the tree afterwards.
+pub const MAX_DEPTH: usize = 512;
+
+/// Parse every document of `text`.
+pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
+    let offsets = Offsets::new(text);
+    let mut parser = Parser::new_from_str(text);
+    let mut documents = Vec::new();
+    let mut stack: Vec<Frame<'_>> = Vec::new();
+    let mut root: Option<Node<'_>> = None;
+    let mut index = 0;
+
+    let error_at = |message: String, mark: &Marker, index: usize| SyntaxError {
+        message,
+        document: index.max(1),
+        line: mark.line(),
+        column: mark.col() + 1,
+        offset: offsets.byte(mark),
+    };
+
+    while let Some(next) = parser.next_event() {
+        let (event, span): (Event<'_>, Span) = match next {
+            Ok(ok) => ok,
+            Err(err) => {
+                let index = if stack.is_empty() && root.is_none() {
+                    index + 1
+                } else {
+                    index
+                };
+                return Err(error_at(err.info().to_string(), err.marker(), index));
+            }
+        };
+        let start = offsets.byte(&span.start);
+        let end = offsets.byte(&span.end);
+        let node = match event {
+            Event::StreamStart | Event::Nothing => continue,
+            Event::StreamEnd => break,
+            Event::DocumentStart(_) => {
+                index += 1;
+                root = None;
+                continue;
+            }
+            Event::DocumentEnd => {
+                let root = root.take().filter(|node| !node.is_null());
+                documents.push(Document { index, root });
+                continue;
+            }
+            Event::Alias(id) => Node {
+                start,
+                end,
+                anchor: None,
+                kind: NodeKind::Alias(id),
+            },
+            Event::Scalar(text, style, anchor, tag) => Node {
+                start,
+                end,
+                anchor: (anchor > 0).then_some(anchor),
+                kind: NodeKind::Scalar {
+                    text,
+                    style,
+                    tag: tag.filter(|t| t.is_yaml_core_schema()).map(|t| t.suffix.clone()),
+                },
+            },
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(error_at(
+                        format!("nesting deeper than {MAX_DEPTH} levels"),
+                        &span.start,
+                        index,
+                    ));
+                }
+                // A flow collection's start event spans its opening bracket
+                // (and any anchor before it); a block one's is empty.
+                let flow = end > start;
+                stack.push(Frame {
+                    start: if flow { end - 1 } else { start },
+                    anchor: (anchor > 0).then_some(anchor),
+                    flow,
+                    is_map: matches!(event, Event::MappingStart(..)),
+                    children: Vec::new(),
+                });
+                continue;
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let Some(frame) = stack.pop() else { continue };
+                let end = if frame.flow {
+                    end
+                } else {
+                    frame.children.last().map_or(frame.start, |child| child.end)
+                };
+                let kind = if frame.is_map {
+                    let mut entries = Vec::with_capacity(frame.children.len() / 2);
+                    let mut children = frame.children.into_iter();
+                    while let (Some(key), Some(value)) = (children.next(), children.next()) {
+                        entries.push((key, value));
+                    }
+                    NodeKind::Map {
+                        entries,
+                        flow: frame.flow,
+                    }
+                } else {
+                    NodeKind::Seq {
+                        items: frame.children,
+                        flow: frame.flow,
+                    }
+                };
+                Node {
+                    start: frame.start,
+                    end,
+                    anchor: frame.anchor,
+                    kind,
+                }
+            }
+        };
+        match stack.last_mut() {
+            Some(frame) => frame.children.push(node),
+            None => root = Some(node),
+        }
+    }
+    Ok(documents)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(text: &str) -> Vec<Document<'_>> {
+        parse_stream(text).expect("parses")
+    }
+
+    #[test]
+    fn documents_and_empty_documents() {
+        let docs = spans("a: 1\n---\n# only a comment\n---\n- x\n");
+        assert_eq!(docs.len(), 3);
+        assert!(docs[0].root.is_some());
+        assert!(docs[1].root.is_none());
+        assert_eq!(docs[2].index, 3);
+    }
+
+    #[test]
+    fn block_and_flow_spans_are_bytes() {
+        let text = "k: é\nm: {a: b}\ns:\n- one\n";
+        let docs = spans(text);
+        let root = docs[0].root.as_ref().expect("root");
+        let m = root.get("m").expect("m");
+        assert!(m.is_flow());
+        assert_eq!(&text[m.start..m.end], "{a: b}");
+        let s = root.get("s").expect("s");
+        assert_eq!(&text[s.start..s.end], "one");
+        assert_eq!(root.end, text.len() - 1);
+    }
+
+    #[test]
+    fn errors_carry_positions() {
+        let err = parse_stream("a: 1\n---\nb: [1, 2\n").expect_err("bad");
+        assert_eq!(err.document, 2);
+        assert!(err.line >= 3, "{err:?}");
+    }
+}

@@ -1,0 +1,303 @@
+//! Resolve a node tree to the JSON value Kubernetes would see.
+//!
+//! Scalars resolve the way kubectl's YAML reader (go-yaml, YAML 1.1 flavour)
+//! resolves them, so `0644` is 420 and `yes` is true; aliases expand and merge
+//! keys (`<<: *base`) merge, with local keys winning.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Number, Value};
+
+use super::node::{Node, NodeKind, ScalarStyle};
+
+/// Most values one document may expand to; stops alias bombs early.
+const MAX_EXPANDED_NODES: usize = 5_000_000;
+
+/// A value that could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueError {
+    pub message: String,
+    /// Byte offset of the node at fault.
+    pub offset: usize,
+}
+
+/// Resolve `node` (the root of a document) to a JSON value.
+pub fn to_value(node: &Node<'_>) -> Result<Value, ValueError> {
+    let mut resolver = Resolver {
+        anchors: HashMap::new(),
+        budget: MAX_EXPANDED_NODES,
+    };
+    resolver.value(node)
+}
+
+struct Resolver {
+    anchors: HashMap<usize, (Value, usize)>,
+    budget: usize,
+}
+
+impl Resolver {
+    fn spend(&mut self, nodes: usize, offset: usize) -> Result<(), ValueError> {
+        self.budget = self.budget.checked_sub(nodes).ok_or_else(|| ValueError {
+            message: format!(
+                "aliases expand to more than {MAX_EXPANDED_NODES} values (an alias bomb?)"
+            ),
+            offset,
+        })?;
+        Ok(())
+    }
+
+    /// The value of `node` and how many nodes it expanded to.
+    fn value(&mut self, node: &Node<'_>) -> Result<Value, ValueError> {
+        let before = self.budget;
+        let value = match &node.kind {
+            NodeKind::Scalar { text, style, tag } => {
+                self.spend(1, node.start)?;
+                resolve_scalar(text, *style, tag.as_deref())
+            }
+            NodeKind::Alias(id) => {
+                let Some((value, size)) = self.anchors.get(id).cloned() else {
+                    return Err(ValueError {
+                        message: "alias refers to an unknown anchor".into(),
+                        offset: node.start,
+                    });
+                };
+                self.spend(size, node.start)?;
+                value
+            }
+            NodeKind::Seq { items, .. } => {
+                self.spend(1, node.start)?;
+                let mut values = Vec::with_capacity(items.len());
+                for item in items {
+                    values.push(self.value(item)?);
+                }
+                Value::Array(values)
+            }
+            NodeKind::Map { entries, .. } => {
+                self.spend(1, node.start)?;
+                self.mapping(entries)?
+            }
+        };
+        if let Some(anchor) = node.anchor {
+            self.anchors
+                .insert(anchor, (value.clone(), before - self.budget));
+        }
+        Ok(value)
+    }
+
+    fn mapping(&mut self, entries: &[(Node<'_>, Node<'_>)]) -> Result<Value, ValueError> {
+        let mut map = Map::new();
+        let mut merged: Vec<Map<String, Value>> = Vec::new();
+        for (key, value) in entries {
+            let is_merge = matches!(&key.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, .. } if text == "<<");
+            let resolved = self.value(value)?;
+            if is_merge {
+                match resolved {
+                    Value::Object(m) => merged.push(m),
+                    Value::Array(list) => {
+                        for item in list {
+                            match item {
+                                Value::Object(m) => merged.push(m),
+                                _ => return Err(merge_error(value)),
+                            }
+                        }
+                    }
+                    _ => return Err(merge_error(value)),
+                }
+                continue;
+            }
+            map.insert(key_string(self, key)?, resolved);
+        }
+        if merged.is_empty() {
+            return Ok(Value::Object(map));
+        }
+        // Merged keys come first (earlier sources win), then local keys override.
+        let mut out = Map::new();
+        for source in merged {
+            for (k, v) in source {
+                out.entry(k).or_insert(v);
+            }
+        }
+        for (k, v) in map {
+            out.insert(k, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+fn merge_error(node: &Node<'_>) -> ValueError {
+    ValueError {
+        message: "a merge key (<<) must refer to a mapping or a list of mappings".into(),
+        offset: node.start,
+    }
+}
+
+fn key_string(resolver: &mut Resolver, key: &Node<'_>) -> Result<String, ValueError> {
+    match &key.kind {
+        NodeKind::Scalar { text, .. } => Ok(text.to_string()),
+        _ => match resolver.value(key)? {
+            Value::String(s) => Ok(s),
+            other => Ok(other.to_string()),
+        },
+    }
+}
+
+/// Resolve one scalar; only plain scalars can be anything but strings.
+pub fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Value {
+    match tag {
+        Some("str") => return Value::String(text.to_string()),
+        Some("null") => return Value::Null,
+        Some("bool" | "int" | "float") => return resolve_plain(text),
+        _ => {}
+    }
+    if style == ScalarStyle::Plain {
+        resolve_plain(text)
+    } else {
+        Value::String(text.to_string())
+    }
+}
+
+/// What a plain scalar means: null, bool, number or string.
+pub fn resolve_plain(text: &str) -> Value {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "true" | "True" | "TRUE" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => {
+            return Value::Bool(true);
+        }
+        "false" | "False" | "FALSE" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => {
+            return Value::Bool(false);
+        }
+        _ => {}
+    }
+    let first = text.as_bytes()[0];
+    if !(first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.')) {
+        return Value::String(text.to_string());
+    }
+    if let Some(n) = parse_int(text) {
+        return Value::Number(n);
+    }
+    if is_float(text) {
+        let cleaned: String = text.chars().filter(|&c| c != '_').collect();
+        if let Some(n) = cleaned.parse::<f64>().ok().and_then(Number::from_f64) {
+            return Value::Number(n);
+        }
+    }
+    Value::String(text.to_string())
+}
+
+fn parse_int(text: &str) -> Option<Number> {
+    let (negative, digits) = match text.as_bytes()[0] {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() {
+        return None;
+    }
+    let (radix, body) = if let Some(hex) = digits.strip_prefix("0x") {
+        (16, hex)
+    } else if let Some(oct) = digits.strip_prefix("0o") {
+        (8, oct)
+    } else if let Some(bin) = digits.strip_prefix("0b") {
+        (2, bin)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        (8, &digits[1..])
+    } else {
+        (10, digits)
+    };
+    if body.is_empty() || !body.bytes().all(|b| b.is_ascii_hexdigit() || b == b'_') {
+        return None;
+    }
+    if radix == 10 && body.contains('_') {
+        return None;
+    }
+    let cleaned: String = body.chars().filter(|&c| c != '_').collect();
+    let magnitude = u64::from_str_radix(&cleaned, radix).ok()?;
+    if negative {
+        let signed = i64::try_from(magnitude).ok()?.checked_neg()?;
+        Some(Number::from(signed))
+    } else {
+        Some(Number::from(magnitude))
+    }
+}
+
+fn is_float(text: &str) -> bool {
+    let body = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let mut digits = 0;
+    let mut dots = 0;
+    for b in mantissa.bytes() {
+        match b {
+            b'0'..=b'9' => digits += 1,
+            b'.' => dots += 1,
+            b'_' => {}
+            _ => return false,
+        }
+    }
+    if digits == 0 || dots > 1 {
+        return false;
+    }
+    match exponent {
+        None => true,
+        Some(exp) => {
+            let exp = exp.strip_prefix(['-', '+']).unwrap_or(exp);
+            !exp.is_empty() && exp.bytes().all(|b| b.is_ascii_digit())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse::parse_stream;
+    use serde_json::json;
+
+    fn value_of(text: &str) -> Value {
+        let docs = parse_stream(text).expect("parses");
+        to_value(docs[0].root.as_ref().expect("root")).expect("resolves")
+    }
+
+    #[test]
+    fn scalars_resolve_like_kubectl() {
+        assert_eq!(resolve_plain("0644"), json!(420));
+        assert_eq!(resolve_plain("0x1F"), json!(31));
+        assert_eq!(resolve_plain("-12"), json!(-12));
+        assert_eq!(resolve_plain("1.5"), json!(1.5));
+        assert_eq!(resolve_plain("1e3"), json!(1000.0));
+        assert_eq!(resolve_plain("yes"), json!(true));
+        assert_eq!(resolve_plain("~"), json!(null));
+        assert_eq!(resolve_plain("100m"), json!("100m"));
+        assert_eq!(resolve_plain("1.2.3"), json!("1.2.3"));
+        assert_eq!(resolve_plain("-"), json!("-"));
+        assert_eq!(resolve_plain(".inf"), json!(".inf"));
+    }
+
+    #[test]
+    fn quoted_and_tagged() {
+        assert_eq!(value_of("a: \"1\"\nb: !!str 2\nc: '~'"), json!({"a": "1", "b": "2", "c": "~"}));
+    }
+
+    #[test]
+    fn aliases_and_merge_keys() {
+        let v = value_of("base: &b {x: 1, y: 2}\nuse: *b\nmerged:\n  <<: *b\n  y: 3\n");
+        assert_eq!(v["use"], json!({"x": 1, "y": 2}));
+        assert_eq!(v["merged"], json!({"x": 1, "y": 3}));
+    }
+
+    #[test]
+    fn alias_bomb_is_refused() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        let mut prev = 'a';
+        for name in 'b'..='k' {
+            text.push_str(&format!(
+                "{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]\n"
+            ));
+            prev = name;
+        }
+        let docs = parse_stream(&text).expect("parses");
+        let err = to_value(docs[0].root.as_ref().expect("root")).expect_err("bomb");
+        assert!(err.message.contains("alias bomb"));
+    }
+}
