@@ -643,7 +643,7 @@ fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
     let (mut i, mut j) = (0, 0);
     let mut pending_removed: Vec<usize> = Vec::new();
     let mut pending_inserted: Vec<usize> = Vec::new();
-    let mut flush = |steps: &mut Vec<Step>, removed: &mut Vec<usize>, inserted: &mut Vec<usize>, before: Option<usize>| {
+    let flush = |steps: &mut Vec<Step>, removed: &mut Vec<usize>, inserted: &mut Vec<usize>, before: Option<usize>| {
         if removed.len() == inserted.len() {
             steps.extend(removed.iter().zip(inserted.iter()).map(|(&r, &a)| Step::Change(r, a)));
         } else {

@@ -1,0 +1,128 @@
+//! Errors that stop a run (exit status 2). Rendering for humans happens at the edge.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Why a run could not go on.
+#[derive(Debug)]
+pub enum Error {
+    /// A path that cannot be read, or bytes that are not text.
+    Input { path: PathBuf, message: String },
+    /// A document that is not valid YAML, or one that cannot be edited safely.
+    Document(Located),
+    /// A profile or `--set` value that is not valid.
+    Config(String),
+    /// Flags that do not go together.
+    Usage(String),
+    /// Writing an output file failed.
+    Output { path: PathBuf, message: String },
+}
+
+/// A message tied to a place in a source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub source: String,
+    pub document: usize,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    /// The source line the position is on, for a snippet.
+    pub line_text: String,
+}
+
+impl Located {
+    /// Locate byte `offset` of `text` (a stream from `source`) in document `document`.
+    pub fn at(source: &str, text: &str, document: usize, offset: usize, message: String) -> Self {
+        let offset = floor_char_boundary(text, offset.min(text.len()));
+        let before = &text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = text[line_start..offset].chars().count() + 1;
+        let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+        Located {
+            source: source.to_string(),
+            document,
+            line,
+            column,
+            message,
+            line_text: text[line_start..line_end].trim_end_matches('\r').to_string(),
+        }
+    }
+
+    /// The offending line with a caret under the column.
+    pub fn snippet(&self) -> String {
+        let number = self.line.to_string();
+        let pad = " ".repeat(number.len());
+        let caret = " ".repeat(self.column.saturating_sub(1));
+        format!(
+            "{pad} |\n{number} | {}\n{pad} | {caret}^",
+            self.line_text
+        )
+    }
+}
+
+fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+    while offset > 0 && !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
+impl Error {
+    pub fn io(path: &Path, err: &std::io::Error) -> Self {
+        let message = match err.kind() {
+            std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
+            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+            _ => err.to_string(),
+        };
+        Error::Input {
+            path: path.to_path_buf(),
+            message,
+        }
+    }
+
+    /// The source snippet to show under the message, if the error has a place.
+    pub fn snippet(&self) -> Option<String> {
+        match self {
+            Error::Document(located) => Some(located.snippet()),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Input { path, message } => write!(f, "{}: {message}", path.display()),
+            Error::Document(l) => write!(
+                f,
+                "{}: document {}, line {}:{}: {}",
+                l.source, l.document, l.line, l.column, l.message
+            ),
+            Error::Config(message) => write!(f, "configuration: {message}"),
+            Error::Usage(message) => f.write_str(message),
+            Error::Output { path, message } => {
+                write!(f, "cannot write {}: {message}", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn located_counts_lines_and_columns() {
+        let text = "a: 1\nb: [x\n";
+        let l = Located::at("f.yaml", text, 1, 8, "bad".into());
+        assert_eq!((l.line, l.column), (2, 4));
+        assert_eq!(l.snippet(), "  |\n2 | b: [x\n  |    ^");
+        assert_eq!(
+            Error::Document(l).to_string(),
+            "f.yaml: document 1, line 2:4: bad"
+        );
+    }
+}

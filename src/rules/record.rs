@@ -1,0 +1,78 @@
+//! The annotation that records what inject added, so uninject removes exactly that.
+//!
+//! Its value reads `containers=a;initContainers=b,c;volumes=...;annotations=...;
+//! labels=...;created=...`, where `created` lists the fields (such as
+//! `annotations` or `initContainers`) that did not exist before injection.
+
+/// Annotation key holding the record.
+pub const RECORD_ANNOTATION: &str = "mesh-inject.io/added";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Record {
+    pub containers: Vec<String>,
+    pub init_containers: Vec<String>,
+    pub volumes: Vec<String>,
+    pub annotations: Vec<String>,
+    pub labels: Vec<String>,
+    /// Fields created by inject, removed again by uninject once empty.
+    pub created: Vec<String>,
+}
+
+impl Record {
+    fn fields(&self) -> [(&'static str, &Vec<String>); 6] {
+        [
+            ("containers", &self.containers),
+            ("initContainers", &self.init_containers),
+            ("volumes", &self.volumes),
+            ("annotations", &self.annotations),
+            ("labels", &self.labels),
+            ("created", &self.created),
+        ]
+    }
+
+    pub fn encode(&self) -> String {
+        self.fields()
+            .iter()
+            .filter(|(_, names)| !names.is_empty())
+            .map(|(field, names)| format!("{field}={}", names.join(",")))
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+
+    /// Read a record back; unknown fields are ignored so newer records still uninject.
+    pub fn decode(text: &str) -> Self {
+        let mut record = Record::default();
+        for part in text.split(';') {
+            let Some((field, names)) = part.split_once('=') else { continue };
+            let names: Vec<String> = names.split(',').filter(|n| !n.is_empty()).map(str::to_string).collect();
+            match field.trim() {
+                "containers" => record.containers = names,
+                "initContainers" => record.init_containers = names,
+                "volumes" => record.volumes = names,
+                "annotations" => record.annotations = names,
+                "labels" => record.labels = names,
+                "created" => record.created = names,
+                _ => {}
+            }
+        }
+        record
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips() {
+        let record = Record {
+            init_containers: vec!["linkerd-init".into(), "linkerd-proxy".into()],
+            annotations: vec!["linkerd.io/created-by".into()],
+            created: vec!["annotations".into()],
+            ..Record::default()
+        };
+        let text = record.encode();
+        assert_eq!(text, "initContainers=linkerd-init,linkerd-proxy;annotations=linkerd.io/created-by;created=annotations");
+        assert_eq!(Record::decode(&text), record);
+    }
+}

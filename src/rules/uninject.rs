@@ -1,0 +1,109 @@
+//! Remove what inject added: the recorded pieces, and the profile's own
+//! containers and volumes even without a record (a pod injected by the mesh's
+//! own tooling), so that re-injecting never gives a second proxy.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use super::plan::{Outcome, Patcher, Plan, PlanError};
+use super::record::{RECORD_ANNOTATION, Record};
+use super::{PodPaths, template_problem};
+use crate::profile::Profile;
+use crate::workload::WorkloadKind;
+
+/// Plan the removal of an injection from `object`.
+pub fn uninject(object: &Value, kind: WorkloadKind, profile: &Profile) -> Result<Plan, PlanError> {
+    if template_problem(object, kind).is_some() {
+        return Ok(Plan::unchanged(object, Outcome::NotInjected));
+    }
+    let mut patcher = Patcher::new(object.clone());
+    remove_injection(&mut patcher, kind, profile)?;
+    if patcher.ops.is_empty() {
+        return Ok(Plan::unchanged(object, Outcome::NotInjected));
+    }
+    Ok(Plan {
+        outcome: Outcome::Uninjected,
+        ops: patcher.ops,
+        result: patcher.value,
+    })
+}
+
+/// Add to `patcher` the operations that take an injection out again.
+pub(crate) fn remove_injection(patcher: &mut Patcher, kind: WorkloadKind, profile: &Profile) -> Result<(), PlanError> {
+    let paths = PodPaths::of(kind);
+    let annotations = paths.metadata("annotations");
+    let mut record_path = annotations.clone();
+    record_path.push(RECORD_ANNOTATION.to_string());
+    let record = patcher.get(&record_path).and_then(Value::as_str).map(Record::decode);
+    let had_record = record.is_some();
+    let record = record.unwrap_or_default();
+
+    let ours: HashSet<&str> = profile.container_names().collect();
+    let containers: HashSet<&str> = record.containers.iter().map(String::as_str).chain(ours.iter().copied()).collect();
+    let init_containers: HashSet<&str> = record.init_containers.iter().map(String::as_str).chain(ours.iter().copied()).collect();
+    let volumes: HashSet<&str> = record.volumes.iter().map(String::as_str).chain(profile.volume_names()).collect();
+    remove_named(patcher, &paths.spec("containers"), &containers)?;
+    remove_named(patcher, &paths.spec("initContainers"), &init_containers)?;
+    remove_named(patcher, &paths.spec("volumes"), &volumes)?;
+
+    let (profile_annotations, profile_labels) = profile.marker_keys(kind.label());
+    let mut annotation_keys: Vec<String> = record.annotations.clone();
+    let mut label_keys: Vec<String> = record.labels.clone();
+    if !had_record {
+        annotation_keys.extend(profile_annotations);
+        label_keys.extend(profile_labels);
+    }
+    annotation_keys.push(RECORD_ANNOTATION.to_string());
+    remove_keys(patcher, &annotations, &annotation_keys)?;
+    remove_keys(patcher, &paths.metadata("labels"), &label_keys)?;
+
+    // Fields inject created go again once nothing else is in them.
+    for field in record.created.iter().rev() {
+        let path = match field.as_str() {
+            "metadata" => paths.metadata.clone(),
+            "annotations" | "labels" => paths.metadata(field),
+            "initContainers" | "volumes" => paths.spec(field),
+            _ => continue,
+        };
+        let empty = match patcher.get(&path) {
+            Some(Value::Object(map)) => map.is_empty(),
+            Some(Value::Array(items)) => items.is_empty(),
+            _ => false,
+        };
+        if empty {
+            patcher.remove(&path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Remove the items of the list at `path` whose `name` is in `names`.
+fn remove_named(patcher: &mut Patcher, path: &[String], names: &HashSet<&str>) -> Result<(), PlanError> {
+    let Some(Value::Array(items)) = patcher.get(path) else {
+        return Ok(());
+    };
+    let doomed: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| item.get("name").and_then(Value::as_str).is_some_and(|n| names.contains(n)))
+        .map(|(i, _)| i)
+        .collect();
+    for i in doomed.into_iter().rev() {
+        let mut item = path.to_vec();
+        item.push(i.to_string());
+        patcher.remove(&item)?;
+    }
+    Ok(())
+}
+
+fn remove_keys(patcher: &mut Patcher, path: &[String], keys: &[String]) -> Result<(), PlanError> {
+    for key in keys {
+        let mut entry = path.to_vec();
+        entry.push(key.clone());
+        if patcher.get(&entry).is_some() {
+            patcher.remove(&entry)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,132 @@
+//! Where manifests come from: files, directories and standard input.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+
+/// One input stream: a file or standard input.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The file it came from; `None` for standard input.
+    pub path: Option<PathBuf>,
+    pub text: String,
+}
+
+impl Source {
+    /// How the source is named in messages.
+    pub fn name(&self) -> String {
+        self.path
+            .as_ref()
+            .map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string())
+    }
+}
+
+/// Extensions read from directories (files given by name are read whatever their name).
+const MANIFEST_EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
+
+/// The files named by `-f` arguments, in order: files as given, directories
+/// expanded to their manifest files sorted by path (descending with `recursive`).
+/// `-` stands for standard input and is returned as `None`.
+pub fn expand(paths: &[PathBuf], recursive: bool) -> Result<Vec<Option<PathBuf>>, Error> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            out.push(None);
+            continue;
+        }
+        let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
+        if !meta.is_dir() {
+            out.push(Some(path.clone()));
+            continue;
+        }
+        let depth = if recursive { usize::MAX } else { 1 };
+        let mut files = Vec::new();
+        for entry in walkdir::WalkDir::new(path)
+            .max_depth(depth)
+            .follow_links(true)
+            .sort_by_file_name()
+        {
+            let entry = entry.map_err(|e| {
+                let at = e.path().unwrap_or(path).to_path_buf();
+                match e.io_error() {
+                    Some(io) if e.loop_ancestor().is_none() => Error::io(&at, io),
+                    _ => Error::Input {
+                        path: at,
+                        message: e.to_string(),
+                    },
+                }
+            })?;
+            if entry.file_type().is_file() && has_manifest_extension(entry.path()) {
+                files.push(entry.into_path());
+            }
+        }
+        files.sort();
+        out.extend(files.into_iter().map(Some));
+    }
+    Ok(out)
+}
+
+fn has_manifest_extension(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| MANIFEST_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// Read one source: a file, or standard input for `None`.
+pub fn read(path: Option<&Path>) -> Result<Source, Error> {
+    let bytes = match path {
+        Some(path) => std::fs::read(path).map_err(|e| Error::io(path, &e))?,
+        None => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| Error::io(Path::new("<stdin>"), &e))?;
+            buf
+        }
+    };
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        Error::Input {
+            path: path.map_or_else(|| PathBuf::from("<stdin>"), Path::to_path_buf),
+            message: format!("not valid UTF-8 (at byte {offset})"),
+        }
+    })?;
+    Ok(Source {
+        path: path.map(Path::to_path_buf),
+        text,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_expand_sorted_and_filtered() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for name in ["b.yaml", "a.yml", "c.json", "notes.txt", "sub/d.yaml"] {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, "a: 1\n").expect("write");
+        }
+        let names = |recursive| -> Vec<String> {
+            expand(&[dir.path().to_path_buf()], recursive)
+                .expect("expands")
+                .into_iter()
+                .map(|p| {
+                    let p = p.expect("file");
+                    p.strip_prefix(dir.path()).expect("inside").display().to_string()
+                })
+                .collect()
+        };
+        assert_eq!(names(false), ["a.yml", "b.yaml", "c.json"]);
+        assert_eq!(names(true), ["a.yml", "b.yaml", "c.json", "sub/d.yaml"]);
+    }
+
+    #[test]
+    fn missing_path_is_an_error() {
+        let err = expand(&[PathBuf::from("/no/such/file.yaml")], false).expect_err("missing");
+        assert!(err.to_string().contains("/no/such/file.yaml"));
+    }
+}
