@@ -1,1 +1,22 @@
-fn main() {}
+//! `kubectl-mesh_inject`: argument parsing and exit codes; the library does the work.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use mesh_inject::cli::Cli;
+use mesh_inject::run::{Status, run};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(Status::Done) => ExitCode::SUCCESS,
+        Ok(Status::WouldChange) => ExitCode::from(1),
+        Err(err) => {
+            eprintln!("error: {err}");
+            if let Some(snippet) = err.snippet() {
+                eprintln!("{snippet}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}

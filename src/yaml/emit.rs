@@ -187,6 +187,17 @@ fn block_scalar(s: &str) -> String {
     if plain_is_safe(s, false) {
         s.to_string()
     } else {
+        quoted(s)
+    }
+}
+
+/// Double quotes, as Kubernetes manifests usually have them; single quotes for
+/// text full of `"` or `\` (JSON in a string), unless it needs escapes.
+fn quoted(s: &str) -> String {
+    let needs_escapes = s.chars().any(|c| c.is_control() || c == '\u{feff}');
+    if s.contains(['"', '\\']) && !needs_escapes {
+        format!("'{}'", s.replace('\'', "''"))
+    } else {
         Value::String(s.to_string()).to_string()
     }
 }
@@ -199,7 +210,7 @@ fn flow_scalar(s: &str) -> String {
     if plain_is_safe(s, true) {
         s.to_string()
     } else {
-        Value::String(s.to_string()).to_string()
+        quoted(s)
     }
 }
 
@@ -214,7 +225,12 @@ pub fn plain_is_safe(s: &str, in_flow: bool) -> bool {
     if first.is_whitespace() || s.ends_with(char::is_whitespace) {
         return false;
     }
-    if "-?:,[]{}#&*!|>'\"%@`".contains(first) {
+    // `-`, `?` and `:` only start a plain scalar when a non-space follows.
+    let second_is_space = s[first.len_utf8()..].chars().next().is_none_or(char::is_whitespace);
+    if "-?:".contains(first) && (second_is_space || in_flow && first != '-') {
+        return false;
+    }
+    if ",[]{}#&*!|>'\"%@`".contains(first) {
         return false;
     }
     if s.contains(": ") || s.contains(" #") || s.ends_with(':') || s == "<<" {
@@ -290,10 +306,10 @@ mod tests {
 
     #[test]
     fn quoting_keeps_strings_strings() {
-        for s in ["true", "2102", "", " x", "a: b", "#c", "- x", "0644", "null", "1.0"] {
+        for s in ["true", "2102", "", " x", "a: b", "#c", "- x", "-", "0644", "null", "1.0", "-1"] {
             assert!(!plain_is_safe(s, false), "{s:?} must be quoted");
         }
-        for s in ["linkerd.io/inject", "cr.l5d.io/linkerd/proxy:edge-26.5.2", "100m", "a b"] {
+        for s in ["linkerd.io/inject", "cr.l5d.io/linkerd/proxy:edge-26.5.2", "100m", "a b", "--ipv6=false"] {
             assert!(plain_is_safe(s, false), "{s:?} can be plain");
         }
     }

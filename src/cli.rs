@@ -1,0 +1,91 @@
+//! Command-line interface definition.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Pre-inject a service mesh proxy sidecar into Kubernetes manifests, offline.
+///
+/// Reads manifests from files, directories or standard input and writes them
+/// back with the proxy injected into every workload. Nothing else in the files
+/// changes: comments, key order and untouched documents stay as they were.
+#[derive(Debug, Parser)]
+#[command(
+    name = "kubectl-mesh_inject",
+    bin_name = "kubectl mesh-inject",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  kubectl mesh-inject -f deploy.yaml | kubectl apply -f -\n  kubectl mesh-inject -R -f k8s/ --in-place\n  kubectl mesh-inject -R -f k8s/ --check\n  kubectl mesh-inject -f deploy.yaml --diff\n  kubectl mesh-inject uninject -f injected.yaml"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub inject: InjectArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inject the proxy (what runs when no subcommand is given).
+    Inject(InjectArgs),
+    /// Remove exactly what inject added.
+    Uninject(CommonArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InjectArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// File or directory with manifests; `-` reads standard input (repeatable).
+    /// Without -f, standard input is read when it is not a terminal.
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    pub filenames: Vec<PathBuf>,
+    /// Descend into subdirectories of directories given with -f.
+    #[arg(short = 'R', long)]
+    pub recursive: bool,
+    /// Output format on standard output.
+    #[arg(short = 'o', long, value_enum, default_value_t = Format::Yaml)]
+    pub output: Format,
+    /// Show a unified diff of what would change instead of the manifests.
+    #[arg(long, group = "mode")]
+    pub diff: bool,
+    /// Rewrite the input files (atomically) instead of printing.
+    #[arg(long, group = "mode")]
+    pub in_place: bool,
+    /// Write nothing; exit 1 and list the files that would change.
+    #[arg(long, group = "mode")]
+    pub check: bool,
+    /// Namespace of objects that name none.
+    #[arg(short = 'n', long, default_value = "default")]
+    pub namespace: String,
+    /// Print no report on standard error.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// When to colour the diff.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The manifests, edited in place.
+    Yaml,
+    /// The objects as JSON (a `List` when there are several).
+    Json,
+    /// The RFC 6902 JSON Patch of each changed object.
+    Patch,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}

@@ -1,0 +1,204 @@
+//! One source through the pipeline: documents → objects → workloads → plan → render.
+
+use json_patch::PatchOperation;
+use serde_json::{Value, json};
+
+use crate::error::{Error, Located};
+use crate::profile::Profile;
+use crate::rules::{self, Outcome, Plan};
+use crate::source::Source;
+use crate::workload::ObjectRef;
+use crate::yaml::{self, Node};
+
+/// What to do to each workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Inject,
+    Uninject,
+}
+
+/// Everything a run needs to know besides the input.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub action: Action,
+    pub profile: Profile,
+    /// Namespace for objects that name none, as `kubectl apply -n` would place them.
+    pub namespace: String,
+    /// Keep every document's final value (for `-o json`).
+    pub keep_values: bool,
+}
+
+/// The result for one object of a source.
+#[derive(Debug, Clone)]
+pub struct ObjectResult {
+    /// 1-based document index in the source.
+    pub document: usize,
+    /// `None` for a document that is not a Kubernetes object.
+    pub reference: Option<ObjectRef>,
+    pub outcome: Outcome,
+    pub ops: Vec<PatchOperation>,
+}
+
+/// A source after processing.
+#[derive(Debug, Clone)]
+pub struct Processed {
+    pub source: Source,
+    /// The source text with every plan applied.
+    pub output: String,
+    pub objects: Vec<ObjectResult>,
+    /// Final value of each non-empty document, when `keep_values` is set.
+    pub values: Vec<Value>,
+}
+
+impl Processed {
+    pub fn changed(&self) -> bool {
+        self.output != self.source.text
+    }
+}
+
+/// Run one source through the pipeline.
+pub fn process(source: Source, settings: &Settings) -> Result<Processed, Error> {
+    let name = source.name();
+    let text = source.text.as_str();
+    let documents = yaml::parse_stream(text).map_err(|e| {
+        Error::Document(Located::at(&name, text, e.document, e.offset, e.message))
+    })?;
+    let mut objects = Vec::new();
+    let mut values = Vec::new();
+    let mut edits = Vec::new();
+    for document in &documents {
+        let Some(root) = &document.root else { continue };
+        let locate = |offset: usize, message: String| {
+            Error::Document(Located::at(&name, text, document.index, offset, message))
+        };
+        let identity = identity_of(root);
+        let wants_value = settings.keep_values
+            || identity.as_ref().is_none_or(|r| r.kind == "List" || r.workload_kind().is_some());
+        if !wants_value {
+            objects.push(ObjectResult {
+                document: document.index,
+                reference: identity,
+                outcome: not_injectable(settings.action),
+                ops: Vec::new(),
+            });
+            continue;
+        }
+        let value = yaml::value::to_value(root).map_err(|e| locate(e.offset, e.message))?;
+        let result = plan_document(&value, document.index, settings, &mut objects)
+            .map_err(|e| locate(root.start, e.0))?;
+        if result != value {
+            let changes = yaml::edit::diff(text, root, &result).map_err(|e| locate(e.offset, e.message))?;
+            edits.extend(changes);
+        }
+        if settings.keep_values {
+            values.push(result);
+        }
+    }
+    let output = if edits.is_empty() {
+        source.text.clone()
+    } else {
+        yaml::edit::apply(text, edits)
+    };
+    Ok(Processed {
+        source,
+        output,
+        objects,
+        values,
+    })
+}
+
+/// Plan one document (an object, or a `List` of them) and return its final value.
+fn plan_document(
+    value: &Value,
+    document: usize,
+    settings: &Settings,
+    objects: &mut Vec<ObjectResult>,
+) -> Result<Value, rules::PlanError> {
+    let reference = ObjectRef::of(value);
+    let is_list = reference.as_ref().is_some_and(|r| r.kind == "List")
+        && value.get("items").is_some_and(Value::is_array);
+    if !is_list {
+        let plan = plan_object(value, settings)?;
+        objects.push(ObjectResult {
+            document,
+            reference,
+            outcome: plan.outcome,
+            ops: plan.ops,
+        });
+        return Ok(plan.result);
+    }
+    let mut result = value.clone();
+    if let Some(Value::Array(items)) = result.get_mut("items") {
+        for (index, item) in items.iter_mut().enumerate() {
+            if item.is_null() {
+                continue;
+            }
+            let plan = plan_object(item, settings)?;
+            let prefix = json_patch::jsonptr::PointerBuf::from_tokens(["items".to_string(), index.to_string()]);
+            objects.push(ObjectResult {
+                document,
+                reference: ObjectRef::of(item),
+                outcome: plan.outcome,
+                ops: plan.ops.into_iter().map(|op| prefixed(op, &prefix)).collect(),
+            });
+            *item = plan.result;
+        }
+    }
+    Ok(result)
+}
+
+fn plan_object(object: &Value, settings: &Settings) -> Result<Plan, rules::PlanError> {
+    let Some(kind) = ObjectRef::of(object).and_then(|r| r.workload_kind()) else {
+        let outcome = match object {
+            Value::Object(map) if map.contains_key("kind") => not_injectable(settings.action),
+            Value::Object(_) => Outcome::Skipped("document has no kind".into()),
+            _ => Outcome::Skipped("not a Kubernetes object".into()),
+        };
+        return Ok(Plan::unchanged(object, outcome));
+    };
+    match settings.action {
+        Action::Inject => rules::inject(object, kind, &settings.profile, &settings.namespace),
+        Action::Uninject => rules::uninject(object, kind, &settings.profile),
+    }
+}
+
+fn not_injectable(action: Action) -> Outcome {
+    match action {
+        Action::Inject => Outcome::Skipped("kind is not injectable".into()),
+        Action::Uninject => Outcome::NotInjected,
+    }
+}
+
+/// Read `apiVersion`, `kind` and the names straight from the syntax tree, so
+/// that large documents which are not workloads are never converted.
+fn identity_of(root: &Node<'_>) -> Option<ObjectRef> {
+    let scalar = |node: Option<&Node<'_>>| node.and_then(Node::as_str).map(str::to_string);
+    let metadata = root.get("metadata");
+    let value = json!({
+        "apiVersion": scalar(root.get("apiVersion")),
+        "kind": scalar(root.get("kind"))?,
+        "metadata": {
+            "name": scalar(metadata.and_then(|m| m.get("name"))),
+            "generateName": scalar(metadata.and_then(|m| m.get("generateName"))),
+            "namespace": scalar(metadata.and_then(|m| m.get("namespace"))),
+        }
+    });
+    ObjectRef::of(&value)
+}
+
+/// An operation on a list item, re-rooted at the list document.
+fn prefixed(op: PatchOperation, prefix: &json_patch::jsonptr::PointerBuf) -> PatchOperation {
+    use json_patch::{AddOperation, RemoveOperation};
+    let join = |path: &json_patch::jsonptr::Pointer| {
+        let mut full = prefix.clone();
+        for token in path.tokens() {
+            full.push_back(token);
+        }
+        full
+    };
+    match op {
+        PatchOperation::Add(AddOperation { path, value }) => PatchOperation::Add(AddOperation { path: join(&path), value }),
+        PatchOperation::Remove(RemoveOperation { path }) => PatchOperation::Remove(RemoveOperation { path: join(&path) }),
+        other => other,
+    }
+}

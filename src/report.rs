@@ -1,0 +1,67 @@
+//! The report on stderr: one line per object, then a summary.
+
+use std::fmt::Write;
+
+use crate::pipeline::{ObjectResult, Processed};
+use crate::rules::Outcome;
+
+/// One line for an object: `deployment/web injected`.
+pub fn object_line(object: &ObjectResult) -> String {
+    let subject = match &object.reference {
+        Some(reference) => reference.to_string(),
+        None => format!("document {}", object.document),
+    };
+    let verdict = match &object.outcome {
+        Outcome::Injected => "injected".to_string(),
+        Outcome::AlreadyInjected => "unchanged: already injected".to_string(),
+        Outcome::Uninjected => "uninjected".to_string(),
+        Outcome::NotInjected => "unchanged: not injected".to_string(),
+        Outcome::Skipped(reason) => format!("skipped: {reason}"),
+    };
+    format!("{subject} {verdict}")
+}
+
+/// The whole report: a line per object (prefixed with its file when there are
+/// several sources), warnings, then a summary line.
+pub fn render(results: &[Processed], warnings: &[String]) -> String {
+    let mut out = String::new();
+    let several = results.len() > 1;
+    let mut counts = [0usize; 5];
+    for processed in results {
+        for object in &processed.objects {
+            if several {
+                let _ = write!(out, "{}: ", processed.source.name());
+            }
+            let _ = writeln!(out, "{}", object_line(object));
+            let slot = match object.outcome {
+                Outcome::Injected => 0,
+                Outcome::Uninjected => 1,
+                Outcome::AlreadyInjected | Outcome::NotInjected => 2,
+                Outcome::Skipped(_) => 3,
+            };
+            counts[slot] += 1;
+        }
+        counts[4] += usize::from(processed.changed());
+    }
+    for warning in warnings {
+        let _ = writeln!(out, "warning: {warning}");
+    }
+    let [injected, uninjected, unchanged, skipped, changed] = counts;
+    let mut parts = Vec::new();
+    if injected > 0 || uninjected == 0 {
+        parts.push(format!("{injected} injected"));
+    }
+    if uninjected > 0 {
+        parts.push(format!("{uninjected} uninjected"));
+    }
+    parts.push(format!("{unchanged} unchanged"));
+    parts.push(format!("{skipped} skipped"));
+    let files = results.len();
+    let _ = writeln!(
+        out,
+        "{}; {changed} of {files} {} changed",
+        parts.join(", "),
+        if files == 1 { "input" } else { "inputs" }
+    );
+    out
+}
