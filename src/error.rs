@@ -45,7 +45,9 @@ impl Located {
             line,
             column,
             message,
-            line_text: text[line_start..line_end].trim_end_matches('\r').to_string(),
+            line_text: text[line_start..line_end]
+                .trim_end_matches('\r')
+                .to_string(),
         }
     }
 
@@ -54,10 +56,7 @@ impl Located {
         let number = self.line.to_string();
         let pad = " ".repeat(number.len());
         let caret = " ".repeat(self.column.saturating_sub(1));
-        format!(
-            "{pad} |\n{number} | {}\n{pad} | {caret}^",
-            self.line_text
-        )
+        format!("{pad} |\n{number} | {}\n{pad} | {caret}^", self.line_text)
     }
 }
 

@@ -50,18 +50,22 @@ pub fn patches(results: &[Processed]) -> String {
     let entries: Vec<Value> = results
         .iter()
         .flat_map(|processed| {
-            processed.objects.iter().filter(|o| !o.ops.is_empty()).map(move |object| {
-                let reference = object.reference.as_ref();
-                json!({
-                    "source": processed.source.name(),
-                    "document": object.document,
-                    "apiVersion": reference.map(|r| r.api_version.as_str()),
-                    "kind": reference.map(|r| r.kind.as_str()),
-                    "namespace": reference.and_then(|r| r.namespace.as_deref()),
-                    "name": reference.map(|r| r.name.as_str()),
-                    "patch": object.ops,
+            processed
+                .objects
+                .iter()
+                .filter(|o| !o.ops.is_empty())
+                .map(move |object| {
+                    let reference = object.reference.as_ref();
+                    json!({
+                        "source": processed.source.name(),
+                        "document": object.document,
+                        "apiVersion": reference.map(|r| r.api_version.as_str()),
+                        "kind": reference.map(|r| r.kind.as_str()),
+                        "namespace": reference.and_then(|r| r.namespace.as_deref()),
+                        "name": reference.map(|r| r.name.as_str()),
+                        "patch": object.ops,
+                    })
                 })
-            })
         })
         .collect();
     let mut text = serde_json::to_string_pretty(&entries).unwrap_or_default();
@@ -74,7 +78,11 @@ pub fn diff(results: &[Processed], color: bool) -> String {
     let mut out = String::new();
     for processed in results.iter().filter(|p| p.changed()) {
         let name = processed.source.name();
-        let diff = similar::TextDiff::from_lines(&processed.source.text, &processed.output);
+        // Patience keeps added blocks whole instead of interleaving them with
+        // look-alike lines (`securityContext:`) of the neighbours.
+        let diff = similar::TextDiff::configure()
+            .algorithm(similar::Algorithm::Patience)
+            .diff_lines(&processed.source.text, &processed.output);
         let text = diff
             .unified_diff()
             .context_radius(3)
@@ -116,8 +124,14 @@ fn replace_file(path: &Path, text: &str) -> Result<(), Error> {
     };
     let target = std::fs::canonicalize(path).map_err(failed)?;
     let dir = target.parent().unwrap_or(Path::new("."));
-    let file_name = target.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let temp = dir.join(format!(".{file_name}.mesh-inject.{}.tmp", std::process::id()));
+    let file_name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let temp = dir.join(format!(
+        ".{file_name}.mesh-inject.{}.tmp",
+        std::process::id()
+    ));
     let result = (|| {
         let permissions = std::fs::metadata(&target)?.permissions();
         let mut file = std::fs::File::create(&temp)?;

@@ -60,9 +60,8 @@ impl Processed {
 pub fn process(source: Source, settings: &Settings) -> Result<Processed, Error> {
     let name = source.name();
     let text = source.text.as_str();
-    let documents = yaml::parse_stream(text).map_err(|e| {
-        Error::Document(Located::at(&name, text, e.document, e.offset, e.message))
-    })?;
+    let documents = yaml::parse_stream(text)
+        .map_err(|e| Error::Document(Located::at(&name, text, e.document, e.offset, e.message)))?;
     let mut objects = Vec::new();
     let mut values = Vec::new();
     let mut edits = Vec::new();
@@ -73,7 +72,9 @@ pub fn process(source: Source, settings: &Settings) -> Result<Processed, Error> 
         };
         let identity = identity_of(root);
         let wants_value = settings.keep_values
-            || identity.as_ref().is_none_or(|r| r.kind == "List" || r.workload_kind().is_some());
+            || identity
+                .as_ref()
+                .is_none_or(|r| r.kind == "List" || r.workload_kind().is_some());
         if !wants_value {
             objects.push(ObjectResult {
                 document: document.index,
@@ -87,7 +88,8 @@ pub fn process(source: Source, settings: &Settings) -> Result<Processed, Error> 
         let result = plan_document(&value, document.index, settings, &mut objects)
             .map_err(|e| locate(root.start, e.0))?;
         if result != value {
-            let changes = yaml::edit::diff(text, root, &result).map_err(|e| locate(e.offset, e.message))?;
+            let changes =
+                yaml::edit::diff(text, root, &result).map_err(|e| locate(e.offset, e.message))?;
             edits.extend(changes);
         }
         if settings.keep_values {
@@ -134,12 +136,19 @@ fn plan_document(
                 continue;
             }
             let plan = plan_object(item, settings)?;
-            let prefix = json_patch::jsonptr::PointerBuf::from_tokens(["items".to_string(), index.to_string()]);
+            let prefix = json_patch::jsonptr::PointerBuf::from_tokens([
+                "items".to_string(),
+                index.to_string(),
+            ]);
             objects.push(ObjectResult {
                 document,
                 reference: ObjectRef::of(item),
                 outcome: plan.outcome,
-                ops: plan.ops.into_iter().map(|op| prefixed(op, &prefix)).collect(),
+                ops: plan
+                    .ops
+                    .into_iter()
+                    .map(|op| prefixed(op, &prefix))
+                    .collect(),
             });
             *item = plan.result;
         }
@@ -197,8 +206,13 @@ fn prefixed(op: PatchOperation, prefix: &json_patch::jsonptr::PointerBuf) -> Pat
         full
     };
     match op {
-        PatchOperation::Add(AddOperation { path, value }) => PatchOperation::Add(AddOperation { path: join(&path), value }),
-        PatchOperation::Remove(RemoveOperation { path }) => PatchOperation::Remove(RemoveOperation { path: join(&path) }),
+        PatchOperation::Add(AddOperation { path, value }) => PatchOperation::Add(AddOperation {
+            path: join(&path),
+            value,
+        }),
+        PatchOperation::Remove(RemoveOperation { path }) => {
+            PatchOperation::Remove(RemoveOperation { path: join(&path) })
+        }
         other => other,
     }
 }

@@ -36,7 +36,8 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
         action,
         profile,
         namespace: common.namespace.clone(),
-        keep_values: common.output == Format::Json && !(common.diff || common.in_place || common.check),
+        keep_values: common.output == Format::Json
+            && !(common.diff || common.in_place || common.check),
     };
 
     let paths = input_paths(&common)?;
@@ -75,9 +76,18 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
     }
 
     if !common.quiet {
-        let injected = results.iter().flat_map(|p| &p.objects).any(|o| o.outcome == Outcome::Injected);
-        let warnings = if injected { settings.profile.missing_required() } else { Vec::new() };
-        let _ = std::io::stderr().lock().write_all(report::render(&results, &warnings).as_bytes());
+        let injected = results
+            .iter()
+            .flat_map(|p| &p.objects)
+            .any(|o| o.outcome == Outcome::Injected);
+        let warnings = if injected {
+            settings.profile.missing_required()
+        } else {
+            Vec::new()
+        };
+        let _ = std::io::stderr()
+            .lock()
+            .write_all(report::render(&results, &warnings).as_bytes());
     }
     Ok(status)
 }
@@ -93,10 +103,16 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
         None
     };
     if let (Some(mode), true) = (mode, common.output != Format::Yaml) {
-        return Err(Error::Usage(format!("-o/--output cannot be combined with {mode}")));
+        return Err(Error::Usage(format!(
+            "-o/--output cannot be combined with {mode}"
+        )));
     }
-    if common.in_place && (common.filenames.is_empty() || common.filenames.iter().any(|f| f.as_os_str() == "-")) {
-        return Err(Error::Usage("--in-place needs files given with -f, not standard input".into()));
+    if common.in_place
+        && (common.filenames.is_empty() || common.filenames.iter().any(|f| f.as_os_str() == "-"))
+    {
+        return Err(Error::Usage(
+            "--in-place needs files given with -f, not standard input".into(),
+        ));
     }
     Ok(())
 }
@@ -119,7 +135,8 @@ fn use_color(choice: ColorChoice) -> bool {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
         }
     }
 }

@@ -116,7 +116,10 @@ mod tests {
                 .into_iter()
                 .map(|p| {
                     let p = p.expect("file");
-                    p.strip_prefix(dir.path()).expect("inside").display().to_string()
+                    p.strip_prefix(dir.path())
+                        .expect("inside")
+                        .display()
+                        .to_string()
                 })
                 .collect()
         };

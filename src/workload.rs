@@ -78,7 +78,9 @@ impl ObjectRef {
         Some(ObjectRef {
             api_version: object.get("apiVersion").and_then(text).unwrap_or_default(),
             kind,
-            name: field("name").or_else(|| field("generateName")).unwrap_or_default(),
+            name: field("name")
+                .or_else(|| field("generateName"))
+                .unwrap_or_default(),
             namespace: field("namespace"),
         })
     }
@@ -90,7 +92,11 @@ impl ObjectRef {
 
 impl std::fmt::Display for ObjectRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = if self.name.is_empty() { "<unnamed>" } else { &self.name };
+        let name = if self.name.is_empty() {
+            "<unnamed>"
+        } else {
+            &self.name
+        };
         write!(f, "{}/{}", self.kind.to_ascii_lowercase(), name)
     }
 }
@@ -102,18 +108,32 @@ mod tests {
 
     #[test]
     fn kinds_need_their_group() {
-        assert_eq!(WorkloadKind::from_type("apps/v1", "Deployment"), Some(WorkloadKind::Deployment));
-        assert_eq!(WorkloadKind::from_type("batch/v1beta1", "CronJob"), Some(WorkloadKind::CronJob));
-        assert_eq!(WorkloadKind::from_type("v1", "Pod"), Some(WorkloadKind::Pod));
-        assert_eq!(WorkloadKind::from_type("example.com/v1", "Deployment"), None);
+        assert_eq!(
+            WorkloadKind::from_type("apps/v1", "Deployment"),
+            Some(WorkloadKind::Deployment)
+        );
+        assert_eq!(
+            WorkloadKind::from_type("batch/v1beta1", "CronJob"),
+            Some(WorkloadKind::CronJob)
+        );
+        assert_eq!(
+            WorkloadKind::from_type("v1", "Pod"),
+            Some(WorkloadKind::Pod)
+        );
+        assert_eq!(
+            WorkloadKind::from_type("example.com/v1", "Deployment"),
+            None
+        );
         assert_eq!(WorkloadKind::from_type("v1", "Deployment"), None);
         assert_eq!(WorkloadKind::from_type("v1", "Service"), None);
     }
 
     #[test]
     fn references_read_like_kubectl() {
-        let r = ObjectRef::of(&json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-"}}))
-            .expect("has kind");
+        let r = ObjectRef::of(
+            &json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-"}}),
+        )
+        .expect("has kind");
         assert_eq!(r.to_string(), "pod/web-");
         assert!(ObjectRef::of(&json!({"a": 1})).is_none());
     }

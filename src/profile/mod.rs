@@ -88,7 +88,8 @@ impl Profile {
     /// Parse a profile from YAML text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self, Error> {
         let config = |m: String| Error::Config(format!("{origin}: {m}"));
-        let docs = yaml::parse_stream(text).map_err(|e| config(format!("line {}:{}: {}", e.line, e.column, e.message)))?;
+        let docs = yaml::parse_stream(text)
+            .map_err(|e| config(format!("line {}:{}: {}", e.line, e.column, e.message)))?;
         let root = docs
             .first()
             .and_then(|d| d.root.as_ref())
@@ -166,7 +167,9 @@ impl Profile {
         };
         let strings = |map: &Map<String, Value>| -> Result<Map<String, Value>, String> {
             let rendered = template::render(&Value::Object(map.clone()), &lookup)?;
-            let Value::Object(rendered) = rendered else { return Ok(Map::new()) };
+            let Value::Object(rendered) = rendered else {
+                return Ok(Map::new());
+            };
             Ok(rendered
                 .into_iter()
                 .map(|(k, v)| match v {
@@ -178,7 +181,9 @@ impl Profile {
         let mut labels = strings(&self.labels)?;
         if let Some(owner) = &self.owner_label {
             if workload.kind != "pod" {
-                if let Value::String(key) = template::render(&Value::String(owner.clone()), &lookup)? {
+                if let Value::String(key) =
+                    template::render(&Value::String(owner.clone()), &lookup)?
+                {
                     labels.insert(key, Value::String(workload.name.to_string()));
                 }
             }
@@ -215,9 +220,12 @@ impl Profile {
         if let Some(owner) = &self.owner_label {
             let lookup = |name: &str| match name {
                 "workload.kind" => Some(Value::String(kind.to_string())),
-                _ => name.strip_prefix("values.").and_then(|v| self.values.get(v).cloned()),
+                _ => name
+                    .strip_prefix("values.")
+                    .and_then(|v| self.values.get(v).cloned()),
             };
-            if let Ok(Value::String(key)) = template::render(&Value::String(owner.clone()), &lookup) {
+            if let Ok(Value::String(key)) = template::render(&Value::String(owner.clone()), &lookup)
+            {
                 labels.push(key);
             }
         }
@@ -233,7 +241,9 @@ impl Profile {
     }
 
     pub fn volume_names(&self) -> impl Iterator<Item = &str> {
-        self.volumes.iter().filter_map(|v| v.get("name").and_then(Value::as_str))
+        self.volumes
+            .iter()
+            .filter_map(|v| v.get("name").and_then(Value::as_str))
     }
 
     /// Render for a sample workload and check every container and volume
@@ -270,8 +280,12 @@ fn check_typed<T>(value: &Value, what: &str) -> Result<(), String>
 where
     T: serde::de::DeserializeOwned + serde::Serialize,
 {
-    let name = value.get("name").and_then(Value::as_str).unwrap_or("<unnamed>");
-    let typed: T = serde_json::from_value(value.clone()).map_err(|e| format!("{what} {name}: {e}"))?;
+    let name = value
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("<unnamed>");
+    let typed: T =
+        serde_json::from_value(value.clone()).map_err(|e| format!("{what} {name}: {e}"))?;
     let back = serde_json::to_value(&typed).map_err(|e| format!("{what} {name}: {e}"))?;
     match unknown_field(value, &back, String::new()) {
         Some(path) => Err(format!("{what} {name}: unknown field `{path}`")),
@@ -282,7 +296,11 @@ where
 fn unknown_field(given: &Value, known: &Value, at: String) -> Option<String> {
     match (given, known) {
         (Value::Object(g), Value::Object(k)) => g.iter().find_map(|(key, v)| {
-            let path = if at.is_empty() { key.clone() } else { format!("{at}.{key}") };
+            let path = if at.is_empty() {
+                key.clone()
+            } else {
+                format!("{at}.{key}")
+            };
             match k.get(key) {
                 None if !v.is_null() => Some(path),
                 None => None,
@@ -324,10 +342,17 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_named() {
-        let text = DEFAULT_PROFILE.replace("terminationMessagePolicy: FallbackToLogsOnError\n  volumeMounts", "terminationMesagePolicy: x\n  volumeMounts");
-        let err = Profile::parse(&text, "p.yaml").expect_err("typo").to_string();
+        let text = DEFAULT_PROFILE.replace(
+            "terminationMessagePolicy: FallbackToLogsOnError\n  volumeMounts",
+            "terminationMesagePolicy: x\n  volumeMounts",
+        );
+        let err = Profile::parse(&text, "p.yaml")
+            .expect_err("typo")
+            .to_string();
         assert!(err.contains("terminationMesagePolicy"), "{err}");
-        let err = Profile::parse("name: x\nproxy: {name: p}\nextra: 1\n", "p.yaml").expect_err("unknown key").to_string();
+        let err = Profile::parse("name: x\nproxy: {name: p}\nextra: 1\n", "p.yaml")
+            .expect_err("unknown key")
+            .to_string();
         assert!(err.contains("extra"), "{err}");
     }
 }

@@ -43,7 +43,8 @@ fn render_str(s: &str, lookup: &dyn Fn(&str) -> Option<Value>) -> Result<Value, 
             return Err(format!("unclosed placeholder in {s:?}"));
         };
         let name = rest[open + 2..open + close].trim();
-        let value = lookup(name).ok_or_else(|| format!("unknown placeholder {{{{{name}}}}} in {s:?}"))?;
+        let value =
+            lookup(name).ok_or_else(|| format!("unknown placeholder {{{{{name}}}}} in {s:?}"))?;
         if open == 0 && open + close + 2 == rest.len() && out.is_empty() {
             return Ok(value);
         }
@@ -78,7 +79,10 @@ mod tests {
             &lookup,
         )
         .expect("renders");
-        assert_eq!(got, json!({"a": 2102, "b": "svc.linkerd:2102", "k-linkerd": [1]}));
+        assert_eq!(
+            got,
+            json!({"a": 2102, "b": "svc.linkerd:2102", "k-linkerd": [1]})
+        );
     }
 
     #[test]

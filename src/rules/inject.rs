@@ -14,7 +14,12 @@ use crate::workload::WorkloadKind;
 ///
 /// A previous injection is removed first, so injecting again gives the same
 /// object and never a second proxy.
-pub fn inject(object: &Value, kind: WorkloadKind, profile: &Profile, namespace: &str) -> Result<Plan, PlanError> {
+pub fn inject(
+    object: &Value,
+    kind: WorkloadKind,
+    profile: &Profile,
+    namespace: &str,
+) -> Result<Plan, PlanError> {
     if let Some(reason) = template_problem(object, kind) {
         return Ok(Plan::unchanged(object, Outcome::Skipped(reason)));
     }
@@ -29,7 +34,9 @@ pub fn inject(object: &Value, kind: WorkloadKind, profile: &Profile, namespace: 
     let field = |name: &str| metadata.and_then(|m| m.get(name)).and_then(Value::as_str);
     let workload = Workload {
         kind: kind.label(),
-        name: field("name").or_else(|| field("generateName")).unwrap_or_default(),
+        name: field("name")
+            .or_else(|| field("generateName"))
+            .unwrap_or_default(),
         namespace: field("namespace").unwrap_or(namespace),
         inbound_ports: inbound_ports(patcher.get(&paths.spec("containers"))),
     };
@@ -41,14 +48,37 @@ pub fn inject(object: &Value, kind: WorkloadKind, profile: &Profile, namespace: 
         record.created.push("metadata".into());
     }
     let annotations = paths.metadata("annotations");
-    record.annotations = set_entries(&mut patcher, &annotations, "annotations", &rendered.annotations, &mut record.created)?;
+    record.annotations = set_entries(
+        &mut patcher,
+        &annotations,
+        "annotations",
+        &rendered.annotations,
+        &mut record.created,
+    )?;
     let labels = paths.metadata("labels");
-    record.labels = set_entries(&mut patcher, &labels, "labels", &rendered.labels, &mut record.created)?;
+    record.labels = set_entries(
+        &mut patcher,
+        &labels,
+        "labels",
+        &rendered.labels,
+        &mut record.created,
+    )?;
 
     // Native sidecars: the proxy's init containers first, then the proxy, then the pod's own.
     let init_path = paths.spec("initContainers");
-    ensure(&mut patcher, &init_path, "initContainers", Value::Array(Vec::new()), &mut record.created)?;
-    for (index, container) in rendered.init_containers.iter().chain([&rendered.proxy]).enumerate() {
+    ensure(
+        &mut patcher,
+        &init_path,
+        "initContainers",
+        Value::Array(Vec::new()),
+        &mut record.created,
+    )?;
+    for (index, container) in rendered
+        .init_containers
+        .iter()
+        .chain([&rendered.proxy])
+        .enumerate()
+    {
         let mut at = init_path.clone();
         at.push(index.to_string());
         patcher.add(&at, container.clone())?;
@@ -56,7 +86,13 @@ pub fn inject(object: &Value, kind: WorkloadKind, profile: &Profile, namespace: 
     }
 
     let volumes_path = paths.spec("volumes");
-    ensure(&mut patcher, &volumes_path, "volumes", Value::Array(Vec::new()), &mut record.created)?;
+    ensure(
+        &mut patcher,
+        &volumes_path,
+        "volumes",
+        Value::Array(Vec::new()),
+        &mut record.created,
+    )?;
     for volume in &rendered.volumes {
         let name = name_of(volume);
         let taken = matches!(patcher.get(&volumes_path), Some(Value::Array(items))
@@ -92,27 +128,48 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Option
         let mut at = paths.metadata("annotations");
         at.push(disable.key.clone());
         if patcher.get(&at).and_then(Value::as_str) == Some(disable.value.as_str()) {
-            return Some(format!("pod has the annotation \"{}: {}\"", disable.key, disable.value));
+            return Some(format!(
+                "pod has the annotation \"{}: {}\"",
+                disable.key, disable.value
+            ));
         }
     }
     let foreign = &profile.foreign_sidecars;
     for list in ["containers", "initContainers"] {
-        let Some(Value::Array(items)) = patcher.get(&paths.spec(list)) else { continue };
+        let Some(Value::Array(items)) = patcher.get(&paths.spec(list)) else {
+            continue;
+        };
         for item in items {
             let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
-            let image = item.get("image").and_then(Value::as_str).unwrap_or_default();
-            if foreign.names.iter().any(|n| n == name) || foreign.image_prefixes.iter().any(|p| image.starts_with(p.as_str())) {
-                return Some(format!("a third-party proxy is already present (container {name})"));
+            let image = item
+                .get("image")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if foreign.names.iter().any(|n| n == name)
+                || foreign
+                    .image_prefixes
+                    .iter()
+                    .any(|p| image.starts_with(p.as_str()))
+            {
+                return Some(format!(
+                    "a third-party proxy is already present (container {name})"
+                ));
             }
         }
     }
     for field in ["annotations", "labels"] {
-        if !matches!(patcher.get(&paths.metadata(field)), None | Some(Value::Object(_))) {
+        if !matches!(
+            patcher.get(&paths.metadata(field)),
+            None | Some(Value::Object(_))
+        ) {
             return Some(format!("metadata.{field} of the pod is not a mapping"));
         }
     }
     for field in ["initContainers", "volumes"] {
-        if !matches!(patcher.get(&paths.spec(field)), None | Some(Value::Array(_))) {
+        if !matches!(
+            patcher.get(&paths.spec(field)),
+            None | Some(Value::Array(_))
+        ) {
             return Some(format!("{field} of the pod is not a list"));
         }
     }
@@ -120,7 +177,13 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Option
 }
 
 /// Create the field at `path` as `empty` if it is missing, and note that inject created it.
-fn ensure(patcher: &mut Patcher, path: &[String], field: &str, empty: Value, created: &mut Vec<String>) -> Result<(), PlanError> {
+fn ensure(
+    patcher: &mut Patcher,
+    path: &[String],
+    field: &str,
+    empty: Value,
+    created: &mut Vec<String>,
+) -> Result<(), PlanError> {
     if patcher.get(path).is_none() {
         patcher.add(path, empty)?;
         created.push(field.to_string());
@@ -157,7 +220,10 @@ fn set_entries(
 }
 
 fn name_of(item: &Value) -> String {
-    item.get("name").and_then(Value::as_str).unwrap_or_default().to_string()
+    item.get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The pod's container ports, sorted and comma-separated.
@@ -172,7 +238,11 @@ fn inbound_ports(containers: Option<&Value>) -> String {
         .collect();
     ports.sort_unstable();
     ports.dedup();
-    ports.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+    ports
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 #[cfg(test)]
@@ -196,17 +266,35 @@ mod tests {
 
     #[test]
     fn injects_native_sidecar_and_marks_the_pod() {
-        let plan = inject(&deployment(), WorkloadKind::Deployment, &profile(), "default").expect("plan");
+        let plan = inject(
+            &deployment(),
+            WorkloadKind::Deployment,
+            &profile(),
+            "default",
+        )
+        .expect("plan");
         assert_eq!(plan.outcome, Outcome::Injected);
         let pod = &plan.result["spec"]["template"];
-        let inits: Vec<&str> = pod["spec"]["initContainers"].as_array().expect("list").iter()
-            .map(|c| c["name"].as_str().expect("name")).collect();
+        let inits: Vec<&str> = pod["spec"]["initContainers"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .map(|c| c["name"].as_str().expect("name"))
+            .collect();
         assert_eq!(inits, ["linkerd-init", "linkerd-proxy"]);
         assert_eq!(pod["spec"]["initContainers"][1]["restartPolicy"], "Always");
-        assert_eq!(pod["metadata"]["labels"]["linkerd.io/proxy-deployment"], "web");
+        assert_eq!(
+            pod["metadata"]["labels"]["linkerd.io/proxy-deployment"],
+            "web"
+        );
         assert_eq!(pod["metadata"]["labels"]["linkerd.io/workload-ns"], "shop");
-        let env = pod["spec"]["initContainers"][1]["env"].as_array().expect("env");
-        assert!(env.iter().any(|e| e["name"] == "LINKERD2_PROXY_INBOUND_PORTS" && e["value"] == "8080"));
+        let env = pod["spec"]["initContainers"][1]["env"]
+            .as_array()
+            .expect("env");
+        assert!(
+            env.iter()
+                .any(|e| e["name"] == "LINKERD2_PROXY_INBOUND_PORTS" && e["value"] == "8080")
+        );
         assert_eq!(pod["spec"]["containers"].as_array().expect("list").len(), 1);
         // The patch reproduces the result.
         let mut patched = deployment();
@@ -216,8 +304,20 @@ mod tests {
 
     #[test]
     fn injecting_twice_changes_nothing_and_uninject_restores() {
-        let first = inject(&deployment(), WorkloadKind::Deployment, &profile(), "default").expect("plan");
-        let second = inject(&first.result, WorkloadKind::Deployment, &profile(), "default").expect("plan");
+        let first = inject(
+            &deployment(),
+            WorkloadKind::Deployment,
+            &profile(),
+            "default",
+        )
+        .expect("plan");
+        let second = inject(
+            &first.result,
+            WorkloadKind::Deployment,
+            &profile(),
+            "default",
+        )
+        .expect("plan");
         assert_eq!(second.outcome, Outcome::AlreadyInjected);
         assert!(second.ops.is_empty());
         let back = uninject(&first.result, WorkloadKind::Deployment, &profile()).expect("plan");
@@ -230,11 +330,17 @@ mod tests {
         let mut host = deployment();
         host["spec"]["template"]["spec"]["hostNetwork"] = json!(true);
         let mut disabled = deployment();
-        disabled["spec"]["template"]["metadata"]["annotations"] = json!({"linkerd.io/inject": "disabled"});
+        disabled["spec"]["template"]["metadata"]["annotations"] =
+            json!({"linkerd.io/inject": "disabled"});
         let mut istio = deployment();
         istio["spec"]["template"]["spec"]["containers"][0]["name"] = json!("istio-proxy");
-        for (object, reason) in [(host, "hostNetwork is enabled"), (disabled, "linkerd.io/inject: disabled"), (istio, "third-party proxy")] {
-            let plan = inject(&object, WorkloadKind::Deployment, &profile(), "default").expect("plan");
+        for (object, reason) in [
+            (host, "hostNetwork is enabled"),
+            (disabled, "linkerd.io/inject: disabled"),
+            (istio, "third-party proxy"),
+        ] {
+            let plan =
+                inject(&object, WorkloadKind::Deployment, &profile(), "default").expect("plan");
             match plan.outcome {
                 Outcome::Skipped(r) => assert!(r.contains(reason), "{r}"),
                 other => panic!("expected a skip, got {other:?}"),
@@ -249,7 +355,10 @@ mod tests {
             "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}}}});
         let plan = inject(&cron, WorkloadKind::CronJob, &profile(), "default").expect("plan");
         let template = &plan.result["spec"]["jobTemplate"]["spec"]["template"];
-        assert_eq!(template["metadata"]["labels"]["linkerd.io/proxy-cronjob"], "c");
+        assert_eq!(
+            template["metadata"]["labels"]["linkerd.io/proxy-cronjob"],
+            "c"
+        );
         assert!(plan.result["metadata"].get("labels").is_none());
         let back = uninject(&plan.result, WorkloadKind::CronJob, &profile()).expect("plan");
         assert_eq!(back.result, cron);

@@ -45,7 +45,11 @@ impl PodPaths {
 pub(crate) fn template_problem(object: &Value, kind: WorkloadKind) -> Option<String> {
     let prefix = kind.template_path();
     let template = prefix.iter().try_fold(object, |at, token| at.get(token));
-    let where_ = if prefix.is_empty() { "the pod".to_string() } else { prefix.join(".") };
+    let where_ = if prefix.is_empty() {
+        "the pod".to_string()
+    } else {
+        prefix.join(".")
+    };
     let Some(template) = template.filter(|t| t.is_object()) else {
         return Some(format!("no pod template at {where_}"));
     };

@@ -43,8 +43,14 @@ impl Record {
     pub fn decode(text: &str) -> Self {
         let mut record = Record::default();
         for part in text.split(';') {
-            let Some((field, names)) = part.split_once('=') else { continue };
-            let names: Vec<String> = names.split(',').filter(|n| !n.is_empty()).map(str::to_string).collect();
+            let Some((field, names)) = part.split_once('=') else {
+                continue;
+            };
+            let names: Vec<String> = names
+                .split(',')
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect();
             match field.trim() {
                 "containers" => record.containers = names,
                 "initContainers" => record.init_containers = names,
@@ -72,7 +78,10 @@ mod tests {
             ..Record::default()
         };
         let text = record.encode();
-        assert_eq!(text, "initContainers=linkerd-init,linkerd-proxy;annotations=linkerd.io/created-by;created=annotations");
+        assert_eq!(
+            text,
+            "initContainers=linkerd-init,linkerd-proxy;annotations=linkerd.io/created-by;created=annotations"
+        );
         assert_eq!(Record::decode(&text), record);
     }
 }

@@ -30,19 +30,41 @@ pub fn uninject(object: &Value, kind: WorkloadKind, profile: &Profile) -> Result
 }
 
 /// Add to `patcher` the operations that take an injection out again.
-pub(crate) fn remove_injection(patcher: &mut Patcher, kind: WorkloadKind, profile: &Profile) -> Result<(), PlanError> {
+pub(crate) fn remove_injection(
+    patcher: &mut Patcher,
+    kind: WorkloadKind,
+    profile: &Profile,
+) -> Result<(), PlanError> {
     let paths = PodPaths::of(kind);
     let annotations = paths.metadata("annotations");
     let mut record_path = annotations.clone();
     record_path.push(RECORD_ANNOTATION.to_string());
-    let record = patcher.get(&record_path).and_then(Value::as_str).map(Record::decode);
+    let record = patcher
+        .get(&record_path)
+        .and_then(Value::as_str)
+        .map(Record::decode);
     let had_record = record.is_some();
     let record = record.unwrap_or_default();
 
     let ours: HashSet<&str> = profile.container_names().collect();
-    let containers: HashSet<&str> = record.containers.iter().map(String::as_str).chain(ours.iter().copied()).collect();
-    let init_containers: HashSet<&str> = record.init_containers.iter().map(String::as_str).chain(ours.iter().copied()).collect();
-    let volumes: HashSet<&str> = record.volumes.iter().map(String::as_str).chain(profile.volume_names()).collect();
+    let containers: HashSet<&str> = record
+        .containers
+        .iter()
+        .map(String::as_str)
+        .chain(ours.iter().copied())
+        .collect();
+    let init_containers: HashSet<&str> = record
+        .init_containers
+        .iter()
+        .map(String::as_str)
+        .chain(ours.iter().copied())
+        .collect();
+    let volumes: HashSet<&str> = record
+        .volumes
+        .iter()
+        .map(String::as_str)
+        .chain(profile.volume_names())
+        .collect();
     remove_named(patcher, &paths.spec("containers"), &containers)?;
     remove_named(patcher, &paths.spec("initContainers"), &init_containers)?;
     remove_named(patcher, &paths.spec("volumes"), &volumes)?;
@@ -79,14 +101,22 @@ pub(crate) fn remove_injection(patcher: &mut Patcher, kind: WorkloadKind, profil
 }
 
 /// Remove the items of the list at `path` whose `name` is in `names`.
-fn remove_named(patcher: &mut Patcher, path: &[String], names: &HashSet<&str>) -> Result<(), PlanError> {
+fn remove_named(
+    patcher: &mut Patcher,
+    path: &[String],
+    names: &HashSet<&str>,
+) -> Result<(), PlanError> {
     let Some(Value::Array(items)) = patcher.get(path) else {
         return Ok(());
     };
     let doomed: Vec<usize> = items
         .iter()
         .enumerate()
-        .filter(|(_, item)| item.get("name").and_then(Value::as_str).is_some_and(|n| names.contains(n)))
+        .filter(|(_, item)| {
+            item.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| names.contains(n))
+        })
         .map(|(i, _)| i)
         .collect();
     for i in doomed.into_iter().rev() {

@@ -57,7 +57,8 @@ pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, Ed
 /// Apply non-overlapping edits to `text`.
 pub fn apply(text: &str, mut edits: Vec<Edit>) -> String {
     edits.sort_by_key(|e| (e.start, e.end));
-    let mut out = String::with_capacity(text.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
+    let mut out =
+        String::with_capacity(text.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
     let mut at = 0;
     for edit in edits {
         let start = edit.start.max(at);
@@ -72,7 +73,12 @@ pub fn apply(text: &str, mut edits: Vec<Edit>) -> String {
 /// Learn the document's indentation habits, so added lines match their neighbours.
 pub fn detect_layout(text: &str, root: &Node<'_>) -> Layout {
     let mut layout = Layout {
-        newline: if text.contains("\r\n") { "\r\n" } else { "\n" },
+        // Look at the document's own lines only: scanning the whole stream per
+        // document would make large streams quadratic.
+        newline: match text[root.start..].find('\n') {
+            Some(i) if text[..root.start + i].ends_with('\r') => "\r\n",
+            _ => "\n",
+        },
         json: matches!(&root.kind, NodeKind::Map { flow: true, entries }
             if entries.first().is_some_and(|(k, _)| matches!(&k.kind, NodeKind::Scalar { style: ScalarStyle::DoubleQuoted, .. }))),
         ..Layout::default()
@@ -89,11 +95,17 @@ fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mu
         return;
     }
     match &node.kind {
-        NodeKind::Map { entries, flow: false } => {
+        NodeKind::Map {
+            entries,
+            flow: false,
+        } => {
             for (key, value) in entries {
                 let key_col = column(text, key.start);
                 match &value.kind {
-                    NodeKind::Map { entries: inner, flow: false } if indent.is_none() => {
+                    NodeKind::Map {
+                        entries: inner,
+                        flow: false,
+                    } if indent.is_none() => {
                         if let Some((k, _)) = inner.first() {
                             let col = column(text, k.start);
                             if col > key_col && starts_line(text, k.start) {
@@ -166,10 +178,15 @@ impl Differ<'_> {
                 message: "alias refers to an unknown anchor".into(),
                 offset: node.start,
             }),
-            NodeKind::Scalar { text, style, tag } => Ok(value::resolve_scalar(text, *style, tag.as_deref())),
-            NodeKind::Seq { items, .. } => {
-                Ok(Value::Array(items.iter().map(|i| self.value(i)).collect::<Result<_, _>>()?))
+            NodeKind::Scalar { text, style, tag } => {
+                Ok(value::resolve_scalar(text, *style, tag.as_deref()))
             }
+            NodeKind::Seq { items, .. } => Ok(Value::Array(
+                items
+                    .iter()
+                    .map(|i| self.value(i))
+                    .collect::<Result<_, _>>()?,
+            )),
             NodeKind::Map { entries, .. } => {
                 let mut local = Map::new();
                 let mut merged = Map::new();
@@ -203,7 +220,8 @@ impl Differ<'_> {
     fn push(&mut self, shared: bool, at: usize, edit: Edit) -> Result<(), EditError> {
         if shared {
             return Err(EditError {
-                message: "the change lands inside an anchored node that aliases elsewhere also use".into(),
+                message: "the change lands inside an anchored node that aliases elsewhere also use"
+                    .into(),
                 offset: at,
             });
         }
@@ -221,7 +239,10 @@ impl Differ<'_> {
                 // Keep the alias and layer the additions over it with a merge key.
                 let base = self.anchors.get(id).cloned().unwrap_or(Value::Null);
                 let text = match base {
-                    Value::Object(base) if !self.layout.json && base.iter().all(|(k, v)| wanted.get(k) == Some(v)) => {
+                    Value::Object(base)
+                        if !self.layout.json
+                            && base.iter().all(|(k, v)| wanted.get(k) == Some(v)) =>
+                    {
                         let mut parts = vec![format!("<<: {}", &self.text[node.start..node.end])];
                         for (k, v) in wanted.iter().filter(|(k, _)| !base.contains_key(*k)) {
                             parts.push(self.layout.flow_entry(k, v));
@@ -232,14 +253,18 @@ impl Differ<'_> {
                 };
                 self.replace(node, text, shared)
             }
-            (NodeKind::Map { entries, flow }, Value::Object(wanted)) if *flow || !wanted.is_empty() => {
+            (NodeKind::Map { entries, flow }, Value::Object(wanted))
+                if *flow || !wanted.is_empty() =>
+            {
                 if *flow {
                     self.flow_map(node, entries, wanted, shared)
                 } else {
                     self.block_map(node, entries, wanted, shared)
                 }
             }
-            (NodeKind::Seq { items, flow }, Value::Array(wanted)) if *flow || !wanted.is_empty() => {
+            (NodeKind::Seq { items, flow }, Value::Array(wanted))
+                if *flow || !wanted.is_empty() =>
+            {
                 if *flow {
                     self.flow_seq(node, items, wanted, shared)
                 } else {
@@ -258,11 +283,15 @@ impl Differ<'_> {
     }
 
     fn replace(&mut self, node: &Node<'_>, text: String, shared: bool) -> Result<(), EditError> {
-        self.push(shared, node.start, Edit {
-            start: node.start,
-            end: node.end,
-            text,
-        })
+        self.push(
+            shared,
+            node.start,
+            Edit {
+                start: node.start,
+                end: node.end,
+                text,
+            },
+        )
     }
 
     fn inline(&self, value: &Value) -> String {
@@ -295,7 +324,9 @@ impl Differ<'_> {
             match wanted.get(&name) {
                 None => removed[i] = true,
                 Some(target) if self.value(value)? == *target => {}
-                Some(target) if self.can_edit_within(value, target) => self.node(value, target, shared)?,
+                Some(target) if self.can_edit_within(value, target) => {
+                    self.node(value, target, shared)?
+                }
                 Some(target) => {
                     // Rewrite the whole entry where it stands.
                     removed[i] = true;
@@ -306,7 +337,15 @@ impl Differ<'_> {
                         // The entry follows a `- `: the next line needs its indentation back.
                         (key.start, format!("{}{}", &entry[col..], " ".repeat(col)))
                     };
-                    self.push(shared, at, Edit { start: at, end: at, text })?;
+                    self.push(
+                        shared,
+                        at,
+                        Edit {
+                            start: at,
+                            end: at,
+                            text,
+                        },
+                    )?;
                 }
             }
         }
@@ -314,18 +353,33 @@ impl Differ<'_> {
         if first_follows_dash && removed.last() == Some(&true) && removed.first() == Some(&true) {
             // Removing from the `- ` line to the end would take the dash too.
             if runs(&removed).len() == 1 {
-                self.edits.retain(|e| e.start < node.start || e.start > node.end);
+                self.edits
+                    .retain(|e| e.start < node.start || e.start > node.end);
                 let text = self.layout.flow(&Value::Object(wanted.clone()));
                 return self.replace(node, text, shared);
             }
         }
         for (first, last) in runs(&removed) {
-            let (start, end) = self.block_lines(&entries[first].0, &entries[last].1, entries.get(last + 1).map(|e| &e.0));
-            self.push(shared, start, Edit { start, end, text: String::new() })?;
+            let (start, end) = self.block_lines(
+                &entries[first].0,
+                &entries[last].1,
+                entries.get(last + 1).map(|e| &e.0),
+            );
+            self.push(
+                shared,
+                start,
+                Edit {
+                    start,
+                    end,
+                    text: String::new(),
+                },
+            )?;
         }
         let mut added = String::new();
         for (k, v) in wanted {
-            let local = entries.iter().any(|(key, _)| !is_merge_key(key) && key_text(key) == *k);
+            let local = entries
+                .iter()
+                .any(|(key, _)| !is_merge_key(key) && key_text(key) == *k);
             if !local && merged.get(k) != Some(v) {
                 added.push_str(&self.layout.block_entry(col, k, v));
             }
@@ -342,7 +396,15 @@ impl Differ<'_> {
             let last_end = entries.last().map_or(node.end, |(_, v)| v.end);
             let at = line_end_after(self.text, last_end);
             let text = self.at_line_end(at, added);
-            self.push(shared, at, Edit { start: at, end: at, text })?;
+            self.push(
+                shared,
+                at,
+                Edit {
+                    start: at,
+                    end: at,
+                    text,
+                },
+            )?;
         }
         Ok(())
     }
@@ -363,7 +425,10 @@ impl Differ<'_> {
                 offset: node.start,
             })?;
         let col = dashes.first().map_or(0, |&d| column(self.text, d));
-        let values: Vec<Value> = items.iter().map(|i| self.value(i)).collect::<Result<_, _>>()?;
+        let values: Vec<Value> = items
+            .iter()
+            .map(|i| self.value(i))
+            .collect::<Result<_, _>>()?;
         let mut removed = vec![false; items.len()];
         for step in align(&values, wanted) {
             match step {
@@ -375,7 +440,15 @@ impl Differ<'_> {
                         removed[i] = true;
                         let at = line_start(self.text, dashes[i]);
                         let text = self.layout.block_item(col, &wanted[j]);
-                        self.push(shared, at, Edit { start: at, end: at, text })?;
+                        self.push(
+                            shared,
+                            at,
+                            Edit {
+                                start: at,
+                                end: at,
+                                text,
+                            },
+                        )?;
                     }
                 }
                 Step::Remove(i) => removed[i] = true,
@@ -385,15 +458,35 @@ impl Differ<'_> {
                         Some(i) => line_start(self.text, dashes[i]),
                         None => line_end_after(self.text, items.last().map_or(node.end, |i| i.end)),
                     };
-                    let text = if before.is_none() { self.at_line_end(at, text) } else { text };
-                    self.push(shared, at, Edit { start: at, end: at, text })?;
+                    let text = if before.is_none() {
+                        self.at_line_end(at, text)
+                    } else {
+                        text
+                    };
+                    self.push(
+                        shared,
+                        at,
+                        Edit {
+                            start: at,
+                            end: at,
+                            text,
+                        },
+                    )?;
                 }
             }
         }
         for (first, last) in runs(&removed) {
             let next = dashes.get(last + 1).copied();
             let (start, end) = self.block_range(dashes[first], items[last].end, next);
-            self.push(shared, start, Edit { start, end, text: String::new() })?;
+            self.push(
+                shared,
+                start,
+                Edit {
+                    start,
+                    end,
+                    text: String::new(),
+                },
+            )?;
         }
         Ok(())
     }
@@ -405,14 +498,21 @@ impl Differ<'_> {
             (NodeKind::Seq { flow: false, .. }, Value::Array(a)) => !a.is_empty(),
             (NodeKind::Map { flow: true, .. }, Value::Object(_)) => true,
             (NodeKind::Seq { flow: true, .. }, Value::Array(_)) => true,
-            (NodeKind::Scalar { .. }, t) => !t.is_object() && !t.is_array() || !starts_line(self.text, node.start),
+            (NodeKind::Scalar { .. }, t) => {
+                !t.is_object() && !t.is_array() || !starts_line(self.text, node.start)
+            }
             (NodeKind::Alias(_), _) => true,
             _ => false,
         }
     }
 
     /// The byte range of whole lines holding block entries `first..=last`.
-    fn block_lines(&self, key: &Node<'_>, value: &Node<'_>, next_key: Option<&Node<'_>>) -> (usize, usize) {
+    fn block_lines(
+        &self,
+        key: &Node<'_>,
+        value: &Node<'_>,
+        next_key: Option<&Node<'_>>,
+    ) -> (usize, usize) {
         self.block_range(key.start, value.end, next_key.map(|k| k.start))
     }
 
@@ -428,7 +528,11 @@ impl Differ<'_> {
         let to = line_end_after(self.text, end);
         if to == self.text.len() && !self.text.ends_with('\n') && from > 0 {
             // The last line has no line break: take the one before it instead.
-            let before = if self.text[..from - 1].ends_with('\r') { from - 2 } else { from - 1 };
+            let before = if self.text[..from - 1].ends_with('\r') {
+                from - 2
+            } else {
+                from - 1
+            };
             return (before, to);
         }
         (from, to)
@@ -445,7 +549,10 @@ impl Differ<'_> {
         }
     }
 
-    fn merged_keys(&self, entries: &[(Node<'_>, Node<'_>)]) -> Result<Map<String, Value>, EditError> {
+    fn merged_keys(
+        &self,
+        entries: &[(Node<'_>, Node<'_>)],
+    ) -> Result<Map<String, Value>, EditError> {
         let mut merged = Map::new();
         for (k, v) in entries {
             if is_merge_key(k) {
@@ -483,7 +590,9 @@ impl Differ<'_> {
             let name = key_text(key);
             match wanted.get(&name) {
                 None => changed = true,
-                Some(target) if self.value(value)? == *target => parts.push(Part::Keep(key.start, value.end)),
+                Some(target) if self.value(value)? == *target => {
+                    parts.push(Part::Keep(key.start, value.end))
+                }
                 Some(target) => {
                     self.node(value, target, shared)?;
                     parts.push(Part::Keep(key.start, value.end));
@@ -491,7 +600,9 @@ impl Differ<'_> {
             }
         }
         for (k, v) in wanted {
-            let local = entries.iter().any(|(key, _)| !is_merge_key(key) && key_text(key) == *k);
+            let local = entries
+                .iter()
+                .any(|(key, _)| !is_merge_key(key) && key_text(key) == *k);
             if !local && merged.get(k) != Some(v) {
                 parts.push(Part::New(self.layout.flow_entry(k, v)));
                 changed = true;
@@ -502,8 +613,17 @@ impl Differ<'_> {
         }
         // A mapping left holding nothing but `<<: *alias` is that alias again.
         if let [Part::Keep(start, end)] = parts.as_slice() {
-            let kept = entries.iter().find(|(k, v)| k.start == *start && v.end == *end);
-            if let Some((key, alias @ Node { kind: NodeKind::Alias(_), .. })) = kept {
+            let kept = entries
+                .iter()
+                .find(|(k, v)| k.start == *start && v.end == *end);
+            if let Some((
+                key,
+                alias @ Node {
+                    kind: NodeKind::Alias(_),
+                    ..
+                },
+            )) = kept
+            {
                 if is_merge_key(key) {
                     let text = self.text[alias.start..alias.end].to_string();
                     return self.replace(node, text, shared);
@@ -521,7 +641,10 @@ impl Differ<'_> {
         wanted: &[Value],
         shared: bool,
     ) -> Result<(), EditError> {
-        let values: Vec<Value> = items.iter().map(|i| self.value(i)).collect::<Result<_, _>>()?;
+        let values: Vec<Value> = items
+            .iter()
+            .map(|i| self.value(i))
+            .collect::<Result<_, _>>()?;
         let mut parts = Vec::new();
         let mut changed = false;
         for step in align(&values, wanted) {
@@ -547,15 +670,34 @@ impl Differ<'_> {
 
     /// Rewrite the inside of a flow collection from kept and new parts,
     /// joined the way the original joins its entries.
-    fn rewrite_flow(&mut self, node: &Node<'_>, spans: &[(usize, usize)], parts: Vec<Part>, shared: bool) -> Result<(), EditError> {
+    fn rewrite_flow(
+        &mut self,
+        node: &Node<'_>,
+        spans: &[(usize, usize)],
+        parts: Vec<Part>,
+        shared: bool,
+    ) -> Result<(), EditError> {
         let separator = match spans {
-            [(_, first_end), (second_start, _), ..] => self.text[*first_end..*second_start].to_string(),
+            [(_, first_end), (second_start, _), ..] => {
+                self.text[*first_end..*second_start].to_string()
+            }
+            // One entry on its own line: the next goes on a line of its own too.
+            [(first_start, _)] if self.text[node.start..*first_start].contains('\n') => {
+                format!(
+                    ",{}{}",
+                    self.layout.newline,
+                    " ".repeat(column(self.text, *first_start))
+                )
+            }
             _ => ", ".to_string(),
         };
         let multi_line = separator.contains('\n');
         let (start, end) = match (spans.first(), spans.last()) {
             (Some((s, _)), Some((_, e))) => (*s, *e),
-            _ => (node.start + 1, node.end.saturating_sub(1).max(node.start + 1)),
+            _ => (
+                node.start + 1,
+                node.end.saturating_sub(1).max(node.start + 1),
+            ),
         };
         let entry_col = column(self.text, start);
         let mut text = String::new();
@@ -575,7 +717,11 @@ impl Differ<'_> {
                     self.edits.retain(|ed| !(ed.start >= *s && ed.end <= *e));
                     let shifted = inner
                         .into_iter()
-                        .map(|ed| Edit { start: ed.start - s, end: ed.end - s, text: ed.text })
+                        .map(|ed| Edit {
+                            start: ed.start - s,
+                            end: ed.end - s,
+                            text: ed.text,
+                        })
                         .collect();
                     text.push_str(&apply(&self.text[*s..*e], shifted));
                 }
@@ -625,7 +771,13 @@ enum Step {
 fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
     if old.len() == new.len() {
         return (0..old.len())
-            .map(|i| if old[i] == new[i] { Step::Keep(i, i) } else { Step::Change(i, i) })
+            .map(|i| {
+                if old[i] == new[i] {
+                    Step::Keep(i, i)
+                } else {
+                    Step::Change(i, i)
+                }
+            })
             .collect();
     }
     let (n, m) = (old.len(), new.len());
@@ -643,9 +795,17 @@ fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
     let (mut i, mut j) = (0, 0);
     let mut pending_removed: Vec<usize> = Vec::new();
     let mut pending_inserted: Vec<usize> = Vec::new();
-    let flush = |steps: &mut Vec<Step>, removed: &mut Vec<usize>, inserted: &mut Vec<usize>, before: Option<usize>| {
+    let flush = |steps: &mut Vec<Step>,
+                 removed: &mut Vec<usize>,
+                 inserted: &mut Vec<usize>,
+                 before: Option<usize>| {
         if removed.len() == inserted.len() {
-            steps.extend(removed.iter().zip(inserted.iter()).map(|(&r, &a)| Step::Change(r, a)));
+            steps.extend(
+                removed
+                    .iter()
+                    .zip(inserted.iter())
+                    .map(|(&r, &a)| Step::Change(r, a)),
+            );
         } else {
             steps.extend(removed.iter().map(|&r| Step::Remove(r)));
             steps.extend(inserted.iter().map(|&a| Step::Insert(before, a)));
@@ -655,7 +815,12 @@ fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
     };
     while i < n || j < m {
         if i < n && j < m && old[i] == new[j] {
-            flush(&mut steps, &mut pending_removed, &mut pending_inserted, Some(i));
+            flush(
+                &mut steps,
+                &mut pending_removed,
+                &mut pending_inserted,
+                Some(i),
+            );
             steps.push(Step::Keep(i, j));
             i += 1;
             j += 1;
@@ -667,7 +832,12 @@ fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
             i += 1;
         }
     }
-    flush(&mut steps, &mut pending_removed, &mut pending_inserted, None);
+    flush(
+        &mut steps,
+        &mut pending_removed,
+        &mut pending_inserted,
+        None,
+    );
     steps
 }
 
@@ -778,10 +948,19 @@ mod tests {
     fn inserts_block_items_at_front_and_end() {
         let text = "c:\n- name: app\n  image: x\nv: 1";
         let out = round_trip(text, |v| {
-            v["c"].as_array_mut().expect("list").insert(0, json!({"name": "p", "ports": [1]}));
-            v["c"].as_array_mut().expect("list").push(json!({"name": "z"}));
+            v["c"]
+                .as_array_mut()
+                .expect("list")
+                .insert(0, json!({"name": "p", "ports": [1]}));
+            v["c"]
+                .as_array_mut()
+                .expect("list")
+                .push(json!({"name": "z"}));
         });
-        assert_eq!(out, "c:\n- name: p\n  ports:\n  - 1\n- name: app\n  image: x\n- name: z\nv: 1");
+        assert_eq!(
+            out,
+            "c:\n- name: p\n  ports:\n  - 1\n- name: app\n  image: x\n- name: z\nv: 1"
+        );
     }
 
     #[test]
@@ -798,7 +977,10 @@ mod tests {
     fn edit_on_an_alias_keeps_the_anchor_users() {
         let text = "sel: &s\n  app: web\ntpl:\n  labels: *s\n";
         let out = round_trip(text, |v| v["tpl"]["labels"]["l"] = json!("1"));
-        assert_eq!(out, "sel: &s\n  app: web\ntpl:\n  labels: {<<: *s, l: \"1\"}\n");
+        assert_eq!(
+            out,
+            "sel: &s\n  app: web\ntpl:\n  labels: {<<: *s, l: \"1\"}\n"
+        );
     }
 
     #[test]
@@ -831,7 +1013,9 @@ mod tests {
     #[test]
     fn json_documents_stay_json() {
         let text = "{\n  \"a\": [\n    {\"n\": 1}\n  ]\n}\n";
-        let out = round_trip(text, |v| v["a"].as_array_mut().expect("list").push(json!({"n": 2})));
+        let out = round_trip(text, |v| {
+            v["a"].as_array_mut().expect("list").push(json!({"n": 2}))
+        });
         assert!(serde_json::from_str::<Value>(&out).is_ok(), "{out}");
     }
 
@@ -839,6 +1023,13 @@ mod tests {
     fn align_pairs_runs() {
         let old = [json!(1), json!(2)];
         let new = [json!(0), json!(1), json!(3)];
-        assert_eq!(align(&old, &new), vec![Step::Insert(Some(0), 0), Step::Keep(0, 1), Step::Change(1, 2)]);
+        assert_eq!(
+            align(&old, &new),
+            vec![
+                Step::Insert(Some(0), 0),
+                Step::Keep(0, 1),
+                Step::Change(1, 2)
+            ]
+        );
     }
 }

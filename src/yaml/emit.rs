@@ -226,7 +226,10 @@ pub fn plain_is_safe(s: &str, in_flow: bool) -> bool {
         return false;
     }
     // `-`, `?` and `:` only start a plain scalar when a non-space follows.
-    let second_is_space = s[first.len_utf8()..].chars().next().is_none_or(char::is_whitespace);
+    let second_is_space = s[first.len_utf8()..]
+        .chars()
+        .next()
+        .is_none_or(char::is_whitespace);
     if "-?:".contains(first) && (second_is_space || in_flow && first != '-') {
         return false;
     }
@@ -296,7 +299,10 @@ mod tests {
     #[test]
     fn flow_and_json() {
         let value = json!({"name": "a b", "list": ["x,y", 1, true]});
-        assert_eq!(Layout::default().flow(&value), "{name: a b, list: [\"x,y\", 1, true]}");
+        assert_eq!(
+            Layout::default().flow(&value),
+            "{name: a b, list: [\"x,y\", 1, true]}"
+        );
         let json = Layout {
             json: true,
             ..Layout::default()
@@ -306,10 +312,18 @@ mod tests {
 
     #[test]
     fn quoting_keeps_strings_strings() {
-        for s in ["true", "2102", "", " x", "a: b", "#c", "- x", "-", "0644", "null", "1.0", "-1"] {
+        for s in [
+            "true", "2102", "", " x", "a: b", "#c", "- x", "-", "0644", "null", "1.0", "-1",
+        ] {
             assert!(!plain_is_safe(s, false), "{s:?} must be quoted");
         }
-        for s in ["linkerd.io/inject", "cr.l5d.io/linkerd/proxy:edge-26.5.2", "100m", "a b", "--ipv6=false"] {
+        for s in [
+            "linkerd.io/inject",
+            "cr.l5d.io/linkerd/proxy:edge-26.5.2",
+            "100m",
+            "a b",
+            "--ipv6=false",
+        ] {
             assert!(plain_is_safe(s, false), "{s:?} can be plain");
         }
     }

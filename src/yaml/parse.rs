@@ -14,6 +14,11 @@ pub struct Document<'a> {
     pub index: usize,
     /// The root node; `None` for an empty or comment-only document.
     pub root: Option<Node<'a>>,
+    /// Byte range from the document's `---` (or first token) to where the
+    /// next document starts (or its `...`); comments before its first token
+    /// in a document without `---` fall outside it.
+    pub start: usize,
+    pub end: usize,
 }
 
 /// A syntax error, positioned for the user (1-based line and column).
@@ -82,6 +87,7 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
     let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut root: Option<Node<'_>> = None;
     let mut index = 0;
+    let mut doc_start = 0;
 
     let error_at = |message: String, mark: &Marker, index: usize| SyntaxError {
         message,
@@ -111,11 +117,23 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
             Event::DocumentStart(_) => {
                 index += 1;
                 root = None;
+                doc_start = start;
                 continue;
             }
             Event::DocumentEnd => {
                 let root = root.take().filter(|node| !node.is_null());
-                documents.push(Document { index, root });
+                // An explicit `...` belongs to the document; a following `---` does not.
+                let end = if text[start..end].starts_with("...") {
+                    end
+                } else {
+                    start
+                };
+                documents.push(Document {
+                    index,
+                    root,
+                    start: doc_start,
+                    end: end.max(doc_start),
+                });
                 continue;
             }
             Event::Alias(id) => Node {
@@ -131,7 +149,9 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
                 kind: NodeKind::Scalar {
                     text,
                     style,
-                    tag: tag.filter(|t| t.is_yaml_core_schema()).map(|t| t.suffix.clone()),
+                    tag: tag
+                        .filter(|t| t.is_yaml_core_schema())
+                        .map(|t| t.suffix.clone()),
                 },
             },
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {

@@ -276,7 +276,10 @@ mod tests {
 
     #[test]
     fn quoted_and_tagged() {
-        assert_eq!(value_of("a: \"1\"\nb: !!str 2\nc: '~'"), json!({"a": "1", "b": "2", "c": "~"}));
+        assert_eq!(
+            value_of("a: \"1\"\nb: !!str 2\nc: '~'"),
+            json!({"a": "1", "b": "2", "c": "~"})
+        );
     }
 
     #[test]

@@ -1,0 +1,142 @@
+//! The lossless-output properties, checked on every file of the corpus
+//! (`../shared/corpus`, when it is beside the checkout) and of `testdata/`.
+//!
+//! 1. documents that are not injected come out byte-identical;
+//! 2. for a workload never injected before, the diff only adds lines (an
+//!    existing line changes only where a flow collection or an alias receives entries);
+//! 3. inject(inject(x)) == inject(x), byte for byte;
+//! 4. uninject(inject(x)) == x, byte for byte, for x never injected;
+//! 5. parsing the output gives the input with the plan's patch applied.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+fn inputs() -> Vec<PathBuf> {
+    let mut files = common::manifests_under(&common::testdata("inject"));
+    files.retain(|p| !p.components().any(|c| c.as_os_str() == "expected"));
+    files.extend(common::manifests_under(&common::testdata("example")));
+    if let Some(corpus) = common::corpus() {
+        files.extend(common::manifests_under(&corpus));
+    }
+    files
+}
+
+#[test]
+fn lossless_properties_hold_on_every_file() {
+    let mut checked = 0;
+    let mut injected_files = 0;
+    for path in inputs() {
+        let text = std::fs::read_to_string(&path).expect("read");
+        let run = common::run(&["-q", "-f", path.to_str().expect("utf-8 path")], None);
+        if run.code == 2 {
+            // Malformed input: nothing on stdout, a positioned message.
+            assert!(run.stdout.is_empty(), "{}: partial output", path.display());
+            assert!(
+                run.stderr.contains(": document ") && run.stderr.contains(", line "),
+                "{}",
+                run.stderr
+            );
+            continue;
+        }
+        assert_eq!(run.code, 0, "{}: {}", path.display(), run.stderr);
+        check_file(&path, &text, &run.stdout);
+        checked += 1;
+        injected_files += usize::from(run.stdout != text);
+    }
+    assert!(checked >= 9, "checked {checked} files");
+    assert!(
+        injected_files >= 7,
+        "only {injected_files} files had workloads"
+    );
+}
+
+fn check_file(path: &Path, input: &str, output: &str) {
+    let name = path.display();
+    // 3. idempotent
+    assert_eq!(
+        common::pipe(None, output),
+        output,
+        "{name}: injecting again changed the output"
+    );
+
+    // 5. the semantic oracle, and 1. untouched documents byte-identical
+    let patches = common::run(
+        &["-q", "-o", "patch", "-f", path.to_str().expect("path")],
+        None,
+    );
+    let entries: Vec<Value> = serde_json::from_str(&patches.stdout).expect("patch JSON");
+    let mut expected = common::values(input);
+    let got = common::values(output);
+    assert_eq!(expected.len(), got.len(), "{name}: document count changed");
+    let mut patched_docs = Vec::new();
+    for entry in &entries {
+        let index = entry["document"].as_u64().expect("document index") as usize - 1;
+        let patch: json_patch::Patch =
+            serde_json::from_value(entry["patch"].clone()).expect("RFC 6902 patch");
+        let doc = expected[index].as_mut().expect("patched document exists");
+        json_patch::patch(doc, &patch)
+            .unwrap_or_else(|e| panic!("{name}: patch does not apply: {e}"));
+        patched_docs.push(index);
+    }
+    assert_eq!(expected, got, "{name}: output differs from input + patch");
+    let before = common::document_texts(input);
+    let after = common::document_texts(output);
+    for (index, (b, a)) in before.iter().zip(&after).enumerate() {
+        if !patched_docs.contains(&index) {
+            assert_eq!(
+                b,
+                a,
+                "{name}: document {} changed without a patch",
+                index + 1
+            );
+        }
+    }
+
+    // 4. and 2. for inputs never injected
+    if common::pipe(Some("uninject"), input) == input {
+        assert_eq!(
+            common::pipe(Some("uninject"), output),
+            input,
+            "{name}: uninject did not restore the input"
+        );
+        if let Err(line) = only_adds_lines(input, output) {
+            panic!("{name}: an existing line changed: {line:?}");
+        }
+    }
+}
+
+/// Whether `after` only adds lines to `before`: every line of `before` appears
+/// in `after`, in order, unchanged or with an edit the renderer may make to an
+/// existing line (a flow collection gaining entries, an alias gaining a merge,
+/// a JSON line gaining the comma before a new entry, a last line gaining its
+/// line break). Returns the first line that has no counterpart.
+fn only_adds_lines(before: &str, after: &str) -> Result<(), String> {
+    let mut added = after.lines();
+    'lines: for line in before.lines() {
+        let stem = line.trim_end().trim_end_matches(['}', ']']);
+        for n in added.by_ref() {
+            let kept = n == line
+                || n.strip_suffix(',') == Some(line)
+                || (stem.contains(['{', '[']) && n.starts_with(stem))
+                || line
+                    .split_once(": *")
+                    .is_some_and(|(key, alias)| n.starts_with(&format!("{key}: {{<<: *{alias}")));
+            if kept {
+                continue 'lines;
+            }
+        }
+        return Err(line.to_string());
+    }
+    Ok(())
+}
+
+#[test]
+fn the_line_check_catches_changed_lines() {
+    assert!(only_adds_lines("a: 1\nb: 2\n", "a: 1\nx: 0\nb: 2\n").is_ok());
+    assert!(only_adds_lines("a: {x: 1}\n", "a: {x: 1, y: 2}\n").is_ok());
+    assert!(only_adds_lines("a: 1\nb: 2\n", "a: 1\nb: 3\n").is_err());
+    assert!(only_adds_lines("a: 1 # c\n", "a: 1\n").is_err());
+}
