@@ -85,12 +85,26 @@ pub fn process(source: Source, settings: &Settings) -> Result<Processed, Error> 
             continue;
         }
         let value = yaml::value::to_value(root).map_err(|e| locate(e.offset, e.message))?;
-        let result = plan_document(&value, document.index, settings, &mut objects)
+        let first_object = objects.len();
+        let mut result = plan_document(&value, document.index, settings, &mut objects)
             .map_err(|e| locate(root.start, e.0))?;
         if result != value {
-            let changes =
-                yaml::edit::diff(text, root, &result).map_err(|e| locate(e.offset, e.message))?;
-            edits.extend(changes);
+            match yaml::edit::diff(text, root, &result) {
+                Ok(changes) => edits.extend(changes),
+                Err(err) => {
+                    // The text cannot take the change without altering something
+                    // else (a shared anchor): leave the document as it is and say why.
+                    let at = Located::at(&name, text, document.index, err.offset, err.message);
+                    let reason = format!("{} (line {}:{})", at.message, at.line, at.column);
+                    for object in &mut objects[first_object..] {
+                        if !object.ops.is_empty() {
+                            object.outcome = Outcome::Skipped(reason.clone());
+                            object.ops.clear();
+                        }
+                    }
+                    result = value;
+                }
+            }
         }
         if settings.keep_values {
             values.push(result);
@@ -159,6 +173,9 @@ fn plan_document(
 fn plan_object(object: &Value, settings: &Settings) -> Result<Plan, rules::PlanError> {
     let Some(kind) = ObjectRef::of(object).and_then(|r| r.workload_kind()) else {
         let outcome = match object {
+            Value::Object(map) if map.get("kind").is_some_and(|k| !k.is_string()) => {
+                Outcome::Skipped("kind is not a string".into())
+            }
             Value::Object(map) if map.contains_key("kind") => not_injectable(settings.action),
             Value::Object(_) => Outcome::Skipped("document has no kind".into()),
             _ => Outcome::Skipped("not a Kubernetes object".into()),
@@ -181,7 +198,16 @@ fn not_injectable(action: Action) -> Outcome {
 /// Read `apiVersion`, `kind` and the names straight from the syntax tree, so
 /// that large documents which are not workloads are never converted.
 fn identity_of(root: &Node<'_>) -> Option<ObjectRef> {
-    let scalar = |node: Option<&Node<'_>>| node.and_then(Node::as_str).map(str::to_string);
+    // Only scalars that read as strings: `kind: 5` is not a kind.
+    let scalar = |node: Option<&Node<'_>>| match &node?.kind {
+        yaml::NodeKind::Scalar { text, style, tag } => {
+            match yaml::value::resolve_scalar(text, *style, tag.as_deref()) {
+                Value::String(s) => Some(s),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
     let metadata = root.get("metadata");
     let value = json!({
         "apiVersion": scalar(root.get("apiVersion")),
