@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::cluster::KubeVersion;
+
 /// Pre-inject a service mesh proxy sidecar into Kubernetes manifests, offline.
 ///
 /// Reads manifests from files, directories or standard input and writes them
@@ -29,16 +31,72 @@ pub enum Command {
     /// Inject the proxy (what runs when no subcommand is given).
     Inject(InjectArgs),
     /// Remove exactly what inject added.
-    Uninject(CommonArgs),
+    Uninject(UninjectArgs),
+    /// Print the effective profile (with --set values applied), to start your own from.
+    Config(ProfileArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct InjectArgs {
     #[command(flatten)]
     pub common: CommonArgs,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    /// Kubernetes version the manifests are for: decides native sidecars (1.29+),
+    /// the preStop sleep action (1.30+) and PodSecurityPolicy (up to 1.24).
+    #[arg(long, value_name = "X.Y", default_value_t = KubeVersion::CURRENT)]
+    pub kube_version: KubeVersion,
+    /// Run the proxy as a native sidecar: auto (where the version has them), always, never.
+    /// Overrides the profile and the workloads' annotations.
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub native_sidecar: Option<NativeSidecar>,
+    /// Security context of the injected containers: auto (a PodSecurityPolicy in
+    /// context up to 1.24, else copy), psp, copy (from the first app container), off.
+    #[arg(long, value_enum, default_value_t = SecurityContext::Auto, value_name = "MODE")]
+    pub security_context: SecurityContext,
+    /// Files or directories with cluster objects (LimitRange, ResourceQuota,
+    /// PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to
+    /// the input; objects in the input itself count too (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub context: Vec<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct UninjectArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+/// Which profile, and overrides of its values.
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Embedded profile: linkerd (default) or istio.
+    #[arg(long, value_name = "NAME", conflicts_with = "config")]
+    pub profile: Option<String>,
+    /// A profile file of your own (start from `kubectl mesh-inject config`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable).
+    /// Flags win over the workloads' annotations, which win over the profile.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NativeSidecar {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SecurityContext {
+    Auto,
+    Psp,
+    Copy,
+    Off,
 }
 
 #[derive(Debug, Args)]

@@ -1,14 +1,19 @@
-//! One source through the pipeline: documents → objects → workloads → plan → render.
+//! Sources through the pipeline: documents → objects → workloads → plan → render.
+//!
+//! Two passes: every source is parsed once, the cluster context (policy objects
+//! and ConfigMaps in the input and in `--context` files) is gathered, then each
+//! input source is planned and rendered with that context.
 
 use json_patch::PatchOperation;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use crate::cluster::{ClusterContext, KubeVersion};
 use crate::error::{Error, Located};
-use crate::profile::Profile;
-use crate::rules::{self, Outcome, Plan};
+use crate::profile::{NativeChoice, Profile};
+use crate::rules::{self, Env, Outcome, Plan, SecurityMode};
 use crate::source::Source;
-use crate::workload::ObjectRef;
-use crate::yaml::{self, Node};
+use crate::workload::{ObjectRef, WorkloadTypes};
+use crate::yaml::{self, Document, Node};
 
 /// What to do to each workload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,7 +27,13 @@ pub enum Action {
 pub struct Settings {
     pub action: Action,
     pub profile: Profile,
-    /// Namespace for objects that name none, as `kubectl apply -n` would place them.
+    /// `--set` values, validated against the profile.
+    pub flags: Map<String, Value>,
+    /// `--native-sidecar`, when given.
+    pub native: Option<NativeChoice>,
+    pub version: KubeVersion,
+    pub security: SecurityMode,
+    /// Namespace of objects that name none, as `kubectl apply -n` would place them.
     pub namespace: String,
     /// Keep every document's final value (for `-o json`).
     pub keep_values: bool,
@@ -37,6 +48,7 @@ pub struct ObjectResult {
     pub reference: Option<ObjectRef>,
     pub outcome: Outcome,
     pub ops: Vec<PatchOperation>,
+    pub notes: Vec<String>,
 }
 
 /// A source after processing.
@@ -56,16 +68,111 @@ impl Processed {
     }
 }
 
-/// Run one source through the pipeline.
-pub fn process(source: Source, settings: &Settings) -> Result<Processed, Error> {
+/// Run `sources` through the pipeline, with the objects of `context` sources
+/// (and of the inputs themselves) as what is known of the cluster.
+pub fn process_all(
+    sources: Vec<Source>,
+    context: &[Source],
+    settings: &Settings,
+) -> Result<Vec<Processed>, Error> {
+    let parsed: Vec<Vec<Document<'_>>> = sources.iter().map(parse).collect::<Result<_, _>>()?;
+    let context_docs: Vec<Vec<Document<'_>>> =
+        context.iter().map(parse).collect::<Result<_, _>>()?;
+    let config_maps = settings
+        .profile
+        .values_from_objects
+        .iter()
+        .map(|v| v.name.clone())
+        .collect();
+    let mut cluster = ClusterContext::new(config_maps);
+    for (source, docs) in context
+        .iter()
+        .zip(&context_docs)
+        .chain(sources.iter().zip(&parsed))
+    {
+        gather_context(source, docs, &mut cluster, &settings.namespace)?;
+    }
+    let env = Env {
+        profile: &settings.profile,
+        flags: &settings.flags,
+        native: settings.native,
+        version: settings.version,
+        security: settings.security,
+        namespace: &settings.namespace,
+        cluster: &cluster,
+    };
+    let types = WorkloadTypes::with(&settings.profile.workloads);
+    let mut rendered = Vec::with_capacity(sources.len());
+    for (source, docs) in sources.iter().zip(&parsed) {
+        rendered.push(render_source(source, docs, settings, &env, &types)?);
+    }
+    drop(parsed);
+    Ok(sources
+        .into_iter()
+        .zip(rendered)
+        .map(|(source, (output, objects, values))| Processed {
+            source,
+            output,
+            objects,
+            values,
+        })
+        .collect())
+}
+
+fn parse(source: &Source) -> Result<Vec<Document<'_>>, Error> {
+    yaml::parse_stream(&source.text).map_err(|e| {
+        Error::Document(Located::at(
+            &source.name(),
+            &source.text,
+            e.document,
+            e.offset,
+            e.message,
+        ))
+    })
+}
+
+/// Add the context objects among `docs` to `cluster`.
+fn gather_context(
+    source: &Source,
+    docs: &[Document<'_>],
+    cluster: &mut ClusterContext,
+    namespace: &str,
+) -> Result<(), Error> {
+    for document in docs {
+        let Some(root) = &document.root else { continue };
+        let Some(identity) = identity_of(root) else {
+            continue;
+        };
+        if cluster.wants(&identity.kind, &identity.name) {
+            let value = yaml::value::to_value(root).map_err(|e| {
+                Error::Document(Located::at(
+                    &source.name(),
+                    &source.text,
+                    document.index,
+                    e.offset,
+                    e.message,
+                ))
+            })?;
+            cluster.add(&value, namespace);
+        }
+    }
+    Ok(())
+}
+
+/// Plan every document of one source and render the result onto its text.
+fn render_source(
+    source: &Source,
+    documents: &[Document<'_>],
+    settings: &Settings,
+    env: &Env<'_>,
+    types: &WorkloadTypes,
+) -> Result<(String, Vec<ObjectResult>, Vec<Value>), Error> {
     let name = source.name();
     let text = source.text.as_str();
-    let documents = yaml::parse_stream(text)
-        .map_err(|e| Error::Document(Located::at(&name, text, e.document, e.offset, e.message)))?;
     let mut objects = Vec::new();
     let mut values = Vec::new();
     let mut edits = Vec::new();
-    for document in &documents {
+    for document in documents {
         let Some(root) = &document.root else { continue };
         let locate = |offset: usize, message: String| {
             Error::Document(Located::at(&name, text, document.index, offset, message))
@@ -74,20 +181,26 @@ pub fn process(source: Source, settings: &Settings) -> Result<Processed, Error> 
         let wants_value = settings.keep_values
             || identity
                 .as_ref()
-                .is_none_or(|r| r.kind == "List" || r.workload_kind().is_some());
+                .is_none_or(|r| r.kind == "List" || types.find(&r.api_version, &r.kind).is_some());
         if !wants_value {
             objects.push(ObjectResult {
                 document: document.index,
                 reference: identity,
                 outcome: not_injectable(settings.action),
                 ops: Vec::new(),
+                notes: Vec::new(),
             });
             continue;
         }
         let value = yaml::value::to_value(root).map_err(|e| locate(e.offset, e.message))?;
         let first_object = objects.len();
-        let mut result = plan_document(&value, document.index, settings, &mut objects)
-            .map_err(|e| locate(root.start, e.0))?;
+        let mut result = plan_document(&value, document.index, settings, env, types, &mut objects)
+            .map_err(|e| {
+                locate(
+                    root.start,
+                    format!("internal error while planning: {}", e.0),
+                )
+            })?;
         if result != value {
             match yaml::edit::diff(text, root, &result) {
                 Ok(changes) => edits.extend(changes),
@@ -115,12 +228,7 @@ pub fn process(source: Source, settings: &Settings) -> Result<Processed, Error> 
     } else {
         yaml::edit::apply(text, edits)
     };
-    Ok(Processed {
-        source,
-        output,
-        objects,
-        values,
-    })
+    Ok((output, objects, values))
 }
 
 /// Plan one document (an object, or a `List` of them) and return its final value.
@@ -128,18 +236,21 @@ fn plan_document(
     value: &Value,
     document: usize,
     settings: &Settings,
+    env: &Env<'_>,
+    types: &WorkloadTypes,
     objects: &mut Vec<ObjectResult>,
 ) -> Result<Value, rules::PlanError> {
     let reference = ObjectRef::of(value);
     let is_list = reference.as_ref().is_some_and(|r| r.kind == "List")
         && value.get("items").is_some_and(Value::is_array);
     if !is_list {
-        let plan = plan_object(value, settings)?;
+        let plan = plan_object(value, settings, env, types)?;
         objects.push(ObjectResult {
             document,
             reference,
             outcome: plan.outcome,
             ops: plan.ops,
+            notes: plan.notes,
         });
         return Ok(plan.result);
     }
@@ -149,11 +260,8 @@ fn plan_document(
             if item.is_null() {
                 continue;
             }
-            let plan = plan_object(item, settings)?;
-            let prefix = json_patch::jsonptr::PointerBuf::from_tokens([
-                "items".to_string(),
-                index.to_string(),
-            ]);
+            let plan = plan_object(item, settings, env, types)?;
+            let prefix = ["items".to_string(), index.to_string()];
             objects.push(ObjectResult {
                 document,
                 reference: ObjectRef::of(item),
@@ -163,6 +271,7 @@ fn plan_document(
                     .into_iter()
                     .map(|op| prefixed(op, &prefix))
                     .collect(),
+                notes: plan.notes,
             });
             *item = plan.result;
         }
@@ -170,8 +279,14 @@ fn plan_document(
     Ok(result)
 }
 
-fn plan_object(object: &Value, settings: &Settings) -> Result<Plan, rules::PlanError> {
-    let Some(kind) = ObjectRef::of(object).and_then(|r| r.workload_kind()) else {
+fn plan_object(
+    object: &Value,
+    settings: &Settings,
+    env: &Env<'_>,
+    types: &WorkloadTypes,
+) -> Result<Plan, rules::PlanError> {
+    let kind = ObjectRef::of(object).and_then(|r| types.find(&r.api_version, &r.kind));
+    let Some(kind) = kind else {
         let outcome = match object {
             Value::Object(map) if map.get("kind").is_some_and(|k| !k.is_string()) => {
                 Outcome::Skipped("kind is not a string".into())
@@ -183,7 +298,7 @@ fn plan_object(object: &Value, settings: &Settings) -> Result<Plan, rules::PlanE
         return Ok(Plan::unchanged(object, outcome));
     };
     match settings.action {
-        Action::Inject => rules::inject(object, kind, &settings.profile, &settings.namespace),
+        Action::Inject => rules::inject(object, kind, env),
         Action::Uninject => rules::uninject(object, kind, &settings.profile),
     }
 }
@@ -222,23 +337,30 @@ fn identity_of(root: &Node<'_>) -> Option<ObjectRef> {
 }
 
 /// An operation on a list item, re-rooted at the list document.
-fn prefixed(op: PatchOperation, prefix: &json_patch::jsonptr::PointerBuf) -> PatchOperation {
-    use json_patch::{AddOperation, RemoveOperation};
+fn prefixed(op: PatchOperation, prefix: &[String]) -> PatchOperation {
+    use json_patch::jsonptr::PointerBuf;
     let join = |path: &json_patch::jsonptr::Pointer| {
-        let mut full = prefix.clone();
-        for token in path.tokens() {
-            full.push_back(token);
-        }
-        full
+        PointerBuf::from_tokens(
+            prefix
+                .iter()
+                .cloned()
+                .chain(path.tokens().map(|t| t.decoded().into_owned())),
+        )
     };
-    match op {
-        PatchOperation::Add(AddOperation { path, value }) => PatchOperation::Add(AddOperation {
-            path: join(&path),
-            value,
-        }),
-        PatchOperation::Remove(RemoveOperation { path }) => {
-            PatchOperation::Remove(RemoveOperation { path: join(&path) })
+    let mut op = op;
+    match &mut op {
+        PatchOperation::Add(o) => o.path = join(&o.path),
+        PatchOperation::Remove(o) => o.path = join(&o.path),
+        PatchOperation::Replace(o) => o.path = join(&o.path),
+        PatchOperation::Test(o) => o.path = join(&o.path),
+        PatchOperation::Move(o) => {
+            o.from = join(&o.from);
+            o.path = join(&o.path);
         }
-        other => other,
+        PatchOperation::Copy(o) => {
+            o.from = join(&o.from);
+            o.path = join(&o.path);
+        }
     }
+    op
 }

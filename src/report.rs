@@ -22,10 +22,27 @@ pub fn object_line(object: &ObjectResult) -> String {
 }
 
 /// The whole report: a line per object (prefixed with its file when there are
-/// several sources), warnings, then a summary line.
-pub fn render(results: &[Processed], warnings: &[String]) -> String {
+/// several sources) with its notes indented below; a note shared by several
+/// objects (a missing profile value) is said once after them; then a summary.
+pub fn render(results: &[Processed]) -> String {
     let mut out = String::new();
     let several = results.len() > 1;
+    let mut note_counts: Vec<(&str, usize)> = Vec::new();
+    for note in results
+        .iter()
+        .flat_map(|p| &p.objects)
+        .flat_map(|o| &o.notes)
+    {
+        match note_counts.iter_mut().find(|(n, _)| *n == note.as_str()) {
+            Some((_, count)) => *count += 1,
+            None => note_counts.push((note, 1)),
+        }
+    }
+    let shared = |note: &str| {
+        note_counts
+            .iter()
+            .any(|(n, count)| *n == note && *count > 1)
+    };
     let mut counts = [0usize; 5];
     for processed in results {
         for object in &processed.objects {
@@ -33,6 +50,9 @@ pub fn render(results: &[Processed], warnings: &[String]) -> String {
                 let _ = write!(out, "{}: ", processed.source.name());
             }
             let _ = writeln!(out, "{}", object_line(object));
+            for note in object.notes.iter().filter(|n| !shared(n)) {
+                let _ = writeln!(out, "  {note}");
+            }
             let slot = match object.outcome {
                 Outcome::Injected => 0,
                 Outcome::Uninjected => 1,
@@ -43,8 +63,8 @@ pub fn render(results: &[Processed], warnings: &[String]) -> String {
         }
         counts[4] += usize::from(processed.changed());
     }
-    for warning in warnings {
-        let _ = writeln!(out, "warning: {warning}");
+    for (note, count) in note_counts.iter().filter(|(_, count)| *count > 1) {
+        let _ = writeln!(out, "{note} ({count} objects)");
     }
     let [injected, uninjected, unchanged, skipped, changed] = counts;
     let mut parts = Vec::new();

@@ -3,14 +3,20 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-use crate::cli::{Cli, ColorChoice, Command, CommonArgs, Format};
+use serde_json::{Map, Value};
+
+use crate::cli::{
+    Cli, ColorChoice, Command, CommonArgs, Format, InjectArgs, NativeSidecar, ProfileArgs,
+    SecurityContext,
+};
+use crate::cluster::KubeVersion;
 use crate::error::Error;
 use crate::output;
 use crate::pipeline::{self, Action, Processed, Settings};
-use crate::profile::Profile;
+use crate::profile::{self, NativeChoice, Profile};
 use crate::report;
-use crate::rules::Outcome;
-use crate::source;
+use crate::rules::SecurityMode;
+use crate::{source, yaml};
 
 /// Exit status of a run that went through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,29 +28,98 @@ pub enum Status {
 
 /// Run the command line; errors mean exit status 2.
 pub fn run(cli: Cli) -> Result<Status, Error> {
-    let (action, common, sets) = match cli.command {
-        Some(Command::Inject(args)) => (Action::Inject, args.common, args.set),
-        Some(Command::Uninject(common)) => (Action::Uninject, common, Vec::new()),
-        None => (Action::Inject, cli.inject.common, cli.inject.set),
-    };
-    check_flags(&common)?;
-    let mut profile = Profile::default_profile()?;
-    for assignment in &sets {
-        profile.set(assignment)?;
+    match cli.command {
+        Some(Command::Config(args)) => print_config(&args),
+        Some(Command::Inject(args)) => transform(Action::Inject, args),
+        Some(Command::Uninject(args)) => transform(
+            Action::Uninject,
+            InjectArgs {
+                common: args.common,
+                profile: args.profile,
+                kube_version: KubeVersion::CURRENT,
+                native_sidecar: None,
+                security_context: SecurityContext::Auto,
+                context: Vec::new(),
+            },
+        ),
+        None => transform(Action::Inject, cli.inject),
     }
+}
+
+/// The profile the flags name, its text, and the `--set` values checked against it.
+fn load_profile(args: &ProfileArgs) -> Result<(Profile, String, Map<String, Value>), Error> {
+    let (profile, text) = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
+            (Profile::parse(&text, &path.display().to_string())?, text)
+        }
+        None => {
+            let name = args.profile.as_deref().unwrap_or(profile::EMBEDDED[0].0);
+            let (_, text) = profile::embedded_text(name)?;
+            (Profile::embedded(name)?, text.to_string())
+        }
+    };
+    let mut flags = Map::new();
+    for assignment in &args.set {
+        let (name, value) = profile.parse_assignment(assignment)?;
+        flags.insert(name, value);
+    }
+    Ok((profile, text, flags))
+}
+
+/// `config`: the profile's own text, with `--set` values edited in place.
+fn print_config(args: &ProfileArgs) -> Result<Status, Error> {
+    let (_, text, flags) = load_profile(args)?;
+    let mut out = text.clone();
+    if !flags.is_empty() {
+        let docs = yaml::parse_stream(&text).map_err(|e| Error::Config(e.message))?;
+        if let Some(root) = docs.first().and_then(|d| d.root.as_ref()) {
+            let mut value = yaml::value::to_value(root).map_err(|e| Error::Config(e.message))?;
+            if let Some(Value::Object(values)) = value.get_mut("values") {
+                values.extend(flags);
+            }
+            let edits =
+                yaml::edit::diff(&text, root, &value).map_err(|e| Error::Config(e.message))?;
+            out = yaml::edit::apply(&text, edits);
+        }
+    }
+    write_stdout(&out);
+    Ok(Status::Done)
+}
+
+fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
+    let common = &args.common;
+    check_flags(common)?;
+    let (profile, _, flags) = load_profile(&args.profile)?;
     let settings = Settings {
         action,
         profile,
+        flags,
+        native: args.native_sidecar.map(|n| match n {
+            NativeSidecar::Auto => NativeChoice::Auto,
+            NativeSidecar::Always => NativeChoice::Always,
+            NativeSidecar::Never => NativeChoice::Never,
+        }),
+        version: args.kube_version,
+        security: match args.security_context {
+            SecurityContext::Auto => SecurityMode::Auto,
+            SecurityContext::Psp => SecurityMode::Psp,
+            SecurityContext::Copy => SecurityMode::Copy,
+            SecurityContext::Off => SecurityMode::Off,
+        },
         namespace: common.namespace.clone(),
-        keep_values: common.output == Format::Json
-            && !(common.diff || common.in_place || common.check),
+        keep_values: common.output == Format::Json,
     };
 
-    let paths = input_paths(&common)?;
-    let results = source::expand(&paths, common.recursive)?
-        .iter()
-        .map(|path| source::read(path.as_deref()).and_then(|s| pipeline::process(s, &settings)))
-        .collect::<Result<Vec<Processed>, Error>>()?;
+    let read_all = |paths: &[PathBuf]| -> Result<Vec<source::Source>, Error> {
+        source::expand(paths, common.recursive)?
+            .iter()
+            .map(|path| source::read(path.as_deref()))
+            .collect()
+    };
+    let sources = read_all(&input_paths(common)?)?;
+    let context = read_all(&args.context)?;
+    let results = pipeline::process_all(sources, &context, &settings)?;
 
     let mut status = Status::Done;
     if common.check {
@@ -76,18 +151,9 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
     }
 
     if !common.quiet {
-        let injected = results
-            .iter()
-            .flat_map(|p| &p.objects)
-            .any(|o| o.outcome == Outcome::Injected);
-        let warnings = if injected {
-            settings.profile.missing_required()
-        } else {
-            Vec::new()
-        };
         let _ = std::io::stderr()
             .lock()
-            .write_all(report::render(&results, &warnings).as_bytes());
+            .write_all(report::render(&results).as_bytes());
     }
     Ok(status)
 }

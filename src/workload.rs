@@ -1,60 +1,107 @@
 //! Which objects run pods, and where their pod template lives.
+//!
+//! The built-in kinds are matched on API group as well as kind, so a custom
+//! resource that happens to be called `Deployment` is not taken for one.
+//! Profiles add more (Argo Rollouts, Knative Services, OpenShift
+//! DeploymentConfigs, users' own CRDs) as `{apiVersion, kind, path}` entries.
 
+use serde::Deserialize;
 use serde_json::Value;
 
-/// The built-in kinds that carry a pod (template).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WorkloadKind {
-    Pod,
-    Deployment,
-    StatefulSet,
-    DaemonSet,
-    ReplicaSet,
-    ReplicationController,
-    Job,
-    CronJob,
+/// A kind that carries a pod template, and where the template is.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WorkloadType {
+    /// `group/version` or just `group` (`v1` for the core group); versions are not compared.
+    pub api_version: String,
+    pub kind: String,
+    /// Dotted path from the object to its pod template; empty when the object is the pod.
+    #[serde(default)]
+    pub path: String,
 }
 
-impl WorkloadKind {
-    /// Recognise a workload by API group and kind, so that a custom resource
-    /// that happens to be called `Deployment` is not taken for one.
-    pub fn from_type(api_version: &str, kind: &str) -> Option<Self> {
-        let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
-        let found = match (group, kind) {
-            ("", "Pod") => Self::Pod,
-            ("", "ReplicationController") => Self::ReplicationController,
-            ("apps" | "extensions", "Deployment") => Self::Deployment,
-            ("apps" | "extensions", "DaemonSet") => Self::DaemonSet,
-            ("apps" | "extensions", "ReplicaSet") => Self::ReplicaSet,
-            ("apps", "StatefulSet") => Self::StatefulSet,
-            ("batch", "Job") => Self::Job,
-            ("batch", "CronJob") => Self::CronJob,
-            _ => return None,
-        };
-        Some(found)
+impl WorkloadType {
+    fn new(api_version: &str, kind: &str, path: &str) -> Self {
+        WorkloadType {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            path: path.into(),
+        }
     }
 
-    /// JSON-pointer tokens from the object to its pod template (empty: the object is the pod).
-    pub fn template_path(self) -> &'static [&'static str] {
-        match self {
-            Self::Pod => &[],
-            Self::CronJob => &["spec", "jobTemplate", "spec", "template"],
-            _ => &["spec", "template"],
-        }
+    /// JSON-pointer tokens from the object to its pod template.
+    pub fn template_path(&self) -> Vec<&str> {
+        self.path.split('.').filter(|t| !t.is_empty()).collect()
     }
 
     /// Lower-case kind, as used in labels and reports.
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Pod => "pod",
-            Self::Deployment => "deployment",
-            Self::StatefulSet => "statefulset",
-            Self::DaemonSet => "daemonset",
-            Self::ReplicaSet => "replicaset",
-            Self::ReplicationController => "replicationcontroller",
-            Self::Job => "job",
-            Self::CronJob => "cronjob",
+    pub fn label(&self) -> String {
+        self.kind.to_ascii_lowercase()
+    }
+
+    /// A Job or CronJob: its pods are meant to finish.
+    pub fn runs_to_completion(&self) -> bool {
+        group_of(&self.api_version) == "batch"
+    }
+
+    fn matches(&self, api_version: &str, kind: &str) -> bool {
+        self.kind == kind && group_of(&self.api_version) == group_of(api_version)
+    }
+}
+
+/// The API group of an `apiVersion` (`apps/v1` → `apps`, `v1` → the core group `""`).
+fn group_of(api_version: &str) -> &str {
+    match api_version.split_once('/') {
+        Some((group, _)) => group,
+        None if api_version.starts_with('v')
+            && api_version[1..].starts_with(|c: char| c.is_ascii_digit()) =>
+        {
+            ""
         }
+        None => api_version,
+    }
+}
+
+/// The kinds Kubernetes itself runs pods for.
+pub fn builtin_types() -> Vec<WorkloadType> {
+    vec![
+        WorkloadType::new("v1", "Pod", ""),
+        WorkloadType::new("v1", "ReplicationController", "spec.template"),
+        WorkloadType::new("apps/v1", "Deployment", "spec.template"),
+        WorkloadType::new("apps/v1", "StatefulSet", "spec.template"),
+        WorkloadType::new("apps/v1", "DaemonSet", "spec.template"),
+        WorkloadType::new("apps/v1", "ReplicaSet", "spec.template"),
+        WorkloadType::new("extensions/v1beta1", "Deployment", "spec.template"),
+        WorkloadType::new("extensions/v1beta1", "DaemonSet", "spec.template"),
+        WorkloadType::new("extensions/v1beta1", "ReplicaSet", "spec.template"),
+        WorkloadType::new("batch/v1", "Job", "spec.template"),
+        WorkloadType::new("batch/v1", "CronJob", "spec.jobTemplate.spec.template"),
+    ]
+}
+
+/// The pod-template kinds custom resources commonly have; profiles start from these.
+pub fn default_custom_types() -> Vec<WorkloadType> {
+    vec![
+        WorkloadType::new("argoproj.io/v1alpha1", "Rollout", "spec.template"),
+        WorkloadType::new("serving.knative.dev/v1", "Service", "spec.template"),
+        WorkloadType::new("apps.openshift.io/v1", "DeploymentConfig", "spec.template"),
+    ]
+}
+
+/// Every workload kind a run recognises.
+#[derive(Debug, Clone)]
+pub struct WorkloadTypes(Vec<WorkloadType>);
+
+impl WorkloadTypes {
+    /// The built-in kinds plus `extra`.
+    pub fn with(extra: &[WorkloadType]) -> Self {
+        let mut all = builtin_types();
+        all.extend(extra.iter().cloned());
+        WorkloadTypes(all)
+    }
+
+    pub fn find(&self, api_version: &str, kind: &str) -> Option<&WorkloadType> {
+        self.0.iter().find(|t| t.matches(api_version, kind))
     }
 }
 
@@ -69,7 +116,7 @@ pub struct ObjectRef {
 }
 
 impl ObjectRef {
-    /// Read the identity fields of an object, if it has a `kind`.
+    /// Read the identity fields of an object, if it has a string `kind`.
     pub fn of(object: &Value) -> Option<Self> {
         let text = |v: &Value| v.as_str().map(str::to_string);
         let kind = object.get("kind").and_then(text)?;
@@ -83,10 +130,6 @@ impl ObjectRef {
                 .unwrap_or_default(),
             namespace: field("namespace"),
         })
-    }
-
-    pub fn workload_kind(&self) -> Option<WorkloadKind> {
-        WorkloadKind::from_type(&self.api_version, &self.kind)
     }
 }
 
@@ -108,24 +151,28 @@ mod tests {
 
     #[test]
     fn kinds_need_their_group() {
+        let types = WorkloadTypes::with(&default_custom_types());
+        let path = |v: &str, k: &str| types.find(v, k).map(|t| t.path.clone());
         assert_eq!(
-            WorkloadKind::from_type("apps/v1", "Deployment"),
-            Some(WorkloadKind::Deployment)
+            path("apps/v1", "Deployment").as_deref(),
+            Some("spec.template")
         );
         assert_eq!(
-            WorkloadKind::from_type("batch/v1beta1", "CronJob"),
-            Some(WorkloadKind::CronJob)
+            path("batch/v1beta1", "CronJob").as_deref(),
+            Some("spec.jobTemplate.spec.template")
+        );
+        assert_eq!(path("v1", "Pod").as_deref(), Some(""));
+        assert_eq!(path("example.com/v1", "Deployment"), None);
+        assert_eq!(path("v1", "Deployment"), None);
+        assert_eq!(path("v1", "Service"), None);
+        assert_eq!(
+            path("serving.knative.dev/v1", "Service").as_deref(),
+            Some("spec.template")
         );
         assert_eq!(
-            WorkloadKind::from_type("v1", "Pod"),
-            Some(WorkloadKind::Pod)
+            path("argoproj.io/v1alpha1", "Rollout").as_deref(),
+            Some("spec.template")
         );
-        assert_eq!(
-            WorkloadKind::from_type("example.com/v1", "Deployment"),
-            None
-        );
-        assert_eq!(WorkloadKind::from_type("v1", "Deployment"), None);
-        assert_eq!(WorkloadKind::from_type("v1", "Service"), None);
     }
 
     #[test]

@@ -1,8 +1,12 @@
 //! Profiles: what a mesh injects, as data.
 //!
 //! A profile names the proxy and init containers, volumes, the annotations and
-//! labels that mark a pod as injected, and the rules for leaving a pod alone.
-//! The default one is embedded; `--set NAME=VALUE` overrides its `values`.
+//! labels that mark a pod as injected, the mesh's own per-workload annotations,
+//! and the rules for leaving a pod alone. Two are embedded (`linkerd`, the
+//! default, and `istio`); `--config FILE` loads another. Its `values` are the
+//! knobs: per workload they come from the profile, then objects in the input
+//! (such as the trust-anchor ConfigMap), then the mesh's annotations on the pod
+//! template, then `--set` flags, each overriding the one before.
 
 pub mod template;
 
@@ -10,22 +14,32 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::Error;
+use crate::workload::{WorkloadType, default_custom_types};
 use crate::yaml;
 
-/// The embedded default profile.
-pub const DEFAULT_PROFILE: &str = include_str!("../../profiles/linkerd.yaml");
+/// The embedded profiles, by name; the first is the default.
+pub const EMBEDDED: [(&str, &str); 2] = [
+    ("linkerd", include_str!("../../profiles/linkerd.yaml")),
+    ("istio", include_str!("../../profiles/istio.yaml")),
+];
 
 /// A mesh's injection, as described by a profile file.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Profile {
     pub name: String,
-    /// Named settings the templates use; `--set` overrides them.
+    /// Named settings the templates use.
     #[serde(default)]
     pub values: Map<String, Value>,
     /// Values that must not be empty, with the hint to show when they are.
     #[serde(default)]
     pub required: Map<String, Value>,
+    /// The mesh's own pod-template annotations and the values they set.
+    #[serde(default)]
+    pub overrides: Vec<Override>,
+    /// Values read from objects in the input or context (a ConfigMap key).
+    #[serde(default)]
+    pub values_from_objects: Vec<ValueFromObject>,
     #[serde(default)]
     pub annotations: Map<String, Value>,
     #[serde(default)]
@@ -35,14 +49,33 @@ pub struct Profile {
     pub disable_annotation: Option<KeyValue>,
     #[serde(default)]
     pub foreign_sidecars: ForeignSidecars,
+    /// Init containers that set up traffic capture, before the proxy.
     #[serde(default)]
     pub init_containers: Vec<Value>,
-    pub proxy: Value,
-    /// Fields merged into the proxy when it runs as a native sidecar.
+    /// Used instead of `initContainers` when `sidecar.cni` is true.
     #[serde(default)]
-    pub native_sidecar: Map<String, Value>,
+    pub cni_init_containers: Vec<Value>,
+    pub proxy: Value,
+    /// Merged into the proxy when it runs as a native sidecar.
+    #[serde(default)]
+    pub native: Map<String, Value>,
+    /// Merged into the proxy when it runs first as a classic sidecar
+    /// (typically a post-start wait for its readiness).
+    #[serde(default)]
+    pub classic_first: Map<String, Value>,
+    /// How the sidecar runs; templated like the rest.
+    #[serde(default)]
+    pub sidecar: Map<String, Value>,
+    /// Resources to give injected containers that a ResourceQuota in context
+    /// requires and nothing else set.
+    #[serde(default)]
+    pub quota_defaults: Map<String, Value>,
+    /// Volumes; only those an injected container mounts are added.
     #[serde(default)]
     pub volumes: Vec<Value>,
+    /// Custom resources with pod templates.
+    #[serde(default = "default_custom_types")]
+    pub workloads: Vec<WorkloadType>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -50,6 +83,30 @@ pub struct Profile {
 pub struct KeyValue {
     pub key: String,
     pub value: String,
+}
+
+/// A pod-template annotation that overrides a value for one workload.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Override {
+    pub annotation: String,
+    pub value: String,
+    /// Annotation values translated to the value's own words (`enabled` → `first`).
+    #[serde(default)]
+    pub map: Map<String, Value>,
+}
+
+/// A value read from a key of an object in the input or context.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueFromObject {
+    pub value: String,
+    pub kind: String,
+    /// Templated (may use `{{values.…}}`).
+    pub namespace: String,
+    pub name: String,
+    /// Key under `data`.
+    pub key: String,
 }
 
 /// How another mesh's proxy is recognised.
@@ -62,15 +119,49 @@ pub struct ForeignSidecars {
     pub image_prefixes: Vec<String>,
 }
 
-/// The workload a profile is rendered for.
-#[derive(Debug, Clone)]
-pub struct Workload<'a> {
+/// What a workload brings to the templates.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadVars {
     /// Lower-case kind, e.g. `deployment`.
-    pub kind: &'a str,
-    pub name: &'a str,
-    pub namespace: &'a str,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
     /// Comma-separated container ports of the pod, sorted.
     pub inbound_ports: String,
+    /// The app's canonical name: `app.kubernetes.io/name`, `app`, or the workload name.
+    pub app_name: String,
+    /// `app.kubernetes.io/version`, `version`, or `latest`.
+    pub app_version: String,
+    /// Comma-separated names of the pod's own containers.
+    pub app_containers: String,
+}
+
+/// Whether the proxy runs as a native sidecar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NativeChoice {
+    /// Native where the target version has them on by default (1.29+).
+    Auto,
+    Always,
+    Never,
+}
+
+/// Where a classic sidecar goes among the containers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Position {
+    /// First, holding the app until the proxy is ready.
+    First,
+    Last,
+}
+
+/// The rendered `sidecar` section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SidecarSettings {
+    pub native: NativeChoice,
+    pub classic_position: Position,
+    pub wait_before_exit_seconds: u64,
+    /// Command that sleeps N seconds when given N; empty when the image has none.
+    pub sleep_command: Vec<String>,
+    pub cni: bool,
 }
 
 /// A profile's pieces rendered for one workload.
@@ -79,8 +170,11 @@ pub struct Rendered {
     pub annotations: Map<String, Value>,
     pub labels: Map<String, Value>,
     pub init_containers: Vec<Value>,
-    /// The proxy container, native-sidecar fields included.
     pub proxy: Value,
+    pub native: Map<String, Value>,
+    pub classic_first: Map<String, Value>,
+    pub sidecar: SidecarSettings,
+    pub quota_defaults: Map<String, Value>,
     pub volumes: Vec<Value>,
 }
 
@@ -100,13 +194,19 @@ impl Profile {
         Ok(profile)
     }
 
-    /// The embedded default profile.
-    pub fn default_profile() -> Result<Self, Error> {
-        Self::parse(DEFAULT_PROFILE, "embedded profile")
+    /// An embedded profile by name.
+    pub fn embedded(name: &str) -> Result<Self, Error> {
+        let (_, text) = embedded_text(name)?;
+        Self::parse(text, &format!("embedded profile {name}"))
     }
 
-    /// Apply `--set NAME=VALUE`. The value takes the type of the default it replaces.
-    pub fn set(&mut self, assignment: &str) -> Result<(), Error> {
+    /// The default embedded profile.
+    pub fn default_profile() -> Result<Self, Error> {
+        Self::embedded(EMBEDDED[0].0)
+    }
+
+    /// Read `NAME=VALUE` as a value override; the value takes the type of the default it replaces.
+    pub fn parse_assignment(&self, assignment: &str) -> Result<(String, Value), Error> {
         let (name, raw) = assignment
             .split_once('=')
             .ok_or_else(|| Error::Usage(format!("--set expects NAME=VALUE, got {assignment:?}")))?;
@@ -118,28 +218,68 @@ impl Profile {
                 known.join(", ")
             )));
         };
-        let value = match current {
-            Value::String(_) => Value::String(raw.to_string()),
-            _ => match yaml::value::resolve_plain(raw) {
-                Value::String(_) => {
-                    return Err(Error::Config(format!(
-                        "--set {name}: expected a {}, got {raw:?}",
-                        kind_name(current)
-                    )));
+        let value =
+            typed_like(current, raw).map_err(|e| Error::Config(format!("--set {name}: {e}")))?;
+        Ok((name.to_string(), value))
+    }
+
+    /// The values for one workload: the profile's, then those read from
+    /// objects, then the pod template's annotations, then `flags`.
+    pub fn values_for(
+        &self,
+        pod_annotations: Option<&Map<String, Value>>,
+        flags: &Map<String, Value>,
+        object_value: &dyn Fn(&ValueFromObject, &str) -> Option<String>,
+    ) -> Result<Map<String, Value>, String> {
+        let mut values = self.values.clone();
+        for source in &self.values_from_objects {
+            let lookup = |name: &str| {
+                name.strip_prefix("values.")
+                    .and_then(|n| values.get(n).cloned())
+            };
+            let namespace = template::render(&Value::String(source.namespace.clone()), &lookup)?;
+            if let Some(found) = object_value(source, namespace.as_str().unwrap_or_default()) {
+                values.insert(source.value.clone(), Value::String(found));
+            }
+        }
+        for rule in &self.overrides {
+            let Some(raw) = pod_annotations.and_then(|a| a.get(&rule.annotation)) else {
+                continue;
+            };
+            let raw = match raw {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let mapped = match rule.map.get(&raw) {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None if rule.map.is_empty() => raw.clone(),
+                None => {
+                    let allowed: Vec<&str> = rule.map.keys().map(String::as_str).collect();
+                    return Err(format!(
+                        "annotation {}: {raw:?} is not one of {}",
+                        rule.annotation,
+                        allowed.join(", ")
+                    ));
                 }
-                other => other,
-            },
-        };
-        self.values.insert(name.to_string(), value);
-        self.check().map_err(Error::Config)
+            };
+            let current = self.values.get(&rule.value).unwrap_or(&Value::Null);
+            let value = typed_like(current, &mapped)
+                .map_err(|e| format!("annotation {}: {e}", rule.annotation))?;
+            values.insert(rule.value.clone(), value);
+        }
+        for (name, value) in flags {
+            values.insert(name.clone(), value.clone());
+        }
+        Ok(values)
     }
 
     /// Warnings about required values that are still empty.
-    pub fn missing_required(&self) -> Vec<String> {
+    pub fn missing_required(&self, values: &Map<String, Value>) -> Vec<String> {
         self.required
             .iter()
             .filter(|(name, _)| {
-                self.values
+                values
                     .get(*name)
                     .is_none_or(|v| v.is_null() || v.as_str().is_some_and(str::is_empty))
             })
@@ -150,66 +290,90 @@ impl Profile {
             .collect()
     }
 
-    /// Render every piece for one workload.
-    pub fn render(&self, workload: &Workload<'_>) -> Result<Rendered, String> {
+    /// Render every piece for one workload with `values`.
+    pub fn render(
+        &self,
+        values: &Map<String, Value>,
+        vars: &WorkloadVars,
+    ) -> Result<Rendered, String> {
         let lookup = |name: &str| -> Option<Value> {
             if let Some(value) = name.strip_prefix("values.") {
-                return self.values.get(value).cloned();
+                return values.get(value).cloned();
             }
             Some(Value::String(match name {
-                "workload.kind" => workload.kind.to_string(),
-                "workload.name" => workload.name.to_string(),
-                "workload.namespace" => workload.namespace.to_string(),
-                "pod.inboundPorts" => workload.inbound_ports.clone(),
+                "workload.kind" => vars.kind.clone(),
+                "workload.name" => vars.name.clone(),
+                "workload.namespace" => vars.namespace.clone(),
+                "pod.inboundPorts" => vars.inbound_ports.clone(),
+                "pod.appName" => vars.app_name.clone(),
+                "pod.appVersion" => vars.app_version.clone(),
+                "pod.appContainers" => vars.app_containers.clone(),
                 "tool.version" => env!("CARGO_PKG_VERSION").to_string(),
                 _ => return None,
             }))
         };
-        let strings = |map: &Map<String, Value>| -> Result<Map<String, Value>, String> {
-            let rendered = template::render(&Value::Object(map.clone()), &lookup)?;
-            let Value::Object(rendered) = rendered else {
-                return Ok(Map::new());
-            };
-            Ok(rendered
-                .into_iter()
+        let map = |m: &Map<String, Value>| -> Result<Map<String, Value>, String> {
+            match template::render(&Value::Object(m.clone()), &lookup)? {
+                Value::Object(rendered) => Ok(rendered),
+                _ => Ok(Map::new()),
+            }
+        };
+        let list = |items: &[Value]| -> Result<Vec<Value>, String> {
+            match template::render(&Value::Array(items.to_vec()), &lookup)? {
+                Value::Array(rendered) => Ok(rendered),
+                _ => Ok(Vec::new()),
+            }
+        };
+        let strings = |m: Map<String, Value>| -> Map<String, Value> {
+            m.into_iter()
                 .map(|(k, v)| match v {
                     Value::String(_) => (k, v),
                     other => (k, Value::String(other.to_string())),
                 })
-                .collect())
+                .collect()
         };
-        let mut labels = strings(&self.labels)?;
+        let mut labels = strings(map(&self.labels)?);
         if let Some(owner) = &self.owner_label {
-            if workload.kind != "pod" {
+            if vars.kind != "pod" {
                 if let Value::String(key) =
                     template::render(&Value::String(owner.clone()), &lookup)?
                 {
-                    labels.insert(key, Value::String(workload.name.to_string()));
+                    labels.insert(key, Value::String(vars.name.clone()));
                 }
             }
         }
-        let mut proxy = template::render(&self.proxy, &lookup)?;
-        if let Value::Object(proxy) = &mut proxy {
-            let native = template::render(&Value::Object(self.native_sidecar.clone()), &lookup)?;
-            if let Value::Object(native) = native {
-                proxy.extend(native);
-            }
-        }
+        let sidecar = SidecarSettings::read(&map(&self.sidecar)?)?;
+        let init_containers = if sidecar.cni {
+            list(&self.cni_init_containers)?
+        } else {
+            list(&self.init_containers)?
+        };
         Ok(Rendered {
-            annotations: strings(&self.annotations)?,
+            annotations: strings(map(&self.annotations)?),
             labels,
-            init_containers: self
-                .init_containers
-                .iter()
-                .map(|c| template::render(c, &lookup))
-                .collect::<Result<_, _>>()?,
-            proxy,
-            volumes: self
-                .volumes
-                .iter()
-                .map(|v| template::render(v, &lookup))
-                .collect::<Result<_, _>>()?,
+            init_containers,
+            proxy: template::render(&self.proxy, &lookup)?,
+            native: map(&self.native)?,
+            classic_first: map(&self.classic_first)?,
+            sidecar,
+            quota_defaults: map(&self.quota_defaults)?,
+            volumes: list(&self.volumes)?,
         })
+    }
+
+    /// Names of every container this profile may add.
+    pub fn container_names(&self) -> impl Iterator<Item = &str> {
+        self.init_containers
+            .iter()
+            .chain(&self.cni_init_containers)
+            .chain(std::iter::once(&self.proxy))
+            .filter_map(|c| c.get("name").and_then(Value::as_str))
+    }
+
+    pub fn volume_names(&self) -> impl Iterator<Item = &str> {
+        self.volumes
+            .iter()
+            .filter_map(|v| v.get("name").and_then(Value::as_str))
     }
 
     /// The annotation and label keys the profile adds to a workload of `kind`
@@ -232,51 +396,169 @@ impl Profile {
         (annotations, labels)
     }
 
-    /// Names of every container this profile adds (init containers and the proxy).
-    pub fn container_names(&self) -> impl Iterator<Item = &str> {
-        self.init_containers
-            .iter()
-            .chain(std::iter::once(&self.proxy))
-            .filter_map(|c| c.get("name").and_then(Value::as_str))
-    }
-
-    pub fn volume_names(&self) -> impl Iterator<Item = &str> {
-        self.volumes
-            .iter()
-            .filter_map(|v| v.get("name").and_then(Value::as_str))
-    }
-
     /// Render for a sample workload and check every container and volume
     /// against the Kubernetes types, so mistakes surface before any input is read.
     fn check(&self) -> Result<(), String> {
-        let sample = Workload {
-            kind: "deployment",
-            name: "sample",
-            namespace: "default",
-            inbound_ports: "8080".into(),
-        };
-        let rendered = self.render(&sample)?;
-        for container in rendered.init_containers.iter().chain([&rendered.proxy]) {
-            check_typed::<k8s_openapi::api::core::v1::Container>(container, "container")?;
+        for rule in &self.overrides {
+            if !self.values.contains_key(&rule.value) {
+                return Err(format!(
+                    "override {} sets unknown value {:?}",
+                    rule.annotation, rule.value
+                ));
+            }
         }
-        for volume in &rendered.volumes {
-            check_typed::<k8s_openapi::api::core::v1::Volume>(volume, "volume")?;
+        for (name, _) in &self.required {
+            if !self.values.contains_key(name) {
+                return Err(format!("required value {name:?} is not in values"));
+            }
+        }
+        let sample = WorkloadVars {
+            kind: "deployment".into(),
+            name: "sample".into(),
+            namespace: "default".into(),
+            inbound_ports: "8080".into(),
+            app_name: "sample".into(),
+            app_version: "latest".into(),
+            app_containers: "app".into(),
+        };
+        // Render with every value set, so that no field is left out of the
+        // check, once with the iptables init containers and once in CNI mode.
+        for cni in [false, true] {
+            let mut values = self.values.clone();
+            for value in values.values_mut() {
+                if value.as_str().is_some_and(str::is_empty) {
+                    *value = Value::String("1".into());
+                }
+            }
+            if values.contains_key("cni") {
+                values.insert("cni".into(), Value::Bool(cni));
+            }
+            let rendered = self.render(&values, &sample)?;
+            let mut containers = rendered.init_containers.clone();
+            let mut native = rendered.proxy.clone();
+            merge(&mut native, &rendered.native);
+            let mut classic = rendered.proxy.clone();
+            merge(&mut classic, &rendered.classic_first);
+            containers.extend([native, classic]);
+            for container in &containers {
+                check_typed::<k8s_openapi::api::core::v1::Container>(container, "container")?;
+            }
+            for volume in &rendered.volumes {
+                check_typed::<k8s_openapi::api::core::v1::Volume>(volume, "volume")?;
+            }
         }
         Ok(())
     }
 }
 
-fn kind_name(value: &Value) -> &'static str {
-    match value {
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        _ => "value",
+/// The text of an embedded profile.
+pub fn embedded_text(name: &str) -> Result<(&'static str, &'static str), Error> {
+    EMBEDDED
+        .iter()
+        .copied()
+        .find(|(n, _)| *n == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = EMBEDDED.iter().map(|(n, _)| *n).collect();
+            Error::Config(format!(
+                "no embedded profile {name:?}; there are: {}",
+                names.join(", ")
+            ))
+        })
+}
+
+/// Shallow-merge `fields` into the container `target`, nested maps merged key by key.
+pub fn merge(target: &mut Value, fields: &Map<String, Value>) {
+    let Value::Object(target) = target else {
+        return;
+    };
+    for (k, v) in fields {
+        match (target.get_mut(k), v) {
+            (Some(Value::Object(existing)), Value::Object(new)) => {
+                let mut existing_value = Value::Object(std::mem::take(existing));
+                merge(&mut existing_value, new);
+                target.insert(k.clone(), existing_value);
+            }
+            _ => {
+                target.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+impl SidecarSettings {
+    fn read(map: &Map<String, Value>) -> Result<Self, String> {
+        let text = |key: &str| -> String {
+            match map.get(key) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            }
+        };
+        let native = match text("nativeSidecar").as_str() {
+            "" | "auto" => NativeChoice::Auto,
+            "true" | "always" | "enabled" => NativeChoice::Always,
+            "false" | "never" | "disabled" => NativeChoice::Never,
+            other => {
+                return Err(format!(
+                    "nativeSidecar must be auto, true or false, not {other:?}"
+                ));
+            }
+        };
+        let classic_position = match text("classicPosition").as_str() {
+            "" | "last" => Position::Last,
+            "first" => Position::First,
+            other => {
+                return Err(format!(
+                    "classicPosition must be first or last, not {other:?}"
+                ));
+            }
+        };
+        let wait = text("waitBeforeExitSeconds");
+        let wait_before_exit_seconds = if wait.is_empty() {
+            0
+        } else {
+            wait.parse::<u64>().map_err(|_| {
+                format!("waitBeforeExitSeconds must be a whole number of seconds, not {wait:?}")
+            })?
+        };
+        let sleep_command = match map.get("sleepCommand") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let cni = matches!(text("cni").as_str(), "true" | "enabled");
+        Ok(SidecarSettings {
+            native,
+            classic_position,
+            wait_before_exit_seconds,
+            sleep_command,
+            cni,
+        })
+    }
+}
+
+/// Read `raw` as a value of the same type as `current`.
+fn typed_like(current: &Value, raw: &str) -> Result<Value, String> {
+    match current {
+        Value::String(_) | Value::Null => Ok(Value::String(raw.to_string())),
+        Value::Bool(_) => match raw {
+            "true" | "enabled" => Ok(Value::Bool(true)),
+            "false" | "disabled" => Ok(Value::Bool(false)),
+            _ => Err(format!("expected true or false, got {raw:?}")),
+        },
+        _ => match yaml::value::resolve_plain(raw) {
+            number @ Value::Number(_) => Ok(number),
+            _ => Err(format!("expected a number, got {raw:?}")),
+        },
     }
 }
 
 /// Check `value` against a Kubernetes type: wrong types fail to deserialize,
 /// and fields the type does not know are missing after a round trip.
-fn check_typed<T>(value: &Value, what: &str) -> Result<(), String>
+pub fn check_typed<T>(value: &Value, what: &str) -> Result<(), String>
 where
     T: serde::de::DeserializeOwned + serde::Serialize,
 {
@@ -319,30 +601,71 @@ fn unknown_field(given: &Value, known: &Value, at: String) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
-    fn the_embedded_profile_is_valid() {
-        let profile = Profile::default_profile().expect("valid");
-        assert_eq!(profile.name, "linkerd");
-        let names: Vec<&str> = profile.container_names().collect();
-        assert_eq!(names, ["linkerd-init", "linkerd-proxy"]);
+    fn the_embedded_profiles_are_valid() {
+        let linkerd = Profile::embedded("linkerd").expect("valid");
+        let names: Vec<&str> = linkerd.container_names().collect();
+        assert!(
+            names.contains(&"linkerd-init") && names.contains(&"linkerd-proxy"),
+            "{names:?}"
+        );
+        let istio = Profile::embedded("istio").expect("valid");
+        assert!(istio.container_names().any(|n| n == "istio-proxy"));
+        assert!(Profile::embedded("nope").is_err());
     }
 
     #[test]
-    fn set_keeps_types_and_rejects_unknown_names() {
-        let mut profile = Profile::default_profile().expect("valid");
-        profile.set("proxyUID=1000").expect("number");
-        assert_eq!(profile.values["proxyUID"], serde_json::json!(1000));
-        profile.set("proxyVersion=2.14").expect("string");
-        assert_eq!(profile.values["proxyVersion"], serde_json::json!("2.14"));
-        assert!(profile.set("proxyUID=abc").is_err());
-        let err = profile.set("nope=1").expect_err("unknown").to_string();
+    fn assignments_keep_types_and_reject_unknown_names() {
+        let profile = Profile::default_profile().expect("valid");
+        assert_eq!(
+            profile.parse_assignment("proxyUID=1000").expect("number").1,
+            json!(1000)
+        );
+        assert_eq!(
+            profile
+                .parse_assignment("proxyVersion=2.14")
+                .expect("string")
+                .1,
+            json!("2.14")
+        );
+        assert!(profile.parse_assignment("proxyUID=abc").is_err());
+        let err = profile
+            .parse_assignment("nope=1")
+            .expect_err("unknown")
+            .to_string();
         assert!(err.contains("nope") && err.contains("proxyUID"), "{err}");
     }
 
     #[test]
+    fn precedence_is_flags_then_annotations_then_objects_then_profile() {
+        let profile = Profile::default_profile().expect("valid");
+        let annotations = json!({"config.linkerd.io/proxy-version": "from-annotation",
+                                 "config.linkerd.io/proxy-log-level": "debug"});
+        let mut flags = Map::new();
+        flags.insert("proxyVersion".into(), json!("from-flag"));
+        let from_objects = |source: &ValueFromObject, ns: &str| {
+            (source.name == "linkerd-identity-trust-roots" && ns == "linkerd")
+                .then(|| "PEM".to_string())
+        };
+        let values = profile
+            .values_for(annotations.as_object(), &flags, &from_objects)
+            .expect("values");
+        assert_eq!(values["proxyVersion"], json!("from-flag"));
+        assert_eq!(values["logLevel"], json!("debug"));
+        assert_eq!(values["trustAnchorsPEM"], json!("PEM"));
+        let bad = json!({"config.linkerd.io/proxy-uid": "root"});
+        assert!(
+            profile
+                .values_for(bad.as_object(), &Map::new(), &|_, _| None)
+                .is_err()
+        );
+    }
+
+    #[test]
     fn unknown_fields_are_named() {
-        let text = DEFAULT_PROFILE.replace(
+        let text = EMBEDDED[0].1.replace(
             "terminationMessagePolicy: FallbackToLogsOnError\n  volumeMounts",
             "terminationMesagePolicy: x\n  volumeMounts",
         );

@@ -1,40 +1,67 @@
 //! `{{name}}` placeholders in profile strings.
 //!
-//! Deliberately tiny: a profile only needs to drop values in, never to branch
-//! or loop. A string that is exactly one placeholder takes the value's own type,
-//! so `runAsUser: "{{values.proxyUID}}"` stays a number.
+//! Deliberately small: a profile only drops values in, it never branches or
+//! loops, so a value-level substitution is all it needs and stays cheap per
+//! workload. Two rules make optional fields possible without conditionals:
+//! - a string that is exactly one placeholder takes the value's own type, so
+//!   `runAsUser: "{{values.proxyUID}}"` stays a number;
+//! - a map entry or list item whose string uses a placeholder with an empty
+//!   value (`""` or null) is left out, and a map emptied that way goes too, so
+//!   `cpu: "{{values.proxyCPULimit}}"` disappears when no limit is set.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-/// Fill every placeholder in `value`, looking names up with `lookup`.
-/// Fails with the first name `lookup` does not know.
-pub fn render(value: &Value, lookup: &dyn Fn(&str) -> Option<Value>) -> Result<Value, String> {
+/// Looks a placeholder name up; `None` means the name is unknown.
+pub type Lookup<'a> = dyn Fn(&str) -> Option<Value> + 'a;
+
+/// Fill every placeholder in `value`. Fails on the first unknown name.
+/// A top-level value left out by the empty-value rule comes back as null.
+pub fn render(value: &Value, lookup: &Lookup<'_>) -> Result<Value, String> {
+    Ok(render_opt(value, lookup)?.unwrap_or(Value::Null))
+}
+
+fn render_opt(value: &Value, lookup: &Lookup<'_>) -> Result<Option<Value>, String> {
     Ok(match value {
         Value::String(s) => render_str(s, lookup)?,
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .map(|item| render(item, lookup))
-                .collect::<Result<_, _>>()?,
-        ),
+        Value::Array(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                out.extend(render_opt(item, lookup)?);
+            }
+            Some(Value::Array(out))
+        }
         Value::Object(map) => {
-            let mut out = serde_json::Map::with_capacity(map.len());
+            let mut out = Map::with_capacity(map.len());
             for (k, v) in map {
-                let key = match render_str(k, lookup)? {
+                let Some(key) = render_str(k, lookup)? else {
+                    continue;
+                };
+                let key = match key {
                     Value::String(s) => s,
                     other => other.to_string(),
                 };
-                out.insert(key, render(v, lookup)?);
+                if let Some(v) = render_opt(v, lookup)? {
+                    out.insert(key, v);
+                }
             }
-            Value::Object(out)
+            if out.is_empty() && !map.is_empty() {
+                None
+            } else {
+                Some(Value::Object(out))
+            }
         }
-        other => other.clone(),
+        other => Some(other.clone()),
     })
 }
 
-fn render_str(s: &str, lookup: &dyn Fn(&str) -> Option<Value>) -> Result<Value, String> {
+fn is_empty(value: &Value) -> bool {
+    value.is_null() || value.as_str().is_some_and(str::is_empty)
+}
+
+/// A string with its placeholders filled; `None` when one of them is empty.
+fn render_str(s: &str, lookup: &Lookup<'_>) -> Result<Option<Value>, String> {
     if !s.contains("{{") {
-        return Ok(Value::String(s.to_string()));
+        return Ok(Some(Value::String(s.to_string())));
     }
     let mut out = String::new();
     let mut rest = s;
@@ -45,8 +72,11 @@ fn render_str(s: &str, lookup: &dyn Fn(&str) -> Option<Value>) -> Result<Value, 
         let name = rest[open + 2..open + close].trim();
         let value =
             lookup(name).ok_or_else(|| format!("unknown placeholder {{{{{name}}}}} in {s:?}"))?;
-        if open == 0 && open + close + 2 == rest.len() && out.is_empty() {
-            return Ok(value);
+        if is_empty(&value) {
+            return Ok(None);
+        }
+        if open == 0 && close + 2 == rest.len() && out.is_empty() {
+            return Ok(Some(value));
         }
         out.push_str(&rest[..open]);
         match value {
@@ -56,7 +86,29 @@ fn render_str(s: &str, lookup: &dyn Fn(&str) -> Option<Value>) -> Result<Value, 
         rest = &rest[open + close + 2..];
     }
     out.push_str(rest);
-    Ok(Value::String(out))
+    Ok(Some(Value::String(out)))
+}
+
+/// The names of the placeholders used anywhere in `value`.
+pub fn placeholders(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(s) => {
+            let mut rest = s.as_str();
+            while let Some(open) = rest.find("{{") {
+                let Some(close) = rest[open..].find("}}") else {
+                    break;
+                };
+                out.push(rest[open + 2..open + close].trim().to_string());
+                rest = &rest[open + close + 2..];
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| placeholders(v, out)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            placeholders(&Value::String(k.clone()), out);
+            placeholders(v, out);
+        }),
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -68,6 +120,7 @@ mod tests {
         match name {
             "values.uid" => Some(json!(2102)),
             "values.ns" => Some(json!("linkerd")),
+            "values.none" => Some(json!("")),
             _ => None,
         }
     }
@@ -82,6 +135,20 @@ mod tests {
         assert_eq!(
             got,
             json!({"a": 2102, "b": "svc.linkerd:2102", "k-linkerd": [1]})
+        );
+    }
+
+    #[test]
+    fn empty_values_leave_their_entry_out() {
+        let got = render(
+            &json!({"resources": {"limits": {"cpu": "{{values.none}}"}, "requests": {"cpu": "x"}},
+                    "args": ["--a", "--skip={{values.none}}"], "emptyDir": {}}),
+            &lookup,
+        )
+        .expect("renders");
+        assert_eq!(
+            got,
+            json!({"resources": {"requests": {"cpu": "x"}}, "args": ["--a"], "emptyDir": {}})
         );
     }
 

@@ -1,130 +1,446 @@
 //! Inject a profile's proxy into a workload's pod template.
+//!
+//! The containers are built first, as a webhook would build them, then
+//! placed into the pod with JSON Patch operations:
+//! 1. values for this workload (profile ← objects ← pod annotations ← flags);
+//! 2. the rendered proxy and init containers, as a native or classic sidecar;
+//! 3. resources: LimitRange defaults of the namespace, then what a quota requires;
+//! 4. security context: PodSecurityPolicy defaulting, or copied from the app;
+//!    Pod Security `restricted` where the namespace enforces it;
+//! 5. a preStop wait, and a grace period it fits in;
+//! 6. placement, volumes, marker annotations and labels, and the record.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::uninject::remove_injection;
-use super::{PodPaths, template_problem};
-use crate::profile::{Profile, Workload};
-use crate::workload::WorkloadKind;
+use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template_problem};
+use crate::profile::{self, NativeChoice, Position, WorkloadVars};
+use crate::workload::WorkloadType;
 
-/// Plan the injection of `profile` into `object`, a workload of `kind`.
-/// `namespace` is used when the object names none.
+/// Annotation naming the container `kubectl logs/exec` use by default.
+const DEFAULT_CONTAINER: &str = "kubectl.kubernetes.io/default-container";
+
+/// Plan the injection of the profile into `object`, a workload of `kind`.
 ///
 /// A previous injection is removed first, so injecting again gives the same
 /// object and never a second proxy.
-pub fn inject(
-    object: &Value,
-    kind: WorkloadKind,
-    profile: &Profile,
-    namespace: &str,
-) -> Result<Plan, PlanError> {
+pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan, PlanError> {
     if let Some(reason) = template_problem(object, kind) {
         return Ok(Plan::unchanged(object, Outcome::Skipped(reason)));
     }
     let paths = PodPaths::of(kind);
     let mut patcher = Patcher::new(object.clone());
-    remove_injection(&mut patcher, kind, profile)?;
-    if let Some(reason) = skip_reason(&patcher, &paths, profile) {
+    remove_injection(&mut patcher, kind, env.profile)?;
+    if let Some(reason) = skip_reason(&patcher, &paths, env) {
         return Ok(Plan::unchanged(object, Outcome::Skipped(reason)));
     }
-
-    let metadata = object.get("metadata");
-    let field = |name: &str| metadata.and_then(|m| m.get(name)).and_then(Value::as_str);
-    let workload = Workload {
-        kind: kind.label(),
-        name: field("name")
-            .or_else(|| field("generateName"))
-            .unwrap_or_default(),
-        namespace: field("namespace").unwrap_or(namespace),
-        inbound_ports: inbound_ports(patcher.get(&paths.spec("containers"))),
+    let pod = Pod::read(&patcher, &paths, object, kind, env);
+    let values =
+        env.profile
+            .values_for(pod.annotations.as_ref(), env.flags, &|source, namespace| {
+                env.cluster
+                    .data_value(&source.kind, namespace, &source.name, &source.key)
+            });
+    let values = match values {
+        Ok(values) => values,
+        Err(reason) => return Ok(Plan::unchanged(object, Outcome::Skipped(reason))),
     };
-    let rendered = profile.render(&workload).map_err(PlanError)?;
-    let mut record = Record::default();
+    let rendered = match env.profile.render(&values, &pod.vars) {
+        Ok(rendered) => rendered,
+        Err(reason) => return Ok(Plan::unchanged(object, Outcome::Skipped(reason))),
+    };
+    let mut notes: Vec<String> = env
+        .profile
+        .missing_required(&values)
+        .into_iter()
+        .map(|w| format!("warning: {w}"))
+        .collect();
 
+    // 2. The containers, as a native or a classic sidecar.
+    let native = use_native(
+        env.native.unwrap_or(rendered.sidecar.native),
+        env,
+        &mut notes,
+    );
+    let mut proxy = rendered.proxy.clone();
+    let first = !native && rendered.sidecar.classic_position == Position::First;
+    if native {
+        profile::merge(&mut proxy, &rendered.native);
+    } else if first {
+        profile::merge(&mut proxy, &rendered.classic_first);
+    }
+    let mut inits = rendered.init_containers.clone();
+    if !native && kind.runs_to_completion() {
+        notes.push(format!(
+            "warning: a classic sidecar keeps running after the {} finishes, so it never completes; target Kubernetes 1.29 or later (--kube-version) for a native sidecar, or --native-sidecar always",
+            kind.label()
+        ));
+    }
+
+    // 3. Resources, as LimitRanger would fill them, then what a quota requires.
+    let namespace = pod.vars.namespace.clone();
+    let (limits, requests) =
+        resources::limit_range_defaults(&env.cluster.objects("LimitRange", &namespace));
+    let required = resources::quota_requirements(
+        &env.cluster.objects("ResourceQuota", &namespace),
+        pod.terminating,
+    );
+    for container in inits.iter_mut().chain(std::iter::once(&mut proxy)) {
+        let name = container_name(container);
+        let set = resources::fill(container, &limits, &requests);
+        if !set.is_empty() {
+            notes.push(format!(
+                "{name}: {} from the LimitRange of namespace {namespace}",
+                set.join(", ")
+            ));
+        }
+        let set = resources::fill_required(container, &required, &rendered.quota_defaults);
+        if !set.is_empty() {
+            notes.push(format!(
+                "{name}: {} set because a ResourceQuota of namespace {namespace} requires it",
+                set.join(", ")
+            ));
+        }
+    }
+
+    // 4. Security context.
+    let mut added_annotations: Map<String, Value> = Map::new();
+    let psps = env.cluster.objects("PodSecurityPolicy", "");
+    let use_psp = match env.security {
+        SecurityMode::Auto => env.version.has_pod_security_policy() && !psps.is_empty(),
+        SecurityMode::Psp => !psps.is_empty(),
+        SecurityMode::Copy | SecurityMode::Off => false,
+    };
+    if use_psp {
+        let psp = choose_psp(&psps, &pod.spec);
+        for container in inits.iter_mut().chain(std::iter::once(&mut proxy)) {
+            security::psp_default(container, pod.spec.get("securityContext"), psp);
+            if let Some((key, value)) =
+                security::psp_apparmor_annotation(psp, &container_name(container))
+            {
+                added_annotations.insert(key, Value::String(value));
+            }
+        }
+        let name = psp
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        notes.push(format!(
+            "security context of the injected containers defaulted by PodSecurityPolicy {name}"
+        ));
+    } else if env.security != SecurityMode::Off {
+        if let Some(app) = pod.spec.get("containers").and_then(|c| c.get(0)) {
+            for container in inits.iter_mut().chain(std::iter::once(&mut proxy)) {
+                security::copy_from_app(container, app);
+            }
+        }
+    }
+    let enforce = env
+        .cluster
+        .namespace_labels(&namespace)
+        .and_then(|labels| labels.get("pod-security.kubernetes.io/enforce"))
+        .and_then(Value::as_str);
+    if enforce == Some("restricted") {
+        for container in inits.iter_mut().chain(std::iter::once(&mut proxy)) {
+            if let Some(problem) = security::restrict(container, pod.spec.get("securityContext")) {
+                notes.push(format!("warning: {problem}"));
+            }
+        }
+    }
+
+    // 5. Graceful shutdown.
+    let wait = rendered.sidecar.wait_before_exit_seconds;
+    if let Err(note) = shutdown::add_pre_stop(
+        &mut proxy,
+        wait,
+        &rendered.sidecar.sleep_command,
+        env.version,
+    ) {
+        notes.push(format!("warning: {note}"));
+    }
+    let has_wait = proxy
+        .get("lifecycle")
+        .and_then(|l| l.get("preStop"))
+        .is_some()
+        && wait > 0;
+    let current_grace = pod
+        .spec
+        .get("terminationGracePeriodSeconds")
+        .and_then(Value::as_u64);
+    let raise_grace = if has_wait {
+        shutdown::grace_needed(wait, current_grace)
+    } else {
+        None
+    };
+
+    // 6. Into the pod.
+    let mut record = Record::default();
     if patcher.get(&paths.metadata).is_none() {
         patcher.add(&paths.metadata, Value::Object(Map::new()))?;
         record.created.push("metadata".into());
     }
-    let annotations = paths.metadata("annotations");
+    let mut annotations = rendered.annotations.clone();
+    annotations.extend(added_annotations);
+    if !native {
+        let has_default = pod
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(DEFAULT_CONTAINER));
+        if let (false, Some(app)) = (has_default, pod.app_container_names.first()) {
+            annotations.insert(DEFAULT_CONTAINER.into(), Value::String(app.clone()));
+        }
+    }
+    let annotations_path = paths.metadata("annotations");
     record.annotations = set_entries(
         &mut patcher,
-        &annotations,
+        &annotations_path,
         "annotations",
-        &rendered.annotations,
+        &annotations,
         &mut record.created,
     )?;
-    let labels = paths.metadata("labels");
     record.labels = set_entries(
         &mut patcher,
-        &labels,
+        &paths.metadata("labels"),
         "labels",
         &rendered.labels,
         &mut record.created,
     )?;
 
-    // Native sidecars: the proxy's init containers first, then the proxy, then the pod's own.
     let init_path = paths.spec("initContainers");
+    let containers_path = paths.spec("containers");
+    let existing_inits = patcher
+        .get(&init_path)
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
     ensure(
         &mut patcher,
         &init_path,
         "initContainers",
-        Value::Array(Vec::new()),
+        json!([]),
         &mut record.created,
     )?;
-    for (index, container) in rendered
-        .init_containers
-        .iter()
-        .chain([&rendered.proxy])
-        .enumerate()
+    // Native: capture setup, then the proxy, then the pod's own init containers.
+    // Classic: capture setup after the pod's own (they are not intercepted).
+    let init_start = if native { 0 } else { existing_inits };
+    for (offset, container) in inits.iter().enumerate() {
+        patcher.add(&child(&init_path, init_start + offset), container.clone())?;
+        record.init_containers.push(container_name(container));
+    }
+    if native {
+        patcher.add(&child(&init_path, inits.len()), proxy.clone())?;
+        record.init_containers.push(container_name(&proxy));
+    } else {
+        let at = if first {
+            child(&containers_path, 0)
+        } else {
+            child_end(&containers_path)
+        };
+        patcher.add(&at, proxy.clone())?;
+        record.containers.push(container_name(&proxy));
+    }
+    if patcher
+        .get(&init_path)
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
     {
-        let mut at = init_path.clone();
-        at.push(index.to_string());
-        patcher.add(&at, container.clone())?;
-        record.init_containers.push(name_of(container));
+        // Nothing went into a list inject created: take it out again.
+        patcher.remove(&init_path)?;
+        record.created.retain(|f| f != "initContainers");
     }
 
     let volumes_path = paths.spec("volumes");
-    ensure(
-        &mut patcher,
-        &volumes_path,
-        "volumes",
-        Value::Array(Vec::new()),
-        &mut record.created,
-    )?;
-    for volume in &rendered.volumes {
-        let name = name_of(volume);
-        let taken = matches!(patcher.get(&volumes_path), Some(Value::Array(items))
-            if items.iter().any(|v| v.get("name").and_then(Value::as_str) == Some(name.as_str())));
-        if !taken {
-            let mut at = volumes_path.clone();
-            at.push("-".into());
-            patcher.add(&at, volume.clone())?;
+    let mounted = mounted_volumes(inits.iter().chain(std::iter::once(&proxy)));
+    let volumes: Vec<&Value> = rendered
+        .volumes
+        .iter()
+        .filter(|v| mounted.contains(&container_name(v)))
+        .collect();
+    if !volumes.is_empty() {
+        ensure(
+            &mut patcher,
+            &volumes_path,
+            "volumes",
+            json!([]),
+            &mut record.created,
+        )?;
+    }
+    for volume in volumes {
+        let name = container_name(volume);
+        let taken = patcher
+            .get(&volumes_path)
+            .and_then(Value::as_array)
+            .is_some_and(|items| {
+                items
+                    .iter()
+                    .any(|v| v.get("name").and_then(Value::as_str) == Some(name.as_str()))
+            });
+        if taken {
+            notes.push(format!(
+                "warning: the pod already has a volume named {name}; it was kept"
+            ));
+        } else {
+            patcher.add(&child_end(&volumes_path), volume.clone())?;
             record.volumes.push(name);
         }
     }
 
-    let mut record_path = annotations;
+    if let Some(grace) = raise_grace {
+        let current = current_grace.map_or("unset".to_string(), |g| g.to_string());
+        patcher.add(&paths.spec("terminationGracePeriodSeconds"), json!(grace))?;
+        notes.push(format!(
+            "terminationGracePeriodSeconds raised from {} to {grace} so that the {wait}s wait before the proxy exits fits",
+            current_grace.unwrap_or(shutdown::DEFAULT_GRACE_SECONDS)
+        ));
+        record.grace = Some(current);
+    }
+
+    let mut record_path = annotations_path;
     record_path.push(RECORD_ANNOTATION.into());
     patcher.add(&record_path, Value::String(record.encode()))?;
 
     if patcher.value == *object {
-        return Ok(Plan::unchanged(object, Outcome::AlreadyInjected));
+        let mut plan = Plan::unchanged(object, Outcome::AlreadyInjected);
+        plan.notes = notes;
+        return Ok(plan);
     }
     Ok(Plan {
         outcome: Outcome::Injected,
         ops: patcher.ops,
         result: patcher.value,
+        notes,
     })
 }
 
+/// What the rules read of the pod, after any previous injection was removed.
+struct Pod {
+    spec: Value,
+    annotations: Option<Map<String, Value>>,
+    app_container_names: Vec<String>,
+    /// `activeDeadlineSeconds` is set: quota scope Terminating.
+    terminating: bool,
+    vars: WorkloadVars,
+}
+
+impl Pod {
+    fn read(
+        patcher: &Patcher,
+        paths: &PodPaths,
+        object: &Value,
+        kind: &WorkloadType,
+        env: &Env<'_>,
+    ) -> Self {
+        let spec = patcher.get(&paths.spec).cloned().unwrap_or(Value::Null);
+        let metadata = patcher.get(&paths.metadata);
+        let annotations = metadata
+            .and_then(|m| m.get("annotations"))
+            .and_then(Value::as_object)
+            .cloned();
+        let labels = metadata
+            .and_then(|m| m.get("labels"))
+            .and_then(Value::as_object);
+        let label = |key: &str| {
+            labels
+                .and_then(|l| l.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let object_meta = object.get("metadata");
+        let field = |name: &str| {
+            object_meta
+                .and_then(|m| m.get(name))
+                .and_then(Value::as_str)
+        };
+        let name = field("name")
+            .or_else(|| field("generateName"))
+            .unwrap_or_default()
+            .to_string();
+        let containers = spec
+            .get("containers")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let app_container_names: Vec<String> = containers.iter().map(container_name).collect();
+        let mut ports: Vec<u64> = containers
+            .iter()
+            .filter_map(|c| c.get("ports").and_then(Value::as_array))
+            .flatten()
+            .filter_map(|p| p.get("containerPort").and_then(Value::as_u64))
+            .collect();
+        ports.sort_unstable();
+        ports.dedup();
+        let vars = WorkloadVars {
+            kind: kind.label(),
+            name: name.clone(),
+            namespace: field("namespace").unwrap_or(env.namespace).to_string(),
+            inbound_ports: ports
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
+            app_name: label("app.kubernetes.io/name")
+                .or_else(|| label("app"))
+                .unwrap_or(name),
+            app_version: label("app.kubernetes.io/version")
+                .or_else(|| label("version"))
+                .unwrap_or_else(|| "latest".into()),
+            app_containers: app_container_names.join(","),
+        };
+        Pod {
+            terminating: spec.get("activeDeadlineSeconds").is_some(),
+            spec,
+            annotations,
+            app_container_names,
+            vars,
+        }
+    }
+}
+
+/// Decide whether the proxy runs as a native sidecar on the target version.
+fn use_native(choice: NativeChoice, env: &Env<'_>, notes: &mut Vec<String>) -> bool {
+    match choice {
+        NativeChoice::Auto => env.version.has_native_sidecars(),
+        NativeChoice::Never => false,
+        NativeChoice::Always => {
+            if !env.version.has_native_sidecars() {
+                notes.push(format!(
+                    "warning: native sidecars need Kubernetes 1.29 or later (1.28 with the SidecarContainers gate); on {} the apiserver drops restartPolicy and the proxy blocks the pod's start",
+                    env.version
+                ));
+            }
+            true
+        }
+    }
+}
+
+/// The PodSecurityPolicy admission would pick: by name, the first whose
+/// defaulting leaves the pod as it is, else the first.
+fn choose_psp<'a>(psps: &[&'a Value], spec: &Value) -> &'a Value {
+    let pod_context = spec.get("securityContext");
+    let unchanged = |psp: &Value| {
+        spec.get("containers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .all(|c| {
+                let mut copy = c.clone();
+                !security::psp_default(&mut copy, pod_context, psp)
+            })
+    };
+    psps.iter()
+        .copied()
+        .find(|psp| unchanged(psp))
+        .unwrap_or(psps[0])
+}
+
 /// Why the pod must be left alone, if it must.
-fn skip_reason(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Option<String> {
+fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<String> {
     if patcher.get(&paths.spec("hostNetwork")) == Some(&Value::Bool(true)) {
         return Some("hostNetwork is enabled".into());
     }
-    if let Some(disable) = &profile.disable_annotation {
+    if let Some(disable) = &env.profile.disable_annotation {
         let mut at = paths.metadata("annotations");
         at.push(disable.key.clone());
         if patcher.get(&at).and_then(Value::as_str) == Some(disable.value.as_str()) {
@@ -134,7 +450,7 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Option
             ));
         }
     }
-    let foreign = &profile.foreign_sidecars;
+    let foreign = &env.profile.foreign_sidecars;
     for list in ["containers", "initContainers"] {
         let Some(Value::Array(items)) = patcher.get(&paths.spec(list)) else {
             continue;
@@ -205,8 +521,7 @@ fn set_entries(
     ensure(patcher, path, field, Value::Object(Map::new()), created)?;
     let mut added = Vec::new();
     for (key, value) in entries {
-        let mut at = path.to_vec();
-        at.push(key.clone());
+        let at = child_key(path, key);
         match patcher.get(&at) {
             Some(existing) if existing == value => {}
             Some(_) => patcher.add(&at, value.clone())?,
@@ -219,37 +534,42 @@ fn set_entries(
     Ok(added)
 }
 
-fn name_of(item: &Value) -> String {
+fn child(path: &[String], index: usize) -> Vec<String> {
+    child_key(path, &index.to_string())
+}
+
+fn child_end(path: &[String]) -> Vec<String> {
+    child_key(path, "-")
+}
+
+fn child_key(path: &[String], key: &str) -> Vec<String> {
+    let mut out = path.to_vec();
+    out.push(key.to_string());
+    out
+}
+
+fn container_name(item: &Value) -> String {
     item.get("name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string()
 }
 
-/// The pod's container ports, sorted and comma-separated.
-fn inbound_ports(containers: Option<&Value>) -> String {
-    let mut ports: Vec<u64> = containers
-        .and_then(Value::as_array)
-        .into_iter()
+fn mounted_volumes<'a>(containers: impl Iterator<Item = &'a Value>) -> Vec<String> {
+    containers
+        .filter_map(|c| c.get("volumeMounts").and_then(Value::as_array))
         .flatten()
-        .filter_map(|c| c.get("ports").and_then(Value::as_array))
-        .flatten()
-        .filter_map(|p| p.get("containerPort").and_then(Value::as_u64))
-        .collect();
-    ports.sort_unstable();
-    ports.dedup();
-    ports
-        .iter()
-        .map(u64::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+        .map(container_name)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::{ClusterContext, KubeVersion};
+    use crate::profile::Profile;
     use crate::rules::uninject;
-    use serde_json::json;
+    use crate::workload::WorkloadTypes;
 
     fn deployment() -> Value {
         json!({
@@ -260,28 +580,65 @@ mod tests {
         })
     }
 
-    fn profile() -> Profile {
-        Profile::default_profile().expect("profile")
+    struct Fixture {
+        profile: Profile,
+        flags: Map<String, Value>,
+        cluster: ClusterContext,
+        version: KubeVersion,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            Fixture {
+                profile: Profile::default_profile().expect("profile"),
+                flags: Map::new(),
+                cluster: ClusterContext::default(),
+                version: KubeVersion::CURRENT,
+            }
+        }
+
+        fn env(&self) -> Env<'_> {
+            Env {
+                profile: &self.profile,
+                flags: &self.flags,
+                native: None,
+                version: self.version,
+                security: SecurityMode::Auto,
+                namespace: "default",
+                cluster: &self.cluster,
+            }
+        }
+
+        fn inject(&self, object: &Value) -> Plan {
+            let types = WorkloadTypes::with(&[]);
+            let kind = types
+                .find(
+                    object["apiVersion"].as_str().expect("v"),
+                    object["kind"].as_str().expect("k"),
+                )
+                .expect("workload");
+            inject(object, kind, &self.env()).expect("plan")
+        }
+    }
+
+    fn names(list: &Value) -> Vec<&str> {
+        list.as_array()
+            .expect("list")
+            .iter()
+            .map(|c| c["name"].as_str().expect("name"))
+            .collect()
     }
 
     #[test]
     fn injects_native_sidecar_and_marks_the_pod() {
-        let plan = inject(
-            &deployment(),
-            WorkloadKind::Deployment,
-            &profile(),
-            "default",
-        )
-        .expect("plan");
+        let fixture = Fixture::new();
+        let plan = fixture.inject(&deployment());
         assert_eq!(plan.outcome, Outcome::Injected);
         let pod = &plan.result["spec"]["template"];
-        let inits: Vec<&str> = pod["spec"]["initContainers"]
-            .as_array()
-            .expect("list")
-            .iter()
-            .map(|c| c["name"].as_str().expect("name"))
-            .collect();
-        assert_eq!(inits, ["linkerd-init", "linkerd-proxy"]);
+        assert_eq!(
+            names(&pod["spec"]["initContainers"]),
+            ["linkerd-init", "linkerd-proxy"]
+        );
         assert_eq!(pod["spec"]["initContainers"][1]["restartPolicy"], "Always");
         assert_eq!(
             pod["metadata"]["labels"]["linkerd.io/proxy-deployment"],
@@ -295,38 +652,59 @@ mod tests {
             env.iter()
                 .any(|e| e["name"] == "LINKERD2_PROXY_INBOUND_PORTS" && e["value"] == "8080")
         );
-        assert_eq!(pod["spec"]["containers"].as_array().expect("list").len(), 1);
-        // The patch reproduces the result.
+        assert_eq!(names(&pod["spec"]["containers"]), ["app"]);
+        assert!(
+            pod["metadata"]["annotations"]
+                .get(DEFAULT_CONTAINER)
+                .is_none()
+        );
         let mut patched = deployment();
         json_patch::patch(&mut patched, &plan.ops).expect("applies");
         assert_eq!(patched, plan.result);
     }
 
     #[test]
+    fn classic_sidecar_before_1_29_first_with_a_wait() {
+        let mut fixture = Fixture::new();
+        fixture.version = KubeVersion::new(1, 28);
+        let plan = fixture.inject(&deployment());
+        let pod = &plan.result["spec"]["template"];
+        assert_eq!(names(&pod["spec"]["containers"]), ["linkerd-proxy", "app"]);
+        assert_eq!(names(&pod["spec"]["initContainers"]), ["linkerd-init"]);
+        assert!(pod["spec"]["containers"][0]["lifecycle"]["postStart"].is_object());
+        assert!(pod["spec"]["containers"][0].get("restartPolicy").is_none());
+        assert_eq!(pod["metadata"]["annotations"][DEFAULT_CONTAINER], "app");
+        let back = uninject(
+            &plan.result,
+            &WorkloadTypes::with(&[])
+                .find("apps/v1", "Deployment")
+                .cloned()
+                .expect("kind"),
+            &fixture.profile,
+        )
+        .expect("plan");
+        assert_eq!(back.result, deployment());
+    }
+
+    #[test]
     fn injecting_twice_changes_nothing_and_uninject_restores() {
-        let first = inject(
-            &deployment(),
-            WorkloadKind::Deployment,
-            &profile(),
-            "default",
-        )
-        .expect("plan");
-        let second = inject(
-            &first.result,
-            WorkloadKind::Deployment,
-            &profile(),
-            "default",
-        )
-        .expect("plan");
+        let fixture = Fixture::new();
+        let first = fixture.inject(&deployment());
+        let second = fixture.inject(&first.result);
         assert_eq!(second.outcome, Outcome::AlreadyInjected);
         assert!(second.ops.is_empty());
-        let back = uninject(&first.result, WorkloadKind::Deployment, &profile()).expect("plan");
+        let kind = WorkloadTypes::with(&[])
+            .find("apps/v1", "Deployment")
+            .cloned()
+            .expect("kind");
+        let back = uninject(&first.result, &kind, &fixture.profile).expect("plan");
         assert_eq!(back.outcome, Outcome::Uninjected);
         assert_eq!(back.result, deployment());
     }
 
     #[test]
     fn skips_with_reasons() {
+        let fixture = Fixture::new();
         let mut host = deployment();
         host["spec"]["template"]["spec"]["hostNetwork"] = json!(true);
         let mut disabled = deployment();
@@ -339,8 +717,7 @@ mod tests {
             (disabled, "linkerd.io/inject: disabled"),
             (istio, "third-party proxy"),
         ] {
-            let plan =
-                inject(&object, WorkloadKind::Deployment, &profile(), "default").expect("plan");
+            let plan = fixture.inject(&object);
             match plan.outcome {
                 Outcome::Skipped(r) => assert!(r.contains(reason), "{r}"),
                 other => panic!("expected a skip, got {other:?}"),
@@ -350,17 +727,102 @@ mod tests {
     }
 
     #[test]
-    fn cronjob_template_without_metadata() {
-        let cron = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"},
-            "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {"containers": [{"name": "a"}]}}}}}});
-        let plan = inject(&cron, WorkloadKind::CronJob, &profile(), "default").expect("plan");
-        let template = &plan.result["spec"]["jobTemplate"]["spec"]["template"];
+    fn wait_before_exit_raises_the_grace_period_and_uninject_restores_it() {
+        let fixture = Fixture::new();
+        let mut object = deployment();
+        object["spec"]["template"]["metadata"]["annotations"] =
+            json!({"config.alpha.linkerd.io/proxy-wait-before-exit-seconds": "40"});
+        let plan = fixture.inject(&object);
+        let spec = &plan.result["spec"]["template"]["spec"];
         assert_eq!(
-            template["metadata"]["labels"]["linkerd.io/proxy-cronjob"],
-            "c"
+            spec["initContainers"][1]["lifecycle"]["preStop"],
+            json!({"sleep": {"seconds": 40}})
         );
-        assert!(plan.result["metadata"].get("labels").is_none());
-        let back = uninject(&plan.result, WorkloadKind::CronJob, &profile()).expect("plan");
-        assert_eq!(back.result, cron);
+        assert_eq!(spec["terminationGracePeriodSeconds"], json!(50));
+        assert!(
+            plan.notes
+                .iter()
+                .any(|n| n.contains("raised from 30 to 50")),
+            "{:?}",
+            plan.notes
+        );
+        let kind = WorkloadTypes::with(&[])
+            .find("apps/v1", "Deployment")
+            .cloned()
+            .expect("kind");
+        assert_eq!(
+            uninject(&plan.result, &kind, &fixture.profile)
+                .expect("plan")
+                .result,
+            object
+        );
+    }
+
+    #[test]
+    fn limit_ranges_and_quotas_fill_the_injected_containers() {
+        let mut fixture = Fixture::new();
+        fixture.cluster.add(&json!({"kind": "LimitRange", "metadata": {"name": "lr", "namespace": "shop"},
+            "spec": {"limits": [{"type": "Container", "max": {"memory": "1Gi"}, "defaultRequest": {"cpu": "50m"}}]}}), "default");
+        fixture.cluster.add(
+            &json!({"kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "shop"},
+            "spec": {"hard": {"limits.cpu": "4"}}}),
+            "default",
+        );
+        let plan = fixture.inject(&deployment());
+        let proxy = &plan.result["spec"]["template"]["spec"]["initContainers"][1];
+        assert_eq!(
+            proxy["resources"],
+            json!({"limits": {"memory": "1Gi", "cpu": "1"}, "requests": {"memory": "1Gi", "cpu": "50m"}})
+        );
+        let init = &plan.result["spec"]["template"]["spec"]["initContainers"][0];
+        assert_eq!(init["resources"]["limits"]["memory"], "1Gi");
+        // An explicit value from an annotation wins over the LimitRange, and keeps the others.
+        let mut annotated = deployment();
+        annotated["spec"]["template"]["metadata"]["annotations"] =
+            json!({"config.linkerd.io/proxy-memory-limit": "300Mi"});
+        let proxy = fixture.inject(&annotated).result["spec"]["template"]["spec"]["initContainers"]
+            [1]["resources"]
+            .clone();
+        assert_eq!(proxy["limits"]["memory"], "300Mi");
+        assert_eq!(proxy["requests"]["cpu"], "50m");
+    }
+
+    #[test]
+    fn restricted_namespaces_get_restricted_containers() {
+        let mut fixture = Fixture::new();
+        fixture.cluster.add(
+            &json!({"kind": "Namespace", "metadata": {"name": "shop",
+            "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}}),
+            "default",
+        );
+        let plan = fixture.inject(&deployment());
+        let proxy = &plan.result["spec"]["template"]["spec"]["initContainers"][1];
+        assert_eq!(
+            proxy["securityContext"]["capabilities"]["drop"],
+            json!(["ALL"])
+        );
+        assert!(
+            plan.notes
+                .iter()
+                .any(|n| n.contains("linkerd-init") && n.contains("CNI")),
+            "{:?}",
+            plan.notes
+        );
+        fixture.flags.insert("cni".into(), json!(true));
+        let cni = fixture.inject(&deployment());
+        assert_eq!(
+            names(&cni.result["spec"]["template"]["spec"]["initContainers"]),
+            ["linkerd-network-validator", "linkerd-proxy"]
+        );
+        assert!(
+            !cni.notes.iter().any(|n| n.contains("restricted")),
+            "{:?}",
+            cni.notes
+        );
+        let volumes = names(&cni.result["spec"]["template"]["spec"]["volumes"]);
+        assert!(
+            !volumes.contains(&"linkerd-proxy-init-xtables-lock"),
+            "{volumes:?}"
+        );
     }
 }

@@ -3,15 +3,48 @@
 pub mod inject;
 pub mod plan;
 pub mod record;
+pub mod resources;
+pub mod security;
+pub mod shutdown;
 pub mod uninject;
 
 pub use inject::inject;
 pub use plan::{Outcome, Plan, PlanError};
 pub use uninject::uninject;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::workload::WorkloadKind;
+use crate::cluster::{ClusterContext, KubeVersion};
+use crate::profile::{NativeChoice, Profile};
+use crate::workload::WorkloadType;
+
+/// How the injected containers get their security context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecurityMode {
+    /// A PodSecurityPolicy in context (target ≤ 1.24) if there is one, else copy.
+    Auto,
+    /// Apply the PodSecurityPolicy in context.
+    Psp,
+    /// Copy from the first app container.
+    Copy,
+    /// Leave the profile's security context as it is.
+    Off,
+}
+
+/// Everything the rules read besides the object itself.
+#[derive(Debug, Clone)]
+pub struct Env<'a> {
+    pub profile: &'a Profile,
+    /// `--set` values: they override annotations and the profile.
+    pub flags: &'a Map<String, Value>,
+    /// `--native-sidecar`, overriding annotations and the profile.
+    pub native: Option<NativeChoice>,
+    pub version: KubeVersion,
+    pub security: SecurityMode,
+    /// Namespace of objects that name none.
+    pub namespace: &'a str,
+    pub cluster: &'a ClusterContext,
+}
 
 /// Where a workload's pod metadata and spec live.
 pub(crate) struct PodPaths {
@@ -20,11 +53,11 @@ pub(crate) struct PodPaths {
 }
 
 impl PodPaths {
-    pub fn of(kind: WorkloadKind) -> Self {
+    pub fn of(kind: &WorkloadType) -> Self {
         let prefix = kind.template_path();
         PodPaths {
-            metadata: plan::path(prefix, &["metadata"]),
-            spec: plan::path(prefix, &["spec"]),
+            metadata: plan::path(&prefix, &["metadata"]),
+            spec: plan::path(&prefix, &["spec"]),
         }
     }
 
@@ -42,13 +75,13 @@ impl PodPaths {
 }
 
 /// Why a workload has no pod template this tool can work on, if it has none.
-pub(crate) fn template_problem(object: &Value, kind: WorkloadKind) -> Option<String> {
+pub(crate) fn template_problem(object: &Value, kind: &WorkloadType) -> Option<String> {
     let prefix = kind.template_path();
     let template = prefix.iter().try_fold(object, |at, token| at.get(token));
     let where_ = if prefix.is_empty() {
         "the pod".to_string()
     } else {
-        prefix.join(".")
+        kind.path.clone()
     };
     let Some(template) = template.filter(|t| t.is_object()) else {
         return Some(format!("no pod template at {where_}"));

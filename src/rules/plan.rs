@@ -22,6 +22,9 @@ pub struct Plan {
     pub outcome: Outcome,
     pub ops: Vec<PatchOperation>,
     pub result: Value,
+    /// What the user should know about this object (warnings, changes made
+    /// beyond the sidecar such as a raised grace period).
+    pub notes: Vec<String>,
 }
 
 impl Plan {
@@ -31,6 +34,7 @@ impl Plan {
             outcome,
             ops: Vec::new(),
             result: object.clone(),
+            notes: Vec::new(),
         }
     }
 }

@@ -16,6 +16,9 @@ pub struct Record {
     pub labels: Vec<String>,
     /// Fields created by inject, removed again by uninject once empty.
     pub created: Vec<String>,
+    /// The pod's `terminationGracePeriodSeconds` before inject raised it
+    /// (`unset` when it had none).
+    pub grace: Option<String>,
 }
 
 impl Record {
@@ -31,12 +34,16 @@ impl Record {
     }
 
     pub fn encode(&self) -> String {
-        self.fields()
+        let mut parts: Vec<String> = self
+            .fields()
             .iter()
             .filter(|(_, names)| !names.is_empty())
             .map(|(field, names)| format!("{field}={}", names.join(",")))
-            .collect::<Vec<_>>()
-            .join(";")
+            .collect();
+        if let Some(grace) = &self.grace {
+            parts.push(format!("grace={grace}"));
+        }
+        parts.join(";")
     }
 
     /// Read a record back; unknown fields are ignored so newer records still uninject.
@@ -58,6 +65,7 @@ impl Record {
                 "annotations" => record.annotations = names,
                 "labels" => record.labels = names,
                 "created" => record.created = names,
+                "grace" => record.grace = names.into_iter().next(),
                 _ => {}
             }
         }

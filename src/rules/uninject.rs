@@ -10,10 +10,10 @@ use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::{PodPaths, template_problem};
 use crate::profile::Profile;
-use crate::workload::WorkloadKind;
+use crate::workload::WorkloadType;
 
 /// Plan the removal of an injection from `object`.
-pub fn uninject(object: &Value, kind: WorkloadKind, profile: &Profile) -> Result<Plan, PlanError> {
+pub fn uninject(object: &Value, kind: &WorkloadType, profile: &Profile) -> Result<Plan, PlanError> {
     if template_problem(object, kind).is_some() {
         return Ok(Plan::unchanged(object, Outcome::NotInjected));
     }
@@ -26,13 +26,14 @@ pub fn uninject(object: &Value, kind: WorkloadKind, profile: &Profile) -> Result
         outcome: Outcome::Uninjected,
         ops: patcher.ops,
         result: patcher.value,
+        notes: Vec::new(),
     })
 }
 
 /// Add to `patcher` the operations that take an injection out again.
 pub(crate) fn remove_injection(
     patcher: &mut Patcher,
-    kind: WorkloadKind,
+    kind: &WorkloadType,
     profile: &Profile,
 ) -> Result<(), PlanError> {
     let paths = PodPaths::of(kind);
@@ -46,30 +47,34 @@ pub(crate) fn remove_injection(
     let had_record = record.is_some();
     let record = record.unwrap_or_default();
 
+    // Without a record, act only on a pod the mesh's own tooling injected
+    // (one of the profile's containers is there): a never-injected pod that
+    // happens to carry a mesh label or volume name is left alone.
     let ours: HashSet<&str> = profile.container_names().collect();
-    let containers: HashSet<&str> = record
-        .containers
-        .iter()
-        .map(String::as_str)
-        .chain(ours.iter().copied())
-        .collect();
-    let init_containers: HashSet<&str> = record
-        .init_containers
-        .iter()
-        .map(String::as_str)
-        .chain(ours.iter().copied())
-        .collect();
-    let volumes: HashSet<&str> = record
-        .volumes
-        .iter()
-        .map(String::as_str)
-        .chain(profile.volume_names())
-        .collect();
+    if !had_record && !has_container(patcher, &paths, &ours) {
+        return Ok(());
+    }
+    // Containers the profile names are always ours: never leave a second proxy.
+    let with_ours = |names: &[String]| -> HashSet<String> {
+        names
+            .iter()
+            .cloned()
+            .chain(ours.iter().map(|s| s.to_string()))
+            .collect()
+    };
+    let containers = with_ours(&record.containers);
+    let init_containers = with_ours(&record.init_containers);
+    // Volumes by record; without one, the profile's volume names.
+    let volumes: HashSet<String> = if had_record {
+        record.volumes.iter().cloned().collect()
+    } else {
+        profile.volume_names().map(str::to_string).collect()
+    };
     remove_named(patcher, &paths.spec("containers"), &containers)?;
     remove_named(patcher, &paths.spec("initContainers"), &init_containers)?;
     remove_named(patcher, &paths.spec("volumes"), &volumes)?;
 
-    let (profile_annotations, profile_labels) = profile.marker_keys(kind.label());
+    let (profile_annotations, profile_labels) = profile.marker_keys(&kind.label());
     let mut annotation_keys: Vec<String> = record.annotations.clone();
     let mut label_keys: Vec<String> = record.labels.clone();
     if !had_record {
@@ -79,6 +84,15 @@ pub(crate) fn remove_injection(
     annotation_keys.push(RECORD_ANNOTATION.to_string());
     remove_keys(patcher, &annotations, &annotation_keys)?;
     remove_keys(patcher, &paths.metadata("labels"), &label_keys)?;
+
+    if let Some(grace) = &record.grace {
+        let path = paths.spec("terminationGracePeriodSeconds");
+        match grace.parse::<u64>() {
+            Ok(seconds) => patcher.add(&path, Value::from(seconds))?,
+            Err(_) if patcher.get(&path).is_some() => patcher.remove(&path)?,
+            Err(_) => {}
+        }
+    }
 
     // Fields inject created go again once nothing else is in them.
     for field in record.created.iter().rev() {
@@ -100,11 +114,27 @@ pub(crate) fn remove_injection(
     Ok(())
 }
 
+/// Whether the pod has one of `names` among its containers or init containers.
+fn has_container(patcher: &Patcher, paths: &PodPaths, names: &HashSet<&str>) -> bool {
+    ["containers", "initContainers"].iter().any(|list| {
+        patcher
+            .get(&paths.spec(list))
+            .and_then(Value::as_array)
+            .is_some_and(|items| {
+                items.iter().any(|i| {
+                    i.get("name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|n| names.contains(n))
+                })
+            })
+    })
+}
+
 /// Remove the items of the list at `path` whose `name` is in `names`.
 fn remove_named(
     patcher: &mut Patcher,
     path: &[String],
-    names: &HashSet<&str>,
+    names: &HashSet<String>,
 ) -> Result<(), PlanError> {
     let Some(Value::Array(items)) = patcher.get(path) else {
         return Ok(());

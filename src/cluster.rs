@@ -1,0 +1,223 @@
+//! What the tool knows of the target cluster: its Kubernetes version and the
+//! policy objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace) and
+//! ConfigMaps found in the input or in `--context` files.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+/// A Kubernetes minor version, e.g. 1.29.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KubeVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl KubeVersion {
+    /// The default target: a current release.
+    pub const CURRENT: KubeVersion = KubeVersion {
+        major: 1,
+        minor: 37,
+    };
+
+    pub const fn new(major: u32, minor: u32) -> Self {
+        KubeVersion { major, minor }
+    }
+
+    /// Native sidecars are on by default (the SidecarContainers gate is beta).
+    pub fn has_native_sidecars(self) -> bool {
+        self >= KubeVersion::new(1, 29)
+    }
+
+    /// The preStop `sleep` action is on by default.
+    pub fn has_sleep_action(self) -> bool {
+        self >= KubeVersion::new(1, 30)
+    }
+
+    /// PodSecurityPolicy still exists (removed in 1.25).
+    pub fn has_pod_security_policy(self) -> bool {
+        self <= KubeVersion::new(1, 24)
+    }
+}
+
+impl std::str::FromStr for KubeVersion {
+    type Err = String;
+
+    /// Accepts `1.29`, `v1.29` and `1.29.3`.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let trimmed = text.trim_start_matches('v');
+        let mut parts = trimmed.split('.');
+        let number = |part: Option<&str>| part.and_then(|p| p.parse::<u32>().ok());
+        match (number(parts.next()), number(parts.next())) {
+            (Some(major), Some(minor)) => Ok(KubeVersion { major, minor }),
+            _ => Err(format!(
+                "expected a Kubernetes version like 1.29, got {text:?}"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for KubeVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The kinds the context keeps.
+const POLICY_KINDS: [&str; 4] = [
+    "LimitRange",
+    "ResourceQuota",
+    "PodSecurityPolicy",
+    "Namespace",
+];
+
+#[derive(Debug, Clone)]
+struct ContextObject {
+    kind: String,
+    namespace: String,
+    name: String,
+    value: Value,
+}
+
+/// Policy objects and ConfigMaps, by namespace.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterContext {
+    objects: Vec<ContextObject>,
+    /// ConfigMaps are kept only when a profile reads one of these names.
+    config_maps: Vec<String>,
+}
+
+impl ClusterContext {
+    /// A context that keeps ConfigMaps with one of `config_maps` as name.
+    pub fn new(config_maps: Vec<String>) -> Self {
+        ClusterContext {
+            objects: Vec::new(),
+            config_maps,
+        }
+    }
+
+    /// Whether an object of `kind` named `name` belongs in the context.
+    pub fn wants(&self, kind: &str, name: &str) -> bool {
+        POLICY_KINDS.contains(&kind)
+            || (kind == "ConfigMap" && self.config_maps.iter().any(|n| n == name))
+    }
+
+    /// Keep `object` if it is context; objects without a namespace belong to
+    /// `default_namespace`, as `kubectl apply -n` would place them.
+    pub fn add(&mut self, object: &Value, default_namespace: &str) {
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+        let kind = text(object.get("kind"));
+        let metadata = object.get("metadata");
+        let name = text(metadata.and_then(|m| m.get("name")));
+        if !self.wants(&kind, &name) {
+            return;
+        }
+        let namespace = match kind.as_str() {
+            "PodSecurityPolicy" | "Namespace" => String::new(),
+            _ => Some(text(metadata.and_then(|m| m.get("namespace"))))
+                .filter(|ns| !ns.is_empty())
+                .unwrap_or_else(|| default_namespace.to_string()),
+        };
+        self.objects.push(ContextObject {
+            kind,
+            namespace,
+            name,
+            value: object.clone(),
+        });
+        self.objects.sort_by(|a, b| {
+            (&a.kind, &a.namespace, &a.name).cmp(&(&b.kind, &b.namespace, &b.name))
+        });
+    }
+
+    /// Objects of `kind` in `namespace` (`""` for cluster-scoped kinds), sorted by name:
+    /// the apiserver's order is unspecified, this one is deterministic.
+    pub fn objects(&self, kind: &str, namespace: &str) -> Vec<&Value> {
+        self.objects
+            .iter()
+            .filter(|o| o.kind == kind && o.namespace == namespace)
+            .map(|o| &o.value)
+            .collect()
+    }
+
+    /// The labels of a Namespace object, when the context has it.
+    pub fn namespace_labels(&self, namespace: &str) -> Option<&Map<String, Value>> {
+        self.objects
+            .iter()
+            .find(|o| o.kind == "Namespace" && o.name == namespace)
+            .and_then(|o| o.value.get("metadata")?.get("labels")?.as_object())
+    }
+
+    /// `data[key]` of an object.
+    pub fn data_value(&self, kind: &str, namespace: &str, name: &str, key: &str) -> Option<String> {
+        self.objects
+            .iter()
+            .find(|o| o.kind == kind && o.namespace == namespace && o.name == name)
+            .and_then(|o| o.value.get("data")?.get(key)?.as_str())
+            .map(str::to_string)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn versions_parse_and_compare() {
+        let v: KubeVersion = "v1.28.3".parse().expect("parses");
+        assert_eq!(v, KubeVersion::new(1, 28));
+        assert!(!v.has_native_sidecars());
+        assert!(
+            "1.29"
+                .parse::<KubeVersion>()
+                .expect("parses")
+                .has_native_sidecars()
+        );
+        assert!(
+            "1.24"
+                .parse::<KubeVersion>()
+                .expect("parses")
+                .has_pod_security_policy()
+        );
+        assert!("latest".parse::<KubeVersion>().is_err());
+    }
+
+    #[test]
+    fn objects_are_kept_by_namespace_and_sorted() {
+        let mut context = ClusterContext::new(vec!["roots".into()]);
+        context.add(
+            &json!({"kind": "LimitRange", "metadata": {"name": "b"}}),
+            "shop",
+        );
+        context.add(
+            &json!({"kind": "LimitRange", "metadata": {"name": "a", "namespace": "shop"}}),
+            "default",
+        );
+        context.add(
+            &json!({"kind": "ConfigMap", "metadata": {"name": "other"}}),
+            "shop",
+        );
+        context.add(&json!({"kind": "ConfigMap", "metadata": {"name": "roots", "namespace": "l"}, "data": {"k": "v"}}), "x");
+        context.add(
+            &json!({"kind": "Namespace", "metadata": {"name": "shop", "labels": {"a": "b"}}}),
+            "x",
+        );
+        let names: Vec<&str> = context
+            .objects("LimitRange", "shop")
+            .iter()
+            .filter_map(|o| o["metadata"]["name"].as_str())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(
+            context
+                .data_value("ConfigMap", "l", "roots", "k")
+                .as_deref(),
+            Some("v")
+        );
+        assert!(context.objects("ConfigMap", "shop").is_empty());
+        assert_eq!(
+            context.namespace_labels("shop").and_then(|l| l.get("a")),
+            Some(&json!("b"))
+        );
+    }
+}

@@ -1,0 +1,342 @@
+//! Security context of the injected containers.
+//!
+//! A PodSecurityPolicy defaults the app containers at admission; containers a
+//! webhook adds afterwards miss out. Two ways to give the injected containers
+//! what the policy would: apply a PodSecurityPolicy in context exactly as the
+//! admission plugin defaults a container, or, without one, copy from the first
+//! app container what a policy would have given it. Pod Security `restricted`
+//! namespaces get the settings that level demands.
+
+use serde_json::{Map, Value, json};
+
+/// Apply `psp`'s container defaulting (`provider.MutatePod` per container) to
+/// `container`, in a pod whose pod-level security context is `pod_context`.
+/// Returns whether anything changed.
+pub fn psp_default(container: &mut Value, pod_context: Option<&Value>, psp: &Value) -> bool {
+    let spec = psp.get("spec").cloned().unwrap_or(Value::Null);
+    let before = container.clone();
+    let own = container
+        .get("securityContext")
+        .cloned()
+        .unwrap_or(json!({}));
+    let effective = |field: &str| {
+        own.get(field)
+            .or_else(|| pod_context.and_then(|p| p.get(field)))
+            .cloned()
+    };
+    let mut context = own.as_object().cloned().unwrap_or_default();
+
+    let must_run_as_min = |rule: &str| -> Option<Value> {
+        let strategy = spec.get(rule)?;
+        (strategy.get("rule")?.as_str()? == "MustRunAs")
+            .then(|| strategy.get("ranges")?.get(0)?.get("min").cloned())
+            .flatten()
+    };
+    if effective("runAsUser").is_none() {
+        if let Some(uid) = must_run_as_min("runAsUser") {
+            context.insert("runAsUser".into(), uid);
+        }
+    }
+    if effective("runAsGroup").is_none() {
+        if let Some(gid) = must_run_as_min("runAsGroup") {
+            context.insert("runAsGroup".into(), gid);
+        }
+    }
+    if effective("seLinuxOptions").is_none() {
+        let se_linux = spec.get("seLinux");
+        if se_linux.and_then(|s| s.get("rule")).and_then(Value::as_str) == Some("MustRunAs") {
+            if let Some(options) = se_linux.and_then(|s| s.get("seLinuxOptions")) {
+                context.insert("seLinuxOptions".into(), options.clone());
+            }
+        }
+    }
+    let non_root_rule = spec
+        .get("runAsUser")
+        .and_then(|r| r.get("rule"))
+        .and_then(Value::as_str);
+    if non_root_rule == Some("MustRunAsNonRoot")
+        && effective("runAsNonRoot").is_none()
+        && effective("runAsUser").is_none()
+    {
+        context.insert("runAsNonRoot".into(), Value::Bool(true));
+    }
+
+    // Capabilities: add = (defaultAdd − own drop) ∪ own add; drop = requiredDrop ∪ own drop.
+    let names = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let caps = own.get("capabilities");
+    let own_add = names(caps.and_then(|c| c.get("add")));
+    let own_drop = names(caps.and_then(|c| c.get("drop")));
+    let mut add = own_add.clone();
+    for cap in names(spec.get("defaultAddCapabilities")) {
+        if !own_drop.contains(&cap) && !add.contains(&cap) {
+            add.push(cap);
+        }
+    }
+    let mut drop = own_drop.clone();
+    for cap in names(spec.get("requiredDropCapabilities")) {
+        if !drop.contains(&cap) {
+            drop.push(cap);
+        }
+    }
+    if add != own_add || drop != own_drop {
+        add.sort();
+        drop.sort();
+        let mut capabilities = Map::new();
+        if !add.is_empty() {
+            capabilities.insert("add".into(), json!(add));
+        }
+        if !drop.is_empty() {
+            capabilities.insert("drop".into(), json!(drop));
+        }
+        context.insert("capabilities".into(), Value::Object(capabilities));
+    }
+
+    if spec.get("readOnlyRootFilesystem") == Some(&Value::Bool(true))
+        && effective("readOnlyRootFilesystem").is_none()
+    {
+        context.insert("readOnlyRootFilesystem".into(), Value::Bool(true));
+    }
+    if effective("allowPrivilegeEscalation").is_none() {
+        if let Some(default) = spec
+            .get("defaultAllowPrivilegeEscalation")
+            .filter(|v| v.is_boolean())
+        {
+            context.insert("allowPrivilegeEscalation".into(), default.clone());
+        } else if spec.get("allowPrivilegeEscalation") == Some(&Value::Bool(false)) {
+            context.insert("allowPrivilegeEscalation".into(), Value::Bool(false));
+        }
+    }
+    if !context.is_empty() {
+        if let Value::Object(c) = container {
+            c.insert("securityContext".into(), Value::Object(context));
+        }
+    }
+    *container != before
+}
+
+/// The PSP annotation a pod gets for the AppArmor profile of `container`, if `psp` sets a default.
+pub fn psp_apparmor_annotation(psp: &Value, container: &str) -> Option<(String, String)> {
+    let profile = psp
+        .get("metadata")?
+        .get("annotations")?
+        .get("apparmor.security.beta.kubernetes.io/defaultProfileName")?
+        .as_str()?;
+    Some((
+        format!("container.apparmor.security.beta.kubernetes.io/{container}"),
+        profile.to_string(),
+    ))
+}
+
+/// Copy from `app` (the first app container) what a policy would have given it:
+/// its added and dropped capabilities (keeping what `container` itself adds,
+/// such as NET_ADMIN for an iptables init container), seccomp and SELinux
+/// options; and set `allowPrivilegeEscalation: false`, `readOnlyRootFilesystem: true`
+/// where the container leaves them unset.
+pub fn copy_from_app(container: &mut Value, app: &Value) {
+    let Some(app_context) = app.get("securityContext").and_then(Value::as_object) else {
+        return;
+    };
+    let Value::Object(c) = container else { return };
+    let context = c.entry("securityContext").or_insert_with(|| json!({}));
+    let Value::Object(context) = context else {
+        return;
+    };
+    let names = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let own_add = names(context.get("capabilities").and_then(|c| c.get("add")));
+    let own_drop = names(context.get("capabilities").and_then(|c| c.get("drop")));
+    let app_caps = app_context.get("capabilities");
+    let mut add = own_add.clone();
+    for cap in names(app_caps.and_then(|c| c.get("add"))) {
+        if !add.contains(&cap) {
+            add.push(cap);
+        }
+    }
+    let mut drop = own_drop.clone();
+    for cap in names(app_caps.and_then(|c| c.get("drop"))) {
+        // Never drop what the container needs (ALL would drop NET_ADMIN too, but
+        // capabilities added explicitly are kept by the runtime).
+        if !drop.contains(&cap) && !own_add.contains(&cap) {
+            drop.push(cap);
+        }
+    }
+    if add != own_add || drop != own_drop {
+        let caps = context.entry("capabilities").or_insert_with(|| json!({}));
+        if let Value::Object(caps) = caps {
+            if !add.is_empty() {
+                caps.insert("add".into(), json!(add));
+            }
+            if !drop.is_empty() {
+                caps.insert("drop".into(), json!(drop));
+            }
+        }
+    }
+    for field in ["seccompProfile", "seLinuxOptions"] {
+        if let Some(value) = app_context.get(field) {
+            context.entry(field).or_insert_with(|| value.clone());
+        }
+    }
+    context
+        .entry("allowPrivilegeEscalation")
+        .or_insert(Value::Bool(false));
+    context
+        .entry("readOnlyRootFilesystem")
+        .or_insert(Value::Bool(true));
+}
+
+/// Make `container` meet Pod Security `restricted` where it can: drop ALL,
+/// RuntimeDefault seccomp (unless the pod sets one), no privilege escalation,
+/// non-root. Returns why it still cannot meet the level, if it cannot.
+pub fn restrict(container: &mut Value, pod_context: Option<&Value>) -> Option<String> {
+    let name = container
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let Value::Object(c) = container else {
+        return None;
+    };
+    let context = c.entry("securityContext").or_insert_with(|| json!({}));
+    let Value::Object(context) = context else {
+        return None;
+    };
+    let caps = context.entry("capabilities").or_insert_with(|| json!({}));
+    let mut problems = Vec::new();
+    if let Value::Object(caps) = caps {
+        let drop = caps.entry("drop").or_insert_with(|| json!([]));
+        if let Value::Array(drop) = drop {
+            if !drop.iter().any(|d| d == "ALL") {
+                drop.push(json!("ALL"));
+            }
+        }
+        let added: Vec<String> = caps
+            .get("add")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter(|cap| *cap != "NET_BIND_SERVICE")
+            .map(str::to_string)
+            .collect();
+        if !added.is_empty() {
+            problems.push(format!("adds {}", added.join(" and ")));
+        }
+    }
+    let pod_has_seccomp = pod_context.and_then(|p| p.get("seccompProfile")).is_some();
+    if !pod_has_seccomp {
+        context
+            .entry("seccompProfile")
+            .or_insert_with(|| json!({"type": "RuntimeDefault"}));
+    }
+    context
+        .entry("allowPrivilegeEscalation")
+        .or_insert(Value::Bool(false));
+    let root = context.get("runAsUser").and_then(Value::as_u64) == Some(0);
+    if root {
+        problems.push("runs as root".into());
+    } else if context.get("runAsNonRoot") != Some(&Value::Bool(false)) {
+        context.insert("runAsNonRoot".into(), Value::Bool(true));
+    } else {
+        problems.push("sets runAsNonRoot: false".into());
+    }
+    if context.get("privileged") == Some(&Value::Bool(true)) {
+        problems.push("is privileged".into());
+    }
+    (!problems.is_empty()).then(|| {
+        format!(
+            "{name} {}, which Pod Security \"restricted\" forbids: use CNI mode (--set cni=true) so that no iptables init container is needed",
+            problems.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn psp_defaults_like_the_admission_plugin() {
+        let psp = json!({"spec": {
+            "runAsUser": {"rule": "MustRunAsNonRoot"},
+            "defaultAddCapabilities": ["CHOWN"],
+            "requiredDropCapabilities": ["NET_RAW", "ALL"],
+            "readOnlyRootFilesystem": true,
+            "allowPrivilegeEscalation": false
+        }});
+        let mut proxy = json!({"name": "p", "securityContext": {"runAsUser": 2102}});
+        assert!(psp_default(&mut proxy, None, &psp));
+        assert_eq!(
+            proxy["securityContext"],
+            json!({
+                "runAsUser": 2102,
+                "capabilities": {"add": ["CHOWN"], "drop": ["ALL", "NET_RAW"]},
+                "readOnlyRootFilesystem": true,
+                "allowPrivilegeEscalation": false
+            })
+        );
+        // Pod-level settings count as set.
+        let mut bare = json!({"name": "b"});
+        let pod = json!({"runAsUser": 1000});
+        psp_default(
+            &mut bare,
+            Some(&pod),
+            &json!({"spec": {"runAsUser": {"rule": "MustRunAsNonRoot"}}}),
+        );
+        assert!(bare.get("securityContext").is_none());
+        let must = json!({"spec": {"runAsUser": {"rule": "MustRunAs", "ranges": [{"min": 1000, "max": 2000}]}}});
+        let mut c = json!({"name": "c"});
+        psp_default(&mut c, None, &must);
+        assert_eq!(c["securityContext"]["runAsUser"], json!(1000));
+    }
+
+    #[test]
+    fn copy_keeps_what_the_init_container_needs() {
+        let app = json!({"name": "app", "securityContext": {
+            "capabilities": {"add": ["NET_BIND_SERVICE"], "drop": ["ALL", "NET_ADMIN"]},
+            "seccompProfile": {"type": "Localhost", "localhostProfile": "p.json"}}});
+        let mut init = json!({"name": "init", "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_RAW"]}}});
+        copy_from_app(&mut init, &app);
+        assert_eq!(
+            init["securityContext"]["capabilities"],
+            json!({"add": ["NET_ADMIN", "NET_RAW", "NET_BIND_SERVICE"], "drop": ["ALL"]})
+        );
+        assert_eq!(
+            init["securityContext"]["seccompProfile"]["type"],
+            "Localhost"
+        );
+        assert_eq!(init["securityContext"]["readOnlyRootFilesystem"], true);
+    }
+
+    #[test]
+    fn restricted_is_met_or_explained() {
+        let mut proxy = json!({"name": "proxy", "securityContext": {"runAsUser": 2102}});
+        assert_eq!(restrict(&mut proxy, None), None);
+        assert_eq!(
+            proxy["securityContext"]["capabilities"]["drop"],
+            json!(["ALL"])
+        );
+        assert_eq!(
+            proxy["securityContext"]["seccompProfile"]["type"],
+            "RuntimeDefault"
+        );
+        let mut init = json!({"name": "linkerd-init", "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_RAW"]}}});
+        let why = restrict(&mut init, None).expect("cannot");
+        assert!(
+            why.contains("NET_ADMIN and NET_RAW") && why.contains("CNI"),
+            "{why}"
+        );
+    }
+}
