@@ -51,12 +51,25 @@ impl Located {
         }
     }
 
-    /// The offending line with a caret under the column.
+    /// The offending line with a caret under the column; a long line is cut
+    /// to the part around the column.
     pub fn snippet(&self) -> String {
+        const WIDTH: usize = 100;
         let number = self.line.to_string();
         let pad = " ".repeat(number.len());
-        let caret = " ".repeat(self.column.saturating_sub(1));
-        format!("{pad} |\n{number} | {}\n{pad} | {caret}^", self.line_text)
+        let chars: Vec<char> = self.line_text.chars().collect();
+        let column = self.column.saturating_sub(1);
+        let from = column.saturating_sub(WIDTH / 2).min(chars.len());
+        let to = (from + WIDTH).min(chars.len());
+        let mut shown: String = chars[from..to].iter().collect();
+        if from > 0 {
+            shown.insert(0, '…');
+        }
+        if to < chars.len() {
+            shown.push('…');
+        }
+        let caret = " ".repeat(column - from + usize::from(from > 0));
+        format!("{pad} |\n{number} | {shown}\n{pad} | {caret}^")
     }
 }
 

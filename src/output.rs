@@ -1,7 +1,7 @@
 //! Sinks: what a run writes. Everything is built in memory first, so a run that
 //! fails writes nothing at all.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anstyle::{AnsiColor, Style};
 use serde_json::{Value, json};
@@ -21,7 +21,11 @@ pub fn yaml_stream(results: &[Processed]) -> String {
             if !out.ends_with('\n') {
                 out.push('\n');
             }
-            if !text.trim_start_matches('\u{feff}').starts_with("---") {
+            let start = text.trim_start_matches('\u{feff}');
+            if start.starts_with('%') {
+                // Directives must follow a document end marker.
+                out.push_str("...\n");
+            } else if !start.starts_with("---") {
                 out.push_str("---\n");
             }
         }
@@ -86,7 +90,10 @@ pub fn diff(results: &[Processed], color: bool) -> String {
         let text = diff
             .unified_diff()
             .context_radius(3)
-            .header(&format!("a/{name}"), &format!("b/{name}"))
+            .header(
+                &format!("a/{}", name.trim_start_matches('/')),
+                &format!("b/{}", name.trim_start_matches('/')),
+            )
             .to_string();
         for line in text.split_inclusive('\n') {
             let style = match line.as_bytes().first() {
@@ -105,43 +112,79 @@ pub fn diff(results: &[Processed], color: bool) -> String {
     out
 }
 
-/// Rewrite every changed file: write a temporary file beside it, keep the
-/// mode, then rename over the original, so each file is either old or new.
+/// Rewrite every changed file: first write a temporary file beside each one
+/// (with the original's mode), then rename them all over the originals. A
+/// failure while writing leaves every original untouched; each rename is
+/// atomic, so every file is either entirely old or entirely new.
 pub fn write_in_place(results: &[Processed]) -> Result<(), Error> {
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
     for processed in results.iter().filter(|p| p.changed()) {
-        if let Some(path) = &processed.source.path {
-            replace_file(path, &processed.output)?;
+        let Some(path) = &processed.source.path else {
+            continue;
+        };
+        match stage(path, &processed.output) {
+            Ok(pair) => staged.push(pair),
+            Err(err) => {
+                for (temp, _) in &staged {
+                    let _ = std::fs::remove_file(temp);
+                }
+                return Err(err);
+            }
+        }
+    }
+    for (index, (temp, target)) in staged.iter().enumerate() {
+        if let Err(e) = std::fs::rename(temp, target) {
+            for (temp, _) in &staged[index..] {
+                let _ = std::fs::remove_file(temp);
+            }
+            return Err(Error::Output {
+                path: target.clone(),
+                message: e.to_string(),
+            });
         }
     }
     Ok(())
 }
 
-fn replace_file(path: &Path, text: &str) -> Result<(), Error> {
+/// Write `text` to a new temporary file beside `path`; returns (temporary, target).
+fn stage(path: &Path, text: &str) -> Result<(PathBuf, PathBuf), Error> {
     use std::io::Write;
     let failed = |e: std::io::Error| Error::Output {
         path: path.to_path_buf(),
         message: e.to_string(),
     };
+    // Write through a symlink to the file it points at, keeping the link.
     let target = std::fs::canonicalize(path).map_err(failed)?;
     let dir = target.parent().unwrap_or(Path::new("."));
     let file_name = target
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let temp = dir.join(format!(
-        ".{file_name}.mesh-inject.{}.tmp",
-        std::process::id()
-    ));
-    let result = (|| {
-        let permissions = std::fs::metadata(&target)?.permissions();
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        std::fs::set_permissions(&temp, permissions)?;
-        std::fs::rename(&temp, &target)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temp);
+    let permissions = std::fs::metadata(&target).map_err(failed)?.permissions();
+    for attempt in 0..100 {
+        let temp = dir.join(format!(
+            ".{file_name}.mesh-inject.{}.{attempt}.tmp",
+            std::process::id()
+        ));
+        // create_new: never follow or reuse something already there.
+        let mut file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(failed(e)),
+        };
+        let written = file
+            .write_all(text.as_bytes())
+            .and_then(|()| file.sync_all())
+            .and_then(|()| std::fs::set_permissions(&temp, permissions.clone()));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temp);
+            return Err(failed(e));
+        }
+        return Ok((temp, target));
     }
-    result.map_err(failed)
+    Err(failed(std::io::Error::other("no free temporary file name")))
 }

@@ -26,7 +26,8 @@ impl Source {
 const MANIFEST_EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
 
 /// The files named by `-f` arguments, in order: files as given, directories
-/// expanded to their manifest files sorted by path (descending with `recursive`).
+/// expanded to their manifest files sorted by path (subdirectories included
+/// with `recursive`).
 /// `-` stands for standard input and is returned as `None`.
 pub fn expand(paths: &[PathBuf], recursive: bool) -> Result<Vec<Option<PathBuf>>, Error> {
     let mut out = Vec::new();

@@ -110,7 +110,8 @@ fn check_file(path: &Path, input: &str, output: &str) {
 
 /// Whether `after` only adds lines to `before`: every line of `before` appears
 /// in `after`, in order, unchanged or with an edit the renderer may make to an
-/// existing line (a flow collection gaining entries, an alias gaining a merge,
+/// existing line (a flow collection gaining entries, an empty `[]`/`{}` or a
+/// null becoming block content, an alias gaining a merge,
 /// a JSON line gaining the comma before a new entry, a last line gaining its
 /// line break). Returns the first line that has no counterpart.
 fn only_adds_lines(before: &str, after: &str) -> Result<(), String> {
@@ -120,6 +121,10 @@ fn only_adds_lines(before: &str, after: &str) -> Result<(), String> {
         for n in added.by_ref() {
             let kept = n == line
                 || n.strip_suffix(',') == Some(line)
+                || line
+                    .strip_suffix(" []")
+                    .or_else(|| line.strip_suffix(" {}"))
+                    == Some(n)
                 || (stem.contains(['{', '[']) && n.starts_with(stem))
                 || line
                     .split_once(": *")

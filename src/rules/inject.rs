@@ -178,10 +178,13 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
 
     // 6. Into the pod.
     let mut record = Record::default();
-    if patcher.get(&paths.metadata).is_none() {
-        patcher.add(&paths.metadata, Value::Object(Map::new()))?;
-        record.created.push("metadata".into());
-    }
+    ensure(
+        &mut patcher,
+        &paths.metadata,
+        "metadata",
+        json!({}),
+        &mut record,
+    )?;
     let mut annotations = rendered.annotations.clone();
     annotations.extend(added_annotations);
     if !native {
@@ -199,14 +202,14 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
         &annotations_path,
         "annotations",
         &annotations,
-        &mut record.created,
+        &mut record,
     )?;
     record.labels = set_entries(
         &mut patcher,
         &paths.metadata("labels"),
         "labels",
         &rendered.labels,
-        &mut record.created,
+        &mut record,
     )?;
 
     let init_path = paths.spec("initContainers");
@@ -220,7 +223,7 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
         &init_path,
         "initContainers",
         json!([]),
-        &mut record.created,
+        &mut record,
     )?;
     // Native: capture setup, then the proxy, then the pod's own init containers.
     // Classic: capture setup after the pod's own (they are not intercepted).
@@ -241,14 +244,21 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
         patcher.add(&at, proxy.clone())?;
         record.containers.push(container_name(&proxy));
     }
-    if patcher
-        .get(&init_path)
-        .and_then(Value::as_array)
-        .is_some_and(Vec::is_empty)
+    let created_inits = record.created.iter().any(|f| f == "initContainers");
+    if created_inits
+        && patcher
+            .get(&init_path)
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
     {
-        // Nothing went into a list inject created: take it out again.
-        patcher.remove(&init_path)?;
+        // Nothing went into a list inject created: put it back as it was.
+        if record.was_null.iter().any(|f| f == "initContainers") {
+            patcher.add(&init_path, Value::Null)?;
+        } else {
+            patcher.remove(&init_path)?;
+        }
         record.created.retain(|f| f != "initContainers");
+        record.was_null.retain(|f| f != "initContainers");
     }
 
     let volumes_path = paths.spec("volumes");
@@ -264,7 +274,7 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
             &volumes_path,
             "volumes",
             json!([]),
-            &mut record.created,
+            &mut record,
         )?;
     }
     for volume in volumes {
@@ -473,10 +483,17 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
             }
         }
     }
+    // Null counts as absent, as it does for the apiserver.
+    if !matches!(
+        patcher.get(&paths.metadata),
+        None | Some(Value::Null | Value::Object(_))
+    ) {
+        return Some("the pod template's metadata is not a mapping".into());
+    }
     for field in ["annotations", "labels"] {
         if !matches!(
             patcher.get(&paths.metadata(field)),
-            None | Some(Value::Object(_))
+            None | Some(Value::Null | Value::Object(_))
         ) {
             return Some(format!("metadata.{field} of the pod is not a mapping"));
         }
@@ -484,7 +501,7 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
     for field in ["initContainers", "volumes"] {
         if !matches!(
             patcher.get(&paths.spec(field)),
-            None | Some(Value::Array(_))
+            None | Some(Value::Null | Value::Array(_))
         ) {
             return Some(format!("{field} of the pod is not a list"));
         }
@@ -492,17 +509,22 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
     None
 }
 
-/// Create the field at `path` as `empty` if it is missing, and note that inject created it.
+/// Create the field at `path` as `empty` if it is missing or null, and note
+/// in `record` that inject created it.
 fn ensure(
     patcher: &mut Patcher,
     path: &[String],
     field: &str,
     empty: Value,
-    created: &mut Vec<String>,
+    record: &mut Record,
 ) -> Result<(), PlanError> {
-    if patcher.get(path).is_none() {
+    let current = patcher.get(path).cloned();
+    if current.as_ref().is_none_or(Value::is_null) {
         patcher.add(path, empty)?;
-        created.push(field.to_string());
+        record.created.push(field.to_string());
+        if current.is_some() {
+            record.was_null.push(field.to_string());
+        }
     }
     Ok(())
 }
@@ -513,12 +535,12 @@ fn set_entries(
     path: &[String],
     field: &str,
     entries: &Map<String, Value>,
-    created: &mut Vec<String>,
+    record: &mut Record,
 ) -> Result<Vec<String>, PlanError> {
     if entries.is_empty() {
         return Ok(Vec::new());
     }
-    ensure(patcher, path, field, Value::Object(Map::new()), created)?;
+    ensure(patcher, path, field, Value::Object(Map::new()), record)?;
     let mut added = Vec::new();
     for (key, value) in entries {
         let at = child_key(path, key);

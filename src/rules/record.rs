@@ -16,13 +16,16 @@ pub struct Record {
     pub labels: Vec<String>,
     /// Fields created by inject, removed again by uninject once empty.
     pub created: Vec<String>,
+    /// Of those, the ones that were there but null (`annotations:` with no
+    /// value): uninject puts the null back.
+    pub was_null: Vec<String>,
     /// The pod's `terminationGracePeriodSeconds` before inject raised it
     /// (`unset` when it had none).
     pub grace: Option<String>,
 }
 
 impl Record {
-    fn fields(&self) -> [(&'static str, &Vec<String>); 6] {
+    fn fields(&self) -> [(&'static str, &Vec<String>); 7] {
         [
             ("containers", &self.containers),
             ("initContainers", &self.init_containers),
@@ -30,6 +33,7 @@ impl Record {
             ("annotations", &self.annotations),
             ("labels", &self.labels),
             ("created", &self.created),
+            ("wasNull", &self.was_null),
         ]
     }
 
@@ -65,6 +69,7 @@ impl Record {
                 "annotations" => record.annotations = names,
                 "labels" => record.labels = names,
                 "created" => record.created = names,
+                "wasNull" => record.was_null = names,
                 "grace" => record.grace = names.into_iter().next(),
                 _ => {}
             }

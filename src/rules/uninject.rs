@@ -108,7 +108,11 @@ pub(crate) fn remove_injection(
             _ => false,
         };
         if empty {
-            patcher.remove(&path)?;
+            if record.was_null.contains(field) {
+                patcher.add(&path, Value::Null)?;
+            } else {
+                patcher.remove(&path)?;
+            }
         }
     }
     Ok(())

@@ -7,13 +7,13 @@
 //! anchors, blank lines) stays as it was. Inserting and removing use the same
 //! line arithmetic, so removing what was inserted restores the bytes exactly.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
 use super::emit::Layout;
 use super::node::{Node, NodeKind, ScalarStyle};
-use super::value::{self, ValueError};
+use super::value::{Resolver, ValueError, is_merge_key};
 
 /// Replace `start..end` of the original text with `text`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,11 +45,11 @@ pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, Ed
     let mut differ = Differ {
         text,
         layout: detect_layout(text, root),
-        anchors: HashMap::new(),
+        resolver: Resolver::for_document(root)?,
         referenced: HashSet::new(),
         edits: Vec::new(),
     };
-    differ.index_anchors(root)?;
+    differ.index_aliases(root);
     differ.node(root, target, false)?;
     Ok(differ.edits)
 }
@@ -57,6 +57,10 @@ pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, Ed
 /// Apply non-overlapping edits to `text`.
 pub fn apply(text: &str, mut edits: Vec<Edit>) -> String {
     edits.sort_by_key(|e| (e.start, e.end));
+    debug_assert!(
+        edits.windows(2).all(|w| w[0].end <= w[1].start),
+        "overlapping edits: {edits:?}"
+    );
     let mut out =
         String::with_capacity(text.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
     let mut at = 0;
@@ -138,83 +142,33 @@ fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mu
 struct Differ<'t> {
     text: &'t str,
     layout: Layout,
-    /// Resolved value of every anchor, for nodes that contain aliases.
-    anchors: HashMap<usize, Value>,
+    /// Resolves nodes of the document, aliases included.
+    resolver: Resolver,
     /// Anchors that some alias uses: editing inside them would change the alias too.
     referenced: HashSet<usize>,
     edits: Vec<Edit>,
 }
 
 impl Differ<'_> {
-    fn index_anchors(&mut self, node: &Node<'_>) -> Result<(), EditError> {
+    fn index_aliases(&mut self, node: &Node<'_>) {
         match &node.kind {
             NodeKind::Alias(id) => {
                 self.referenced.insert(*id);
             }
             NodeKind::Map { entries, .. } => {
                 for (k, v) in entries {
-                    self.index_anchors(k)?;
-                    self.index_anchors(v)?;
+                    self.index_aliases(k);
+                    self.index_aliases(v);
                 }
             }
-            NodeKind::Seq { items, .. } => {
-                for item in items {
-                    self.index_anchors(item)?;
-                }
-            }
+            NodeKind::Seq { items, .. } => items.iter().for_each(|item| self.index_aliases(item)),
             NodeKind::Scalar { .. } => {}
         }
-        if let Some(anchor) = node.anchor {
-            let resolved = self.value(node)?;
-            self.anchors.insert(anchor, resolved);
-        }
-        Ok(())
     }
 
     /// The value of a node, aliases resolved through the document's anchors.
-    fn value(&self, node: &Node<'_>) -> Result<Value, EditError> {
-        match &node.kind {
-            NodeKind::Alias(id) => self.anchors.get(id).cloned().ok_or_else(|| EditError {
-                message: "alias refers to an unknown anchor".into(),
-                offset: node.start,
-            }),
-            NodeKind::Scalar { text, style, tag } => {
-                Ok(value::resolve_scalar(text, *style, tag.as_deref()))
-            }
-            NodeKind::Seq { items, .. } => Ok(Value::Array(
-                items
-                    .iter()
-                    .map(|i| self.value(i))
-                    .collect::<Result<_, _>>()?,
-            )),
-            NodeKind::Map { entries, .. } => {
-                let mut local = Map::new();
-                let mut merged = Map::new();
-                for (k, v) in entries {
-                    let val = self.value(v)?;
-                    if is_merge_key(k) {
-                        let sources = match val {
-                            Value::Array(list) => list,
-                            other => vec![other],
-                        };
-                        for source in sources {
-                            if let Value::Object(m) = source {
-                                for (mk, mv) in m {
-                                    merged.entry(mk).or_insert(mv);
-                                }
-                            }
-                        }
-                    } else {
-                        local.insert(key_text(k), val);
-                    }
-                }
-                if merged.is_empty() {
-                    return Ok(Value::Object(local));
-                }
-                merged.extend(local);
-                Ok(Value::Object(merged))
-            }
-        }
+    fn value(&mut self, node: &Node<'_>) -> Result<Value, EditError> {
+        Ok(self.resolver.value(node)?)
     }
 
     fn push(&mut self, shared: bool, at: usize, edit: Edit) -> Result<(), EditError> {
@@ -236,15 +190,15 @@ impl Differ<'_> {
         let shared = shared || node.anchor.is_some_and(|a| self.referenced.contains(&a));
         match (&node.kind, target) {
             (NodeKind::Alias(id), Value::Object(wanted)) => {
-                // Keep the alias and layer the additions over it with a merge key.
-                let base = self.anchors.get(id).cloned().unwrap_or(Value::Null);
+                // Keep the alias and layer the changes over it with a merge
+                // key, so the anchor and its other users stay as they are.
+                let base = self.resolver.anchor(*id).cloned();
                 let text = match base {
-                    Value::Object(base)
-                        if !self.layout.json
-                            && base.iter().all(|(k, v)| wanted.get(k) == Some(v)) =>
+                    Some(Value::Object(base))
+                        if !self.layout.json && base.keys().all(|k| wanted.contains_key(k)) =>
                     {
                         let mut parts = vec![format!("<<: {}", &self.text[node.start..node.end])];
-                        for (k, v) in wanted.iter().filter(|(k, _)| !base.contains_key(*k)) {
+                        for (k, v) in wanted.iter().filter(|(k, v)| base.get(*k) != Some(*v)) {
                             parts.push(self.layout.flow_entry(k, v));
                         }
                         format!("{{{}}}", parts.join(", "))
@@ -282,6 +236,19 @@ impl Differ<'_> {
         }
     }
 
+    /// Insert `text` at `at`.
+    fn insert(&mut self, shared: bool, at: usize, text: String) -> Result<(), EditError> {
+        self.push(
+            shared,
+            at,
+            Edit {
+                start: at,
+                end: at,
+                text,
+            },
+        )
+    }
+
     fn replace(&mut self, node: &Node<'_>, text: String, shared: bool) -> Result<(), EditError> {
         self.push(
             shared,
@@ -298,6 +265,7 @@ impl Differ<'_> {
         match value {
             // Quoted on one line: a literal block would need this node's indentation.
             Value::String(s) if self.layout.json || s.contains('\n') => value.to_string(),
+            Value::Null => "null".to_string(),
             _ => {
                 let line = self.layout.block_entry(0, "k", value);
                 let rest = line.strip_prefix("k: ").unwrap_or(&line);
@@ -328,22 +296,32 @@ impl Differ<'_> {
                     self.node(value, target, shared)?
                 }
                 Some(target) => {
-                    // Rewrite the whole entry where it stands.
-                    removed[i] = true;
+                    // Rewrite the whole entry where it stands: its own lines go
+                    // (not merged with neighbours, so the insertion stays outside
+                    // what is deleted) and the new entry takes their place.
+                    let next = entries.get(i + 1).map(|(k, _)| k);
                     let entry = self.layout.block_entry(col, &name, target);
                     let (at, text) = if starts_line(self.text, key.start) {
                         (line_start(self.text, key.start), entry)
-                    } else {
+                    } else if next.is_some() {
                         // The entry follows a `- `: the next line needs its indentation back.
                         (key.start, format!("{}{}", &entry[col..], " ".repeat(col)))
+                    } else {
+                        // The only entry of a `- ` item: write the item's map in flow style.
+                        self.edits
+                            .retain(|e| e.start < node.start || e.start > node.end);
+                        let text = self.layout.flow(&Value::Object(wanted.clone()));
+                        return self.replace(node, text, shared);
                     };
+                    let (start, end) = self.block_lines(key, value, next);
+                    self.insert(shared, at, text)?;
                     self.push(
                         shared,
-                        at,
+                        start,
                         Edit {
-                            start: at,
-                            end: at,
-                            text,
+                            start,
+                            end,
+                            text: String::new(),
                         },
                     )?;
                 }
@@ -393,18 +371,20 @@ impl Differ<'_> {
             }
         }
         if !added.is_empty() {
-            let last_end = entries.last().map_or(node.end, |(_, v)| v.end);
-            let at = line_end_after(self.text, last_end);
+            let last = entries.last();
+            let last_end = last.map_or(node.end, |(_, v)| v.end);
+            let mut at = line_end_after(self.text, last_end);
+            if let Some((key, value)) =
+                last.filter(|_| at == self.text.len() && !self.text.ends_with('\n'))
+            {
+                if is_block_scalar(value) && starts_line(self.text, key.start) {
+                    // A block scalar ending the file without a line break would
+                    // gain one below it: add the new entries above it instead.
+                    at = line_start(self.text, key.start);
+                }
+            }
             let text = self.at_line_end(at, added);
-            self.push(
-                shared,
-                at,
-                Edit {
-                    start: at,
-                    end: at,
-                    text,
-                },
-            )?;
+            self.insert(shared, at, text)?;
         }
         Ok(())
     }
@@ -425,6 +405,17 @@ impl Differ<'_> {
                 offset: node.start,
             })?;
         let col = dashes.first().map_or(0, |&d| column(self.text, d));
+        // Items written `-   name: x` keep their spacing.
+        let dash_gap = match (dashes.first(), items.first()) {
+            (Some(&dash), Some(item)) if !self.text[dash + 1..item.start].contains('\n') => {
+                item.start - dash - 1
+            }
+            _ => 1,
+        };
+        let layout = Layout {
+            dash_gap,
+            ..self.layout
+        };
         let values: Vec<Value> = items
             .iter()
             .map(|i| self.value(i))
@@ -433,45 +424,35 @@ impl Differ<'_> {
         for step in align(&values, wanted) {
             match step {
                 Step::Keep(..) => {}
-                Step::Change(i, j) => {
-                    if self.can_edit_within(&items[i], &wanted[j]) {
-                        self.node(&items[i], &wanted[j], shared)?;
-                    } else {
-                        removed[i] = true;
-                        let at = line_start(self.text, dashes[i]);
-                        let text = self.layout.block_item(col, &wanted[j]);
-                        self.push(
-                            shared,
-                            at,
-                            Edit {
-                                start: at,
-                                end: at,
-                                text,
-                            },
-                        )?;
-                    }
+                Step::Change(i, j) if self.can_edit_within(&items[i], &wanted[j]) => {
+                    self.node(&items[i], &wanted[j], shared)?;
                 }
-                Step::Remove(i) => removed[i] = true,
-                Step::Insert(before, j) => {
-                    let text = self.layout.block_item(col, &wanted[j]);
-                    let at = match before {
-                        Some(i) => line_start(self.text, dashes[i]),
-                        None => line_end_after(self.text, items.last().map_or(node.end, |i| i.end)),
-                    };
-                    let text = if before.is_none() {
-                        self.at_line_end(at, text)
-                    } else {
-                        text
-                    };
+                Step::Change(i, j) => {
+                    // Rewrite the item where it stands.
+                    let at = line_start(self.text, dashes[i]);
+                    self.insert(shared, at, layout.block_item(col, &wanted[j]))?;
+                    let (start, end) =
+                        self.block_range(dashes[i], items[i].end, dashes.get(i + 1).copied());
                     self.push(
                         shared,
-                        at,
+                        start,
                         Edit {
-                            start: at,
-                            end: at,
-                            text,
+                            start,
+                            end,
+                            text: String::new(),
                         },
                     )?;
+                }
+                Step::Remove(i) => removed[i] = true,
+                Step::Insert(Some(i), j) => {
+                    // Above the comment lines that lead into item i.
+                    let at = above_comments(self.text, line_start(self.text, dashes[i]));
+                    self.insert(shared, at, layout.block_item(col, &wanted[j]))?;
+                }
+                Step::Insert(None, j) => {
+                    let at = line_end_after(self.text, items.last().map_or(node.end, |i| i.end));
+                    let text = self.at_line_end(at, layout.block_item(col, &wanted[j]));
+                    self.insert(shared, at, text)?;
                 }
             }
         }
@@ -496,11 +477,20 @@ impl Differ<'_> {
         match (&node.kind, target) {
             (NodeKind::Map { flow: false, .. }, Value::Object(m)) => !m.is_empty(),
             (NodeKind::Seq { flow: false, .. }, Value::Array(a)) => !a.is_empty(),
-            (NodeKind::Map { flow: true, .. }, Value::Object(_)) => true,
-            (NodeKind::Seq { flow: true, .. }, Value::Array(_)) => true,
-            (NodeKind::Scalar { .. }, t) => {
-                !t.is_object() && !t.is_array() || !starts_line(self.text, node.start)
+            // An empty `{}` or `[]` that receives content becomes block content,
+            // rather than one very long line.
+            (
+                NodeKind::Map {
+                    flow: true,
+                    entries,
+                },
+                Value::Object(m),
+            ) => !entries.is_empty() || m.is_empty(),
+            (NodeKind::Seq { flow: true, items }, Value::Array(a)) => {
+                !items.is_empty() || a.is_empty()
             }
+            // A scalar (null included) that becomes a collection is rewritten as block content.
+            (NodeKind::Scalar { .. }, t) => !t.is_object() && !t.is_array(),
             (NodeKind::Alias(_), _) => true,
             _ => false,
         }
@@ -549,27 +539,12 @@ impl Differ<'_> {
         }
     }
 
+    /// What the merge keys among `entries` bring.
     fn merged_keys(
-        &self,
+        &mut self,
         entries: &[(Node<'_>, Node<'_>)],
     ) -> Result<Map<String, Value>, EditError> {
-        let mut merged = Map::new();
-        for (k, v) in entries {
-            if is_merge_key(k) {
-                let sources = match self.value(v)? {
-                    Value::Array(list) => list,
-                    other => vec![other],
-                };
-                for source in sources {
-                    if let Value::Object(m) = source {
-                        for (mk, mv) in m {
-                            merged.entry(mk).or_insert(mv);
-                        }
-                    }
-                }
-            }
-        }
-        Ok(merged)
+        Ok(self.resolver.merged(entries, Map::new())?)
     }
 
     fn flow_map(
@@ -580,8 +555,13 @@ impl Differ<'_> {
         shared: bool,
     ) -> Result<(), EditError> {
         let merged = self.merged_keys(entries)?;
+        // `{<<: *alias, …}` is how an edit on an alias is written; in such a
+        // mapping an entry that only repeats what the alias brings is dropped
+        // once the mapping changes, so that undoing the edit gives `*alias` back.
+        let over_alias = matches!(entries.first(), Some((k, Node { kind: NodeKind::Alias(_), .. })) if is_merge_key(k));
         let mut parts: Vec<Part> = Vec::new();
         let mut changed = false;
+        let mut redundant = false;
         for (key, value) in entries {
             if is_merge_key(key) {
                 parts.push(Part::Keep(key.start, value.end));
@@ -590,6 +570,7 @@ impl Differ<'_> {
             let name = key_text(key);
             match wanted.get(&name) {
                 None => changed = true,
+                Some(target) if over_alias && merged.get(&name) == Some(target) => redundant = true,
                 Some(target) if self.value(value)? == *target => {
                     parts.push(Part::Keep(key.start, value.end))
                 }
@@ -599,6 +580,7 @@ impl Differ<'_> {
                 }
             }
         }
+        changed |= redundant;
         for (k, v) in wanted {
             let local = entries
                 .iter()
@@ -861,10 +843,6 @@ fn runs(flags: &[bool]) -> Vec<(usize, usize)> {
     out
 }
 
-fn is_merge_key(key: &Node<'_>) -> bool {
-    matches!(&key.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, .. } if text == "<<")
-}
-
 fn key_text(key: &Node<'_>) -> String {
     key.as_str().unwrap_or_default().to_string()
 }
@@ -879,9 +857,32 @@ fn column(text: &str, pos: usize) -> usize {
     pos - line_start(text, pos)
 }
 
-/// Whether only spaces (or a `- ` of a parent item) stand before `pos` on its line.
+/// Whether only spaces stand before `pos` on its line.
 fn starts_line(text: &str, pos: usize) -> bool {
     text[line_start(text, pos)..pos].bytes().all(|b| b == b' ')
+}
+
+/// Whether `node` is a literal (`|`) or folded (`>`) scalar.
+fn is_block_scalar(node: &Node<'_>) -> bool {
+    matches!(
+        &node.kind,
+        NodeKind::Scalar {
+            style: ScalarStyle::Literal | ScalarStyle::Folded,
+            ..
+        }
+    )
+}
+
+/// Move a line-start position `at` up over the comment lines right above it.
+fn above_comments(text: &str, mut at: usize) -> usize {
+    while at > 0 {
+        let previous = line_start(text, at - 1);
+        if !text[previous..at].trim_start().starts_with('#') {
+            break;
+        }
+        at = previous;
+    }
+    at
 }
 
 /// The start of the line after the one where a node ending at `end` ends.
@@ -897,16 +898,49 @@ fn line_end_after(text: &str, end: usize) -> usize {
     text[end..].find('\n').map_or(text.len(), |i| end + i + 1)
 }
 
-/// The `-` of a block sequence item that starts at `item_start`.
+/// The `-` of a block sequence item whose content starts at `item_start`:
+/// before it on its line, or at the end of an earlier line, past any anchor,
+/// tag or comment written after the dash (`- &a`, `- # note`).
 fn dash_of(text: &str, item_start: usize) -> Option<usize> {
-    let before = text[..item_start].trim_end_matches([' ', '\t', '\r', '\n']);
-    before.ends_with('-').then(|| before.len() - 1)
+    let mut end = item_start;
+    loop {
+        let start = line_start(text, end);
+        let mut before = &text[start..end];
+        if end != item_start {
+            // An earlier line: ignore a trailing comment.
+            if let Some(hash) = before
+                .find(" #")
+                .or_else(|| before.trim_start().starts_with('#').then_some(0))
+            {
+                before = &before[..hash];
+            }
+        }
+        let mut trimmed = before.trim_end();
+        // Skip node properties standing between the dash and the content.
+        while let Some(last) = trimmed
+            .rsplit(' ')
+            .next()
+            .filter(|t| t.starts_with(['&', '!']))
+        {
+            trimmed = trimmed[..trimmed.len() - last.len()].trim_end();
+        }
+        if trimmed.ends_with('-')
+            && (trimmed.len() == 1 || trimmed[..trimmed.len() - 1].ends_with(' '))
+        {
+            return Some(start + trimmed.len() - 1);
+        }
+        if !trimmed.trim_start().is_empty() || start == 0 {
+            return None;
+        }
+        end = start - 1;
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::yaml::parse::parse_stream;
+    use crate::yaml::value;
     use serde_json::json;
 
     fn render(text: &str, change: impl FnOnce(&mut Value)) -> String {
@@ -970,7 +1004,8 @@ mod tests {
             v["a"]["z"] = json!("w");
             v["b"] = json!([{"n": 1}]);
         });
-        assert_eq!(out, "a: {x: 1,y: 2,z: w}\nb: [{n: 1}]\n");
+        // An empty `[]` receiving content becomes a block list.
+        assert_eq!(out, "a: {x: 1,y: 2,z: w}\nb:\n  - n: 1\n");
     }
 
     #[test]
@@ -1031,5 +1066,74 @@ mod tests {
                 Step::Change(1, 2)
             ]
         );
+    }
+
+    #[test]
+    fn anchored_block_collections_stay_block() {
+        let text = "meta:\n  annotations: &a\n    x: y\nlist: &l\n- name: one\n";
+        let out = render(text, |v| {
+            v["meta"]["annotations"]["z"] = json!("w");
+            v["list"]
+                .as_array_mut()
+                .expect("list")
+                .push(json!({"name": "two"}));
+        });
+        assert_eq!(
+            out,
+            "meta:\n  annotations: &a\n    x: y\n    z: w\nlist: &l\n- name: one\n- name: two\n"
+        );
+    }
+
+    #[test]
+    fn items_with_anchors_comments_and_wide_dashes() {
+        let text = "l:\n  # the first one\n  - &i\n    name: a\n  - # scratch\n    name: b\nm:\n-   name: c\n";
+        round_trip(text, |v| {
+            v["l"]
+                .as_array_mut()
+                .expect("list")
+                .insert(0, json!({"name": "new"}));
+            v["m"]
+                .as_array_mut()
+                .expect("list")
+                .push(json!({"name": "d", "x": 1}));
+        });
+        let out = render(text, |v| {
+            v["l"]
+                .as_array_mut()
+                .expect("list")
+                .insert(0, json!({"name": "new"}))
+        });
+        assert!(
+            out.starts_with("l:\n  - name: new\n  # the first one\n"),
+            "{out}"
+        );
+        let out = render(text, |v| {
+            v["m"]
+                .as_array_mut()
+                .expect("list")
+                .push(json!({"name": "d", "x": 1}))
+        });
+        assert!(
+            out.ends_with("-   name: c\n-   name: d\n    x: 1\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_block_scalar_ending_the_file_keeps_its_value() {
+        for text in ["a: 1\nb: |\n  x", "a: 1\nb: |-\n  s"] {
+            let out = round_trip(text, |v| v["c"] = json!("d"));
+            assert!(
+                out.ends_with(text.split_once('\n').map(|(_, rest)| rest).unwrap_or(text)),
+                "{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn null_values_become_block_content_and_back() {
+        let text = "metadata:\nspec:\n  x: 1\n";
+        let out = round_trip(text, |v| v["metadata"] = json!({"labels": {"a": "b"}}));
+        assert_eq!(out, "metadata:\n  labels:\n    a: b\nspec:\n  x: 1\n");
     }
 }

@@ -20,6 +20,8 @@ pub struct Layout {
     pub newline: &'static str,
     /// Flow collections are JSON (the document is JSON): quote every string.
     pub json: bool,
+    /// Spaces after the `-` of a block sequence item.
+    pub dash_gap: usize,
 }
 
 impl Default for Layout {
@@ -29,6 +31,7 @@ impl Default for Layout {
             seq_indent: 2,
             newline: "\n",
             json: false,
+            dash_gap: 1,
         }
     }
 }
@@ -102,6 +105,8 @@ impl Layout {
                     out.push_str(self.newline);
                 }
             }
+            // `key:` with nothing after it, as Kubernetes manifests write null.
+            Value::Null => out.push_str(self.newline),
             scalar => {
                 out.push(' ');
                 out.push_str(&self.inline(scalar));
@@ -112,19 +117,26 @@ impl Layout {
 
     fn write_item(&self, out: &mut String, col: usize, value: &Value) {
         push_spaces(out, col);
-        out.push_str("- ");
+        out.push('-');
+        push_spaces(out, self.dash_gap);
+        let content = col + 1 + self.dash_gap;
+        // Items nested in this one use the usual single space.
+        let inner = Layout {
+            dash_gap: 1,
+            ..*self
+        };
         let nested = match value {
             Value::Object(map) if !map.is_empty() => {
                 let mut body = String::new();
                 for (k, v) in map {
-                    self.write_entry(&mut body, col + 2, k, v);
+                    inner.write_entry(&mut body, content, k, v);
                 }
                 body
             }
             Value::Array(items) if !items.is_empty() => {
                 let mut body = String::new();
                 for item in items {
-                    self.write_item(&mut body, col + 2, item);
+                    inner.write_item(&mut body, content, item);
                 }
                 body
             }
@@ -134,8 +146,8 @@ impl Layout {
                 return;
             }
         };
-        // The first line continues after "- ", so drop its indentation.
-        out.push_str(&nested[col + 2..]);
+        // The first line continues after the dash, so drop its indentation.
+        out.push_str(&nested[content..]);
     }
 
     /// A scalar or empty collection written inline in block context.

@@ -162,9 +162,9 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
                         index,
                     ));
                 }
-                // A flow collection's start event spans its opening bracket
-                // (and any anchor before it); a block one's is empty.
-                let flow = end > start;
+                // A flow collection's start event ends with its opening
+                // bracket; a block one's is empty, or spans only its anchor or tag.
+                let flow = text[start..end].ends_with(['[', '{']);
                 stack.push(Frame {
                     start: if flow { end - 1 } else { start },
                     anchor: (anchor > 0).then_some(anchor),
@@ -176,10 +176,18 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let Some(frame) = stack.pop() else { continue };
-                let end = if frame.flow {
-                    end
+                // A block collection runs from its first child to its last.
+                let (start, end) = if frame.flow {
+                    (frame.start, end)
                 } else {
-                    frame.children.last().map_or(frame.start, |child| child.end)
+                    let first = frame
+                        .children
+                        .first()
+                        .map_or(frame.start, |child| child.start);
+                    (
+                        first,
+                        frame.children.last().map_or(first, |child| child.end),
+                    )
                 };
                 let kind = if frame.is_map {
                     let mut entries = Vec::with_capacity(frame.children.len() / 2);
@@ -198,7 +206,7 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
                     }
                 };
                 Node {
-                    start: frame.start,
+                    start,
                     end,
                     anchor: frame.anchor,
                     kind,

@@ -23,19 +23,45 @@ pub struct ValueError {
 
 /// Resolve `node` (the root of a document) to a JSON value.
 pub fn to_value(node: &Node<'_>) -> Result<Value, ValueError> {
-    let mut resolver = Resolver {
-        anchors: HashMap::new(),
-        budget: MAX_EXPANDED_NODES,
-    };
-    resolver.value(node)
+    Resolver::new().value(node)
 }
 
-struct Resolver {
+/// Resolves nodes, remembering anchors as it meets them, so that a later
+/// alias (or a later call for a node inside the same document) expands.
+pub struct Resolver {
     anchors: HashMap<usize, (Value, usize)>,
     budget: usize,
 }
 
+impl Default for Resolver {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Resolver {
+    pub fn new() -> Self {
+        Resolver {
+            anchors: HashMap::new(),
+            budget: MAX_EXPANDED_NODES,
+        }
+    }
+
+    /// A resolver that knows every anchor of the document `root`, for
+    /// resolving its nodes in any order. The document was resolved once
+    /// already, so no expansion budget applies.
+    pub fn for_document(root: &Node<'_>) -> Result<Self, ValueError> {
+        let mut resolver = Resolver::new();
+        resolver.value(root)?;
+        resolver.budget = usize::MAX;
+        Ok(resolver)
+    }
+
+    /// The value an anchor stands for.
+    pub fn anchor(&self, id: usize) -> Option<&Value> {
+        self.anchors.get(&id).map(|(value, _)| value)
+    }
+
     fn spend(&mut self, nodes: usize, offset: usize) -> Result<(), ValueError> {
         self.budget = self.budget.checked_sub(nodes).ok_or_else(|| ValueError {
             message: format!(
@@ -46,8 +72,8 @@ impl Resolver {
         Ok(())
     }
 
-    /// The value of `node` and how many nodes it expanded to.
-    fn value(&mut self, node: &Node<'_>) -> Result<Value, ValueError> {
+    /// The value of `node`.
+    pub fn value(&mut self, node: &Node<'_>) -> Result<Value, ValueError> {
         let before = self.budget;
         let value = match &node.kind {
             NodeKind::Scalar { text, style, tag } => {
@@ -74,70 +100,75 @@ impl Resolver {
             }
             NodeKind::Map { entries, .. } => {
                 self.spend(1, node.start)?;
-                self.mapping(entries)?
+                let mut local = Map::new();
+                for (key, value) in entries.iter().filter(|(k, _)| !is_merge_key(k)) {
+                    local.insert(self.key(key)?, self.value(value)?);
+                }
+                Value::Object(self.merged(entries, local)?)
             }
         };
         if let Some(anchor) = node.anchor {
-            self.anchors
-                .insert(anchor, (value.clone(), before - self.budget));
+            if before != usize::MAX || !self.anchors.contains_key(&anchor) {
+                let size = before.saturating_sub(self.budget);
+                self.anchors.insert(anchor, (value.clone(), size));
+            }
         }
         Ok(value)
     }
 
-    fn mapping(&mut self, entries: &[(Node<'_>, Node<'_>)]) -> Result<Value, ValueError> {
-        let mut map = Map::new();
-        let mut merged: Vec<Map<String, Value>> = Vec::new();
-        for (key, value) in entries {
-            let is_merge = matches!(&key.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, .. } if text == "<<");
-            let resolved = self.value(value)?;
-            if is_merge {
-                match resolved {
-                    Value::Object(m) => merged.push(m),
-                    Value::Array(list) => {
-                        for item in list {
-                            match item {
-                                Value::Object(m) => merged.push(m),
-                                _ => return Err(merge_error(value)),
-                            }
-                        }
-                    }
-                    _ => return Err(merge_error(value)),
-                }
-                continue;
-            }
-            map.insert(key_string(self, key)?, resolved);
-        }
-        if merged.is_empty() {
-            return Ok(Value::Object(map));
-        }
-        // Merged keys come first (earlier sources win), then local keys override.
+    /// What the merge keys (`<<`) among `entries` bring, under `local`:
+    /// earlier merge sources win over later ones, local keys over all.
+    pub fn merged(
+        &mut self,
+        entries: &[(Node<'_>, Node<'_>)],
+        local: Map<String, Value>,
+    ) -> Result<Map<String, Value>, ValueError> {
         let mut out = Map::new();
-        for source in merged {
-            for (k, v) in source {
-                out.entry(k).or_insert(v);
+        for (_, value) in entries.iter().filter(|(k, _)| is_merge_key(k)) {
+            let sources = match self.value(value)? {
+                Value::Object(m) => vec![m],
+                Value::Array(list) => list
+                    .into_iter()
+                    .map(|item| match item {
+                        Value::Object(m) => Ok(m),
+                        _ => Err(merge_error(value)),
+                    })
+                    .collect::<Result<_, _>>()?,
+                _ => return Err(merge_error(value)),
+            };
+            for source in sources {
+                for (k, v) in source {
+                    out.entry(k).or_insert(v);
+                }
             }
         }
-        for (k, v) in map {
-            out.insert(k, v);
+        if out.is_empty() {
+            return Ok(local);
         }
-        Ok(Value::Object(out))
+        out.extend(local);
+        Ok(out)
     }
+
+    fn key(&mut self, key: &Node<'_>) -> Result<String, ValueError> {
+        match &key.kind {
+            NodeKind::Scalar { text, .. } => Ok(text.to_string()),
+            _ => match self.value(key)? {
+                Value::String(s) => Ok(s),
+                other => Ok(other.to_string()),
+            },
+        }
+    }
+}
+
+/// Whether `key` is the merge key `<<`.
+pub fn is_merge_key(key: &Node<'_>) -> bool {
+    matches!(&key.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, .. } if text == "<<")
 }
 
 fn merge_error(node: &Node<'_>) -> ValueError {
     ValueError {
         message: "a merge key (<<) must refer to a mapping or a list of mappings".into(),
         offset: node.start,
-    }
-}
-
-fn key_string(resolver: &mut Resolver, key: &Node<'_>) -> Result<String, ValueError> {
-    match &key.kind {
-        NodeKind::Scalar { text, .. } => Ok(text.to_string()),
-        _ => match resolver.value(key)? {
-            Value::String(s) => Ok(s),
-            other => Ok(other.to_string()),
-        },
     }
 }
 
