@@ -451,13 +451,20 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
         return Some("hostNetwork is enabled".into());
     }
     if let Some(disable) = &env.profile.disable_annotation {
-        let mut at = paths.metadata("annotations");
-        at.push(disable.key.clone());
-        if patcher.get(&at).and_then(Value::as_str) == Some(disable.value.as_str()) {
-            return Some(format!(
-                "pod has the annotation \"{}: {}\"",
-                disable.key, disable.value
-            ));
+        // As an annotation, or as a label (which Istio prefers).
+        for field in ["annotations", "labels"] {
+            let at = child_key(&paths.metadata(field), &disable.key);
+            if patcher.get(&at).and_then(Value::as_str) == Some(disable.value.as_str()) {
+                let kind = if field == "labels" {
+                    "label"
+                } else {
+                    "annotation"
+                };
+                return Some(format!(
+                    "pod has the {kind} \"{}: {}\"",
+                    disable.key, disable.value
+                ));
+            }
         }
     }
     let foreign = &env.profile.foreign_sidecars;

@@ -1,0 +1,118 @@
+//! On the meshes' own injection test inputs (in `../shared/corpus`), the
+//! decision for each workload matches what those meshes' tests expect:
+//! Linkerd's (`cli/cmd/testdata`) with the linkerd profile, Istio's
+//! (`pkg/kube/inject/testdata/inject`) with the istio profile.
+
+mod common;
+
+/// (file, workload, reason) for every workload the mesh's own tests skip.
+const LINKERD_SKIPS: [(&str, &str, &str); 3] = [
+    (
+        "inject_emojivoto_deployment_hostNetwork_true.input.yml",
+        "deployment/web",
+        "hostNetwork is enabled",
+    ),
+    (
+        "inject_emojivoto_deployment_injectDisabled.input.yml",
+        "deployment/web",
+        "linkerd.io/inject: disabled",
+    ),
+    (
+        "inject_emojivoto_istio.input.yml",
+        "deployment/web",
+        "third-party proxy",
+    ),
+];
+const LINKERD_ERRORS: [&str; 1] = ["inject_gettest_deployment.bad.input.yml"];
+
+const ISTIO_SKIPS: [(&str, &str, &str); 3] = [
+    (
+        "hello-host-network.yaml",
+        "deployment/hello-host-network",
+        "hostNetwork is enabled",
+    ),
+    (
+        "hello-host-network-with-ns.yaml",
+        "deployment/hello-host-network",
+        "hostNetwork is enabled",
+    ),
+    (
+        "hello-ignore.yaml",
+        "deployment/hello",
+        "sidecar.istio.io/inject: false",
+    ),
+];
+
+fn check(folder: &str, profile: &str, skips: &[(&str, &str, &str)], errors: &[&str]) {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let files = common::manifests_under(&corpus.join(folder));
+    let mut injected = 0;
+    for path in &files {
+        let file = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .to_string();
+        let run = common::run(
+            &["--profile", profile, "-f", path.to_str().expect("path")],
+            None,
+        );
+        if errors.contains(&file.as_str()) {
+            assert_eq!(run.code, 2, "{file}: expected an error");
+            continue;
+        }
+        assert_eq!(run.code, 0, "{file}: {}", run.stderr);
+        for line in run
+            .stderr
+            .lines()
+            .filter(|l| !l.starts_with(' ') && l.contains('/'))
+        {
+            let Some((object, verdict)) = line.split_once(' ') else {
+                continue;
+            };
+            let expected = skips.iter().find(|(f, o, _)| *f == file && *o == object);
+            match expected {
+                Some((_, _, reason)) => assert!(
+                    verdict.starts_with("skipped:") && verdict.contains(reason),
+                    "{file}: {line}"
+                ),
+                None if verdict == "skipped: kind is not injectable" => {}
+                None => {
+                    assert!(
+                        verdict == "injected" || verdict.starts_with("unchanged"),
+                        "{file}: unexpected {line}"
+                    );
+                    injected += 1;
+                }
+            }
+        }
+        for (f, object, _) in skips.iter().filter(|(f, _, _)| *f == file) {
+            assert!(
+                run.stderr.contains(&format!("{object} skipped")),
+                "{f}: {object} not skipped: {}",
+                run.stderr
+            );
+        }
+    }
+    assert!(
+        injected >= 20,
+        "{folder}: only {injected} workloads injected"
+    );
+}
+
+#[test]
+fn linkerd_inputs_decide_like_linkerd() {
+    check(
+        "linkerd-inject-inputs",
+        "linkerd",
+        &LINKERD_SKIPS,
+        &LINKERD_ERRORS,
+    );
+}
+
+#[test]
+fn istio_inputs_decide_like_istio() {
+    check("istio-inject-inputs", "istio", &ISTIO_SKIPS, &[]);
+}
