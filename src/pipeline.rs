@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::cluster::{ClusterContext, KubeVersion};
 use crate::error::{Error, Located};
-use crate::profile::{NativeChoice, Profile};
+use crate::profile::{NativeChoice, Prepared, Profile};
 use crate::rules::{self, Env, Outcome, Plan, SecurityMode};
 use crate::source::Source;
 use crate::workload::{ObjectRef, WorkloadTypes};
@@ -92,7 +92,9 @@ pub fn process_all(
     {
         gather_context(source, docs, &mut cluster, &settings.namespace)?;
     }
+    let prepared = Prepared::default();
     let env = Env {
+        prepared: &prepared,
         profile: &settings.profile,
         flags: &settings.flags,
         native: settings.native,
@@ -159,7 +161,20 @@ fn gather_context(
     Ok(())
 }
 
+/// What planning one document gives.
+#[derive(Default)]
+struct Rendered {
+    objects: Vec<ObjectResult>,
+    values: Vec<Value>,
+    edits: Vec<yaml::Edit>,
+}
+
+/// Documents below this count are planned on one thread.
+const PARALLEL_MIN_DOCUMENTS: usize = 64;
+
 /// Plan every document of one source and render the result onto its text.
+/// Documents are independent, so large streams are split among the cores;
+/// the results are joined in document order.
 fn render_source(
     source: &Source,
     documents: &[Document<'_>],
@@ -168,67 +183,121 @@ fn render_source(
     types: &WorkloadTypes,
 ) -> Result<(String, Vec<ObjectResult>, Vec<Value>), Error> {
     let name = source.name();
-    let text = source.text.as_str();
-    let mut objects = Vec::new();
-    let mut values = Vec::new();
-    let mut edits = Vec::new();
-    for document in documents {
-        let Some(root) = &document.root else { continue };
-        let locate = |offset: usize, message: String| {
-            Error::Document(Located::at(&name, text, document.index, offset, message))
-        };
-        let identity = identity_of(root);
-        let wants_value = settings.keep_values
-            || identity
-                .as_ref()
-                .is_none_or(|r| r.kind == "List" || types.find(&r.api_version, &r.kind).is_some());
-        if !wants_value {
-            objects.push(ObjectResult {
-                document: document.index,
-                reference: identity,
-                outcome: not_injectable(settings.action),
-                ops: Vec::new(),
-                notes: Vec::new(),
-            });
-            continue;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = if documents.len() < PARALLEL_MIN_DOCUMENTS || threads < 2 {
+        documents.len().max(1)
+    } else {
+        documents.len().div_ceil(threads)
+    };
+    let render_chunk = |docs: &[Document<'_>]| -> Result<Rendered, Error> {
+        let mut out = Rendered::default();
+        for document in docs {
+            render_document(source, &name, document, settings, env, types, &mut out)?;
         }
-        let value = yaml::value::to_value(root).map_err(|e| locate(e.offset, e.message))?;
-        let first_object = objects.len();
-        let mut result = plan_document(&value, document.index, settings, env, types, &mut objects)
-            .map_err(|e| {
-                locate(
-                    root.start,
-                    format!("internal error while planning: {}", e.0),
-                )
-            })?;
-        if result != value {
-            match yaml::edit::diff(text, root, &result) {
-                Ok(changes) => edits.extend(changes),
-                Err(err) => {
-                    // The text cannot take the change without altering something
-                    // else (a shared anchor): leave the document as it is and say why.
-                    let at = Located::at(&name, text, document.index, err.offset, err.message);
-                    let reason = format!("{} (line {}:{})", at.message, at.line, at.column);
-                    for object in &mut objects[first_object..] {
-                        if !object.ops.is_empty() {
-                            object.outcome = Outcome::Skipped(reason.clone());
-                            object.ops.clear();
-                        }
-                    }
-                    result = value;
-                }
-            }
-        }
-        if settings.keep_values {
-            values.push(result);
-        }
+        Ok(out)
+    };
+    let parts: Vec<Result<Rendered, Error>> = if chunk >= documents.len() {
+        vec![render_chunk(documents)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = documents
+                .chunks(chunk)
+                .map(|docs| scope.spawn(move || render_chunk(docs)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| Err(Error::Config("a worker thread panicked".into())))
+                })
+                .collect()
+        })
+    };
+    let mut all = Rendered::default();
+    for part in parts {
+        let part = part?;
+        all.objects.extend(part.objects);
+        all.values.extend(part.values);
+        all.edits.extend(part.edits);
     }
-    let output = if edits.is_empty() {
+    let output = if all.edits.is_empty() {
         source.text.clone()
     } else {
-        yaml::edit::apply(text, edits)
+        yaml::edit::apply(&source.text, all.edits)
     };
-    Ok((output, objects, values))
+    Ok((output, all.objects, all.values))
+}
+
+/// Plan one document and add its objects, value and text edits to `out`.
+fn render_document(
+    source: &Source,
+    name: &str,
+    document: &Document<'_>,
+    settings: &Settings,
+    env: &Env<'_>,
+    types: &WorkloadTypes,
+    out: &mut Rendered,
+) -> Result<(), Error> {
+    let text = source.text.as_str();
+    let Some(root) = &document.root else {
+        return Ok(());
+    };
+    let locate = |offset: usize, message: String| {
+        Error::Document(Located::at(name, text, document.index, offset, message))
+    };
+    let identity = identity_of(root);
+    let wants_value = settings.keep_values
+        || identity
+            .as_ref()
+            .is_none_or(|r| r.kind == "List" || types.find(&r.api_version, &r.kind).is_some());
+    if !wants_value {
+        out.objects.push(ObjectResult {
+            document: document.index,
+            reference: identity,
+            outcome: not_injectable(settings.action),
+            ops: Vec::new(),
+            notes: Vec::new(),
+        });
+        return Ok(());
+    }
+    let value = yaml::value::to_value(root).map_err(|e| locate(e.offset, e.message))?;
+    let first_object = out.objects.len();
+    let mut result = plan_document(
+        &value,
+        document.index,
+        settings,
+        env,
+        types,
+        &mut out.objects,
+    )
+    .map_err(|e| {
+        locate(
+            root.start,
+            format!("internal error while planning: {}", e.0),
+        )
+    })?;
+    if result != value {
+        match yaml::edit::diff(text, root, &result) {
+            Ok(changes) => out.edits.extend(changes),
+            Err(err) => {
+                // The text cannot take the change without altering something
+                // else (a shared anchor): leave the document as it is and say why.
+                let at = Located::at(name, text, document.index, err.offset, err.message);
+                let reason = format!("{} (line {}:{})", at.message, at.line, at.column);
+                for object in &mut out.objects[first_object..] {
+                    if !object.ops.is_empty() {
+                        object.outcome = Outcome::Skipped(reason.clone());
+                        object.ops.clear();
+                    }
+                }
+                result = value;
+            }
+        }
+    }
+    if settings.keep_values {
+        out.values.push(result);
+    }
+    Ok(())
 }
 
 /// Plan one document (an object, or a `List` of them) and return its final value.

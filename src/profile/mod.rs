@@ -10,6 +10,8 @@
 
 pub mod template;
 
+use std::sync::{Arc, Mutex};
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -107,6 +109,43 @@ pub struct ValueFromObject {
     pub name: String,
     /// Key under `data`.
     pub key: String,
+}
+
+/// Profiles filled with each distinct set of values met so far: most
+/// workloads share one, so the filling is done once, not per workload.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    filled: Mutex<Vec<Filled>>,
+}
+
+/// A set of values and the profile filled with them.
+type Filled = (Map<String, Value>, Arc<Profile>);
+
+impl Prepared {
+    /// `profile` filled with `values`, from the cache when it has them.
+    pub fn get(
+        &self,
+        profile: &Profile,
+        values: &Map<String, Value>,
+    ) -> Result<Arc<Profile>, String> {
+        let cached = |filled: &Vec<Filled>| {
+            filled
+                .iter()
+                .find(|(v, _)| v == values)
+                .map(|(_, p)| p.clone())
+        };
+        if let Some(found) = self.filled.lock().ok().and_then(|f| cached(&f)) {
+            return Ok(found);
+        }
+        let prepared = Arc::new(profile.with_values(values)?);
+        if let Ok(mut filled) = self.filled.lock() {
+            // A workload-specific set (from annotations) is not worth keeping forever.
+            if filled.len() < 64 {
+                filled.push((values.clone(), prepared.clone()));
+            }
+        }
+        Ok(prepared)
+    }
 }
 
 /// How another mesh's proxy is recognised.
@@ -358,6 +397,51 @@ impl Profile {
             sidecar,
             quota_defaults: map(&self.quota_defaults)?,
             volumes: list(&self.volumes)?,
+        })
+    }
+
+    /// This profile with every `{{values.…}}` filled from `values`, leaving
+    /// the per-workload placeholders for [`Profile::render`]. Rendering many
+    /// workloads with the same values starts from this once-filled copy.
+    pub fn with_values(&self, values: &Map<String, Value>) -> Result<Profile, String> {
+        // Per-workload names stand for themselves until `render` fills them.
+        let lookup = |name: &str| -> Option<Value> {
+            match name.strip_prefix("values.") {
+                Some(value) => values.get(value).cloned(),
+                None => Some(Value::String(format!("{{{{{name}}}}}"))),
+            }
+        };
+        let map = |m: &Map<String, Value>| -> Result<Map<String, Value>, String> {
+            match template::render(&Value::Object(m.clone()), &lookup)? {
+                Value::Object(rendered) => Ok(rendered),
+                _ => Ok(Map::new()),
+            }
+        };
+        let list = |items: &[Value]| -> Result<Vec<Value>, String> {
+            match template::render(&Value::Array(items.to_vec()), &lookup)? {
+                Value::Array(rendered) => Ok(rendered),
+                _ => Ok(Vec::new()),
+            }
+        };
+        Ok(Profile {
+            values: values.clone(),
+            annotations: map(&self.annotations)?,
+            labels: map(&self.labels)?,
+            owner_label: match &self.owner_label {
+                Some(owner) => template::render(&Value::String(owner.clone()), &lookup)?
+                    .as_str()
+                    .map(str::to_string),
+                None => None,
+            },
+            init_containers: list(&self.init_containers)?,
+            cni_init_containers: list(&self.cni_init_containers)?,
+            proxy: template::render(&self.proxy, &lookup)?,
+            native: map(&self.native)?,
+            classic_first: map(&self.classic_first)?,
+            sidecar: map(&self.sidecar)?,
+            quota_defaults: map(&self.quota_defaults)?,
+            volumes: list(&self.volumes)?,
+            ..self.clone()
         })
     }
 

@@ -47,7 +47,11 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
         Ok(values) => values,
         Err(reason) => return Ok(Plan::unchanged(object, Outcome::Skipped(reason))),
     };
-    let rendered = match env.profile.render(&values, &pod.vars) {
+    let rendered = match env
+        .prepared
+        .get(env.profile, &values)
+        .and_then(|p| p.render(&values, &pod.vars))
+    {
         Ok(rendered) => rendered,
         Err(reason) => return Ok(Plan::unchanged(object, Outcome::Skipped(reason))),
     };
@@ -610,6 +614,7 @@ mod tests {
     }
 
     struct Fixture {
+        prepared: crate::profile::Prepared,
         profile: Profile,
         flags: Map<String, Value>,
         cluster: ClusterContext,
@@ -619,6 +624,7 @@ mod tests {
     impl Fixture {
         fn new() -> Self {
             Fixture {
+                prepared: Default::default(),
                 profile: Profile::default_profile().expect("profile"),
                 flags: Map::new(),
                 cluster: ClusterContext::default(),
@@ -628,6 +634,7 @@ mod tests {
 
         fn env(&self) -> Env<'_> {
             Env {
+                prepared: &self.prepared,
                 profile: &self.profile,
                 flags: &self.flags,
                 native: None,

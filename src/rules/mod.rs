@@ -15,7 +15,7 @@ pub use uninject::uninject;
 use serde_json::{Map, Value};
 
 use crate::cluster::{ClusterContext, KubeVersion};
-use crate::profile::{NativeChoice, Profile};
+use crate::profile::{NativeChoice, Prepared, Profile};
 use crate::workload::WorkloadType;
 
 /// How the injected containers get their security context.
@@ -44,6 +44,8 @@ pub struct Env<'a> {
     /// Namespace of objects that name none.
     pub namespace: &'a str,
     pub cluster: &'a ClusterContext,
+    /// The profile filled with the values workloads use, shared across them.
+    pub prepared: &'a Prepared,
 }
 
 /// Where a workload's pod metadata and spec live.

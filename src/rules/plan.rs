@@ -66,25 +66,80 @@ impl Patcher {
         })
     }
 
+    /// RFC 6902 `add`: set a member, or insert into a list at an index or at `-` (the end).
     pub fn add(&mut self, path: &[String], value: Value) -> Result<(), PlanError> {
-        self.apply(PatchOperation::Add(AddOperation {
+        let (last, parent) = path
+            .split_last()
+            .ok_or_else(|| PlanError("add at the root".into()))?;
+        match self.parent(parent, path)? {
+            Value::Object(map) => {
+                map.insert(last.clone(), value.clone());
+            }
+            Value::Array(items) if last == "-" => items.push(value.clone()),
+            Value::Array(items) => match last.parse::<usize>() {
+                Ok(index) if index <= items.len() => items.insert(index, value.clone()),
+                _ => {
+                    return Err(PlanError(format!(
+                        "add: no index {last} in {}",
+                        pointer(parent)
+                    )));
+                }
+            },
+            _ => {
+                return Err(PlanError(format!(
+                    "add: {} is not a container",
+                    pointer(parent)
+                )));
+            }
+        }
+        self.ops.push(PatchOperation::Add(AddOperation {
             path: PointerBuf::from_tokens(path),
             value,
-        }))
-    }
-
-    pub fn remove(&mut self, path: &[String]) -> Result<(), PlanError> {
-        self.apply(PatchOperation::Remove(RemoveOperation {
-            path: PointerBuf::from_tokens(path),
-        }))
-    }
-
-    fn apply(&mut self, op: PatchOperation) -> Result<(), PlanError> {
-        json_patch::patch(&mut self.value, std::slice::from_ref(&op))
-            .map_err(|e| PlanError(format!("{op}: {e}")))?;
-        self.ops.push(op);
+        }));
         Ok(())
     }
+
+    /// RFC 6902 `remove`; members keep the order of the rest.
+    pub fn remove(&mut self, path: &[String]) -> Result<(), PlanError> {
+        let (last, parent) = path
+            .split_last()
+            .ok_or_else(|| PlanError("remove at the root".into()))?;
+        let removed = match self.parent(parent, path)? {
+            Value::Object(map) => map.shift_remove(last).is_some(),
+            Value::Array(items) => match last.parse::<usize>() {
+                Ok(index) if index < items.len() => {
+                    items.remove(index);
+                    true
+                }
+                _ => false,
+            },
+            _ => false,
+        };
+        if !removed {
+            return Err(PlanError(format!("remove: nothing at {}", pointer(path))));
+        }
+        self.ops.push(PatchOperation::Remove(RemoveOperation {
+            path: PointerBuf::from_tokens(path),
+        }));
+        Ok(())
+    }
+
+    fn parent(&mut self, parent: &[String], path: &[String]) -> Result<&mut Value, PlanError> {
+        let mut at = &mut self.value;
+        for token in parent {
+            at = match at {
+                Value::Object(map) => map.get_mut(token),
+                Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
+                _ => None,
+            }
+            .ok_or_else(|| PlanError(format!("{} does not exist", pointer(path))))?;
+        }
+        Ok(at)
+    }
+}
+
+fn pointer(path: &[String]) -> String {
+    PointerBuf::from_tokens(path).to_string()
 }
 
 /// `prefix` followed by `rest`, as owned pointer tokens.

@@ -171,6 +171,50 @@ impl Differ<'_> {
         Ok(self.resolver.value(node)?)
     }
 
+    /// Whether `node` already has the value `target`, compared in place
+    /// (building the node's value only where aliases or merges are involved).
+    fn same(&mut self, node: &Node<'_>, target: &Value) -> Result<bool, EditError> {
+        match (&node.kind, target) {
+            (NodeKind::Scalar { text, style, tag }, _) => {
+                Ok(super::value::resolve_scalar(text, *style, tag.as_deref()) == *target)
+            }
+            (NodeKind::Seq { items, .. }, Value::Array(wanted)) => {
+                if items.len() != wanted.len() {
+                    return Ok(false);
+                }
+                for (item, want) in items.iter().zip(wanted) {
+                    if !self.same(item, want)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            (NodeKind::Map { entries, .. }, Value::Object(wanted))
+                if !entries
+                    .iter()
+                    .any(|(k, _)| is_merge_key(k) || k.as_str().is_none()) =>
+            {
+                if entries.len() != wanted.len() {
+                    // Duplicate keys could make the counts differ on equal values.
+                    return Ok(self.value(node)? == *target);
+                }
+                for (key, value) in entries {
+                    let Some(want) = key.as_str().and_then(|k| wanted.get(k)) else {
+                        return Ok(false);
+                    };
+                    if !self.same(value, want)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            (NodeKind::Seq { .. }, _) => Ok(false),
+            (NodeKind::Map { .. }, t) if !t.is_object() => Ok(false),
+            // Aliases, and mappings with merge keys.
+            _ => Ok(self.value(node)? == *target),
+        }
+    }
+
     fn push(&mut self, shared: bool, at: usize, edit: Edit) -> Result<(), EditError> {
         if shared {
             return Err(EditError {
@@ -184,7 +228,7 @@ impl Differ<'_> {
     }
 
     fn node(&mut self, node: &Node<'_>, target: &Value, shared: bool) -> Result<(), EditError> {
-        if self.value(node)? == *target {
+        if self.same(node, target)? {
             return Ok(());
         }
         let shared = shared || node.anchor.is_some_and(|a| self.referenced.contains(&a));
@@ -291,7 +335,7 @@ impl Differ<'_> {
             let name = key_text(key);
             match wanted.get(&name) {
                 None => removed[i] = true,
-                Some(target) if self.value(value)? == *target => {}
+                Some(target) if self.same(value, target)? => {}
                 Some(target) if self.can_edit_within(value, target) => {
                     self.node(value, target, shared)?
                 }
@@ -571,7 +615,7 @@ impl Differ<'_> {
             match wanted.get(&name) {
                 None => changed = true,
                 Some(target) if over_alias && merged.get(&name) == Some(target) => redundant = true,
-                Some(target) if self.value(value)? == *target => {
+                Some(target) if self.same(value, target)? => {
                     parts.push(Part::Keep(key.start, value.end))
                 }
                 Some(target) => {
