@@ -121,16 +121,50 @@ pub fn process_all(
         .collect())
 }
 
+/// Streams above this size are parsed in parallel, cut at document boundaries.
+const PARALLEL_MIN_BYTES: usize = 1 << 20;
+
 fn parse(source: &Source) -> Result<Vec<Document<'_>>, Error> {
-    yaml::parse_stream(&source.text).map_err(|e| {
-        Error::Document(Located::at(
-            &source.name(),
-            &source.text,
-            e.document,
-            e.offset,
-            e.message,
-        ))
-    })
+    let text = source.text.as_str();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let points = if text.len() >= PARALLEL_MIN_BYTES {
+        yaml::parse::split_points(text, threads)
+    } else {
+        vec![0, text.len()]
+    };
+    let ranges: Vec<(usize, usize)> = points.windows(2).map(|w| (w[0], w[1])).collect();
+    let parts: Vec<Result<Vec<Document<'_>>, yaml::SyntaxError>> = if ranges.len() == 1 {
+        vec![yaml::parse_stream(text)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = ranges
+                .iter()
+                .map(|&(from, to)| scope.spawn(move || yaml::parse::parse_range(text, from, to)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Ok(Vec::new())))
+                .collect()
+        })
+    };
+    let mut documents = Vec::new();
+    for part in parts {
+        let seen = documents.len();
+        let part = part.map_err(|e| {
+            Error::Document(Located::at(
+                &source.name(),
+                text,
+                seen + e.document,
+                e.offset,
+                e.message,
+            ))
+        })?;
+        documents.extend(part.into_iter().map(|mut d| {
+            d.index += seen;
+            d
+        }));
+    }
+    Ok(documents)
 }
 
 /// Add the context objects among `docs` to `cluster`.

@@ -34,23 +34,34 @@ pub struct SyntaxError {
 
 /// Turns the parser's character markers into byte offsets.
 struct Offsets<'a> {
+    /// The part of the stream being parsed.
     text: &'a str,
+    /// Where that part starts in the whole stream.
+    base: usize,
     /// Byte offset of each line start; only built for non-ASCII text, where
     /// character and byte offsets differ.
     line_starts: Option<Vec<usize>>,
 }
 
 impl<'a> Offsets<'a> {
-    fn new(text: &'a str) -> Self {
+    fn new(text: &'a str, base: usize) -> Self {
         let line_starts = (!text.is_ascii()).then(|| {
             std::iter::once(0)
                 .chain(text.match_indices('\n').map(|(i, _)| i + 1))
                 .collect()
         });
-        Offsets { text, line_starts }
+        Offsets {
+            text,
+            base,
+            line_starts,
+        }
     }
 
     fn byte(&self, mark: &Marker) -> usize {
+        self.base + self.relative(mark)
+    }
+
+    fn relative(&self, mark: &Marker) -> usize {
         let Some(starts) = &self.line_starts else {
             return mark.index().min(self.text.len());
         };
@@ -81,8 +92,15 @@ pub const MAX_DEPTH: usize = 512;
 
 /// Parse every document of `text`.
 pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
-    let offsets = Offsets::new(text);
-    let mut parser = Parser::new_from_str(text);
+    parse_range(text, 0, text.len())
+}
+
+/// Parse the documents in `text[from..to]`, with byte offsets (and error
+/// offsets) into the whole of `text`. Document indexes count from 1 within the range.
+pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_>>, SyntaxError> {
+    let part = &text[from..to];
+    let offsets = Offsets::new(part, from);
+    let mut parser = Parser::new_from_str(part);
     let mut documents = Vec::new();
     let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut root: Option<Node<'_>> = None;
@@ -221,6 +239,41 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
     Ok(documents)
 }
 
+/// Byte offsets that cut `text` into about `parts` ranges of whole
+/// documents, for parsing them in parallel: `[0, …, text.len()]`. A cut is made
+/// only before a `---` line, which YAML never allows inside a document's
+/// content, and never in a stream with directives (they bind to the next document).
+pub fn split_points(text: &str, parts: usize) -> Vec<usize> {
+    let mut points = vec![0];
+    if parts > 1 && !text.starts_with('%') && !text.contains("\n%") {
+        let step = text.len() / parts;
+        let mut at = 0;
+        for part in 1..parts {
+            let target = (part * step).max(at);
+            let mut found = None;
+            let mut search = target;
+            while let Some(i) = text.get(search..).and_then(|rest| rest.find("\n---")) {
+                let line = search + i + 1;
+                let after = text.as_bytes().get(line + 3);
+                if matches!(after, None | Some(b' ' | b'\t' | b'\r' | b'\n')) {
+                    found = Some(line);
+                    break;
+                }
+                search = line;
+            }
+            match found {
+                Some(line) if line > at => {
+                    points.push(line);
+                    at = line;
+                }
+                _ => break,
+            }
+        }
+    }
+    points.push(text.len());
+    points
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,6 +302,30 @@ mod tests {
         let s = root.get("s").expect("s");
         assert_eq!(&text[s.start..s.end], "one");
         assert_eq!(root.end, text.len() - 1);
+    }
+
+    #[test]
+    fn ranges_parse_to_the_same_documents() {
+        let text = "a: 1\n---\nb: [x]\n--- # c\nc: |\n  ---text\n---\nd: é\n";
+        let points = split_points(text, 3);
+        assert!(points.len() > 2, "{points:?}");
+        let whole = parse_stream(text).expect("parses");
+        let mut parts = Vec::new();
+        for pair in points.windows(2) {
+            parts.extend(parse_range(text, pair[0], pair[1]).expect("parses"));
+        }
+        assert_eq!(whole.len(), parts.len());
+        for (w, p) in whole.iter().zip(&parts) {
+            assert_eq!((w.start, w.end), (p.start, p.end));
+            assert_eq!(
+                w.root.as_ref().map(|r| (r.start, r.end)),
+                p.root.as_ref().map(|r| (r.start, r.end))
+            );
+        }
+        assert_eq!(
+            split_points("%YAML 1.2\n---\na: 1\n---\nb: 2\n", 2).len(),
+            2
+        );
     }
 
     #[test]
