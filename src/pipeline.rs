@@ -37,6 +37,8 @@ pub struct Settings {
     pub namespace: String,
     /// Keep every document's final value (for `-o json`).
     pub keep_values: bool,
+    /// Keep every object's patch (for `-o patch`); large inputs need not hold them.
+    pub keep_patches: bool,
 }
 
 /// The result for one object of a source.
@@ -319,7 +321,7 @@ fn render_document(
                 let at = Located::at(name, text, document.index, err.offset, err.message);
                 let reason = format!("{} (line {}:{})", at.message, at.line, at.column);
                 for object in &mut out.objects[first_object..] {
-                    if !object.ops.is_empty() {
+                    if matches!(object.outcome, Outcome::Injected | Outcome::Uninjected) {
                         object.outcome = Outcome::Skipped(reason.clone());
                         object.ops.clear();
                     }
@@ -352,7 +354,11 @@ fn plan_document(
             document,
             reference,
             outcome: plan.outcome,
-            ops: plan.ops,
+            ops: if settings.keep_patches {
+                plan.ops
+            } else {
+                Vec::new()
+            },
             notes: plan.notes,
         });
         return Ok(plan.result);
@@ -369,11 +375,14 @@ fn plan_document(
                 document,
                 reference: ObjectRef::of(item),
                 outcome: plan.outcome,
-                ops: plan
-                    .ops
-                    .into_iter()
-                    .map(|op| prefixed(op, &prefix))
-                    .collect(),
+                ops: if settings.keep_patches {
+                    plan.ops
+                        .into_iter()
+                        .map(|op| prefixed(op, &prefix))
+                        .collect()
+                } else {
+                    Vec::new()
+                },
                 notes: plan.notes,
             });
             *item = plan.result;

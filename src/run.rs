@@ -109,6 +109,7 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
         },
         namespace: common.namespace.clone(),
         keep_values: common.output == Format::Json,
+        keep_patches: common.output == Format::Patch,
     };
 
     let read_all = |paths: &[PathBuf]| -> Result<Vec<source::Source>, Error> {
