@@ -79,15 +79,6 @@ pub fn builtin_types() -> Vec<WorkloadType> {
     ]
 }
 
-/// The pod-template kinds custom resources commonly have; profiles start from these.
-pub fn default_custom_types() -> Vec<WorkloadType> {
-    vec![
-        WorkloadType::new("argoproj.io/v1alpha1", "Rollout", "spec.template"),
-        WorkloadType::new("serving.knative.dev/v1", "Service", "spec.template"),
-        WorkloadType::new("apps.openshift.io/v1", "DeploymentConfig", "spec.template"),
-    ]
-}
-
 /// Every workload kind a run recognises.
 #[derive(Debug, Clone)]
 pub struct WorkloadTypes(Vec<WorkloadType>);
@@ -151,7 +142,10 @@ mod tests {
 
     #[test]
     fn kinds_need_their_group() {
-        let types = WorkloadTypes::with(&default_custom_types());
+        let types = WorkloadTypes::with(&[
+            WorkloadType::new("argoproj.io/v1alpha1", "Rollout", "spec.template"),
+            WorkloadType::new("serving.knative.dev/v1", "Service", "spec.template"),
+        ]);
         let path = |v: &str, k: &str| types.find(v, k).map(|t| t.path.clone());
         assert_eq!(
             path("apps/v1", "Deployment").as_deref(),

@@ -651,3 +651,181 @@ fn every_mode_uninjects_exactly() {
         assert_eq!(again.stdout, injected, "{args:?}: injecting twice");
     }
 }
+
+#[test]
+fn requests_never_exceed_limits() {
+    let limit_range = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr, namespace: shop}\nspec:\n  limits:\n  - type: Container\n    max: {memory: 1Gi}\n---\n";
+    let annotated = WORKLOADS.replace("metadata: {labels: {app: web}}", "metadata: {labels: {app: web}, annotations: {config.linkerd.io/proxy-memory-limit: 300Mi}}");
+    let (objects, _) = inject(&[], &format!("{limit_range}{annotated}"));
+    let resources = &container(pod_of(&objects[1]), "linkerd-proxy")["resources"];
+    assert_eq!(resources["limits"]["memory"], "300Mi");
+    assert_eq!(
+        resources["requests"]["memory"], "300Mi",
+        "the request defaults to the limit first, as the apiserver does"
+    );
+    let low = WORKLOADS.replace(
+        "metadata: {labels: {app: web}}",
+        "metadata: {labels: {app: web}, annotations: {sidecar.istio.io/proxyCPULimit: 50m}}",
+    );
+    let (objects, report) = inject(&["--profile", "istio"], &low);
+    let resources = &container(pod_of(&objects[0]), "istio-proxy")["resources"];
+    assert_eq!(
+        (
+            resources["requests"]["cpu"].as_str(),
+            resources["limits"]["cpu"].as_str()
+        ),
+        (Some("50m"), Some("50m"))
+    );
+    assert!(
+        report.contains("requests.cpu lowered to its limit 50m"),
+        "{report}"
+    );
+}
+
+#[test]
+fn the_pods_own_annotations_and_labels_win_and_survive_uninject() {
+    let own = WORKLOADS.replace(
+        "metadata: {labels: {app: web}}",
+        "metadata: {labels: {app: web, security.istio.io/tlsMode: disabled}, annotations: {prometheus.io/scrape: \"false\"}}",
+    );
+    let (objects, _) = inject(&["--profile", "istio"], &own);
+    let meta = &pod_of(&objects[0])["metadata"];
+    assert_eq!(meta["annotations"]["prometheus.io/scrape"], "false");
+    assert_eq!(meta["labels"]["security.istio.io/tlsMode"], "disabled");
+    let injected = common::run(&["-q", "--profile", "istio"], Some(&own)).stdout;
+    assert_eq!(
+        common::run(&["uninject", "-q", "--profile", "istio"], Some(&injected)).stdout,
+        own
+    );
+}
+
+#[test]
+fn another_profiles_injection_is_skipped_not_replaced() {
+    let istio = common::run(&["-q", "--profile", "istio"], Some(WORKLOADS)).stdout;
+    let run = common::run(&[], Some(&istio));
+    assert!(
+        run.stderr
+            .contains("deployment/web skipped: a third-party proxy is already present"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stdout, istio);
+}
+
+#[test]
+fn a_wait_the_proxy_cannot_take_raises_no_grace_period() {
+    let run = common::run(
+        &["--profile", "istio", "--set", "waitBeforeExitSeconds=40"],
+        Some(WORKLOADS),
+    );
+    assert!(
+        run.stderr.contains("already has a preStop hook"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !run.stderr.contains("terminationGracePeriodSeconds raised"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn trust_anchors_follow_the_control_plane_namespace() {
+    let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: linkerd-identity-trust-roots, namespace: l5d}\ndata: {ca-bundle.crt: PEM}\n---\n";
+    let run = common::run(
+        &["--set", "controlPlaneNamespace=l5d"],
+        Some(&format!("{configmap}{WORKLOADS}")),
+    );
+    assert!(!run.stderr.contains("trustAnchorsPEM"), "{}", run.stderr);
+}
+
+#[test]
+fn bad_values_are_configuration_errors() {
+    for set in ["proxyUID=1.5", "waitBeforeExitSeconds=-5", "cni=maybe"] {
+        let run = common::run(&["--set", set], Some(WORKLOADS));
+        assert_eq!(run.code, 2, "{set}: {}", run.stderr);
+        assert!(run.stdout.is_empty());
+    }
+    let config = common::run(&["config"], None).stdout;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let typo = dir.path().join("p.yaml");
+    std::fs::write(
+        &typo,
+        config.replace("  classicPosition:", "  classicPositon:"),
+    )
+    .expect("write");
+    let run = common::run(&["--config", typo.to_str().expect("path")], Some(WORKLOADS));
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("sidecar.classicPositon"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn copied_security_context_takes_the_apps_seccomp_profile() {
+    let localhost = WORKLOADS.replace(
+        "capabilities: {add: [NET_BIND_SERVICE], drop: [ALL]}",
+        "capabilities: {add: [NET_BIND_SERVICE], drop: [ALL]}\n          seccompProfile: {type: Localhost, localhostProfile: app.json}",
+    );
+    let (objects, _) = inject(&[], &localhost);
+    let proxy = container(pod_of(&objects[0]), "linkerd-proxy");
+    assert_eq!(
+        proxy["securityContext"]["seccompProfile"]["type"],
+        "Localhost"
+    );
+}
+
+#[test]
+fn warnings_say_what_is_wrong() {
+    let off = WORKLOADS.replace(
+        "kind: Job\nmetadata: {name: migrate, namespace: shop}\nspec:\n  template:\n    spec:",
+        "kind: Job\nmetadata: {name: migrate, namespace: shop}\nspec:\n  template:\n    metadata: {annotations: {config.linkerd.io/proxy-enable-native-sidecar: \"false\"}}\n    spec:",
+    );
+    let run = common::run(&[], Some(&off));
+    assert!(
+        run.stderr.contains("native sidecars are off for it"),
+        "{}",
+        run.stderr
+    );
+    let once = WORKLOADS.replace(
+        "  containers: [{name: debug, image: busybox}]",
+        "  restartPolicy: Never\n  containers: [{name: debug, image: busybox}]",
+    );
+    let classic = common::run(&["--kube-version", "1.28"], Some(&once));
+    assert!(
+        classic
+            .stderr
+            .contains("pod's containers finish, so it never completes"),
+        "a bare Pod too: {}",
+        classic.stderr
+    );
+    let baseline = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels: {pod-security.kubernetes.io/enforce: baseline}\n---\n";
+    let run = common::run(&[], Some(&format!("{baseline}{WORKLOADS}")));
+    assert!(
+        run.stderr.contains("Pod Security \"baseline\" forbids"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn files_without_a_final_line_break_round_trip_in_every_mode() {
+    let input = WORKLOADS.trim_end();
+    for args in [
+        &["--native-sidecar", "never", "--set", "proxyPosition=last"][..],
+        &["--kube-version", "1.28"][..],
+        &[][..],
+    ] {
+        let mut all = vec!["-q"];
+        all.extend_from_slice(args);
+        let injected = common::run(&all, Some(input)).stdout;
+        assert_eq!(
+            common::run(&["uninject", "-q"], Some(&injected)).stdout,
+            input,
+            "{args:?}"
+        );
+    }
+}

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::Error;
-use crate::workload::{WorkloadType, default_custom_types};
+use crate::workload::WorkloadType;
 use crate::yaml;
 
 /// The embedded profiles, by name; the first is the default.
@@ -49,6 +49,8 @@ pub struct Profile {
     /// Label naming the owning workload, e.g. `linkerd.io/proxy-{{workload.kind}}`.
     pub owner_label: Option<String>,
     pub disable_annotation: Option<KeyValue>,
+    /// Annotation the mesh's own injector leaves on a pod it injected.
+    pub injection_marker: Option<String>,
     #[serde(default)]
     pub foreign_sidecars: ForeignSidecars,
     /// Init containers that set up traffic capture, before the proxy.
@@ -75,8 +77,8 @@ pub struct Profile {
     /// Volumes; only those an injected container mounts are added.
     #[serde(default)]
     pub volumes: Vec<Value>,
-    /// Custom resources with pod templates.
-    #[serde(default = "default_custom_types")]
+    /// Custom resources with pod templates, beside the built-in kinds.
+    #[serde(default)]
     pub workloads: Vec<WorkloadType>,
 }
 
@@ -96,6 +98,63 @@ pub struct Override {
     /// Annotation values translated to the value's own words (`enabled` → `first`).
     #[serde(default)]
     pub map: Map<String, Value>,
+    /// What the annotation must hold; a workload with another value is skipped.
+    pub validate: Option<Validate>,
+}
+
+/// Checks for annotation values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Validate {
+    /// Comma-separated ports and port ranges (`80,8000-8080`).
+    Ports,
+    /// The same, or `*` for all.
+    PortsOrAll,
+    /// Comma-separated IP ranges in CIDR form.
+    Cidrs,
+    /// The same, or `*` for all.
+    CidrsOrAll,
+}
+
+impl Validate {
+    fn check(self, raw: &str) -> Result<(), String> {
+        let items = || raw.split(',').map(str::trim).filter(|i| !i.is_empty());
+        let ports = || {
+            items().all(|item| {
+                let port = |p: &str| p.parse::<u16>().is_ok();
+                match item.split_once('-') {
+                    Some((a, b)) => port(a) && port(b),
+                    None => port(item),
+                }
+            })
+        };
+        let cidrs = || {
+            items().all(|item| match item.split_once('/') {
+                Some((ip, bits)) => {
+                    let max = if ip.contains(':') { 128 } else { 32 };
+                    ip.parse::<std::net::IpAddr>().is_ok()
+                        && bits.parse::<u8>().is_ok_and(|b| b <= max)
+                }
+                None => item.parse::<std::net::IpAddr>().is_ok(),
+            })
+        };
+        let all = raw.trim() == "*";
+        let valid = match self {
+            Validate::Ports => ports(),
+            Validate::PortsOrAll => all || ports(),
+            Validate::Cidrs => cidrs(),
+            Validate::CidrsOrAll => all || cidrs(),
+        };
+        if valid {
+            Ok(())
+        } else {
+            let what = match self {
+                Validate::Ports | Validate::PortsOrAll => "a list of ports",
+                Validate::Cidrs | Validate::CidrsOrAll => "a list of IP ranges",
+            };
+            Err(format!("{raw:?} is not {what}"))
+        }
+    }
 }
 
 /// A value read from a key of an object in the input or context.
@@ -271,16 +330,7 @@ impl Profile {
         object_value: &dyn Fn(&ValueFromObject, &str) -> Option<String>,
     ) -> Result<Map<String, Value>, String> {
         let mut values = self.values.clone();
-        for source in &self.values_from_objects {
-            let lookup = |name: &str| {
-                name.strip_prefix("values.")
-                    .and_then(|n| values.get(n).cloned())
-            };
-            let namespace = template::render(&Value::String(source.namespace.clone()), &lookup)?;
-            if let Some(found) = object_value(source, namespace.as_str().unwrap_or_default()) {
-                values.insert(source.value.clone(), Value::String(found));
-            }
-        }
+        let mut explicit: Vec<&str> = flags.keys().map(String::as_str).collect();
         for rule in &self.overrides {
             let Some(raw) = pod_annotations.and_then(|a| a.get(&rule.annotation)) else {
                 continue;
@@ -302,13 +352,34 @@ impl Profile {
                     ));
                 }
             };
+            if let Some(validate) = rule.validate {
+                validate
+                    .check(&mapped)
+                    .map_err(|e| format!("annotation {}: {e}", rule.annotation))?;
+            }
             let current = self.values.get(&rule.value).unwrap_or(&Value::Null);
             let value = typed_like(current, &mapped)
                 .map_err(|e| format!("annotation {}: {e}", rule.annotation))?;
             values.insert(rule.value.clone(), value);
+            explicit.push(&rule.value);
         }
         for (name, value) in flags {
             values.insert(name.clone(), value.clone());
+        }
+        // Objects fill what neither annotations nor flags set, found with the
+        // final values (a --set controlPlaneNamespace moves the ConfigMap too).
+        for source in &self.values_from_objects {
+            if explicit.contains(&source.value.as_str()) {
+                continue;
+            }
+            let lookup = |name: &str| {
+                name.strip_prefix("values.")
+                    .and_then(|n| values.get(n).cloned())
+            };
+            let namespace = template::render(&Value::String(source.namespace.clone()), &lookup)?;
+            if let Some(found) = object_value(source, namespace.as_str().unwrap_or_default()) {
+                values.insert(source.value.clone(), Value::String(found));
+            }
         }
         Ok(values)
     }
@@ -445,6 +516,18 @@ impl Profile {
         })
     }
 
+    /// The name of the proxy's image, without registry, path or tag
+    /// (`proxy`, `proxyv2`): how a mesh-injected proxy is recognised, whichever
+    /// registry it came from.
+    pub fn proxy_image_name(&self) -> Option<String> {
+        let lookup = |name: &str| {
+            name.strip_prefix("values.")
+                .and_then(|v| self.values.get(v).cloned())
+        };
+        let image = template::render(self.proxy.get("image")?, &lookup).ok()?;
+        image.as_str().map(image_name)
+    }
+
     /// Names of every container this profile may add.
     pub fn container_names(&self) -> impl Iterator<Item = &str> {
         self.init_containers
@@ -491,6 +574,32 @@ impl Profile {
                 ));
             }
         }
+        const SIDECAR_KEYS: [&str; 5] = [
+            "nativeSidecar",
+            "classicPosition",
+            "waitBeforeExitSeconds",
+            "sleepCommand",
+            "cni",
+        ];
+        if let Some(key) = self
+            .sidecar
+            .keys()
+            .find(|k| !SIDECAR_KEYS.contains(&k.as_str()))
+        {
+            return Err(format!(
+                "unknown field `sidecar.{key}`, expected one of {}",
+                SIDECAR_KEYS.join(", ")
+            ));
+        }
+        if let Some(key) = self
+            .quota_defaults
+            .keys()
+            .find(|k| !["requests", "limits"].contains(&k.as_str()))
+        {
+            return Err(format!(
+                "unknown field `quotaDefaults.{key}`, expected requests or limits"
+            ));
+        }
         for (name, _) in &self.required {
             if !self.values.contains_key(name) {
                 return Err(format!("required value {name:?} is not in values"));
@@ -533,6 +642,13 @@ impl Profile {
         }
         Ok(())
     }
+}
+
+/// An image reference's name: `cr.l5d.io/linkerd/proxy:v1` → `proxy`.
+pub fn image_name(image: &str) -> String {
+    let last = image.rsplit('/').next().unwrap_or(image);
+    let last = last.split('@').next().unwrap_or(last);
+    last.split(':').next().unwrap_or(last).to_string()
 }
 
 /// The text of an embedded profile.
@@ -624,7 +740,8 @@ impl SidecarSettings {
     }
 }
 
-/// Read `raw` as a value of the same type as `current`.
+/// Read `raw` as a value of the same type as `current`: a whole number stays
+/// whole (and not negative, when the default is not), a boolean a boolean.
 fn typed_like(current: &Value, raw: &str) -> Result<Value, String> {
     match current {
         Value::String(_) | Value::Null => Ok(Value::String(raw.to_string())),
@@ -633,6 +750,14 @@ fn typed_like(current: &Value, raw: &str) -> Result<Value, String> {
             "false" | "disabled" => Ok(Value::Bool(false)),
             _ => Err(format!("expected true or false, got {raw:?}")),
         },
+        Value::Number(n) if n.is_u64() => raw
+            .parse::<u64>()
+            .map(Value::from)
+            .map_err(|_| format!("expected a whole number of 0 or more, got {raw:?}")),
+        Value::Number(n) if n.is_i64() => raw
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| format!("expected a whole number, got {raw:?}")),
         _ => match yaml::value::resolve_plain(raw) {
             number @ Value::Number(_) => Ok(number),
             _ => Err(format!("expected a number, got {raw:?}")),

@@ -76,9 +76,18 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
         profile::merge(&mut proxy, &rendered.classic_first);
     }
     let mut inits = rendered.init_containers.clone();
-    if !native && kind.runs_to_completion() {
+    let restart = pod.spec.get("restartPolicy").and_then(Value::as_str);
+    if !native && (kind.runs_to_completion() || matches!(restart, Some("Never" | "OnFailure"))) {
+        let fix = if env.version.has_native_sidecars() {
+            "native sidecars are off for it (--native-sidecar or the mesh's annotation); turn them on".to_string()
+        } else {
+            format!(
+                "Kubernetes {} has no native sidecars: target 1.29 or later (--kube-version)",
+                env.version
+            )
+        };
         notes.push(format!(
-            "warning: a classic sidecar keeps running after the {} finishes, so it never completes; target Kubernetes 1.29 or later (--kube-version) for a native sidecar, or --native-sidecar always",
+            "warning: a classic sidecar keeps running after the {}'s containers finish, so it never completes; {fix}",
             kind.label()
         ));
     }
@@ -93,6 +102,7 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
     );
     for container in inits.iter_mut().chain(std::iter::once(&mut proxy)) {
         let name = container_name(container);
+        resources::requests_from_limits(container);
         let set = resources::fill(container, &limits, &requests);
         if !set.is_empty() {
             notes.push(format!(
@@ -106,6 +116,9 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
                 "{name}: {} set because a ResourceQuota of namespace {namespace} requires it",
                 set.join(", ")
             ));
+        }
+        for change in resources::cap_requests(container) {
+            notes.push(format!("{name}: {change}"));
         }
     }
 
@@ -147,6 +160,13 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
         .namespace_labels(&namespace)
         .and_then(|labels| labels.get("pod-security.kubernetes.io/enforce"))
         .and_then(Value::as_str);
+    if enforce == Some("baseline") {
+        for container in inits.iter().chain(std::iter::once(&proxy)) {
+            if let Some(problem) = security::baseline_problem(container) {
+                notes.push(format!("warning: {problem}"));
+            }
+        }
+    }
     if enforce == Some("restricted") {
         for container in inits.iter_mut().chain(std::iter::once(&mut proxy)) {
             if let Some(problem) = security::restrict(container, pod.spec.get("securityContext")) {
@@ -157,19 +177,18 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
 
     // 5. Graceful shutdown.
     let wait = rendered.sidecar.wait_before_exit_seconds;
-    if let Err(note) = shutdown::add_pre_stop(
+    let has_wait = match shutdown::add_pre_stop(
         &mut proxy,
         wait,
         &rendered.sidecar.sleep_command,
         env.version,
     ) {
-        notes.push(format!("warning: {note}"));
-    }
-    let has_wait = proxy
-        .get("lifecycle")
-        .and_then(|l| l.get("preStop"))
-        .is_some()
-        && wait > 0;
+        Ok(()) => wait > 0,
+        Err(note) => {
+            notes.push(format!("warning: {note}"));
+            false
+        }
+    };
     let current_grace = pod
         .spec
         .get("terminationGracePeriodSeconds")
@@ -419,8 +438,13 @@ fn use_native(choice: NativeChoice, env: &Env<'_>, notes: &mut Vec<String>) -> b
         NativeChoice::Never => false,
         NativeChoice::Always => {
             if !env.version.has_native_sidecars() {
+                let why = if env.version == crate::cluster::KubeVersion::new(1, 28) {
+                    "1.28 has them only with the SidecarContainers feature gate, off by default"
+                } else {
+                    "this version has none"
+                };
                 notes.push(format!(
-                    "warning: native sidecars need Kubernetes 1.29 or later (1.28 with the SidecarContainers gate); on {} the apiserver drops restartPolicy and the proxy blocks the pod's start",
+                    "warning: native sidecars need Kubernetes 1.29 or later ({why}); without them the apiserver drops the proxy's restartPolicy and then rejects the pod, since a plain init container may not have probes (target {})",
                     env.version
                 ));
             }
@@ -469,6 +493,22 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
                     disable.key, disable.value
                 ));
             }
+        }
+    }
+    // A container with the proxy's name that is not an injection (a gateway
+    // running the proxy as its app): injecting would give two of that name.
+    let ours: Vec<&str> = env.profile.container_names().collect();
+    for list in ["containers", "initContainers"] {
+        let items = patcher.get(&paths.spec(list)).and_then(Value::as_array);
+        if let Some(name) = items
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get("name").and_then(Value::as_str))
+            .find(|n| ours.contains(n))
+        {
+            return Some(format!(
+                "the pod already has a container named {name} that was not injected (a gateway or a proxy of its own)"
+            ));
         }
     }
     let foreign = &env.profile.foreign_sidecars;
@@ -540,7 +580,7 @@ fn ensure(
     Ok(())
 }
 
-/// Set `entries` in the mapping at `path`; returns the keys that were not there before.
+/// Add the `entries` the mapping at `path` lacks; returns the keys added.
 fn set_entries(
     patcher: &mut Patcher,
     path: &[String],
@@ -555,13 +595,12 @@ fn set_entries(
     let mut added = Vec::new();
     for (key, value) in entries {
         let at = child_key(path, key);
-        match patcher.get(&at) {
-            Some(existing) if existing == value => {}
-            Some(_) => patcher.add(&at, value.clone())?,
-            None => {
-                patcher.add(&at, value.clone())?;
-                added.push(key.clone());
-            }
+        // A key the pod already has keeps its value: the workload's own
+        // settings win (a `prometheus.io/scrape: "false"`, a tlsMode), and
+        // uninject has nothing of the user's to restore.
+        if patcher.get(&at).is_none() {
+            patcher.add(&at, value.clone())?;
+            added.push(key.clone());
         }
     }
     Ok(added)

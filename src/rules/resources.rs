@@ -52,6 +52,97 @@ pub fn limit_range_defaults(limit_ranges: &[&Value]) -> (Map<String, Value>, Map
     (limits, requests)
 }
 
+/// A Kubernetes quantity as a number, for comparing two of them
+/// (`100m` is 0.1, `1Gi` is 1073741824, `2e3` is 2000).
+pub fn quantity(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .unwrap_or(text.len());
+    let (number, suffix) = text.split_at(split);
+    let scale = match suffix {
+        "" => 1.0,
+        "m" => 1e-3,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "E" => 1e18,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        "Ei" => 1024f64.powi(6),
+        _ => return None,
+    };
+    number.parse::<f64>().ok().map(|n| n * scale)
+}
+
+fn quantity_of(value: &Value) -> Option<f64> {
+    match value {
+        Value::String(s) => quantity(s),
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    }
+}
+
+/// The apiserver's defaulting, which runs before LimitRanger: a resource
+/// with a limit and no request gets the limit as its request.
+pub fn requests_from_limits(container: &mut Value) {
+    let Some(resources) = container
+        .get_mut("resources")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+        return;
+    };
+    let requests = resources
+        .entry("requests")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(requests) = requests {
+        for (k, v) in limits {
+            requests.entry(k).or_insert(v);
+        }
+    }
+}
+
+/// Where a request is above its limit (a profile's default request under a
+/// limit set for the workload), bring the request down to the limit; the
+/// apiserver would reject the pod otherwise. Returns what changed.
+pub fn cap_requests(container: &mut Value) -> Vec<String> {
+    let mut changed = Vec::new();
+    let Some(resources) = container
+        .get_mut("resources")
+        .and_then(Value::as_object_mut)
+    else {
+        return changed;
+    };
+    let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+        return changed;
+    };
+    let Some(Value::Object(requests)) = resources.get_mut("requests") else {
+        return changed;
+    };
+    for (k, limit) in limits {
+        let too_high = match (requests.get(&k).and_then(quantity_of), quantity_of(&limit)) {
+            (Some(request), Some(max)) => request > max,
+            _ => false,
+        };
+        if too_high {
+            let shown = limit
+                .as_str()
+                .map_or_else(|| limit.to_string(), str::to_string);
+            changed.push(format!("requests.{k} lowered to its limit {shown}"));
+            requests.insert(k, limit);
+        }
+    }
+    changed
+}
+
 /// Fill the resources `container` lacks from `limits` and `requests`; returns
 /// what was set, as `limits.memory` and the like.
 pub fn fill(
@@ -147,21 +238,28 @@ pub fn fill_required(
     let mut limits = Map::new();
     let mut requests = Map::new();
     for (section, resource) in required {
-        let has = container
-            .get("resources")
-            .and_then(|r| r.get(section))
-            .and_then(|s| s.get(resource))
-            .is_some();
+        let current = |section: &str| {
+            container
+                .get("resources")?
+                .get(section)?
+                .get(resource)
+                .cloned()
+        };
         let Some(value) = defaults.get(section).and_then(|s| s.get(resource)) else {
             continue;
         };
-        if !has {
-            let target = if section == "limits" {
-                &mut limits
-            } else {
-                &mut requests
+        if current(section).is_some() {
+            continue;
+        }
+        if section == "limits" {
+            // Never a limit below the container's own request.
+            let value = match current("requests") {
+                Some(request) if quantity_of(&request) > quantity_of(value) => request,
+                _ => value.clone(),
             };
-            target.insert(resource.clone(), value.clone());
+            limits.insert(resource.clone(), value);
+        } else {
+            requests.insert(resource.clone(), value.clone());
         }
     }
     fill(container, &limits, &requests)
@@ -204,6 +302,27 @@ mod tests {
         let mut bare = json!({"name": "p"});
         assert!(fill(&mut bare, &Map::new(), &Map::new()).is_empty());
         assert_eq!(bare, json!({"name": "p"}));
+    }
+
+    #[test]
+    fn quantities_compare_and_requests_stay_under_limits() {
+        assert_eq!(quantity("100m"), Some(0.1));
+        assert_eq!(quantity("1Gi"), Some(1073741824.0));
+        assert_eq!(quantity("2e3"), Some(2000.0));
+        assert!(quantity("lots").is_none());
+        let mut c = json!({"resources": {"limits": {"memory": "300Mi"}}});
+        requests_from_limits(&mut c);
+        assert_eq!(c["resources"]["requests"]["memory"], "300Mi");
+        let mut c = json!({"resources": {"limits": {"cpu": "50m"}, "requests": {"cpu": "100m"}}});
+        assert_eq!(
+            cap_requests(&mut c),
+            ["requests.cpu lowered to its limit 50m"]
+        );
+        let mut c = json!({"resources": {"requests": {"memory": "512Mi"}}});
+        let required = [("limits".to_string(), "memory".to_string())];
+        let defaults = json!({"limits": {"memory": "250Mi"}});
+        fill_required(&mut c, &required, defaults.as_object().expect("map"));
+        assert_eq!(c["resources"]["limits"]["memory"], "512Mi");
     }
 
     #[test]

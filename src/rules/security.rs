@@ -184,9 +184,10 @@ pub fn copy_from_app(container: &mut Value, app: &Value) {
             }
         }
     }
+    // The app's seccomp and SELinux settings are what its policy gave it.
     for field in ["seccompProfile", "seLinuxOptions"] {
         if let Some(value) = app_context.get(field) {
-            context.entry(field).or_insert_with(|| value.clone());
+            context.insert(field.to_string(), value.clone());
         }
     }
     context
@@ -195,6 +196,49 @@ pub fn copy_from_app(container: &mut Value, app: &Value) {
     context
         .entry("readOnlyRootFilesystem")
         .or_insert(Value::Bool(true));
+}
+
+/// Capabilities Pod Security `baseline` lets a container add.
+const BASELINE_CAPABILITIES: [&str; 13] = [
+    "AUDIT_WRITE",
+    "CHOWN",
+    "DAC_OVERRIDE",
+    "FOWNER",
+    "FSETID",
+    "KILL",
+    "MKNOD",
+    "NET_BIND_SERVICE",
+    "SETFCAP",
+    "SETGID",
+    "SETPCAP",
+    "SETUID",
+    "SYS_CHROOT",
+];
+
+/// Why `container` cannot run in a Pod Security `baseline` namespace, if it cannot.
+pub fn baseline_problem(container: &Value) -> Option<String> {
+    let name = container
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let context = container.get("securityContext")?;
+    let added: Vec<&str> = capability_names(context.get("capabilities").and_then(|c| c.get("add")))
+        .into_iter()
+        .filter(|cap| !BASELINE_CAPABILITIES.contains(cap))
+        .collect();
+    let privileged = context.get("privileged") == Some(&Value::Bool(true));
+    (!added.is_empty() || privileged).then(|| {
+        let what = if privileged { "is privileged".to_string() } else { format!("adds {}", added.join(" and ")) };
+        format!("{name} {what}, which Pod Security \"baseline\" forbids: use CNI mode (--set cni=true) so that no iptables init container is needed")
+    })
+}
+
+fn capability_names(list: Option<&Value>) -> Vec<&str> {
+    list.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
 }
 
 /// Make `container` meet Pod Security `restricted` where it can: drop ALL,

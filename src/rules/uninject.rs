@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::{PodPaths, template_problem};
-use crate::profile::Profile;
+use crate::profile::{Profile, image_name};
 use crate::workload::WorkloadType;
 
 /// Plan the removal of an injection from `object`.
@@ -47,11 +47,14 @@ pub(crate) fn remove_injection(
     let had_record = record.is_some();
     let record = record.unwrap_or_default();
 
-    // Without a record, act only on a pod the mesh's own tooling injected
-    // (one of the profile's containers is there): a never-injected pod that
-    // happens to carry a mesh label or volume name is left alone.
     let ours: HashSet<&str> = profile.container_names().collect();
-    if !had_record && !has_container(patcher, &paths, &ours) {
+    if !injected_by(
+        patcher,
+        &paths,
+        profile,
+        had_record.then_some(&record),
+        &ours,
+    ) {
         return Ok(());
     }
     // Containers the profile names are always ours: never leave a second proxy.
@@ -118,17 +121,56 @@ pub(crate) fn remove_injection(
     Ok(())
 }
 
-/// Whether the pod has one of `names` among its containers or init containers.
-fn has_container(patcher: &Patcher, paths: &PodPaths, names: &HashSet<&str>) -> bool {
+/// Whether this profile's injection is in the pod: a record of this tool
+/// naming the profile's containers (a record naming others is another
+/// profile's, say Istio's under the linkerd profile: not ours to remove), or,
+/// without a record, the mesh's own tooling's work: one of its containers
+/// there with the mesh's injection marker on the pod, or running the mesh's
+/// proxy image from any registry, or with no image at all (what a
+/// half-removed injection leaves). Annotations alone prove nothing
+/// (`prometheus.io/*` are everyone's). A
+/// container that merely has the proxy's name (a gateway, a user-defined
+/// proxy) is not an injection.
+fn injected_by(
+    patcher: &Patcher,
+    paths: &PodPaths,
+    profile: &Profile,
+    record: Option<&Record>,
+    ours: &HashSet<&str>,
+) -> bool {
+    if let Some(record) = record {
+        return record
+            .containers
+            .iter()
+            .chain(&record.init_containers)
+            .any(|n| ours.contains(n.as_str()));
+    }
+    let marked = profile.injection_marker.as_ref().is_some_and(|marker| {
+        patcher
+            .get(&paths.metadata("annotations"))
+            .and_then(|a| a.get(marker))
+            .is_some()
+    });
+    let proxy_image = profile.proxy_image_name();
     ["containers", "initContainers"].iter().any(|list| {
         patcher
             .get(&paths.spec(list))
             .and_then(Value::as_array)
             .is_some_and(|items| {
-                items.iter().any(|i| {
-                    i.get("name")
+                items.iter().any(|item| {
+                    let named = item
+                        .get("name")
                         .and_then(Value::as_str)
-                        .is_some_and(|n| names.contains(n))
+                        .is_some_and(|n| ours.contains(n));
+                    // No image at all is a leftover of an injection, not a container of its own.
+                    let image = item.get("image").and_then(Value::as_str);
+                    named
+                        && (marked
+                            || image.is_none_or(|i| {
+                                proxy_image
+                                    .as_deref()
+                                    .is_some_and(|p| image_name(i).starts_with(p))
+                            }))
                 })
             })
     })

@@ -57,6 +57,7 @@ pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, Ed
 /// Apply non-overlapping edits to `text`.
 pub fn apply(text: &str, mut edits: Vec<Edit>) -> String {
     edits.sort_by_key(|e| (e.start, e.end));
+    let edits = merge_deletions(text, edits);
     debug_assert!(
         edits.windows(2).all(|w| w[0].end <= w[1].start),
         "overlapping edits: {edits:?}"
@@ -71,6 +72,45 @@ pub fn apply(text: &str, mut edits: Vec<Edit>) -> String {
         at = edit.end.max(start);
     }
     out.push_str(&text[at..]);
+    out
+}
+
+/// Join deletions that overlap or touch (neighbouring entries removed
+/// together). When the joined range runs to the end of a file without a final
+/// line break, the line break before the range goes too, as it does for a
+/// single deletion there (see `block_range`).
+fn merge_deletions(text: &str, edits: Vec<Edit>) -> Vec<Edit> {
+    let mut out: Vec<Edit> = Vec::with_capacity(edits.len());
+    let mut joined = false;
+    for edit in edits {
+        match out.last_mut() {
+            Some(last)
+                if last.text.is_empty()
+                    && edit.text.is_empty()
+                    && edit.start <= last.end
+                    && last.end > last.start =>
+            {
+                last.end = last.end.max(edit.end);
+                joined = true;
+                continue;
+            }
+            _ => out.push(edit),
+        }
+    }
+    if joined && !text.ends_with('\n') {
+        if let Some(last) = out
+            .last_mut()
+            .filter(|e| e.text.is_empty() && e.end == text.len())
+        {
+            if text[..last.start].ends_with('\n') {
+                last.start -= if text[..last.start].ends_with("\r\n") {
+                    2
+                } else {
+                    1
+                };
+            }
+        }
+    }
     out
 }
 
