@@ -89,28 +89,6 @@ fn render_str(s: &str, lookup: &Lookup<'_>) -> Result<Option<Value>, String> {
     Ok(Some(Value::String(out)))
 }
 
-/// The names of the placeholders used anywhere in `value`.
-pub fn placeholders(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => {
-            let mut rest = s.as_str();
-            while let Some(open) = rest.find("{{") {
-                let Some(close) = rest[open..].find("}}") else {
-                    break;
-                };
-                out.push(rest[open + 2..open + close].trim().to_string());
-                rest = &rest[open + close + 2..];
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|v| placeholders(v, out)),
-        Value::Object(map) => map.iter().for_each(|(k, v)| {
-            placeholders(&Value::String(k.clone()), out);
-            placeholders(v, out);
-        }),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

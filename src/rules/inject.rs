@@ -3,12 +3,13 @@
 //! The containers are built first, as a webhook would build them, then
 //! placed into the pod with JSON Patch operations:
 //! 1. values for this workload (profile ← objects ← pod annotations ← flags);
-//! 2. the rendered proxy and init containers, as a native or classic sidecar;
-//! 3. resources: LimitRange defaults of the namespace, then what a quota requires;
-//! 4. security context: PodSecurityPolicy defaulting, or copied from the app;
-//!    Pod Security `restricted` where the namespace enforces it;
-//! 5. a preStop wait, and a grace period it fits in;
-//! 6. placement, volumes, marker annotations and labels, and the record.
+//! 2. [`Sidecar::build`]: the rendered proxy and init containers, native or classic;
+//! 3. [`Sidecar::fit_resources`]: API defaulting, the namespace's LimitRange
+//!    defaults, then what its quotas require;
+//! 4. [`Sidecar::secure`]: PodSecurityPolicy defaulting or the app's settings,
+//!    then the namespace's Pod Security level;
+//! 5. [`Sidecar::add_shutdown_wait`]: a preStop wait and a grace period it fits in;
+//! 6. [`place`]: the containers, volumes, marker annotations and labels, and the record.
 
 use serde_json::{Map, Value, json};
 
@@ -16,7 +17,7 @@ use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::uninject::remove_injection;
 use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template_problem};
-use crate::profile::{self, NativeChoice, Position, WorkloadVars};
+use crate::profile::{self, NativeChoice, Position, Rendered, WorkloadVars};
 use crate::workload::WorkloadType;
 
 /// Annotation naming the container `kubectl logs/exec` use by default.
@@ -55,180 +56,274 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
         Ok(rendered) => rendered,
         Err(reason) => return Ok(Plan::unchanged(object, Outcome::Skipped(reason))),
     };
-    let mut notes: Vec<String> = env
+    let notes = env
         .profile
         .missing_required(&values)
         .into_iter()
         .map(|w| format!("warning: {w}"))
         .collect();
 
-    // 2. The containers, as a native or a classic sidecar.
-    let native = use_native(
-        env.native.unwrap_or(rendered.sidecar.native),
-        env,
-        &mut notes,
-    );
-    let mut proxy = rendered.proxy.clone();
-    let first = !native && rendered.sidecar.classic_position == Position::First;
-    if native {
-        profile::merge(&mut proxy, &rendered.native);
-    } else if first {
-        profile::merge(&mut proxy, &rendered.classic_first);
+    let mut sidecar = Sidecar::build(&rendered, &pod, kind, env, notes);
+    sidecar.fit_resources(&pod, env, &rendered.quota_defaults);
+    sidecar.secure(&pod, env);
+    let grace = sidecar.add_shutdown_wait(&rendered, &pod, env);
+    let notes = place(&mut patcher, &paths, &pod, &rendered, sidecar, grace)?;
+
+    if patcher.value == *object {
+        let mut plan = Plan::unchanged(object, Outcome::AlreadyInjected);
+        plan.notes = notes;
+        return Ok(plan);
     }
-    let mut inits = rendered.init_containers.clone();
-    let restart = pod.spec.get("restartPolicy").and_then(Value::as_str);
-    if !native && (kind.runs_to_completion() || matches!(restart, Some("Never" | "OnFailure"))) {
-        let fix = if env.version.has_native_sidecars() {
-            "native sidecars are off for it (--native-sidecar or the mesh's annotation); turn them on".to_string()
-        } else {
-            format!(
-                "Kubernetes {} has no native sidecars: target 1.29 or later (--kube-version)",
-                env.version
-            )
+    Ok(Plan {
+        outcome: Outcome::Injected,
+        ops: patcher.ops,
+        result: patcher.value,
+        notes,
+    })
+}
+
+/// The containers being injected, built stage by stage as a webhook would
+/// build them, with what the user should hear about them.
+struct Sidecar {
+    proxy: Value,
+    inits: Vec<Value>,
+    native: bool,
+    /// Classic and first among the containers.
+    first: bool,
+    /// Annotations the stages add to the pod (AppArmor profiles).
+    annotations: Map<String, Value>,
+    notes: Vec<String>,
+}
+
+impl Sidecar {
+    /// The rendered containers, as a native or a classic sidecar.
+    fn build(
+        rendered: &Rendered,
+        pod: &Pod,
+        kind: &WorkloadType,
+        env: &Env<'_>,
+        mut notes: Vec<String>,
+    ) -> Self {
+        let native = use_native(
+            env.native.unwrap_or(rendered.sidecar.native),
+            env,
+            &mut notes,
+        );
+        let mut proxy = rendered.proxy.clone();
+        let first = !native && rendered.sidecar.classic_position == Position::First;
+        if native {
+            profile::merge(&mut proxy, &rendered.native);
+        } else if first {
+            profile::merge(&mut proxy, &rendered.classic_first);
+        }
+        let restart = pod.spec.get("restartPolicy").and_then(Value::as_str);
+        if !native && (kind.runs_to_completion() || matches!(restart, Some("Never" | "OnFailure")))
+        {
+            let fix = if env.version.has_native_sidecars() {
+                "native sidecars are off for it (--native-sidecar or the mesh's annotation); turn them on".to_string()
+            } else {
+                format!(
+                    "Kubernetes {} has no native sidecars: target 1.29 or later (--kube-version)",
+                    env.version
+                )
+            };
+            notes.push(format!(
+                "warning: a classic sidecar keeps running after the {}'s containers finish, so it never completes; {fix}",
+                kind.label()
+            ));
+        }
+        Sidecar {
+            proxy,
+            inits: rendered.init_containers.clone(),
+            native,
+            first,
+            annotations: Map::new(),
+            notes,
+        }
+    }
+
+    fn containers_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+        self.inits
+            .iter_mut()
+            .chain(std::iter::once(&mut self.proxy))
+    }
+
+    fn containers(&self) -> impl Iterator<Item = &Value> {
+        self.inits.iter().chain(std::iter::once(&self.proxy))
+    }
+
+    /// Resources: the apiserver's defaulting, LimitRanger's defaults from the
+    /// namespace's LimitRanges, then what its ResourceQuotas require.
+    fn fit_resources(&mut self, pod: &Pod, env: &Env<'_>, quota_defaults: &Map<String, Value>) {
+        let namespace = &pod.vars.namespace;
+        let (limits, requests) =
+            resources::limit_range_defaults(&env.cluster.objects("LimitRange", namespace));
+        let required = resources::quota_requirements(
+            &env.cluster.objects("ResourceQuota", namespace),
+            pod.terminating,
+        );
+        let mut notes = Vec::new();
+        for container in self.containers_mut() {
+            let name = name_of(container);
+            resources::requests_from_limits(container);
+            let set = resources::fill(container, &limits, &requests);
+            if !set.is_empty() {
+                notes.push(format!(
+                    "{name}: {} from the LimitRange of namespace {namespace}",
+                    set.join(", ")
+                ));
+            }
+            let set = resources::fill_required(container, &required, quota_defaults);
+            if !set.is_empty() {
+                notes.push(format!(
+                    "{name}: {} set because a ResourceQuota of namespace {namespace} requires it",
+                    set.join(", ")
+                ));
+            }
+            notes.extend(
+                resources::cap_requests(container)
+                    .into_iter()
+                    .map(|c| format!("{name}: {c}")),
+            );
+        }
+        self.notes.extend(notes);
+    }
+
+    /// Security context: a PodSecurityPolicy's defaulting, or what the app
+    /// container got; then what the namespace's Pod Security level demands.
+    fn secure(&mut self, pod: &Pod, env: &Env<'_>) {
+        let pod_context = pod.spec.get("securityContext");
+        let psps = env.cluster.objects("PodSecurityPolicy", "");
+        let use_psp = match env.security {
+            SecurityMode::Auto => env.version.has_pod_security_policy() && !psps.is_empty(),
+            SecurityMode::Psp => !psps.is_empty(),
+            SecurityMode::Copy | SecurityMode::Off => false,
         };
-        notes.push(format!(
-            "warning: a classic sidecar keeps running after the {}'s containers finish, so it never completes; {fix}",
-            kind.label()
-        ));
-    }
-
-    // 3. Resources, as LimitRanger would fill them, then what a quota requires.
-    let namespace = pod.vars.namespace.clone();
-    let (limits, requests) =
-        resources::limit_range_defaults(&env.cluster.objects("LimitRange", &namespace));
-    let required = resources::quota_requirements(
-        &env.cluster.objects("ResourceQuota", &namespace),
-        pod.terminating,
-    );
-    for container in inits.iter_mut().chain(std::iter::once(&mut proxy)) {
-        let name = container_name(container);
-        resources::requests_from_limits(container);
-        let set = resources::fill(container, &limits, &requests);
-        if !set.is_empty() {
-            notes.push(format!(
-                "{name}: {} from the LimitRange of namespace {namespace}",
-                set.join(", ")
+        if let Some(psp) = choose_psp(&psps, &pod.spec).filter(|_| use_psp) {
+            let mut annotations = Map::new();
+            for container in self.containers_mut() {
+                security::psp_default(container, pod_context, psp);
+                if let Some((key, value)) =
+                    security::psp_apparmor_annotation(psp, &name_of(container))
+                {
+                    annotations.insert(key, Value::String(value));
+                }
+            }
+            self.annotations.extend(annotations);
+            let name = psp
+                .get("metadata")
+                .and_then(|m| m.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            self.notes.push(format!(
+                "security context of the injected containers defaulted by PodSecurityPolicy {name}"
             ));
-        }
-        let set = resources::fill_required(container, &required, &rendered.quota_defaults);
-        if !set.is_empty() {
-            notes.push(format!(
-                "{name}: {} set because a ResourceQuota of namespace {namespace} requires it",
-                set.join(", ")
-            ));
-        }
-        for change in resources::cap_requests(container) {
-            notes.push(format!("{name}: {change}"));
-        }
-    }
-
-    // 4. Security context.
-    let mut added_annotations: Map<String, Value> = Map::new();
-    let psps = env.cluster.objects("PodSecurityPolicy", "");
-    let use_psp = match env.security {
-        SecurityMode::Auto => env.version.has_pod_security_policy() && !psps.is_empty(),
-        SecurityMode::Psp => !psps.is_empty(),
-        SecurityMode::Copy | SecurityMode::Off => false,
-    };
-    if use_psp {
-        let psp = choose_psp(&psps, &pod.spec);
-        for container in inits.iter_mut().chain(std::iter::once(&mut proxy)) {
-            security::psp_default(container, pod.spec.get("securityContext"), psp);
-            if let Some((key, value)) =
-                security::psp_apparmor_annotation(psp, &container_name(container))
-            {
-                added_annotations.insert(key, Value::String(value));
+        } else if env.security != SecurityMode::Off {
+            if let Some(app) = pod.spec.get("containers").and_then(|c| c.get(0)) {
+                for container in self.containers_mut() {
+                    security::copy_from_app(container, app);
+                }
             }
         }
-        let name = psp
-            .get("metadata")
-            .and_then(|m| m.get("name"))
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        notes.push(format!(
-            "security context of the injected containers defaulted by PodSecurityPolicy {name}"
+        let enforce = env
+            .cluster
+            .namespace_labels(&pod.vars.namespace)
+            .and_then(|labels| labels.get("pod-security.kubernetes.io/enforce"))
+            .and_then(Value::as_str);
+        let mut problems = Vec::new();
+        match enforce {
+            Some("baseline") => {
+                problems.extend(self.containers().filter_map(security::baseline_problem))
+            }
+            Some("restricted") => {
+                for container in self.containers_mut() {
+                    problems.extend(security::restrict(container, pod_context));
+                }
+            }
+            _ => {}
+        }
+        self.notes
+            .extend(problems.into_iter().map(|p| format!("warning: {p}")));
+    }
+
+    /// A preStop wait on the proxy; returns the grace period the pod then
+    /// needs, with the one it had, when it has to be raised.
+    fn add_shutdown_wait(
+        &mut self,
+        rendered: &Rendered,
+        pod: &Pod,
+        env: &Env<'_>,
+    ) -> Option<GraceRaise> {
+        let wait = rendered.sidecar.wait_before_exit_seconds;
+        if let Err(note) = shutdown::add_pre_stop(
+            &mut self.proxy,
+            wait,
+            &rendered.sidecar.sleep_command,
+            env.version,
+        ) {
+            self.notes.push(format!("warning: {note}"));
+            return None;
+        }
+        let current = pod
+            .spec
+            .get("terminationGracePeriodSeconds")
+            .and_then(Value::as_u64);
+        let needed = shutdown::grace_needed(wait, current)?;
+        self.notes.push(format!(
+            "terminationGracePeriodSeconds raised from {} to {needed} so that the {wait}s wait before the proxy exits fits",
+            current.unwrap_or(shutdown::DEFAULT_GRACE_SECONDS)
         ));
-    } else if env.security != SecurityMode::Off {
-        if let Some(app) = pod.spec.get("containers").and_then(|c| c.get(0)) {
-            for container in inits.iter_mut().chain(std::iter::once(&mut proxy)) {
-                security::copy_from_app(container, app);
-            }
-        }
+        Some(GraceRaise { needed, current })
     }
-    let enforce = env
-        .cluster
-        .namespace_labels(&namespace)
-        .and_then(|labels| labels.get("pod-security.kubernetes.io/enforce"))
-        .and_then(Value::as_str);
-    if enforce == Some("baseline") {
-        for container in inits.iter().chain(std::iter::once(&proxy)) {
-            if let Some(problem) = security::baseline_problem(container) {
-                notes.push(format!("warning: {problem}"));
-            }
-        }
-    }
-    if enforce == Some("restricted") {
-        for container in inits.iter_mut().chain(std::iter::once(&mut proxy)) {
-            if let Some(problem) = security::restrict(container, pod.spec.get("securityContext")) {
-                notes.push(format!("warning: {problem}"));
-            }
-        }
-    }
+}
 
-    // 5. Graceful shutdown.
-    let wait = rendered.sidecar.wait_before_exit_seconds;
-    let has_wait = match shutdown::add_pre_stop(
-        &mut proxy,
-        wait,
-        &rendered.sidecar.sleep_command,
-        env.version,
-    ) {
-        Ok(()) => wait > 0,
-        Err(note) => {
-            notes.push(format!("warning: {note}"));
-            false
-        }
-    };
-    let current_grace = pod
-        .spec
-        .get("terminationGracePeriodSeconds")
-        .and_then(Value::as_u64);
-    let raise_grace = if has_wait {
-        shutdown::grace_needed(wait, current_grace)
-    } else {
-        None
-    };
+/// A grace period inject raises, and what it was.
+struct GraceRaise {
+    needed: u64,
+    current: Option<u64>,
+}
 
-    // 6. Into the pod.
+/// Put the sidecar into the pod: marker annotations and labels, the init
+/// containers and the proxy where their mode puts them, the volumes they
+/// mount, the grace period, and the record of all of it. Returns the notes.
+fn place(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    pod: &Pod,
+    rendered: &Rendered,
+    sidecar: Sidecar,
+    grace: Option<GraceRaise>,
+) -> Result<Vec<String>, PlanError> {
+    let Sidecar {
+        proxy,
+        inits,
+        native,
+        first,
+        annotations: extra,
+        mut notes,
+    } = sidecar;
     let mut record = Record::default();
-    ensure(
-        &mut patcher,
-        &paths.metadata,
-        "metadata",
-        json!({}),
-        &mut record,
-    )?;
+    ensure(patcher, &paths.metadata, "metadata", json!({}), &mut record)?;
     let mut annotations = rendered.annotations.clone();
-    annotations.extend(added_annotations);
+    annotations.extend(extra);
     if !native {
-        let has_default = pod
-            .annotations
-            .as_ref()
-            .is_some_and(|a| a.contains_key(DEFAULT_CONTAINER));
-        if let (false, Some(app)) = (has_default, pod.app_container_names.first()) {
-            annotations.insert(DEFAULT_CONTAINER.into(), Value::String(app.clone()));
+        // `kubectl logs/exec` keep pointing at the app, not the proxy.
+        if let Some(app) = pod.app_container_names.first() {
+            annotations
+                .entry(DEFAULT_CONTAINER)
+                .or_insert_with(|| Value::String(app.clone()));
         }
     }
     let annotations_path = paths.metadata("annotations");
     record.annotations = set_entries(
-        &mut patcher,
+        patcher,
         &annotations_path,
         "annotations",
         &annotations,
         &mut record,
     )?;
     record.labels = set_entries(
-        &mut patcher,
+        patcher,
         &paths.metadata("labels"),
         "labels",
         &rendered.labels,
@@ -236,13 +331,12 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
     )?;
 
     let init_path = paths.spec("initContainers");
-    let containers_path = paths.spec("containers");
     let existing_inits = patcher
         .get(&init_path)
         .and_then(Value::as_array)
         .map_or(0, Vec::len);
     ensure(
-        &mut patcher,
+        patcher,
         &init_path,
         "initContainers",
         json!([]),
@@ -253,19 +347,20 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
     let init_start = if native { 0 } else { existing_inits };
     for (offset, container) in inits.iter().enumerate() {
         patcher.add(&child(&init_path, init_start + offset), container.clone())?;
-        record.init_containers.push(container_name(container));
+        record.init_containers.push(name_of(container));
     }
     if native {
         patcher.add(&child(&init_path, inits.len()), proxy.clone())?;
-        record.init_containers.push(container_name(&proxy));
+        record.init_containers.push(name_of(&proxy));
     } else {
+        let containers_path = paths.spec("containers");
         let at = if first {
             child(&containers_path, 0)
         } else {
             child_end(&containers_path)
         };
         patcher.add(&at, proxy.clone())?;
-        record.containers.push(container_name(&proxy));
+        record.containers.push(name_of(&proxy));
     }
     let created_inits = record.created.iter().any(|f| f == "initContainers");
     if created_inits
@@ -289,27 +384,17 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
     let volumes: Vec<&Value> = rendered
         .volumes
         .iter()
-        .filter(|v| mounted.contains(&container_name(v)))
+        .filter(|v| mounted.contains(&name_of(v)))
         .collect();
     if !volumes.is_empty() {
-        ensure(
-            &mut patcher,
-            &volumes_path,
-            "volumes",
-            json!([]),
-            &mut record,
-        )?;
+        ensure(patcher, &volumes_path, "volumes", json!([]), &mut record)?;
     }
     for volume in volumes {
-        let name = container_name(volume);
+        let name = name_of(volume);
         let taken = patcher
             .get(&volumes_path)
             .and_then(Value::as_array)
-            .is_some_and(|items| {
-                items
-                    .iter()
-                    .any(|v| v.get("name").and_then(Value::as_str) == Some(name.as_str()))
-            });
+            .is_some_and(|items| items.iter().any(|v| name_of(v) == name));
         if taken {
             notes.push(format!(
                 "warning: the pod already has a volume named {name}; it was kept"
@@ -320,31 +405,16 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
         }
     }
 
-    if let Some(grace) = raise_grace {
-        let current = current_grace.map_or("unset".to_string(), |g| g.to_string());
-        patcher.add(&paths.spec("terminationGracePeriodSeconds"), json!(grace))?;
-        notes.push(format!(
-            "terminationGracePeriodSeconds raised from {} to {grace} so that the {wait}s wait before the proxy exits fits",
-            current_grace.unwrap_or(shutdown::DEFAULT_GRACE_SECONDS)
-        ));
-        record.grace = Some(current);
+    if let Some(GraceRaise { needed, current }) = grace {
+        patcher.add(&paths.spec("terminationGracePeriodSeconds"), json!(needed))?;
+        record.grace = Some(current.map_or("unset".to_string(), |g| g.to_string()));
     }
 
-    let mut record_path = annotations_path;
-    record_path.push(RECORD_ANNOTATION.into());
-    patcher.add(&record_path, Value::String(record.encode()))?;
-
-    if patcher.value == *object {
-        let mut plan = Plan::unchanged(object, Outcome::AlreadyInjected);
-        plan.notes = notes;
-        return Ok(plan);
-    }
-    Ok(Plan {
-        outcome: Outcome::Injected,
-        ops: patcher.ops,
-        result: patcher.value,
-        notes,
-    })
+    patcher.add(
+        &child_key(&annotations_path, RECORD_ANNOTATION),
+        Value::String(record.encode()),
+    )?;
+    Ok(notes)
 }
 
 /// What the rules read of the pod, after any previous injection was removed.
@@ -395,7 +465,7 @@ impl Pod {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        let app_container_names: Vec<String> = containers.iter().map(container_name).collect();
+        let app_container_names: Vec<String> = containers.iter().map(name_of).collect();
         let mut ports: Vec<u64> = containers
             .iter()
             .filter_map(|c| c.get("ports").and_then(Value::as_array))
@@ -454,8 +524,8 @@ fn use_native(choice: NativeChoice, env: &Env<'_>, notes: &mut Vec<String>) -> b
 }
 
 /// The PodSecurityPolicy admission would pick: by name, the first whose
-/// defaulting leaves the pod as it is, else the first.
-fn choose_psp<'a>(psps: &[&'a Value], spec: &Value) -> &'a Value {
+/// defaulting leaves the pod's containers as they are, else the first.
+fn choose_psp<'a>(psps: &[&'a Value], spec: &Value) -> Option<&'a Value> {
     let pod_context = spec.get("securityContext");
     let unchanged = |psp: &Value| {
         spec.get("containers")
@@ -470,7 +540,7 @@ fn choose_psp<'a>(psps: &[&'a Value], spec: &Value) -> &'a Value {
     psps.iter()
         .copied()
         .find(|psp| unchanged(psp))
-        .unwrap_or(psps[0])
+        .or_else(|| psps.first().copied())
 }
 
 /// Why the pod must be left alone, if it must.
@@ -620,7 +690,8 @@ fn child_key(path: &[String], key: &str) -> Vec<String> {
     out
 }
 
-fn container_name(item: &Value) -> String {
+/// The `name` of a container, volume or mount.
+fn name_of(item: &Value) -> String {
     item.get("name")
         .and_then(Value::as_str)
         .unwrap_or_default()
@@ -631,7 +702,7 @@ fn mounted_volumes<'a>(containers: impl Iterator<Item = &'a Value>) -> Vec<Strin
     containers
         .filter_map(|c| c.get("volumeMounts").and_then(Value::as_array))
         .flatten()
-        .map(container_name)
+        .map(name_of)
         .collect()
 }
 

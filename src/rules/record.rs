@@ -1,8 +1,10 @@
 //! The annotation that records what inject added, so uninject removes exactly that.
 //!
 //! Its value reads `containers=a;initContainers=b,c;volumes=...;annotations=...;
-//! labels=...;created=...`, where `created` lists the fields (such as
-//! `annotations` or `initContainers`) that did not exist before injection.
+//! labels=...;created=...;wasNull=...;grace=...`, where `created` lists the
+//! fields (such as `annotations` or `initContainers`) that did not exist (or
+//! were null, listed again in `wasNull`) before injection, and `grace` the
+//! pod's `terminationGracePeriodSeconds` before inject raised it.
 
 /// Annotation key holding the record.
 pub const RECORD_ANNOTATION: &str = "mesh-inject.io/added";

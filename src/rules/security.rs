@@ -63,10 +63,8 @@ pub fn psp_default(container: &mut Value, pod_context: Option<&Value>, psp: &Val
 
     // Capabilities: add = (defaultAdd − own drop) ∪ own add; drop = requiredDrop ∪ own drop.
     let names = |v: Option<&Value>| -> Vec<String> {
-        v.and_then(Value::as_array)
+        capability_names(v)
             .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
             .map(str::to_string)
             .collect()
     };
@@ -149,10 +147,8 @@ pub fn copy_from_app(container: &mut Value, app: &Value) {
         return;
     };
     let names = |v: Option<&Value>| -> Vec<String> {
-        v.and_then(Value::as_array)
+        capability_names(v)
             .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
             .map(str::to_string)
             .collect()
     };
