@@ -195,3 +195,52 @@ fn the_line_check_catches_changed_lines() {
     assert!(only_adds_lines("a: 1\nb: 2\n", "a: 1\nb: 3\n").is_err());
     assert!(only_adds_lines("a: 1 # c\n", "a: 1\n").is_err());
 }
+
+/// Idempotency and the exact uninject in the other modes too: the istio
+/// profile, and classic sidecars (first and last), on every file.
+#[test]
+fn idempotent_and_reversible_in_every_mode() {
+    let modes: [&[&str]; 3] = [
+        &["--profile", "istio"],
+        &["--kube-version", "1.28"],
+        &["--native-sidecar", "never", "--set", "proxyPosition=last"],
+    ];
+    let mut checked = 0;
+    for path in inputs() {
+        let text = std::fs::read_to_string(&path).expect("read");
+        for mode in modes {
+            let profile: Vec<&str> = mode
+                .iter()
+                .copied()
+                .take_while(|a| *a == "--profile" || *a == "istio")
+                .collect();
+            let mut args = vec!["-q"];
+            args.extend_from_slice(mode);
+            let once = common::run(&args, Some(&text));
+            if once.code == 2 {
+                continue;
+            }
+            assert_eq!(once.code, 0, "{} {mode:?}: {}", path.display(), once.stderr);
+            let twice = common::run(&args, Some(&once.stdout));
+            assert_eq!(
+                twice.stdout,
+                once.stdout,
+                "{} {mode:?}: injecting twice differs",
+                path.display()
+            );
+            let mut un = vec!["uninject", "-q"];
+            un.extend(&profile);
+            if common::run(&un, Some(&text)).stdout == text {
+                let back = common::run(&un, Some(&once.stdout));
+                assert_eq!(
+                    back.stdout,
+                    text,
+                    "{} {mode:?}: uninject did not restore the input",
+                    path.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 27, "checked {checked} file-modes");
+}
