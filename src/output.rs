@@ -9,29 +9,36 @@ use serde_json::{Value, json};
 use crate::error::Error;
 use crate::pipeline::Processed;
 
-/// The manifests of every source as one YAML stream, byte-identical where untouched.
-pub fn yaml_stream(results: &[Processed]) -> String {
-    let mut out = String::new();
+/// Write the manifests of every source as one YAML stream, byte-identical
+/// where untouched, straight from each source's output (no joined copy).
+pub fn write_yaml_stream(
+    results: &[Processed],
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    let mut wrote_any = false;
+    let mut ends_with_newline = true;
     for processed in results {
         let text = &processed.output;
         if text.trim().is_empty() {
             continue;
         }
-        if !out.is_empty() {
-            if !out.ends_with('\n') {
-                out.push('\n');
+        if wrote_any {
+            if !ends_with_newline {
+                out.write_all(b"\n")?;
             }
             let start = text.trim_start_matches('\u{feff}');
             if start.starts_with('%') {
                 // Directives must follow a document end marker.
-                out.push_str("...\n");
+                out.write_all(b"...\n")?;
             } else if !start.starts_with("---") {
-                out.push_str("---\n");
+                out.write_all(b"---\n")?;
             }
         }
-        out.push_str(text);
+        out.write_all(text.as_bytes())?;
+        wrote_any = true;
+        ends_with_newline = text.ends_with('\n');
     }
-    out
+    Ok(())
 }
 
 /// The objects as JSON: one object as itself, several as a `List`, like `kubectl get -o json`.

@@ -197,12 +197,14 @@ fn gather_context(
     Ok(())
 }
 
-/// What planning one document gives.
+/// What planning documents gives: their objects and values, and the new
+/// text of each changed document (its byte range in the source, and the text).
+/// Edits are applied document by document, so they never pile up.
 #[derive(Default)]
 struct Rendered {
     objects: Vec<ObjectResult>,
     values: Vec<Value>,
-    edits: Vec<yaml::Edit>,
+    pieces: Vec<(usize, usize, String)>,
 }
 
 /// Documents below this count are planned on one thread.
@@ -249,19 +251,29 @@ fn render_source(
                 .collect()
         })
     };
-    let mut all = Rendered::default();
+    let text = source.text.as_str();
+    let mut objects = Vec::new();
+    let mut values = Vec::new();
+    let mut output = String::new();
+    let mut at = 0;
     for part in parts {
         let part = part?;
-        all.objects.extend(part.objects);
-        all.values.extend(part.values);
-        all.edits.extend(part.edits);
+        objects.extend(part.objects);
+        values.extend(part.values);
+        for (start, end, piece) in part.pieces {
+            if output.is_empty() {
+                output.reserve(text.len() + piece.len() * 2);
+            }
+            output.push_str(&text[at..start]);
+            output.push_str(&piece);
+            at = end;
+        }
     }
-    let output = if all.edits.is_empty() {
-        source.text.clone()
-    } else {
-        yaml::edit::apply(&source.text, all.edits)
-    };
-    Ok((output, all.objects, all.values))
+    if at == 0 {
+        return Ok((source.text.clone(), objects, values));
+    }
+    output.push_str(&text[at..]);
+    Ok((output, objects, values))
 }
 
 /// Plan one document and add its objects, value and text edits to `out`.
@@ -314,7 +326,12 @@ fn render_document(
     })?;
     if result != value {
         match yaml::edit::diff(text, root, &result) {
-            Ok(changes) => out.edits.extend(changes),
+            Ok(changes) => {
+                // Edits reach from the document's start up to where the next begins.
+                let (from, to) = (document.start.min(root.start), document.end.max(root.end));
+                out.pieces
+                    .push((from, to, yaml::edit::apply_range(text, from, to, changes)));
+            }
             Err(err) => {
                 // The text cannot take the change without altering something
                 // else (a shared anchor): leave the document as it is and say why.

@@ -139,16 +139,20 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
     } else if common.in_place {
         output::write_in_place(&results)?;
     } else {
-        let text = if common.diff {
-            output::diff(&results, use_color(common.color))
+        if common.diff {
+            write_stdout(&output::diff(&results, use_color(common.color)));
         } else {
             match common.output {
-                Format::Yaml => output::yaml_stream(&results),
-                Format::Json => output::json_stream(&results),
-                Format::Patch => output::patches(&results),
+                Format::Yaml => {
+                    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                    // A closed pipe (`| head`) is the reader's choice, not an error.
+                    let _ =
+                        output::write_yaml_stream(&results, &mut out).and_then(|()| out.flush());
+                }
+                Format::Json => write_stdout(&output::json_stream(&results)),
+                Format::Patch => write_stdout(&output::patches(&results)),
             }
-        };
-        write_stdout(&text);
+        }
     }
 
     if !common.quiet {

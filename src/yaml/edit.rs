@@ -55,7 +55,12 @@ pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, Ed
 }
 
 /// Apply non-overlapping edits to `text`.
-pub fn apply(text: &str, mut edits: Vec<Edit>) -> String {
+pub fn apply(text: &str, edits: Vec<Edit>) -> String {
+    apply_range(text, 0, text.len(), edits)
+}
+
+/// The text of `text[from..to]` with `edits` (all inside that range) applied.
+pub fn apply_range(text: &str, from: usize, to: usize, mut edits: Vec<Edit>) -> String {
     edits.sort_by_key(|e| (e.start, e.end));
     let edits = merge_deletions(text, edits);
     debug_assert!(
@@ -63,15 +68,15 @@ pub fn apply(text: &str, mut edits: Vec<Edit>) -> String {
         "overlapping edits: {edits:?}"
     );
     let mut out =
-        String::with_capacity(text.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
-    let mut at = 0;
+        String::with_capacity(to - from + edits.iter().map(|e| e.text.len()).sum::<usize>());
+    let mut at = from;
     for edit in edits {
-        let start = edit.start.max(at);
+        let start = edit.start.clamp(at, to);
         out.push_str(&text[at..start]);
         out.push_str(&edit.text);
-        at = edit.end.max(start);
+        at = edit.end.clamp(start, to);
     }
-    out.push_str(&text[at..]);
+    out.push_str(&text[at..to]);
     out
 }
 
