@@ -97,6 +97,7 @@ pub fn process_all(
     let prepared = Prepared::default();
     let env = Env {
         prepared: &prepared,
+        keep_patches: settings.keep_patches,
         profile: &settings.profile,
         flags: &settings.flags,
         native: settings.native,
@@ -428,7 +429,7 @@ fn plan_object(
     };
     match settings.action {
         Action::Inject => rules::inject(object, kind, env),
-        Action::Uninject => rules::uninject(object, kind, &settings.profile),
+        Action::Uninject => rules::uninject(object, kind, &settings.profile, settings.keep_patches),
     }
 }
 

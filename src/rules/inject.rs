@@ -32,7 +32,7 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
         return Ok(Plan::unchanged(object, Outcome::Skipped(reason)));
     }
     let paths = PodPaths::of(kind);
-    let mut patcher = Patcher::new(object.clone());
+    let mut patcher = Patcher::new(object.clone(), env.keep_patches);
     remove_injection(&mut patcher, kind, env.profile)?;
     if let Some(reason) = skip_reason(&patcher, &paths, env) {
         return Ok(Plan::unchanged(object, Outcome::Skipped(reason)));
@@ -744,6 +744,7 @@ mod tests {
 
         fn env(&self) -> Env<'_> {
             Env {
+                keep_patches: true,
                 prepared: &self.prepared,
                 profile: &self.profile,
                 flags: &self.flags,
@@ -827,6 +828,7 @@ mod tests {
                 .cloned()
                 .expect("kind"),
             &fixture.profile,
+            true,
         )
         .expect("plan");
         assert_eq!(back.result, deployment());
@@ -843,7 +845,7 @@ mod tests {
             .find("apps/v1", "Deployment")
             .cloned()
             .expect("kind");
-        let back = uninject(&first.result, &kind, &fixture.profile).expect("plan");
+        let back = uninject(&first.result, &kind, &fixture.profile, true).expect("plan");
         assert_eq!(back.outcome, Outcome::Uninjected);
         assert_eq!(back.result, deployment());
     }
@@ -897,7 +899,7 @@ mod tests {
             .cloned()
             .expect("kind");
         assert_eq!(
-            uninject(&plan.result, &kind, &fixture.profile)
+            uninject(&plan.result, &kind, &fixture.profile, true)
                 .expect("plan")
                 .result,
             object

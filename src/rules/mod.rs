@@ -46,6 +46,8 @@ pub struct Env<'a> {
     pub cluster: &'a ClusterContext,
     /// The profile filled with the values workloads use, shared across them.
     pub prepared: &'a Prepared,
+    /// Keep each plan's patch operations (for `-o patch`).
+    pub keep_patches: bool,
 }
 
 /// Where a workload's pod metadata and spec live.

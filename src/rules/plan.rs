@@ -43,7 +43,13 @@ impl Plan {
 /// rule sees the object as the operations so far have left it.
 pub struct Patcher {
     pub value: Value,
+    /// The operations applied, when they are recorded.
     pub ops: Vec<PatchOperation>,
+    /// How many operations were applied, recorded or not.
+    pub changes: usize,
+    /// Keep the operations (`-o patch`); without them, added values are
+    /// moved into the object instead of copied.
+    record: bool,
 }
 
 /// An operation that did not apply: a rule built a path that is not there.
@@ -51,10 +57,12 @@ pub struct Patcher {
 pub struct PlanError(pub String);
 
 impl Patcher {
-    pub fn new(value: Value) -> Self {
+    pub fn new(value: Value, record: bool) -> Self {
         Patcher {
             value,
             ops: Vec::new(),
+            changes: 0,
+            record,
         }
     }
 
@@ -71,13 +79,14 @@ impl Patcher {
         let (last, parent) = path
             .split_last()
             .ok_or_else(|| PlanError("add at the root".into()))?;
+        let op_value = self.record.then(|| value.clone());
         match self.parent(parent, path)? {
             Value::Object(map) => {
-                map.insert(last.clone(), value.clone());
+                map.insert(last.clone(), value);
             }
-            Value::Array(items) if last == "-" => items.push(value.clone()),
+            Value::Array(items) if last == "-" => items.push(value),
             Value::Array(items) => match last.parse::<usize>() {
-                Ok(index) if index <= items.len() => items.insert(index, value.clone()),
+                Ok(index) if index <= items.len() => items.insert(index, value),
                 _ => {
                     return Err(PlanError(format!(
                         "add: no index {last} in {}",
@@ -92,10 +101,13 @@ impl Patcher {
                 )));
             }
         }
-        self.ops.push(PatchOperation::Add(AddOperation {
-            path: PointerBuf::from_tokens(path),
-            value,
-        }));
+        self.changes += 1;
+        if let Some(value) = op_value {
+            self.ops.push(PatchOperation::Add(AddOperation {
+                path: PointerBuf::from_tokens(path),
+                value,
+            }));
+        }
         Ok(())
     }
 
@@ -118,9 +130,12 @@ impl Patcher {
         if !removed {
             return Err(PlanError(format!("remove: nothing at {}", pointer(path))));
         }
-        self.ops.push(PatchOperation::Remove(RemoveOperation {
-            path: PointerBuf::from_tokens(path),
-        }));
+        self.changes += 1;
+        if self.record {
+            self.ops.push(PatchOperation::Remove(RemoveOperation {
+                path: PointerBuf::from_tokens(path),
+            }));
+        }
         Ok(())
     }
 

@@ -13,13 +13,19 @@ use crate::profile::{Profile, image_name};
 use crate::workload::WorkloadType;
 
 /// Plan the removal of an injection from `object`.
-pub fn uninject(object: &Value, kind: &WorkloadType, profile: &Profile) -> Result<Plan, PlanError> {
+/// `record_ops` keeps the patch (for `-o patch`).
+pub fn uninject(
+    object: &Value,
+    kind: &WorkloadType,
+    profile: &Profile,
+    record_ops: bool,
+) -> Result<Plan, PlanError> {
     if template_problem(object, kind).is_some() {
         return Ok(Plan::unchanged(object, Outcome::NotInjected));
     }
-    let mut patcher = Patcher::new(object.clone());
+    let mut patcher = Patcher::new(object.clone(), record_ops);
     remove_injection(&mut patcher, kind, profile)?;
-    if patcher.ops.is_empty() {
+    if patcher.changes == 0 {
         return Ok(Plan::unchanged(object, Outcome::NotInjected));
     }
     Ok(Plan {

@@ -40,15 +40,15 @@ impl Layout {
     /// One block-mapping entry `key: value` whose key starts at column `col`,
     /// ending with a line break.
     pub fn block_entry(&self, col: usize, key: &str, value: &Value) -> String {
-        let mut out = String::new();
-        self.write_entry(&mut out, col, key, value);
+        let mut out = String::with_capacity(256);
+        self.write_entry(&mut out, col, key, value, true);
         out
     }
 
     /// One block-sequence item whose `-` is at column `col`, ending with a line break.
     pub fn block_item(&self, col: usize, value: &Value) -> String {
-        let mut out = String::new();
-        self.write_item(&mut out, col, value);
+        let mut out = String::with_capacity(1024);
+        self.write_item(&mut out, col, value, true);
         out
     }
 
@@ -72,8 +72,18 @@ impl Layout {
         format!("{key}: {}", self.flow(value))
     }
 
-    fn write_entry(&self, out: &mut String, col: usize, key: &str, value: &Value) {
-        push_spaces(out, col);
+    /// `indent_first: false` when the entry continues a line (after a `- `).
+    fn write_entry(
+        &self,
+        out: &mut String,
+        col: usize,
+        key: &str,
+        value: &Value,
+        indent_first: bool,
+    ) {
+        if indent_first {
+            push_spaces(out, col);
+        }
         out.push_str(&block_scalar_key(key));
         out.push(':');
         self.write_nested(out, col, value);
@@ -85,13 +95,13 @@ impl Layout {
             Value::Object(map) if !map.is_empty() => {
                 out.push_str(self.newline);
                 for (k, v) in map {
-                    self.write_entry(out, col + self.indent, k, v);
+                    self.write_entry(out, col + self.indent, k, v, true);
                 }
             }
             Value::Array(items) if !items.is_empty() => {
                 out.push_str(self.newline);
                 for item in items {
-                    self.write_item(out, col + self.seq_indent, item);
+                    self.write_item(out, col + self.seq_indent, item, true);
                 }
             }
             Value::String(s) if literal_block_fits(s) => {
@@ -115,8 +125,10 @@ impl Layout {
         }
     }
 
-    fn write_item(&self, out: &mut String, col: usize, value: &Value) {
-        push_spaces(out, col);
+    fn write_item(&self, out: &mut String, col: usize, value: &Value, indent_first: bool) {
+        if indent_first {
+            push_spaces(out, col);
+        }
         out.push('-');
         push_spaces(out, self.dash_gap);
         let content = col + 1 + self.dash_gap;
@@ -125,29 +137,23 @@ impl Layout {
             dash_gap: 1,
             ..*self
         };
-        let nested = match value {
+        match value {
+            // The first entry (or item) continues the dash's line.
             Value::Object(map) if !map.is_empty() => {
-                let mut body = String::new();
-                for (k, v) in map {
-                    inner.write_entry(&mut body, content, k, v);
+                for (i, (k, v)) in map.iter().enumerate() {
+                    inner.write_entry(out, content, k, v, i > 0);
                 }
-                body
             }
             Value::Array(items) if !items.is_empty() => {
-                let mut body = String::new();
-                for item in items {
-                    inner.write_item(&mut body, content, item);
+                for (i, item) in items.iter().enumerate() {
+                    inner.write_item(out, content, item, i > 0);
                 }
-                body
             }
             scalar => {
                 out.push_str(&self.inline(scalar));
                 out.push_str(self.newline);
-                return;
             }
-        };
-        // The first line continues after the dash, so drop its indentation.
-        out.push_str(&nested[content..]);
+        }
     }
 
     /// A scalar or empty collection written inline in block context.
