@@ -2,6 +2,11 @@
 
 use std::process::ExitCode;
 
+/// Most of the work is building and dropping small values: glibc's allocator
+/// took about 40% of the instructions, mimalloc takes far fewer.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 use mesh_inject::cli::Cli;
 use mesh_inject::run::{Status, run};

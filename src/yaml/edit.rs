@@ -45,12 +45,19 @@ pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, Ed
     let mut differ = Differ {
         text,
         layout: detect_layout(text, root),
-        resolver: Resolver::for_document(root)?,
+        // Nodes are resolved with the document's anchors when it has any.
+        resolver: if has_anchors(root) {
+            Resolver::for_document(root)?
+        } else {
+            Resolver::unbounded()
+        },
         referenced: HashSet::new(),
         edits: Vec::new(),
     };
     differ.index_aliases(root);
-    differ.node(root, target, false)?;
+    if !differ.same(root, target)? {
+        differ.node(root, target, false)?;
+    }
     Ok(differ.edits)
 }
 
@@ -220,9 +227,12 @@ impl Differ<'_> {
     /// (building the node's value only where aliases or merges are involved).
     fn same(&mut self, node: &Node<'_>, target: &Value) -> Result<bool, EditError> {
         match (&node.kind, target) {
-            (NodeKind::Scalar { text, style, tag }, _) => {
-                Ok(super::value::resolve_scalar(text, *style, tag.as_deref()) == *target)
-            }
+            (NodeKind::Scalar { text, style, tag }, _) => Ok(super::value::scalar_matches(
+                text,
+                *style,
+                tag.as_deref(),
+                target,
+            )),
             (NodeKind::Seq { items, .. }, Value::Array(wanted)) => {
                 if items.len() != wanted.len() {
                     return Ok(false);
@@ -272,10 +282,8 @@ impl Differ<'_> {
         Ok(())
     }
 
+    /// Edit `node`, known to differ from `target` (callers compare first).
     fn node(&mut self, node: &Node<'_>, target: &Value, shared: bool) -> Result<(), EditError> {
-        if self.same(node, target)? {
-            return Ok(());
-        }
         let shared = shared || node.anchor.is_some_and(|a| self.referenced.contains(&a));
         match (&node.kind, target) {
             (NodeKind::Alias(id), Value::Object(wanted)) => {
@@ -930,6 +938,19 @@ fn runs(flags: &[bool]) -> Vec<(usize, usize)> {
         out.push((s, flags.len() - 1));
     }
     out
+}
+
+/// Whether any node of the tree carries an anchor or is an alias.
+fn has_anchors(node: &Node<'_>) -> bool {
+    node.anchor.is_some()
+        || match &node.kind {
+            NodeKind::Alias(_) => true,
+            NodeKind::Map { entries, .. } => entries
+                .iter()
+                .any(|(k, v)| has_anchors(k) || has_anchors(v)),
+            NodeKind::Seq { items, .. } => items.iter().any(has_anchors),
+            NodeKind::Scalar { .. } => false,
+        }
 }
 
 fn key_text(key: &Node<'_>) -> String {

@@ -47,6 +47,14 @@ impl Resolver {
         }
     }
 
+    /// A resolver without an expansion budget, for documents already resolved once.
+    pub fn unbounded() -> Self {
+        Resolver {
+            anchors: HashMap::new(),
+            budget: usize::MAX,
+        }
+    }
+
     /// A resolver that knows every anchor of the document `root`, for
     /// resolving its nodes in any order. The document was resolved once
     /// already, so no expansion budget applies.
@@ -184,6 +192,20 @@ pub fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Valu
         resolve_plain(text)
     } else {
         Value::String(text.to_string())
+    }
+}
+
+/// Whether a scalar resolves to `target`, without building its value when
+/// `target` is a string (the common case when comparing documents).
+pub fn scalar_matches(text: &str, style: ScalarStyle, tag: Option<&str>, target: &Value) -> bool {
+    match target {
+        Value::String(s) if s != text => false,
+        Value::String(_)
+            if tag == Some("str") || (tag.is_none() && style != ScalarStyle::Plain) =>
+        {
+            true
+        }
+        _ => resolve_scalar(text, style, tag) == *target,
     }
 }
 
