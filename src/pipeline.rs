@@ -136,20 +136,9 @@ fn parse(source: &Source) -> Result<Vec<Document<'_>>, Error> {
         vec![0, text.len()]
     };
     let ranges: Vec<(usize, usize)> = points.windows(2).map(|w| (w[0], w[1])).collect();
-    let parts: Vec<Result<Vec<Document<'_>>, yaml::SyntaxError>> = if ranges.len() == 1 {
-        vec![yaml::parse_stream(text)]
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = ranges
-                .iter()
-                .map(|&(from, to)| scope.spawn(move || yaml::parse::parse_range(text, from, to)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Ok(Vec::new())))
-                .collect()
-        })
-    };
+    let parts = on_all_cores(&ranges, |&(from, to)| {
+        yaml::parse::parse_range(text, from, to)
+    });
     let mut documents = Vec::new();
     for part in parts {
         let seen = documents.len();
@@ -198,6 +187,28 @@ fn gather_context(
     Ok(())
 }
 
+/// Run `work` on each part, one thread per part (the caller sizes the parts
+/// to the cores); results in the order of the parts. A panic in a worker is
+/// the caller's panic, as it would be on one thread.
+fn on_all_cores<T: Sync, R: Send>(parts: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if parts.len() <= 1 {
+        return parts.iter().map(&work).collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .iter()
+            .map(|part| scope.spawn(|| work(part)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
 /// What planning documents gives: their objects and values, and the new
 /// text of each changed document (its byte range in the source, and the text).
 /// Edits are applied document by document, so they never pile up.
@@ -235,23 +246,8 @@ fn render_source(
         }
         Ok(out)
     };
-    let parts: Vec<Result<Rendered, Error>> = if chunk >= documents.len() {
-        vec![render_chunk(documents)]
-    } else {
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = documents
-                .chunks(chunk)
-                .map(|docs| scope.spawn(move || render_chunk(docs)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(Error::Config("a worker thread panicked".into())))
-                })
-                .collect()
-        })
-    };
+    let chunks: Vec<&[Document<'_>]> = documents.chunks(chunk).collect();
+    let parts = on_all_cores(&chunks, |docs| render_chunk(docs));
     let text = source.text.as_str();
     let mut objects = Vec::new();
     let mut values = Vec::new();

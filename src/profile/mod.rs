@@ -422,18 +422,8 @@ impl Profile {
                 _ => return None,
             }))
         };
-        let map = |m: &Map<String, Value>| -> Result<Map<String, Value>, String> {
-            match template::render(&Value::Object(m.clone()), &lookup)? {
-                Value::Object(rendered) => Ok(rendered),
-                _ => Ok(Map::new()),
-            }
-        };
-        let list = |items: &[Value]| -> Result<Vec<Value>, String> {
-            match template::render(&Value::Array(items.to_vec()), &lookup)? {
-                Value::Array(rendered) => Ok(rendered),
-                _ => Ok(Vec::new()),
-            }
-        };
+        let map = |m: &Map<String, Value>| template::render_map(m, &lookup);
+        let list = |items: &[Value]| template::render_list(items, &lookup);
         let strings = |m: Map<String, Value>| -> Map<String, Value> {
             m.into_iter()
                 .map(|(k, v)| match v {
@@ -482,18 +472,8 @@ impl Profile {
                 None => Some(Value::String(format!("{{{{{name}}}}}"))),
             }
         };
-        let map = |m: &Map<String, Value>| -> Result<Map<String, Value>, String> {
-            match template::render(&Value::Object(m.clone()), &lookup)? {
-                Value::Object(rendered) => Ok(rendered),
-                _ => Ok(Map::new()),
-            }
-        };
-        let list = |items: &[Value]| -> Result<Vec<Value>, String> {
-            match template::render(&Value::Array(items.to_vec()), &lookup)? {
-                Value::Array(rendered) => Ok(rendered),
-                _ => Ok(Vec::new()),
-            }
-        };
+        let map = |m: &Map<String, Value>| template::render_map(m, &lookup);
+        let list = |items: &[Value]| template::render_list(items, &lookup);
         Ok(Profile {
             values: values.clone(),
             annotations: map(&self.annotations)?,

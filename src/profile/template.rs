@@ -23,34 +23,51 @@ pub fn render(value: &Value, lookup: &Lookup<'_>) -> Result<Value, String> {
 fn render_opt(value: &Value, lookup: &Lookup<'_>) -> Result<Option<Value>, String> {
     Ok(match value {
         Value::String(s) => render_str(s, lookup)?,
-        Value::Array(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for item in items {
-                out.extend(render_opt(item, lookup)?);
-            }
-            Some(Value::Array(out))
-        }
-        Value::Object(map) => {
-            let mut out = Map::with_capacity(map.len());
-            for (k, v) in map {
-                let Some(key) = render_str(k, lookup)? else {
-                    continue;
-                };
-                let key = match key {
-                    Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                if let Some(v) = render_opt(v, lookup)? {
-                    out.insert(key, v);
-                }
-            }
-            if out.is_empty() && !map.is_empty() {
-                None
-            } else {
-                Some(Value::Object(out))
-            }
-        }
+        Value::Array(items) => Some(Value::Array(render_list(items, lookup)?)),
+        Value::Object(map) => render_entries(map, lookup)?.map(Value::Object),
         other => Some(other.clone()),
+    })
+}
+
+/// Fill a map's entries (an emptied map comes back empty).
+pub fn render_map(
+    map: &Map<String, Value>,
+    lookup: &Lookup<'_>,
+) -> Result<Map<String, Value>, String> {
+    Ok(render_entries(map, lookup)?.unwrap_or_default())
+}
+
+/// Fill a list's items, leaving out those the empty-value rule drops.
+pub fn render_list(items: &[Value], lookup: &Lookup<'_>) -> Result<Vec<Value>, String> {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        out.extend(render_opt(item, lookup)?);
+    }
+    Ok(out)
+}
+
+/// A map's entries filled; `None` when every entry was left out.
+fn render_entries(
+    map: &Map<String, Value>,
+    lookup: &Lookup<'_>,
+) -> Result<Option<Map<String, Value>>, String> {
+    let mut out = Map::with_capacity(map.len());
+    for (k, v) in map {
+        let Some(key) = render_str(k, lookup)? else {
+            continue;
+        };
+        let key = match key {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        if let Some(v) = render_opt(v, lookup)? {
+            out.insert(key, v);
+        }
+    }
+    Ok(if out.is_empty() && !map.is_empty() {
+        None
+    } else {
+        Some(out)
     })
 }
 

@@ -333,6 +333,33 @@ impl Differ<'_> {
         }
     }
 
+    /// Delete `start..end`.
+    fn delete(&mut self, shared: bool, start: usize, end: usize) -> Result<(), EditError> {
+        self.push(
+            shared,
+            start,
+            Edit {
+                start,
+                end,
+                text: String::new(),
+            },
+        )
+    }
+
+    /// Rewrite a block mapping that follows a `- ` as one flow mapping, when
+    /// removing its lines would take the dash too.
+    fn map_in_flow(
+        &mut self,
+        node: &Node<'_>,
+        wanted: &Map<String, Value>,
+        shared: bool,
+    ) -> Result<(), EditError> {
+        self.edits
+            .retain(|e| e.start < node.start || e.start > node.end);
+        let text = self.layout.flow(&Value::Object(wanted.clone()));
+        self.replace(node, text, shared)
+    }
+
     /// Insert `text` at `at`.
     fn insert(&mut self, shared: bool, at: usize, text: String) -> Result<(), EditError> {
         self.push(
@@ -405,22 +432,11 @@ impl Differ<'_> {
                         (key.start, format!("{}{}", &entry[col..], " ".repeat(col)))
                     } else {
                         // The only entry of a `- ` item: write the item's map in flow style.
-                        self.edits
-                            .retain(|e| e.start < node.start || e.start > node.end);
-                        let text = self.layout.flow(&Value::Object(wanted.clone()));
-                        return self.replace(node, text, shared);
+                        return self.map_in_flow(node, wanted, shared);
                     };
                     let (start, end) = self.block_lines(key, value, next);
                     self.insert(shared, at, text)?;
-                    self.push(
-                        shared,
-                        start,
-                        Edit {
-                            start,
-                            end,
-                            text: String::new(),
-                        },
-                    )?;
+                    self.delete(shared, start, end)?;
                 }
             }
         }
@@ -428,10 +444,7 @@ impl Differ<'_> {
         if first_follows_dash && removed.last() == Some(&true) && removed.first() == Some(&true) {
             // Removing from the `- ` line to the end would take the dash too.
             if runs(&removed).len() == 1 {
-                self.edits
-                    .retain(|e| e.start < node.start || e.start > node.end);
-                let text = self.layout.flow(&Value::Object(wanted.clone()));
-                return self.replace(node, text, shared);
+                return self.map_in_flow(node, wanted, shared);
             }
         }
         for (first, last) in runs(&removed) {
@@ -440,15 +453,7 @@ impl Differ<'_> {
                 &entries[last].1,
                 entries.get(last + 1).map(|e| &e.0),
             );
-            self.push(
-                shared,
-                start,
-                Edit {
-                    start,
-                    end,
-                    text: String::new(),
-                },
-            )?;
+            self.delete(shared, start, end)?;
         }
         let mut added = String::new();
         for (k, v) in wanted {
@@ -530,15 +535,7 @@ impl Differ<'_> {
                     self.insert(shared, at, layout.block_item(col, &wanted[j]))?;
                     let (start, end) =
                         self.block_range(dashes[i], items[i].end, dashes.get(i + 1).copied());
-                    self.push(
-                        shared,
-                        start,
-                        Edit {
-                            start,
-                            end,
-                            text: String::new(),
-                        },
-                    )?;
+                    self.delete(shared, start, end)?;
                 }
                 Step::Remove(i) => removed[i] = true,
                 Step::Insert(Some(i), j) => {
@@ -556,15 +553,7 @@ impl Differ<'_> {
         for (first, last) in runs(&removed) {
             let next = dashes.get(last + 1).copied();
             let (start, end) = self.block_range(dashes[first], items[last].end, next);
-            self.push(
-                shared,
-                start,
-                Edit {
-                    start,
-                    end,
-                    text: String::new(),
-                },
-            )?;
+            self.delete(shared, start, end)?;
         }
         Ok(())
     }
