@@ -404,3 +404,36 @@ fn version_and_help() {
     assert!(help.stdout.contains("kubectl mesh-inject"));
     assert!(help.stdout.contains("uninject"));
 }
+
+#[test]
+fn large_streams_split_among_cores_keep_every_document_in_order() {
+    // Over 1 MB and 64 documents: parsed and planned in parallel.
+    let example = example_text();
+    let padding = format!("# {}\n", "x".repeat(1000));
+    let mut stream = String::new();
+    for i in 0..400 {
+        stream.push_str(&example.replace(
+            "name: web\n  namespace",
+            &format!("name: web-{i}\n  namespace"),
+        ));
+        stream.push_str(&padding.repeat(3));
+        stream.push_str("---\n");
+    }
+    assert!(stream.len() > 1 << 20);
+    let run = run(&["-f", "-"], Some(&stream));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let injected: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.ends_with(" injected"))
+        .collect();
+    assert_eq!(injected.len(), 400);
+    assert_eq!(injected[0], "deployment/web-0 injected");
+    assert_eq!(injected[399], "deployment/web-399 injected");
+    assert_eq!(common::pipe(None, &run.stdout), run.stdout, "idempotent");
+    assert_eq!(
+        common::pipe(Some("uninject"), &run.stdout),
+        stream,
+        "uninject restores"
+    );
+}
