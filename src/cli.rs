@@ -59,6 +59,10 @@ pub struct InjectArgs {
     /// the input; objects in the input itself count too (repeatable).
     #[arg(long, value_name = "PATH")]
     pub context: Vec<PathBuf>,
+    /// Write the output even when the cluster would reject an injected
+    /// workload; the rejections are reported as warnings.
+    #[arg(long)]
+    pub warn_only: bool,
 }
 
 #[derive(Debug, Args)]
@@ -126,6 +130,9 @@ pub struct CommonArgs {
     /// Print no report on standard error.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Report format on standard error: text, or json (versioned, for tools).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text, value_name = "FORMAT")]
+    pub report: ReportFormat,
     /// When to colour the diff.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
@@ -146,4 +153,10 @@ pub enum ColorChoice {
     Auto,
     Always,
     Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    Text,
+    Json,
 }

@@ -8,6 +8,7 @@
 //! text) → [`output`] (stdout, diff, in-place, check) and [`report`].
 //! [`pipeline`] runs one source through it; [`run`] runs a command line.
 
+pub mod admission;
 pub mod cli;
 pub mod cluster;
 pub mod error;

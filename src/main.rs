@@ -15,7 +15,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(Status::Done) => ExitCode::SUCCESS,
-        Ok(Status::WouldChange) => ExitCode::from(1),
+        Ok(Status::WouldChange | Status::Rejected) => ExitCode::from(1),
         Err(err) => {
             eprintln!("error: {err}");
             if let Some(snippet) = err.snippet() {

@@ -7,6 +7,7 @@
 use json_patch::PatchOperation;
 use serde_json::{Map, Value, json};
 
+use crate::admission::{self, Severity, Verdict};
 use crate::cluster::{ClusterContext, KubeVersion};
 use crate::error::{Error, Located};
 use crate::profile::{NativeChoice, Prepared, Profile};
@@ -51,6 +52,19 @@ pub struct ObjectResult {
     pub outcome: Outcome,
     pub ops: Vec<PatchOperation>,
     pub notes: Vec<String>,
+    /// What the cluster would say about the injected workload.
+    pub verdicts: Vec<Verdict>,
+    /// How to make it admissible where the injection alone cannot.
+    pub hints: Vec<String>,
+}
+
+impl ObjectResult {
+    /// Whether the cluster would refuse the object (or its pods).
+    pub fn rejected(&self) -> bool {
+        self.verdicts
+            .iter()
+            .any(|v| v.severity == Severity::Rejection)
+    }
 }
 
 /// A source after processing.
@@ -302,6 +316,8 @@ fn render_document(
             outcome: not_injectable(settings.action),
             ops: Vec::new(),
             notes: Vec::new(),
+            verdicts: Vec::new(),
+            hints: Vec::new(),
         });
         return Ok(());
     }
@@ -338,6 +354,7 @@ fn render_document(
                     if matches!(object.outcome, Outcome::Injected | Outcome::Uninjected) {
                         object.outcome = Outcome::Skipped(reason.clone());
                         object.ops.clear();
+                        object.verdicts.clear();
                     }
                 }
                 result = value;
@@ -363,7 +380,7 @@ fn plan_document(
     let is_list = reference.as_ref().is_some_and(|r| r.kind == "List")
         && value.get("items").is_some_and(Value::is_array);
     if !is_list {
-        let plan = plan_object(value, settings, env, types)?;
+        let (plan, verdicts) = plan_object(value, settings, env, types)?;
         objects.push(ObjectResult {
             document,
             reference,
@@ -374,6 +391,8 @@ fn plan_document(
                 Vec::new()
             },
             notes: plan.notes,
+            verdicts,
+            hints: plan.hints,
         });
         return Ok(plan.result);
     }
@@ -383,7 +402,7 @@ fn plan_document(
             if item.is_null() {
                 continue;
             }
-            let plan = plan_object(item, settings, env, types)?;
+            let (plan, verdicts) = plan_object(item, settings, env, types)?;
             let prefix = ["items".to_string(), index.to_string()];
             objects.push(ObjectResult {
                 document,
@@ -398,6 +417,8 @@ fn plan_document(
                     Vec::new()
                 },
                 notes: plan.notes,
+                verdicts,
+                hints: plan.hints,
             });
             *item = plan.result;
         }
@@ -405,12 +426,13 @@ fn plan_document(
     Ok(result)
 }
 
+/// Plan one object, and review an injected workload as the cluster would.
 fn plan_object(
     object: &Value,
     settings: &Settings,
     env: &Env<'_>,
     types: &WorkloadTypes,
-) -> Result<Plan, rules::PlanError> {
+) -> Result<(Plan, Vec<Verdict>), rules::PlanError> {
     let kind = ObjectRef::of(object).and_then(|r| types.find(&r.api_version, &r.kind));
     let Some(kind) = kind else {
         let outcome = match object {
@@ -421,12 +443,22 @@ fn plan_object(
             Value::Object(_) => Outcome::Skipped("document has no kind".into()),
             _ => Outcome::Skipped("not a Kubernetes object".into()),
         };
-        return Ok(Plan::unchanged(object, outcome));
+        return Ok((Plan::unchanged(object, outcome), Vec::new()));
     };
-    match settings.action {
-        Action::Inject => rules::inject(object, kind, env),
-        Action::Uninject => rules::uninject(object, kind, &settings.profile, settings.keep_patches),
-    }
+    let plan = match settings.action {
+        Action::Inject => rules::inject(object, kind, env)?,
+        Action::Uninject => {
+            rules::uninject(object, kind, &settings.profile, settings.keep_patches)?
+        }
+    };
+    let verdicts = match plan.outcome {
+        Outcome::Injected | Outcome::AlreadyInjected => {
+            admission::review::review(&plan.result, kind, env.namespace, env.cluster, env.version)
+                .verdicts
+        }
+        _ => Vec::new(),
+    };
+    Ok((plan, verdicts))
 }
 
 fn not_injectable(action: Action) -> Outcome {

@@ -2,8 +2,14 @@
 
 use std::fmt::Write;
 
+use serde_json::{Value, json};
+
+use crate::admission::Severity;
 use crate::pipeline::{ObjectResult, Processed};
 use crate::rules::Outcome;
+
+/// The `apiVersion` of the JSON report; it changes when a field changes meaning or goes.
+pub const JSON_REPORT_VERSION: &str = "mesh-inject.io/report/v1";
 
 /// One line for an object: `deployment/web injected`.
 pub fn object_line(object: &ObjectResult) -> String {
@@ -21,10 +27,27 @@ pub fn object_line(object: &ObjectResult) -> String {
     format!("{subject} {verdict}")
 }
 
+/// The lines under an object: what the cluster would say (a rejection reads
+/// as a warning with `--warn-only`), and how to fix what the injection cannot.
+fn verdict_lines(object: &ObjectResult, warn_only: bool) -> Vec<String> {
+    let verdicts = object
+        .verdicts
+        .iter()
+        .map(|v| match (v.severity, warn_only) {
+            (Severity::Rejection, false) => format!("rejected: {}", v.message),
+            (Severity::Rejection, true) => format!("warning: would be rejected: {}", v.message),
+            (Severity::Warning, _) => format!("warning: {}", v.message),
+        });
+    verdicts
+        .chain(object.hints.iter().map(|h| format!("warning: {h}")))
+        .collect()
+}
+
 /// The whole report: a line per object (prefixed with its file when there are
-/// several sources) with its notes indented below; a note shared by several
-/// objects (a missing profile value) is said once after them; then a summary.
-pub fn render(results: &[Processed]) -> String {
+/// several sources) with the cluster's verdicts and its notes indented below;
+/// a note shared by several objects (a missing profile value) is said once
+/// after them; then a summary.
+pub fn render(results: &[Processed], warn_only: bool) -> String {
     let mut out = String::new();
     let several = results.len() > 1;
     let mut note_counts: Vec<(&str, usize)> = Vec::new();
@@ -50,6 +73,9 @@ pub fn render(results: &[Processed]) -> String {
                 let _ = write!(out, "{}: ", processed.source.name());
             }
             let _ = writeln!(out, "{}", object_line(object));
+            for line in verdict_lines(object, warn_only) {
+                let _ = writeln!(out, "  {line}");
+            }
             for note in object.notes.iter().filter(|n| !shared(n)) {
                 let _ = writeln!(out, "  {note}");
             }
@@ -84,4 +110,106 @@ pub fn render(results: &[Processed]) -> String {
         if files == 1 { "input" } else { "inputs" }
     );
     out
+}
+
+/// The rejections, one line each with its file and object, for the error
+/// that ends a run the cluster would refuse.
+pub fn rejections(results: &[Processed]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for processed in results {
+        for object in &processed.objects {
+            let subject = match &object.reference {
+                Some(reference) => reference.to_string(),
+                None => format!("document {}", object.document),
+            };
+            for verdict in object
+                .verdicts
+                .iter()
+                .filter(|v| v.severity == Severity::Rejection)
+            {
+                lines.push(format!(
+                    "{}: {subject}: {}",
+                    processed.source.name(),
+                    verdict.message
+                ));
+            }
+            if object.rejected() {
+                lines.extend(object.hints.iter().map(|h| format!("  fix: {h}")));
+            }
+        }
+    }
+    lines
+}
+
+/// The report as JSON (`--report json`), versioned by [`JSON_REPORT_VERSION`]:
+/// every input with every object, its outcome, notes and the cluster's
+/// verdicts, then the counts.
+pub fn json(results: &[Processed], warn_only: bool) -> Value {
+    let mut counts = [0usize; 5];
+    let inputs: Vec<Value> = results
+        .iter()
+        .map(|processed| {
+            let objects: Vec<Value> = processed
+                .objects
+                .iter()
+                .map(|object| {
+                    let (outcome, reason) = match &object.outcome {
+                        Outcome::Injected => ("injected", None),
+                        Outcome::AlreadyInjected => ("unchanged", Some("already injected")),
+                        Outcome::Uninjected => ("uninjected", None),
+                        Outcome::NotInjected => ("unchanged", Some("not injected")),
+                        Outcome::Skipped(reason) => ("skipped", Some(reason.as_str())),
+                    };
+                    let slot = match outcome {
+                        "injected" => 0,
+                        "uninjected" => 1,
+                        "unchanged" => 2,
+                        _ => 3,
+                    };
+                    counts[slot] += 1;
+                    counts[4] += usize::from(object.rejected());
+                    let reference = object.reference.as_ref();
+                    json!({
+                        "document": object.document,
+                        "apiVersion": reference.map(|r| r.api_version.as_str()),
+                        "kind": reference.map(|r| r.kind.as_str()),
+                        "name": reference.map(|r| r.name.as_str()),
+                        "namespace": reference.and_then(|r| r.namespace.as_deref()),
+                        "outcome": outcome,
+                        "reason": reason,
+                        "notes": object.notes,
+                        "hints": object.hints,
+                        "verdicts": object.verdicts.iter().map(|v| json!({
+                            "severity": match v.severity {
+                                Severity::Rejection => "rejection",
+                                Severity::Warning => "warning",
+                            },
+                            "plugin": v.plugin,
+                            "message": v.message,
+                        })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json!({
+                "file": processed.source.name(),
+                "changed": processed.changed(),
+                "objects": objects,
+            })
+        })
+        .collect();
+    let [injected, uninjected, unchanged, skipped, rejected] = counts;
+    json!({
+        "apiVersion": JSON_REPORT_VERSION,
+        "kind": "Report",
+        "warnOnly": warn_only,
+        "inputs": inputs,
+        "summary": {
+            "injected": injected,
+            "uninjected": uninjected,
+            "unchanged": unchanged,
+            "skipped": skipped,
+            "rejected": rejected,
+            "changedInputs": results.iter().filter(|p| p.changed()).count(),
+        },
+    })
 }

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::cli::{
     Cli, ColorChoice, Command, CommonArgs, Format, InjectArgs, NativeSidecar, ProfileArgs,
-    SecurityContext,
+    ReportFormat, SecurityContext,
 };
 use crate::cluster::KubeVersion;
 use crate::error::Error;
@@ -24,6 +24,8 @@ pub enum Status {
     Done,
     /// `--check` found files that would change.
     WouldChange,
+    /// The cluster would reject an injected workload; nothing was written.
+    Rejected,
 }
 
 /// Run the command line; errors mean exit status 2.
@@ -40,6 +42,7 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
                 native_sidecar: None,
                 security_context: SecurityContext::Auto,
                 context: Vec::new(),
+                warn_only: false,
             },
         ),
         None => transform(Action::Inject, cli.inject),
@@ -122,6 +125,21 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
     let context = read_all(&args.context)?;
     let results = pipeline::process_all(sources, &context, &settings)?;
 
+    let rejections = report::rejections(&results);
+    if !rejections.is_empty() && !args.warn_only {
+        // Nothing is written: a pipe into `kubectl apply` must apply nothing.
+        write_report(common, &results, false);
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(
+            err,
+            "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):"
+        );
+        for line in &rejections {
+            let _ = writeln!(err, "  {line}");
+        }
+        return Ok(Status::Rejected);
+    }
+
     let mut status = Status::Done;
     if common.check {
         let changed: Vec<&Processed> = results.iter().filter(|p| p.changed()).collect();
@@ -138,29 +156,38 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
         }
     } else if common.in_place {
         output::write_in_place(&results)?;
+    } else if common.diff {
+        write_stdout(&output::diff(&results, use_color(common.color)));
     } else {
-        if common.diff {
-            write_stdout(&output::diff(&results, use_color(common.color)));
-        } else {
-            match common.output {
-                Format::Yaml => {
-                    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-                    // A closed pipe (`| head`) is the reader's choice, not an error.
-                    let _ =
-                        output::write_yaml_stream(&results, &mut out).and_then(|()| out.flush());
-                }
-                Format::Json => write_stdout(&output::json_stream(&results)),
-                Format::Patch => write_stdout(&output::patches(&results)),
+        match common.output {
+            Format::Yaml => {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                // A closed pipe (`| head`) is the reader's choice, not an error.
+                let _ = output::write_yaml_stream(&results, &mut out).and_then(|()| out.flush());
             }
+            Format::Json => write_stdout(&output::json_stream(&results)),
+            Format::Patch => write_stdout(&output::patches(&results)),
         }
     }
-
-    if !common.quiet {
-        let _ = std::io::stderr()
-            .lock()
-            .write_all(report::render(&results).as_bytes());
-    }
+    write_report(common, &results, args.warn_only);
     Ok(status)
+}
+
+/// The report on standard error, as text or JSON, unless `--quiet`.
+fn write_report(common: &CommonArgs, results: &[Processed], warn_only: bool) {
+    if common.quiet {
+        return;
+    }
+    let text = match common.report {
+        ReportFormat::Text => report::render(results, warn_only),
+        ReportFormat::Json => {
+            let mut text =
+                serde_json::to_string_pretty(&report::json(results, warn_only)).unwrap_or_default();
+            text.push('\n');
+            text
+        }
+    };
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 fn check_flags(common: &CommonArgs) -> Result<(), Error> {

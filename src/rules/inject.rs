@@ -17,6 +17,7 @@ use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::uninject::remove_injection;
 use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template_problem};
+use crate::admission::{limit_ranger, psp, quota};
 use crate::profile::{self, NativeChoice, Position, Rendered, WorkloadVars};
 use crate::workload::WorkloadType;
 
@@ -67,11 +68,13 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
     sidecar.fit_resources(&pod, env, &rendered.quota_defaults);
     sidecar.secure(&pod, env);
     let grace = sidecar.add_shutdown_wait(&rendered, &pod, env);
+    let hints = std::mem::take(&mut sidecar.hints);
     let notes = place(&mut patcher, &paths, &pod, &rendered, sidecar, grace)?;
 
     if patcher.value == *object {
         let mut plan = Plan::unchanged(object, Outcome::AlreadyInjected);
         plan.notes = notes;
+        plan.hints = hints;
         return Ok(plan);
     }
     Ok(Plan {
@@ -79,6 +82,7 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
         ops: patcher.ops,
         result: patcher.value,
         notes,
+        hints,
     })
 }
 
@@ -93,6 +97,8 @@ struct Sidecar {
     /// Annotations the stages add to the pod (AppArmor profiles).
     annotations: Map<String, Value>,
     notes: Vec<String>,
+    /// Why the containers cannot meet the namespace's policies, and the fix.
+    hints: Vec<String>,
 }
 
 impl Sidecar {
@@ -139,6 +145,7 @@ impl Sidecar {
             first,
             annotations: Map::new(),
             notes,
+            hints: Vec::new(),
         }
     }
 
@@ -156,17 +163,15 @@ impl Sidecar {
     /// namespace's LimitRanges, then what its ResourceQuotas require.
     fn fit_resources(&mut self, pod: &Pod, env: &Env<'_>, quota_defaults: &Map<String, Value>) {
         let namespace = &pod.vars.namespace;
-        let (limits, requests) =
-            resources::limit_range_defaults(&env.cluster.objects("LimitRange", namespace));
-        let required = resources::quota_requirements(
-            &env.cluster.objects("ResourceQuota", namespace),
-            pod.terminating,
-        );
+        let defaults =
+            limit_ranger::Defaults::combined(&env.cluster.objects("LimitRange", namespace));
+        let pod_value = json!({"spec": pod.spec});
+        let required =
+            quota::requirements(&env.cluster.objects("ResourceQuota", namespace), &pod_value);
         let mut notes = Vec::new();
         for container in self.containers_mut() {
             let name = name_of(container);
-            resources::requests_from_limits(container);
-            let set = resources::fill(container, &limits, &requests);
+            let set = resources::fill_defaults(container, &defaults);
             if !set.is_empty() {
                 notes.push(format!(
                     "{name}: {} from the LimitRange of namespace {namespace}",
@@ -201,11 +206,20 @@ impl Sidecar {
         };
         if let Some(psp) = choose_psp(&psps, &pod.spec).filter(|_| use_psp) {
             let mut annotations = Map::new();
+            let mut dropped = Vec::new();
             for container in self.containers_mut() {
-                security::psp_default(container, pod_context, psp);
-                if let Some((key, value)) =
-                    security::psp_apparmor_annotation(psp, &name_of(container))
-                {
+                if !psp::allows_container_seccomp(psp, container) {
+                    // The policy allows no such profile: the runtime default it is.
+                    if let Some(context) = container
+                        .get_mut("securityContext")
+                        .and_then(Value::as_object_mut)
+                    {
+                        context.shift_remove("seccompProfile");
+                        dropped.push(name_of(container));
+                    }
+                }
+                psp::mutate_container(container, pod_context, psp);
+                if let Some((key, value)) = psp::apparmor_annotation(psp, &name_of(container)) {
                     annotations.insert(key, Value::String(value));
                 }
             }
@@ -218,6 +232,12 @@ impl Sidecar {
             self.notes.push(format!(
                 "security context of the injected containers defaulted by PodSecurityPolicy {name}"
             ));
+            if !dropped.is_empty() {
+                self.notes.push(format!(
+                    "{}: seccompProfile left out, PodSecurityPolicy {name} does not allow it",
+                    dropped.join(", ")
+                ));
+            }
         } else if env.security != SecurityMode::Off {
             if let Some(app) = pod.spec.get("containers").and_then(|c| c.get(0)) {
                 for container in self.containers_mut() {
@@ -242,8 +262,16 @@ impl Sidecar {
             }
             _ => {}
         }
-        self.notes
-            .extend(problems.into_iter().map(|p| format!("warning: {p}")));
+        self.hints.extend(problems);
+        if env.version < crate::cluster::KubeVersion::new(1, 19) {
+            let annotations: Vec<(String, String)> = self
+                .containers_mut()
+                .filter_map(security::seccomp_field_to_annotation)
+                .collect();
+            for (key, value) in annotations {
+                self.annotations.insert(key, Value::String(value));
+            }
+        }
     }
 
     /// A preStop wait on the proxy; returns the grace period the pod then
@@ -301,6 +329,7 @@ fn place(
         first,
         annotations: extra,
         mut notes,
+        hints: _,
     } = sidecar;
     let mut record = Record::default();
     ensure(patcher, &paths.metadata, "metadata", json!({}), &mut record)?;
@@ -422,8 +451,6 @@ struct Pod {
     spec: Value,
     annotations: Option<Map<String, Value>>,
     app_container_names: Vec<String>,
-    /// `activeDeadlineSeconds` is set: quota scope Terminating.
-    terminating: bool,
     vars: WorkloadVars,
 }
 
@@ -492,7 +519,6 @@ impl Pod {
             app_containers: app_container_names.join(","),
         };
         Pod {
-            terminating: spec.get("activeDeadlineSeconds").is_some(),
             spec,
             annotations,
             app_container_names,
@@ -523,24 +549,22 @@ fn use_native(choice: NativeChoice, env: &Env<'_>, notes: &mut Vec<String>) -> b
     }
 }
 
-/// The PodSecurityPolicy admission would pick: by name, the first whose
-/// defaulting leaves the pod's containers as they are, else the first.
+/// The PodSecurityPolicy admission would pick for the pod as it stands
+/// (by name, one that admits it unchanged first); the first by name when
+/// none admits it.
 fn choose_psp<'a>(psps: &[&'a Value], spec: &Value) -> Option<&'a Value> {
-    let pod_context = spec.get("securityContext");
-    let unchanged = |psp: &Value| {
-        spec.get("containers")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .all(|c| {
-                let mut copy = c.clone();
-                !security::psp_default(&mut copy, pod_context, psp)
-            })
+    let pod = json!({"metadata": {}, "spec": spec});
+    let chosen = psp::admit(&pod, psps).ok().map(|a| a.policy);
+    let name = |p: &Value| {
+        p.get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
     };
     psps.iter()
         .copied()
-        .find(|psp| unchanged(psp))
-        .or_else(|| psps.first().copied())
+        .find(|p| chosen.is_some() && name(p) == chosen)
+        .or_else(|| psps.iter().copied().min_by_key(|p| name(p)))
 }
 
 /// Why the pod must be left alone, if it must.
@@ -950,11 +974,11 @@ mod tests {
             json!(["ALL"])
         );
         assert!(
-            plan.notes
+            plan.hints
                 .iter()
                 .any(|n| n.contains("linkerd-init") && n.contains("CNI")),
             "{:?}",
-            plan.notes
+            plan.hints
         );
         fixture.flags.insert("cni".into(), json!(true));
         let cni = fixture.inject(&deployment());
@@ -962,11 +986,7 @@ mod tests {
             names(&cni.result["spec"]["template"]["spec"]["initContainers"]),
             ["linkerd-network-validator", "linkerd-proxy"]
         );
-        assert!(
-            !cni.notes.iter().any(|n| n.contains("restricted")),
-            "{:?}",
-            cni.notes
-        );
+        assert!(cni.hints.is_empty(), "{:?}", cni.hints);
         let volumes = names(&cni.result["spec"]["template"]["spec"]["volumes"]);
         assert!(
             !volumes.contains(&"linkerd-proxy-init-xtables-lock"),

@@ -25,6 +25,9 @@ pub struct Plan {
     /// What the user should know about this object (warnings, changes made
     /// beyond the sidecar such as a raised grace period).
     pub notes: Vec<String>,
+    /// What the user can change where the injection alone cannot meet the
+    /// namespace's policies (e.g. CNI mode under Pod Security `restricted`).
+    pub hints: Vec<String>,
 }
 
 impl Plan {
@@ -35,6 +38,7 @@ impl Plan {
             ops: Vec::new(),
             result: object.clone(),
             notes: Vec::new(),
+            hints: Vec::new(),
         }
     }
 }

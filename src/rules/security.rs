@@ -3,134 +3,14 @@
 //! A PodSecurityPolicy defaults the app containers at admission; containers a
 //! webhook adds afterwards miss out. Two ways to give the injected containers
 //! what the policy would: apply a PodSecurityPolicy in context exactly as the
-//! admission plugin defaults a container, or, without one, copy from the first
-//! app container what a policy would have given it. Pod Security `restricted`
-//! namespaces get the settings that level demands.
+//! admission plugin defaults a container ([`crate::admission::psp`]), or,
+//! without one, copy from the first app container what a policy would have
+//! given it (here). Pod Security `restricted` namespaces get the settings that
+//! level demands.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-/// Apply `psp`'s container defaulting (`provider.MutatePod` per container) to
-/// `container`, in a pod whose pod-level security context is `pod_context`.
-/// Returns whether anything changed.
-pub fn psp_default(container: &mut Value, pod_context: Option<&Value>, psp: &Value) -> bool {
-    let spec = psp.get("spec").cloned().unwrap_or(Value::Null);
-    let before = container.clone();
-    let own = container
-        .get("securityContext")
-        .cloned()
-        .unwrap_or(json!({}));
-    let effective = |field: &str| {
-        own.get(field)
-            .or_else(|| pod_context.and_then(|p| p.get(field)))
-            .cloned()
-    };
-    let mut context = own.as_object().cloned().unwrap_or_default();
-
-    let must_run_as_min = |rule: &str| -> Option<Value> {
-        let strategy = spec.get(rule)?;
-        (strategy.get("rule")?.as_str()? == "MustRunAs")
-            .then(|| strategy.get("ranges")?.get(0)?.get("min").cloned())
-            .flatten()
-    };
-    if effective("runAsUser").is_none() {
-        if let Some(uid) = must_run_as_min("runAsUser") {
-            context.insert("runAsUser".into(), uid);
-        }
-    }
-    if effective("runAsGroup").is_none() {
-        if let Some(gid) = must_run_as_min("runAsGroup") {
-            context.insert("runAsGroup".into(), gid);
-        }
-    }
-    if effective("seLinuxOptions").is_none() {
-        let se_linux = spec.get("seLinux");
-        if se_linux.and_then(|s| s.get("rule")).and_then(Value::as_str) == Some("MustRunAs") {
-            if let Some(options) = se_linux.and_then(|s| s.get("seLinuxOptions")) {
-                context.insert("seLinuxOptions".into(), options.clone());
-            }
-        }
-    }
-    let non_root_rule = spec
-        .get("runAsUser")
-        .and_then(|r| r.get("rule"))
-        .and_then(Value::as_str);
-    if non_root_rule == Some("MustRunAsNonRoot")
-        && effective("runAsNonRoot").is_none()
-        && effective("runAsUser").is_none()
-    {
-        context.insert("runAsNonRoot".into(), Value::Bool(true));
-    }
-
-    // Capabilities: add = (defaultAdd − own drop) ∪ own add; drop = requiredDrop ∪ own drop.
-    let names = |v: Option<&Value>| -> Vec<String> {
-        capability_names(v)
-            .into_iter()
-            .map(str::to_string)
-            .collect()
-    };
-    let caps = own.get("capabilities");
-    let own_add = names(caps.and_then(|c| c.get("add")));
-    let own_drop = names(caps.and_then(|c| c.get("drop")));
-    let mut add = own_add.clone();
-    for cap in names(spec.get("defaultAddCapabilities")) {
-        if !own_drop.contains(&cap) && !add.contains(&cap) {
-            add.push(cap);
-        }
-    }
-    let mut drop = own_drop.clone();
-    for cap in names(spec.get("requiredDropCapabilities")) {
-        if !drop.contains(&cap) {
-            drop.push(cap);
-        }
-    }
-    if add != own_add || drop != own_drop {
-        add.sort();
-        drop.sort();
-        let mut capabilities = Map::new();
-        if !add.is_empty() {
-            capabilities.insert("add".into(), json!(add));
-        }
-        if !drop.is_empty() {
-            capabilities.insert("drop".into(), json!(drop));
-        }
-        context.insert("capabilities".into(), Value::Object(capabilities));
-    }
-
-    if spec.get("readOnlyRootFilesystem") == Some(&Value::Bool(true))
-        && effective("readOnlyRootFilesystem").is_none()
-    {
-        context.insert("readOnlyRootFilesystem".into(), Value::Bool(true));
-    }
-    if effective("allowPrivilegeEscalation").is_none() {
-        if let Some(default) = spec
-            .get("defaultAllowPrivilegeEscalation")
-            .filter(|v| v.is_boolean())
-        {
-            context.insert("allowPrivilegeEscalation".into(), default.clone());
-        } else if spec.get("allowPrivilegeEscalation") == Some(&Value::Bool(false)) {
-            context.insert("allowPrivilegeEscalation".into(), Value::Bool(false));
-        }
-    }
-    if !context.is_empty() {
-        if let Value::Object(c) = container {
-            c.insert("securityContext".into(), Value::Object(context));
-        }
-    }
-    *container != before
-}
-
-/// The PSP annotation a pod gets for the AppArmor profile of `container`, if `psp` sets a default.
-pub fn psp_apparmor_annotation(psp: &Value, container: &str) -> Option<(String, String)> {
-    let profile = psp
-        .get("metadata")?
-        .get("annotations")?
-        .get("apparmor.security.beta.kubernetes.io/defaultProfileName")?
-        .as_str()?;
-    Some((
-        format!("container.apparmor.security.beta.kubernetes.io/{container}"),
-        profile.to_string(),
-    ))
-}
+use crate::admission::pod_security::BASELINE_CAPABILITIES;
 
 /// Copy from `app` (the first app container) what a policy would have given it:
 /// its added and dropped capabilities (keeping what `container` itself adds,
@@ -194,22 +74,30 @@ pub fn copy_from_app(container: &mut Value, app: &Value) {
         .or_insert(Value::Bool(true));
 }
 
-/// Capabilities Pod Security `baseline` lets a container add.
-const BASELINE_CAPABILITIES: [&str; 13] = [
-    "AUDIT_WRITE",
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "MKNOD",
-    "NET_BIND_SERVICE",
-    "SETFCAP",
-    "SETGID",
-    "SETPCAP",
-    "SETUID",
-    "SYS_CHROOT",
-];
+/// Before 1.19 seccomp was set by annotation only: move a container's
+/// `seccompProfile` field into the annotation an old apiserver reads, and
+/// return that annotation.
+pub fn seccomp_field_to_annotation(container: &mut Value) -> Option<(String, String)> {
+    let name = container.get("name")?.as_str()?.to_string();
+    let context = container.get_mut("securityContext")?.as_object_mut()?;
+    let profile = context.shift_remove("seccompProfile")?;
+    if context.is_empty() {
+        container.as_object_mut()?.shift_remove("securityContext");
+    }
+    let value = match profile.get("type").and_then(Value::as_str)? {
+        "RuntimeDefault" => "runtime/default".to_string(),
+        "Unconfined" => "unconfined".to_string(),
+        "Localhost" => format!(
+            "localhost/{}",
+            profile.get("localhostProfile").and_then(Value::as_str)?
+        ),
+        _ => return None,
+    };
+    Some((
+        format!("container.seccomp.security.alpha.kubernetes.io/{name}"),
+        value,
+    ))
+}
 
 /// Why `container` cannot run in a Pod Security `baseline` namespace, if it cannot.
 pub fn baseline_problem(container: &Value) -> Option<String> {
@@ -308,41 +196,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn psp_defaults_like_the_admission_plugin() {
-        let psp = json!({"spec": {
-            "runAsUser": {"rule": "MustRunAsNonRoot"},
-            "defaultAddCapabilities": ["CHOWN"],
-            "requiredDropCapabilities": ["NET_RAW", "ALL"],
-            "readOnlyRootFilesystem": true,
-            "allowPrivilegeEscalation": false
-        }});
-        let mut proxy = json!({"name": "p", "securityContext": {"runAsUser": 2102}});
-        assert!(psp_default(&mut proxy, None, &psp));
-        assert_eq!(
-            proxy["securityContext"],
-            json!({
-                "runAsUser": 2102,
-                "capabilities": {"add": ["CHOWN"], "drop": ["ALL", "NET_RAW"]},
-                "readOnlyRootFilesystem": true,
-                "allowPrivilegeEscalation": false
-            })
-        );
-        // Pod-level settings count as set.
-        let mut bare = json!({"name": "b"});
-        let pod = json!({"runAsUser": 1000});
-        psp_default(
-            &mut bare,
-            Some(&pod),
-            &json!({"spec": {"runAsUser": {"rule": "MustRunAsNonRoot"}}}),
-        );
-        assert!(bare.get("securityContext").is_none());
-        let must = json!({"spec": {"runAsUser": {"rule": "MustRunAs", "ranges": [{"min": 1000, "max": 2000}]}}});
-        let mut c = json!({"name": "c"});
-        psp_default(&mut c, None, &must);
-        assert_eq!(c["securityContext"]["runAsUser"], json!(1000));
-    }
-
-    #[test]
     fn copy_keeps_what_the_init_container_needs() {
         let app = json!({"name": "app", "securityContext": {
             "capabilities": {"add": ["NET_BIND_SERVICE"], "drop": ["ALL", "NET_ADMIN"]},
@@ -358,6 +211,22 @@ mod tests {
             "Localhost"
         );
         assert_eq!(init["securityContext"]["readOnlyRootFilesystem"], true);
+    }
+
+    #[test]
+    fn seccomp_fields_become_annotations_for_old_clusters() {
+        let mut proxy =
+            json!({"name": "p", "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}});
+        assert_eq!(
+            seccomp_field_to_annotation(&mut proxy),
+            Some((
+                "container.seccomp.security.alpha.kubernetes.io/p".into(),
+                "runtime/default".into()
+            ))
+        );
+        assert_eq!(proxy, json!({"name": "p"}));
+        let mut bare = json!({"name": "b"});
+        assert_eq!(seccomp_field_to_annotation(&mut bare), None);
     }
 
     #[test]

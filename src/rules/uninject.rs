@@ -33,6 +33,7 @@ pub fn uninject(
         ops: patcher.ops,
         result: patcher.value,
         notes: Vec::new(),
+        hints: Vec::new(),
     })
 }
 

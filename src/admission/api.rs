@@ -1,0 +1,497 @@
+//! What the apiserver itself does to a pod spec around admission: API
+//! defaulting that the checks read, the silent dropping of fields whose
+//! feature is off in the target version, and the validation rules an
+//! injected container can break (`admission.md` §0, §4b, §4c).
+//!
+//! Paths are built from `prefix`, where the pod spec sits in the object
+//! being created: `spec` for a Pod, `spec.template.spec` for a Deployment.
+
+use serde_json::Value;
+
+use super::field::{FieldError, go_quote};
+use super::resources::is_sidecar;
+use crate::cluster::KubeVersion;
+
+/// `SetDefaults_Pod`'s resource part: a resource with a limit and no request
+/// gets the limit as its request, in every container and init container.
+pub fn default_requests(spec: &mut Value) {
+    for list in ["containers", "initContainers"] {
+        let containers = spec.get_mut(list).and_then(Value::as_array_mut);
+        for container in containers.into_iter().flatten() {
+            default_container_requests(container);
+        }
+    }
+}
+
+/// [`default_requests`] for one container.
+pub fn default_container_requests(container: &mut Value) {
+    let Some(resources) = container
+        .get_mut("resources")
+        .and_then(Value::as_object_mut)
+    else {
+        return;
+    };
+    let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+        return;
+    };
+    if limits.is_empty() {
+        return;
+    }
+    let requests = resources
+        .entry("requests")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Value::Object(requests) = requests {
+        for (k, v) in limits {
+            requests.entry(k).or_insert(v);
+        }
+    }
+}
+
+/// Drop what the target version's apiserver does not keep: an init
+/// container's `restartPolicy` without native sidecars (unknown before 1.28,
+/// behind the SidecarContainers gate, off by default, in 1.28) and the
+/// `sleep` lifecycle action before 1.30 (PodLifecycleSleepAction). Returns a
+/// warning for each field dropped.
+pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if !version.has_native_sidecars() {
+        let inits = spec.get_mut("initContainers").and_then(Value::as_array_mut);
+        for (index, container) in inits.into_iter().flatten().enumerate() {
+            let Some(container) = container.as_object_mut() else {
+                continue;
+            };
+            if container.shift_remove("restartPolicy").is_none() {
+                continue;
+            }
+            let name = container
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let path = format!("{prefix}.initContainers[{index}].restartPolicy");
+            warnings.push(if version < KubeVersion::new(1, 28) {
+                format!(
+                    "unknown field \"{path}\": Kubernetes {version} has no native sidecars, so init container {name} must exit before the app containers start"
+                )
+            } else {
+                format!(
+                    "{path} is dropped by the apiserver (the SidecarContainers feature gate is off by default in 1.28): init container {name} must exit before the app containers start"
+                )
+            });
+        }
+    }
+    if version < KubeVersion::new(1, 19) {
+        // The seccompProfile field arrived in 1.19; before, only annotations set seccomp.
+        let mut drop_seccomp = |context: Option<&mut Value>, path: String| {
+            let context = context.and_then(Value::as_object_mut);
+            if context.is_some_and(|c| c.shift_remove("seccompProfile").is_some()) {
+                warnings.push(format!("unknown field \"{path}.seccompProfile\""));
+            }
+        };
+        drop_seccomp(
+            spec.get_mut("securityContext"),
+            format!("{prefix}.securityContext"),
+        );
+        for (path, container) in containers_mut(spec, prefix) {
+            drop_seccomp(
+                container.get_mut("securityContext"),
+                format!("{path}.securityContext"),
+            );
+        }
+    }
+    if version < KubeVersion::new(1, 18) {
+        // startupProbe: alpha (off) in 1.16 and 1.17, unknown before.
+        for (path, container) in containers_mut(spec, prefix) {
+            if let Some(container) = container.as_object_mut() {
+                if container.shift_remove("startupProbe").is_some() {
+                    warnings.push(format!(
+                        "{path}.startupProbe is dropped by the apiserver (startup probes arrived in 1.18)"
+                    ));
+                }
+            }
+        }
+    }
+    if !version.has_sleep_action() {
+        for (path, container) in containers_mut(spec, prefix) {
+            let Some(lifecycle) = container
+                .get_mut("lifecycle")
+                .and_then(Value::as_object_mut)
+            else {
+                continue;
+            };
+            for hook in ["preStop", "postStart"] {
+                let Some(handler) = lifecycle.get_mut(hook).and_then(Value::as_object_mut) else {
+                    continue;
+                };
+                if handler.shift_remove("sleep").is_none() {
+                    continue;
+                }
+                let field = format!("{path}.lifecycle.{hook}.sleep");
+                if version < KubeVersion::new(1, 29) {
+                    // An unknown field: the handler stays, empty, and fails validation.
+                    warnings.push(format!("unknown field \"{field}\""));
+                } else {
+                    warnings.push(format!(
+                        "{field} is dropped by the apiserver (the PodLifecycleSleepAction feature gate is off by default in 1.29)"
+                    ));
+                    if handler.is_empty() {
+                        lifecycle.shift_remove(hook);
+                    }
+                }
+            }
+            if version >= KubeVersion::new(1, 29) && lifecycle.is_empty() {
+                if let Some(container) = container.as_object_mut() {
+                    container.shift_remove("lifecycle");
+                }
+            }
+        }
+    }
+    warnings
+}
+
+fn containers_mut<'a>(spec: &'a mut Value, prefix: &str) -> Vec<(String, &'a mut Value)> {
+    let mut all = Vec::new();
+    let Some(spec) = spec.as_object_mut() else {
+        return all;
+    };
+    for (list, items) in spec.iter_mut() {
+        if list != "initContainers" && list != "containers" {
+            continue;
+        }
+        let Some(items) = items.as_array_mut() else {
+            continue;
+        };
+        for (index, container) in items.iter_mut().enumerate() {
+            all.push((format!("{prefix}.{list}[{index}]"), container));
+        }
+    }
+    all
+}
+
+/// The validation errors, and the warnings the apiserver returns with an
+/// accepted object, of the rules an injection can break: duplicate container
+/// and port names, duplicate host ports, probes and lifecycle hooks on plain
+/// init containers, and `sleep` hooks longer than the grace period.
+pub fn validate(
+    spec: &Value,
+    prefix: &str,
+    version: KubeVersion,
+) -> (Vec<FieldError>, Vec<String>) {
+    let mut errors = Vec::new();
+    let containers = entries(spec, "containers");
+    let inits = entries(spec, "initContainers");
+    let grace = spec
+        .get("terminationGracePeriodSeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(30);
+
+    let mut names: Vec<&str> = Vec::new();
+    for (list, items) in [("containers", &containers), ("initContainers", &inits)] {
+        let mut host_ports: Vec<String> = Vec::new();
+        for (index, container) in items.iter().enumerate() {
+            let path = format!("{prefix}.{list}[{index}]");
+            let name = super::container_name(container);
+            if !name.is_empty() && names.contains(&name) {
+                errors.push(FieldError::duplicate(
+                    format!("{path}.name"),
+                    go_quote(name),
+                ));
+            }
+            names.push(name);
+            errors.extend(port_errors(container, &path, &mut host_ports));
+            if list == "initContainers" && !is_sidecar(container) {
+                errors.extend(init_container_errors(container, &path, version));
+            }
+            errors.extend(sleep_errors(container, &path, grace, version));
+        }
+    }
+    (errors, port_warnings(spec, prefix))
+}
+
+fn entries<'a>(spec: &'a Value, list: &str) -> Vec<&'a Value> {
+    spec.get(list)
+        .and_then(Value::as_array)
+        .map(|items| items.iter().collect())
+        .unwrap_or_default()
+}
+
+fn port_errors(container: &Value, path: &str, host_ports: &mut Vec<String>) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let mut port_names: Vec<&str> = Vec::new();
+    let ports = container.get("ports").and_then(Value::as_array);
+    for (index, port) in ports.into_iter().flatten().enumerate() {
+        let at = format!("{path}.ports[{index}]");
+        if let Some(name) = port.get("name").and_then(Value::as_str) {
+            if port_names.contains(&name) {
+                errors.push(FieldError::duplicate(format!("{at}.name"), go_quote(name)));
+            }
+            port_names.push(name);
+        }
+        let host_port = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+        if host_port != 0 {
+            let protocol = port
+                .get("protocol")
+                .and_then(Value::as_str)
+                .unwrap_or("TCP");
+            let host_ip = port
+                .get("hostIP")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let key = format!("{host_ip}/{host_port}/{protocol}");
+            if host_ports.contains(&key) {
+                errors.push(FieldError::duplicate(
+                    format!("{at}.hostPort"),
+                    go_quote(&format!("{host_port}/{protocol}")),
+                ));
+            }
+            host_ports.push(key);
+        }
+    }
+    errors
+}
+
+/// Only native sidecars may have probes and lifecycle hooks among the init containers.
+fn init_container_errors(container: &Value, path: &str, version: KubeVersion) -> Vec<FieldError> {
+    [
+        "lifecycle",
+        "livenessProbe",
+        "readinessProbe",
+        "startupProbe",
+    ]
+    .iter()
+    .filter(|field| container.get(**field).is_some_and(|v| !v.is_null()))
+    .map(|field| {
+        let at = format!("{path}.{field}");
+        if version >= KubeVersion::new(1, 28) {
+            FieldError::forbidden(
+                at,
+                "may not be set for init containers without restartPolicy=Always",
+            )
+        } else {
+            // The apiserver prints the whole Go struct as the value; it is abbreviated here.
+            let go_type = if *field == "lifecycle" {
+                "core.Lifecycle"
+            } else {
+                "core.Probe"
+            };
+            FieldError::invalid(
+                at,
+                format!("&{go_type}{{...}}"),
+                "must not be set for init containers",
+            )
+        }
+    })
+    .collect()
+}
+
+/// A `sleep` hook must fit in the grace period (and be positive before zero
+/// was allowed in 1.33); an empty handler (an unknown `sleep` dropped before
+/// 1.29) has no action at all.
+fn sleep_errors(
+    container: &Value,
+    path: &str,
+    grace: i64,
+    version: KubeVersion,
+) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for hook in ["preStop", "postStart"] {
+        let Some(handler) = container.get("lifecycle").and_then(|l| l.get(hook)) else {
+            continue;
+        };
+        let at = format!("{path}.lifecycle.{hook}");
+        if handler.as_object().is_some_and(|h| h.is_empty()) {
+            errors.push(FieldError::required(at, "must specify a handler type"));
+            continue;
+        }
+        let Some(seconds) = handler
+            .get("sleep")
+            .and_then(|s| s.get("seconds"))
+            .and_then(Value::as_i64)
+        else {
+            continue;
+        };
+        let allow_zero = version >= KubeVersion::new(1, 33);
+        let fits = seconds <= grace
+            && if allow_zero {
+                seconds >= 0
+            } else {
+                seconds > 0
+            };
+        if !fits {
+            let detail = if allow_zero {
+                format!(
+                    "must be non-negative and less than terminationGracePeriodSeconds ({grace})"
+                )
+            } else {
+                format!(
+                    "must be greater than 0 and less than terminationGracePeriodSeconds ({grace})"
+                )
+            };
+            errors.push(FieldError::invalid(
+                format!("{at}.sleep.seconds"),
+                seconds.to_string(),
+                detail,
+            ));
+        }
+    }
+    errors
+}
+
+/// The apiserver's warnings on ports that two definitions share (the same
+/// container port and protocol), visiting init containers first.
+fn port_warnings(spec: &Value, prefix: &str) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut seen: Vec<(i64, String, i64, String, String)> = Vec::new();
+    for list in ["initContainers", "containers"] {
+        for (index, container) in entries(spec, list).into_iter().enumerate() {
+            let ports = container.get("ports").and_then(Value::as_array);
+            for (p, port) in ports.into_iter().flatten().enumerate() {
+                let Some(number) = port.get("containerPort").and_then(Value::as_i64) else {
+                    continue;
+                };
+                let protocol = port
+                    .get("protocol")
+                    .and_then(Value::as_str)
+                    .unwrap_or("TCP")
+                    .to_string();
+                let host_port = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+                let host_ip = port
+                    .get("hostIP")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string();
+                let here = format!("{prefix}.{list}[{index}].ports[{p}]");
+                for (other_number, other_protocol, other_host_port, other_ip, other) in &seen {
+                    if *other_number != number || *other_protocol != protocol {
+                        continue;
+                    }
+                    if *other_host_port == host_port && *other_ip == host_ip {
+                        warnings.push(format!("{here}: duplicate port definition with {other}"));
+                    } else if host_port == 0 || *other_host_port == 0 {
+                        warnings.push(format!("{here}: overlapping port definition with {other}"));
+                    }
+                }
+                seen.push((number, protocol, host_port, host_ip, here));
+            }
+        }
+    }
+    warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn v(minor: u32) -> KubeVersion {
+        KubeVersion::new(1, minor)
+    }
+
+    fn messages(errors: &[FieldError]) -> Vec<String> {
+        errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn requests_default_to_limits() {
+        let mut spec = json!({"containers": [{"name": "a", "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "1"}}}]});
+        default_requests(&mut spec);
+        assert_eq!(
+            spec["containers"][0]["resources"]["requests"],
+            json!({"cpu": "1", "memory": "1Gi"})
+        );
+    }
+
+    #[test]
+    fn sidecars_lose_restart_policy_before_1_29_and_then_fail_validation() {
+        let proxy = json!({"name": "linkerd-proxy", "restartPolicy": "Always", "readinessProbe": {"httpGet": {"port": 4191}}});
+        let mut spec = json!({"initContainers": [proxy], "containers": [{"name": "app"}]});
+        let (errors, _) = validate(&spec, "spec.template.spec", v(29));
+        assert!(errors.is_empty());
+        let mut at_1_28 = spec.clone();
+        let warnings = drop_disabled_fields(&mut at_1_28, "spec.template.spec", v(28));
+        assert_eq!(
+            warnings,
+            [
+                "spec.template.spec.initContainers[0].restartPolicy is dropped by the apiserver (the SidecarContainers feature gate is off by default in 1.28): init container linkerd-proxy must exit before the app containers start"
+            ]
+        );
+        let (errors, _) = validate(&at_1_28, "spec.template.spec", v(28));
+        assert_eq!(
+            messages(&errors),
+            [
+                "spec.template.spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always"
+            ]
+        );
+        let warnings = drop_disabled_fields(&mut spec, "spec", v(24));
+        assert!(warnings[0].starts_with("unknown field \"spec.initContainers[0].restartPolicy\""));
+        let (errors, _) = validate(&spec, "spec", v(24));
+        assert_eq!(
+            messages(&errors),
+            [
+                "spec.initContainers[0].readinessProbe: Invalid value: &core.Probe{...}: must not be set for init containers"
+            ]
+        );
+        let mut kept = json!({"initContainers": [{"name": "p", "restartPolicy": "Always"}]});
+        assert!(drop_disabled_fields(&mut kept, "spec", v(29)).is_empty());
+        assert_eq!(kept["initContainers"][0]["restartPolicy"], "Always");
+    }
+
+    #[test]
+    fn sleep_hooks_fit_the_grace_period() {
+        let spec = |seconds: i64| {
+            json!({"terminationGracePeriodSeconds": 30, "containers": [
+                {"name": "p", "lifecycle": {"preStop": {"sleep": {"seconds": seconds}}}}]})
+        };
+        assert!(validate(&spec(30), "spec", v(30)).0.is_empty());
+        assert_eq!(
+            messages(&validate(&spec(40), "spec", v(30)).0),
+            [
+                "spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
+            ]
+        );
+        assert!(validate(&spec(0), "spec", v(33)).0.is_empty());
+        assert_eq!(
+            messages(&validate(&spec(40), "spec", v(33)).0),
+            [
+                "spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)"
+            ]
+        );
+        // 1.29: the gate is off, the action is dropped with its empty hook.
+        let mut dropped = spec(10);
+        let warnings = drop_disabled_fields(&mut dropped, "spec", v(29));
+        assert_eq!(warnings.len(), 1);
+        assert!(dropped["containers"][0].get("lifecycle").is_none());
+        // Before 1.29 the field is unknown: the hook is left without an action.
+        let mut unknown = spec(10);
+        drop_disabled_fields(&mut unknown, "spec", v(27));
+        assert_eq!(
+            messages(&validate(&unknown, "spec", v(27)).0),
+            ["spec.containers[0].lifecycle.preStop: Required value: must specify a handler type"]
+        );
+    }
+
+    #[test]
+    fn duplicates_are_errors_or_warnings() {
+        let spec = json!({
+            "initContainers": [{"name": "app", "ports": [{"containerPort": 4143}]}],
+            "containers": [
+                {"name": "app", "ports": [{"name": "http", "containerPort": 80, "hostPort": 8080}, {"name": "http", "containerPort": 81}]},
+                {"name": "proxy", "ports": [{"containerPort": 4143}, {"containerPort": 82, "hostPort": 8080}]}
+            ]
+        });
+        let (errors, warnings) = validate(&spec, "spec", v(33));
+        assert_eq!(
+            messages(&errors),
+            [
+                "spec.containers[0].ports[1].name: Duplicate value: \"http\"",
+                "spec.containers[1].ports[1].hostPort: Duplicate value: \"8080/TCP\"",
+                "spec.initContainers[0].name: Duplicate value: \"app\""
+            ]
+        );
+        assert_eq!(
+            warnings,
+            [
+                "spec.containers[1].ports[0]: duplicate port definition with spec.initContainers[0].ports[0]"
+            ]
+        );
+    }
+}

@@ -1,0 +1,2185 @@
+//! PodSecurityPolicy admission, offline (policy/v1beta1, Kubernetes ≤ 1.24, at
+//! its v1.23/1.24 shape; `../shared/reference/admission.md` §3a).
+//!
+//! [`admit`] and [`validate`] choose a policy the way
+//! `plugin/pkg/admission/security/podsecuritypolicy/admission.go` does;
+//! [`mutate_pod`] and [`validate_pod`] are the provider
+//! (`pkg/security/podsecuritypolicy/provider.go` and its strategies) for one
+//! policy. Pods and policies are their v1 JSON. Messages print the internal
+//! API's field paths, as the apiserver does (`spec.securityContext.hostNetwork`
+//! for the pod's `spec.hostNetwork`). A value of the wrong type counts as absent.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+use super::containers_with_paths;
+use super::field::{FieldError, go_quote, go_string_slice};
+
+/// The annotation naming the policy that admitted a pod.
+const VALIDATED_PSP: &str = "kubernetes.io/psp";
+const SECCOMP_POD: &str = "seccomp.security.alpha.kubernetes.io/pod";
+const SECCOMP_CONTAINER: &str = "container.seccomp.security.alpha.kubernetes.io/";
+const SECCOMP_DEFAULT: &str = "seccomp.security.alpha.kubernetes.io/defaultProfileName";
+const SECCOMP_ALLOWED: &str = "seccomp.security.alpha.kubernetes.io/allowedProfileNames";
+const APPARMOR_CONTAINER: &str = "container.apparmor.security.beta.kubernetes.io/";
+const APPARMOR_DEFAULT: &str = "apparmor.security.beta.kubernetes.io/defaultProfileName";
+const APPARMOR_ALLOWED: &str = "apparmor.security.beta.kubernetes.io/allowedProfileNames";
+
+/// The container lists the provider visits, in its order.
+const CONTAINER_LISTS: [&str; 3] = ["initContainers", "containers", "ephemeralContainers"];
+
+/// Sysctls every policy allows unless it forbids them (`SafeSysctlAllowlist`).
+const SAFE_SYSCTLS: [&str; 5] = [
+    "kernel.shm_rmid_forced",
+    "net.ipv4.ip_local_port_range",
+    "net.ipv4.tcp_syncookies",
+    "net.ipv4.ping_group_range",
+    "net.ipv4.ip_unprivileged_port_start",
+];
+
+/// A volume's source field and the policy's name for its type, in the order
+/// `GetVolumeFSType` tries them.
+const VOLUME_TYPES: [(&str, &str); 29] = [
+    ("hostPath", "hostPath"),
+    ("emptyDir", "emptyDir"),
+    ("gcePersistentDisk", "gcePersistentDisk"),
+    ("awsElasticBlockStore", "awsElasticBlockStore"),
+    ("gitRepo", "gitRepo"),
+    ("secret", "secret"),
+    ("nfs", "nfs"),
+    ("iscsi", "iscsi"),
+    ("glusterfs", "glusterfs"),
+    ("persistentVolumeClaim", "persistentVolumeClaim"),
+    ("rbd", "rbd"),
+    ("flexVolume", "flexVolume"),
+    ("cinder", "cinder"),
+    ("cephfs", "cephFS"),
+    ("flocker", "flocker"),
+    ("downwardAPI", "downwardAPI"),
+    ("fc", "fc"),
+    ("azureFile", "azureFile"),
+    ("configMap", "configMap"),
+    ("vsphereVolume", "vsphereVolume"),
+    ("quobyte", "quobyte"),
+    ("azureDisk", "azureDisk"),
+    ("photonPersistentDisk", "photonPersistentDisk"),
+    ("storageos", "storageos"),
+    ("projected", "projected"),
+    ("portworxVolume", "portworxVolume"),
+    ("scaleIO", "scaleIO"),
+    ("csi", "csi"),
+    ("ephemeral", "ephemeral"),
+];
+
+static NULL: Value = Value::Null;
+
+/// A pod admitted by a policy: the pod as the policy left it (with the `kubernetes.io/psp` annotation), the policy's name,
+/// and whether the policy changed anything besides that annotation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Admitted {
+    pub pod: Value,
+    pub policy: String,
+    pub mutated: bool,
+}
+
+/// The plugin's Admit on CREATE (`pod` is a Pod object {metadata, spec}; `psps` the PodSecurityPolicy objects, any order).
+///
+/// Policies are tried sorted by name, each on a copy of the pod: mutate, then
+/// validate. The first policy that accepts the pod without changing it wins at
+/// once; otherwise the first (by name) that accepts it with changes.
+///
+/// Every policy counts as authorized for the pod's service account and the
+/// requesting user: the tool cannot see RBAC (`use` on `podsecuritypolicies`).
+/// A policy the plugin could not build a provider from (a missing or unknown
+/// strategy rule, `MustRunAs` without ranges or SELinux options) is skipped,
+/// as the plugin skips it.
+///
+/// Err: the message after the `pods "x" is forbidden: ` prefix,
+/// `PodSecurityPolicy: unable to admit pod: [<errors>]`, with the field errors
+/// of every policy tried, in name order (the plugin gathers them from a Go map,
+/// so its order varies), space-separated as Go's `%v` prints a
+/// `field.ErrorList`.
+pub fn admit(pod: &Value, psps: &[&Value]) -> Result<Admitted, String> {
+    let policies = providers(psps, None)?;
+    let mut errors = Vec::new();
+    let mut first_mutated: Option<(Value, &str)> = None;
+    for policy in &policies {
+        let mut copy = pod.clone();
+        let mutated = policy.mutate_pod(&mut copy);
+        let found = policy.validate_pod(&copy);
+        if !found.is_empty() {
+            errors.extend(found);
+        } else if !mutated {
+            return Ok(admitted(copy, policy.name, false));
+        } else if first_mutated.is_none() {
+            first_mutated = Some((copy, policy.name));
+        }
+    }
+    match first_mutated {
+        Some((copy, name)) => Ok(admitted(copy, name, true)),
+        None => Err(format!(
+            "PodSecurityPolicy: unable to admit pod: {}",
+            go_error_list(&errors)
+        )),
+    }
+}
+
+/// The plugin's Validate (after the webhooks, no mutation allowed): the policy named in the pod's `kubernetes.io/psp`
+/// annotation is tried first, then the rest by name; the pod must validate unchanged under one of them.
+///
+/// A policy that would change the pod is passed over without an error of its
+/// own, so a pod every policy would change is refused with `[]`.
+/// Err: `PodSecurityPolicy: unable to validate pod: [...]`.
+pub fn validate(pod: &Value, psps: &[&Value]) -> Result<String, String> {
+    let policies = providers(psps, annotation(pod, VALIDATED_PSP))?;
+    let mut errors = Vec::new();
+    for policy in &policies {
+        let mut copy = pod.clone();
+        let mutated = policy.mutate_pod(&mut copy);
+        let found = policy.validate_pod(&copy);
+        if !found.is_empty() {
+            errors.extend(found);
+        } else if !mutated {
+            return Ok(policy.name.to_string());
+        }
+    }
+    Err(format!(
+        "PodSecurityPolicy: unable to validate pod: {}",
+        go_error_list(&errors)
+    ))
+}
+
+/// `provider.MutatePod`: pod-level defaults (fsGroup, supplementalGroups, seLinuxOptions, the seccomp default annotation,
+/// runtimeClassName) then every container's (see mutate_container). Returns whether anything changed.
+pub fn mutate_pod(pod: &mut Value, psp: &Value) -> bool {
+    Policy::new(psp).mutate_pod(pod)
+}
+
+/// Defaults of one container in a pod whose pod-level securityContext is `pod_context`: runAsUser, runAsGroup,
+/// seLinuxOptions, runAsNonRoot, capabilities (add/drop rewritten sorted only when something new results),
+/// readOnlyRootFilesystem, allowPrivilegeEscalation. Writes go to the container's securityContext; a field set at pod level counts as set.
+/// Returns whether anything changed.
+pub fn mutate_container(container: &mut Value, pod_context: Option<&Value>, psp: &Value) -> bool {
+    Policy::new(psp).mutate_container(container, pod_context)
+}
+
+/// The AppArmor annotation (key, value) a container gets when the policy sets a default profile and the pod lacks it.
+///
+/// The caller adds it only when the pod's value for the key is absent or empty,
+/// as [`mutate_pod`] does.
+pub fn apparmor_annotation(psp: &Value, container: &str) -> Option<(String, String)> {
+    Policy::new(psp).apparmor_default(container)
+}
+
+/// Whether the policy lets `container` keep the seccomp profile its own
+/// `seccompProfile` field sets (a container without one always may).
+pub fn allows_container_seccomp(psp: &Value, container: &Value) -> bool {
+    let Some(profile) = seccomp_field(container.get("securityContext")) else {
+        return true;
+    };
+    let annotated = |key: &str| {
+        psp.get("metadata")
+            .and_then(|m| m.get("annotations"))
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str)
+    };
+    seccomp_strategy(annotated(SECCOMP_DEFAULT), annotated(SECCOMP_ALLOWED))
+        .validate("", &profile)
+        .is_none()
+}
+
+/// `provider.ValidatePod` with its per-container validation: every field error, in the provider's order.
+pub fn validate_pod(pod: &Value, psp: &Value) -> Vec<FieldError> {
+    Policy::new(psp).validate_pod(pod)
+}
+
+/// The usable policies, the `hint` first, then by name; none is the plugin's
+/// own error.
+fn providers<'a>(psps: &[&'a Value], hint: Option<&str>) -> Result<Vec<Policy<'a>>, String> {
+    let mut policies: Vec<Policy> = psps
+        .iter()
+        .map(|psp| Policy::new(psp))
+        .filter(|policy| policy.problems.is_empty())
+        .collect();
+    policies.sort_by_key(|policy| (Some(policy.name) != hint, policy.name));
+    if policies.is_empty() {
+        return Err(
+            "PodSecurityPolicy: no providers available to validate pod request".to_string(),
+        );
+    }
+    Ok(policies)
+}
+
+fn admitted(mut pod: Value, policy: &str, mutated: bool) -> Admitted {
+    set_annotation(&mut pod, VALIDATED_PSP, policy);
+    Admitted {
+        pod,
+        policy: policy.to_string(),
+        mutated,
+    }
+}
+
+/// A `field.ErrorList` as `%v` prints it: `[a b]`.
+fn go_error_list(errors: &[FieldError]) -> String {
+    let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    format!("[{}]", shown.join(" "))
+}
+
+/// One `policy.IDRange`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct IdRange {
+    min: i64,
+    max: i64,
+}
+
+/// An id strategy: runAsUser, runAsGroup, fsGroup or supplementalGroups.
+#[derive(Debug, Clone, PartialEq)]
+enum IdRule {
+    RunAsAny,
+    MustRunAsNonRoot,
+    MustRunAs(Vec<IdRange>),
+    MayRunAs(Vec<IdRange>),
+}
+
+const USER_RULES: [&str; 3] = ["MustRunAs", "MustRunAsNonRoot", "RunAsAny"];
+const GROUP_RULES: [&str; 3] = ["MustRunAs", "MayRunAs", "RunAsAny"];
+
+impl IdRule {
+    /// A strategy's options: the rule must be one of `rules`, and MustRunAs or
+    /// MayRunAs need ranges. An absent optional strategy (runAsGroup) is RunAsAny.
+    fn parse(options: Option<&Value>, rules: &[&str], optional: bool) -> Result<IdRule, String> {
+        let options = options.filter(|o| !o.is_null());
+        if options.is_none() && optional {
+            return Ok(IdRule::RunAsAny);
+        }
+        let rule = options
+            .and_then(|o| o.get("rule"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let ranges = || {
+            let ranges = id_ranges(options.and_then(|o| o.get("ranges")));
+            if ranges.is_empty() {
+                Err(format!("ranges must be supplied for {rule}"))
+            } else {
+                Ok(ranges)
+            }
+        };
+        match rule {
+            _ if !rules.contains(&rule) => Err(format!("unrecognized strategy type {rule:?}")),
+            "MustRunAs" => ranges().map(IdRule::MustRunAs),
+            "MayRunAs" => ranges().map(IdRule::MayRunAs),
+            "MustRunAsNonRoot" => Ok(IdRule::MustRunAsNonRoot),
+            _ => Ok(IdRule::RunAsAny),
+        }
+    }
+
+    /// `Generate`/`GenerateSingle`: MustRunAs gives the first range's min.
+    fn generate(&self) -> Option<i64> {
+        match self {
+            IdRule::MustRunAs(ranges) => ranges.first().map(|r| r.min),
+            _ => None,
+        }
+    }
+
+    /// The user strategies' Validate of a container's effective runAsNonRoot and runAsUser.
+    fn validate_user(
+        &self,
+        sc_path: &str,
+        non_root: Option<bool>,
+        uid: Option<i64>,
+    ) -> Vec<FieldError> {
+        let user_path = format!("{sc_path}.runAsUser");
+        let non_root_path = format!("{sc_path}.runAsNonRoot");
+        let error = match (self, non_root, uid) {
+            (IdRule::MustRunAs(_), _, None) => FieldError::required(user_path, ""),
+            (IdRule::MustRunAs(ranges), _, Some(uid)) if !in_ranges(uid, ranges) => {
+                let detail = format!("must be in the ranges: {}", go_ranges(ranges));
+                FieldError::invalid(user_path, uid.to_string(), detail)
+            }
+            (IdRule::MustRunAsNonRoot, None, None) => {
+                FieldError::required(non_root_path, "must be true")
+            }
+            (IdRule::MustRunAsNonRoot, Some(false), _) => {
+                FieldError::invalid(non_root_path, "false".into(), "must be true")
+            }
+            (IdRule::MustRunAsNonRoot, _, Some(0)) => FieldError::invalid(
+                user_path,
+                "0".into(),
+                "running with the root UID is forbidden",
+            ),
+            _ => return Vec::new(),
+        };
+        vec![error]
+    }
+
+    /// The group strategies' Validate: `groups` is None when the field is nil.
+    fn validate_groups(&self, path: &str, groups: Option<&[i64]>) -> Vec<FieldError> {
+        let (ranges, required) = match self {
+            IdRule::MustRunAs(ranges) => (ranges, true),
+            IdRule::MayRunAs(ranges) => (ranges, false),
+            _ => return Vec::new(),
+        };
+        let shown = go_int64s(groups);
+        let list = groups.unwrap_or_default();
+        let mut errors = Vec::new();
+        if required && list.is_empty() {
+            let detail = "unable to validate empty groups against required ranges";
+            errors.push(FieldError::invalid(path, shown.clone(), detail));
+        }
+        for group in list.iter().filter(|g| !in_ranges(**g, ranges)) {
+            let detail = format!("group {group} must be in the ranges: {}", go_ranges(ranges));
+            errors.push(FieldError::invalid(path, shown.clone(), detail));
+        }
+        errors
+    }
+}
+
+/// The seccomp strategy, from the policy's annotations.
+struct Seccomp<'a> {
+    default: &'a str,
+    /// The allowed list without `*`, as written.
+    allowed: Vec<&'a str>,
+    allow_any: bool,
+    /// The allowed annotation, printed as is in messages.
+    allowed_text: &'a str,
+}
+
+impl Seccomp<'_> {
+    /// Whether `profile` (an annotation value, `""` for none) may be used: the
+    /// error at `path` if not.
+    fn validate(&self, path: &str, profile: &str) -> Option<FieldError> {
+        if !self.allow_any && self.allowed.is_empty() && !profile.is_empty() {
+            return Some(FieldError::forbidden(path, "seccomp may not be set"));
+        }
+        // A policy without an allowed list lets a pod go without a profile.
+        let allowed = (self.allowed.is_empty() && profile.is_empty())
+            || self.allow_any
+            || self.allowed.contains(&profile);
+        let detail = format!(
+            "{profile} is not an allowed seccomp profile. Valid values are {}",
+            self.allowed_text
+        );
+        (!allowed).then(|| FieldError::forbidden(path, detail))
+    }
+}
+
+/// A policy, read once; a strategy that does not parse reads as RunAsAny and
+/// is noted in `problems`.
+struct Policy<'a> {
+    name: &'a str,
+    spec: &'a Value,
+    annotations: Option<&'a Map<String, Value>>,
+    run_as_user: IdRule,
+    run_as_group: IdRule,
+    fs_group: IdRule,
+    supplemental_groups: IdRule,
+    /// The options `seLinux: MustRunAs` requires; None under RunAsAny.
+    se_linux: Option<&'a Value>,
+    seccomp: Seccomp<'a>,
+    /// Why the plugin could not build a provider from this policy (it skips it).
+    problems: Vec<String>,
+}
+
+impl<'a> Policy<'a> {
+    fn new(psp: &'a Value) -> Self {
+        let spec = psp.get("spec").unwrap_or(&NULL);
+        let metadata = psp.get("metadata").unwrap_or(&NULL);
+        let annotations = metadata.get("annotations").and_then(Value::as_object);
+        let mut problems = Vec::new();
+        let mut rule = |key: &str, rules: &[&str], optional: bool| {
+            IdRule::parse(spec.get(key), rules, optional).unwrap_or_else(|problem| {
+                problems.push(format!("{key}: {problem}"));
+                IdRule::RunAsAny
+            })
+        };
+        let run_as_user = rule("runAsUser", &USER_RULES, false);
+        let run_as_group = rule("runAsGroup", &GROUP_RULES, true);
+        let fs_group = rule("fsGroup", &GROUP_RULES, false);
+        let supplemental_groups = rule("supplementalGroups", &GROUP_RULES, false);
+        let se_linux = se_linux_options(spec.get("seLinux")).unwrap_or_else(|problem| {
+            problems.push(format!("seLinux: {problem}"));
+            None
+        });
+        let annotated = |key: &str| annotations.and_then(|a| a.get(key)).and_then(Value::as_str);
+        Policy {
+            name: metadata
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+            spec,
+            annotations,
+            run_as_user,
+            run_as_group,
+            fs_group,
+            supplemental_groups,
+            se_linux,
+            seccomp: seccomp_strategy(annotated(SECCOMP_DEFAULT), annotated(SECCOMP_ALLOWED)),
+            problems,
+        }
+    }
+
+    fn annotation(&self, key: &str) -> Option<&'a str> {
+        self.annotations?.get(key)?.as_str()
+    }
+
+    fn flag(&self, key: &str) -> Option<bool> {
+        self.spec.get(key).and_then(Value::as_bool)
+    }
+
+    fn list(&self, key: &str) -> Vec<&'a str> {
+        strings(self.spec.get(key))
+    }
+
+    /// `allowPrivilegeEscalation`, which the v1beta1 defaults make true when unset.
+    fn allows_escalation(&self) -> bool {
+        self.flag("allowPrivilegeEscalation").unwrap_or(true)
+    }
+
+    // ---- Mutation ----------------------------------------------------------
+
+    fn mutate_pod(&self, pod: &mut Value) -> bool {
+        let before = pod.clone();
+        let defaults = self.pod_context_defaults(pod);
+        if !defaults.is_empty() {
+            if let Some(context) = object_at(pod, &["spec", "securityContext"]) {
+                context.extend(defaults.into_iter().map(|(k, v)| (k.to_string(), v)));
+            }
+        }
+        // The profile is generated at pod level only; containers inherit it.
+        if let Some(profile) = self.seccomp_default(pod) {
+            set_annotation(pod, SECCOMP_POD, &profile);
+        }
+        if let Some(class) = self.runtime_class_default(pod) {
+            if let Some(spec) = object_at(pod, &["spec"]) {
+                spec.insert("runtimeClassName".into(), Value::String(class));
+            }
+        }
+        let pod_context = pod_context(pod).cloned();
+        let mut names = Vec::new();
+        if let Some(spec) = pod.get_mut("spec") {
+            for list in CONTAINER_LISTS {
+                let containers = spec.get_mut(list).and_then(Value::as_array_mut);
+                for container in containers.into_iter().flatten() {
+                    self.mutate_container(container, pod_context.as_ref());
+                    names.push(super::container_name(container).to_string());
+                }
+            }
+        }
+        for (key, profile) in names.iter().filter_map(|n| self.apparmor_default(n)) {
+            if annotation(pod, &key).unwrap_or_default().is_empty() {
+                set_annotation(pod, &key, &profile);
+            }
+        }
+        *pod != before
+    }
+
+    /// supplementalGroups, fsGroup and seLinuxOptions the pod's context lacks.
+    fn pod_context_defaults(&self, pod: &Value) -> Vec<(&'static str, Value)> {
+        let context = pod_context(pod);
+        let field = |key: &str| context.and_then(|c| c.get(key));
+        let mut defaults = Vec::new();
+        // Only a nil list is defaulted; an explicit `[]` stays.
+        if !field("supplementalGroups").is_some_and(Value::is_array) {
+            if let Some(group) = self.supplemental_groups.generate() {
+                defaults.push(("supplementalGroups", Value::from(vec![group])));
+            }
+        }
+        if field("fsGroup").and_then(Value::as_i64).is_none() {
+            if let Some(group) = self.fs_group.generate() {
+                defaults.push(("fsGroup", Value::from(group)));
+            }
+        }
+        if !field("seLinuxOptions").is_some_and(Value::is_object) {
+            if let Some(options) = self.se_linux {
+                defaults.push(("seLinuxOptions", options.clone()));
+            }
+        }
+        defaults
+    }
+
+    /// The seccomp Generate: the pod annotation to write, if it changes.
+    fn seccomp_default(&self, pod: &Value) -> Option<String> {
+        if !annotation(pod, SECCOMP_POD).unwrap_or_default().is_empty() {
+            return None;
+        }
+        // A profile in the field (v1.19+) is copied to the annotation.
+        let profile =
+            seccomp_field(pod_context(pod)).unwrap_or_else(|| self.seccomp.default.to_string());
+        (!profile.is_empty()).then_some(profile)
+    }
+
+    fn runtime_class_default(&self, pod: &Value) -> Option<String> {
+        let class = self.spec.get("runtimeClass").filter(|c| c.is_object())?;
+        if spec(pod)
+            .get("runtimeClassName")
+            .is_some_and(|n| !n.is_null())
+        {
+            return None;
+        }
+        Some(class.get("defaultRuntimeClassName")?.as_str()?.to_string())
+    }
+
+    fn apparmor_default(&self, container: &str) -> Option<(String, String)> {
+        let profile = self
+            .annotation(APPARMOR_DEFAULT)
+            .filter(|p| !p.is_empty())?;
+        Some((
+            format!("{APPARMOR_CONTAINER}{container}"),
+            profile.to_string(),
+        ))
+    }
+
+    fn mutate_container(&self, container: &mut Value, pod_context: Option<&Value>) -> bool {
+        let defaults = self.container_defaults(container, pod_context);
+        if defaults.is_empty() {
+            return false;
+        }
+        let Some(context) = object_at(container, &["securityContext"]) else {
+            return false;
+        };
+        context.extend(defaults.into_iter().map(|(k, v)| (k.to_string(), v)));
+        true
+    }
+
+    /// What `mutateContainer` sets, judged on the effective context.
+    fn container_defaults(
+        &self,
+        container: &Value,
+        pod_context: Option<&Value>,
+    ) -> Vec<(&'static str, Value)> {
+        let context = Effective::new(container.get("securityContext"), pod_context);
+        let mut defaults = Vec::new();
+        let mut uid = context.inherited("runAsUser", Value::as_i64);
+        if uid.is_none() {
+            uid = self.run_as_user.generate();
+            defaults.extend(uid.map(|u| ("runAsUser", Value::from(u))));
+        }
+        if context.inherited("runAsGroup", Value::as_i64).is_none() {
+            let gid = self.run_as_group.generate();
+            defaults.extend(gid.map(|g| ("runAsGroup", Value::from(g))));
+        }
+        if context.inherited("seLinuxOptions", as_object).is_none() {
+            defaults.extend(self.se_linux.map(|o| ("seLinuxOptions", o.clone())));
+        }
+        // Marks the container for the kubelet's own non-root check.
+        if self.run_as_user == IdRule::MustRunAsNonRoot
+            && context.inherited("runAsNonRoot", Value::as_bool).is_none()
+            && uid.is_none()
+        {
+            defaults.push(("runAsNonRoot", Value::Bool(true)));
+        }
+        let own_capabilities = context.own("capabilities").and_then(Value::as_object);
+        if let Some(capabilities) = self.capabilities_default(own_capabilities) {
+            defaults.push(("capabilities", capabilities));
+        }
+        let own_flag = |key: &str| context.own(key).and_then(Value::as_bool);
+        if self.flag("readOnlyRootFilesystem") == Some(true)
+            && own_flag("readOnlyRootFilesystem").is_none()
+        {
+            defaults.push(("readOnlyRootFilesystem", Value::Bool(true)));
+        }
+        if own_flag("allowPrivilegeEscalation").is_none() {
+            let escalation = self
+                .flag("defaultAllowPrivilegeEscalation")
+                .or_else(|| (!self.allows_escalation()).then_some(false));
+            defaults.extend(escalation.map(|e| ("allowPrivilegeEscalation", Value::Bool(e))));
+        }
+        defaults
+    }
+
+    /// The capabilities Generate: add = (defaultAdd − own drop) ∪ own add,
+    /// drop = requiredDrop ∪ own drop, both sorted; None when nothing new
+    /// results, so the container keeps its own object.
+    fn capabilities_default(&self, own: Option<&Map<String, Value>>) -> Option<Value> {
+        let own_list = |key: &str| -> BTreeSet<&str> {
+            strings(own.and_then(|c| c.get(key))).into_iter().collect()
+        };
+        let (own_add, own_drop) = (own_list("add"), own_list("drop"));
+        let mut add = own_add.clone();
+        add.extend(
+            self.list("defaultAddCapabilities")
+                .into_iter()
+                .filter(|c| !own_drop.contains(c)),
+        );
+        let mut drop = own_drop.clone();
+        drop.extend(self.list("requiredDropCapabilities"));
+        if add.len() == own_add.len() && drop.len() == own_drop.len() {
+            return None;
+        }
+        let mut capabilities = Map::new();
+        for (key, set) in [("add", add), ("drop", drop)] {
+            if !set.is_empty() {
+                capabilities.insert(key.into(), set.into_iter().collect());
+            }
+        }
+        Some(Value::Object(capabilities))
+    }
+
+    // ---- Validation --------------------------------------------------------
+
+    fn validate_pod(&self, pod: &Value) -> Vec<FieldError> {
+        let context = pod_context(pod);
+        let field = |key: &str| context.and_then(|c| c.get(key));
+        let sc_path = "spec.securityContext";
+        let fs_group: Option<Vec<i64>> = field("fsGroup").and_then(Value::as_i64).map(|g| vec![g]);
+        let supplemental: Option<Vec<i64>> = field("supplementalGroups")
+            .and_then(Value::as_array)
+            .map(|groups| groups.iter().filter_map(Value::as_i64).collect());
+
+        let mut errors = self
+            .fs_group
+            .validate_groups(&format!("{sc_path}.fsGroup"), fs_group.as_deref());
+        errors.extend(self.supplemental_groups.validate_groups(
+            &format!("{sc_path}.supplementalGroups"),
+            supplemental.as_deref(),
+        ));
+        let seccomp_path = format!("pod.metadata.annotations[{SECCOMP_POD}]");
+        errors.extend(
+            self.seccomp
+                .validate(&seccomp_path, &pod_seccomp_profile(pod)),
+        );
+        errors.extend(self.validate_se_linux(
+            &format!("{sc_path}.seLinuxOptions"),
+            field("seLinuxOptions").and_then(as_object),
+        ));
+        errors.extend(self.validate_host_namespaces(pod));
+        errors.extend(self.validate_sysctls(field("sysctls")));
+        errors.extend(self.validate_volumes(pod));
+        errors.extend(self.validate_runtime_class(pod));
+        for (path, container) in containers_with_paths(spec(pod)) {
+            errors.extend(self.validate_container(pod, container, &path));
+        }
+        errors
+    }
+
+    fn validate_host_namespaces(&self, pod: &Value) -> Vec<FieldError> {
+        let checks = [
+            ("hostNetwork", "Host network is not allowed to be used"),
+            ("hostPID", "Host PID is not allowed to be used"),
+            ("hostIPC", "Host IPC is not allowed to be used"),
+        ];
+        checks
+            .into_iter()
+            .filter(|(key, _)| {
+                self.flag(key) != Some(true)
+                    && spec(pod).get(*key).and_then(Value::as_bool) == Some(true)
+            })
+            .map(|(key, detail)| {
+                FieldError::invalid(format!("spec.securityContext.{key}"), "true".into(), detail)
+            })
+            .collect()
+    }
+
+    /// The SELinux strategy: under MustRunAs, every field must match the policy's.
+    fn validate_se_linux(&self, path: &str, actual: Option<&Value>) -> Vec<FieldError> {
+        let Some(required) = self.se_linux else {
+            return Vec::new();
+        };
+        let Some(actual) = actual else {
+            return vec![FieldError::required(path, "")];
+        };
+        let mut errors = Vec::new();
+        for key in ["level", "role", "type", "user"] {
+            let (want, got) = (text(required, key), text(actual, key));
+            let same = if key == "level" {
+                equal_levels(want, got)
+            } else {
+                want == got
+            };
+            if !same {
+                let path = format!("{path}.{key}");
+                errors.push(FieldError::invalid(
+                    path,
+                    go_quote(got),
+                    format!("must be {want}"),
+                ));
+            }
+        }
+        errors
+    }
+
+    /// The sysctls strategy: forbidden patterns first, then the safe set and
+    /// the allowed unsafe patterns.
+    fn validate_sysctls(&self, sysctls: Option<&Value>) -> Vec<FieldError> {
+        let forbidden = self.list("forbiddenSysctls");
+        let allowed_unsafe = self.list("allowedUnsafeSysctls");
+        let matches = |patterns: &[&str], name: &str| {
+            patterns.iter().any(|p| match p.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => name == *p,
+            })
+        };
+        let items = sysctls.and_then(Value::as_array);
+        let mut errors = Vec::new();
+        for (index, sysctl) in items.into_iter().flatten().enumerate() {
+            let name = sysctl
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let path = format!("pod.spec.securityContext.sysctls[{index}]");
+            let detail = if matches(&forbidden, name) {
+                format!("sysctl {} is not allowed", go_quote(name))
+            } else if SAFE_SYSCTLS.contains(&name) || matches(&allowed_unsafe, name) {
+                continue;
+            } else {
+                format!("unsafe sysctl {} is not allowed", go_quote(name))
+            };
+            errors.push(FieldError::forbidden(path, detail));
+        }
+        errors
+    }
+
+    fn validate_volumes(&self, pod: &Value) -> Vec<FieldError> {
+        let allowed = self.list("volumes");
+        let allows_all = allowed.contains(&"*");
+        let volumes = spec(pod).get("volumes").and_then(Value::as_array);
+        let mut errors = Vec::new();
+        for (index, volume) in volumes.into_iter().flatten().enumerate() {
+            let path = format!("spec.volumes[{index}]");
+            // A volume of no known type fails API validation before this.
+            let Some((source, fs_type)) = volume_type(volume) else {
+                continue;
+            };
+            if !allows_all && !allows_volume_type(&allowed, fs_type, source) {
+                let detail = format!("{fs_type} volumes are not allowed to be used");
+                errors.push(FieldError::invalid(path, go_quote(fs_type), detail));
+                continue;
+            }
+            match fs_type {
+                "hostPath" => errors.extend(self.validate_host_path(pod, volume, source, &path)),
+                "flexVolume" => errors.extend(self.validate_driver(
+                    source,
+                    ("allowedFlexVolumes", "driver"),
+                    format!("{path}.driver"),
+                    "Flexvolume driver is not allowed to be used",
+                )),
+                "csi" => errors.extend(self.validate_driver(
+                    source,
+                    ("allowedCSIDrivers", "name"),
+                    format!("{path}.csi.driver"),
+                    "Inline CSI driver is not allowed to be used",
+                )),
+                _ => {}
+            }
+        }
+        errors
+    }
+
+    /// allowedHostPaths: the path must fall under a prefix; under read-only
+    /// prefixes only, every mount of the volume must be read-only.
+    fn validate_host_path(
+        &self,
+        pod: &Value,
+        volume: &Value,
+        source: &Value,
+        path: &str,
+    ) -> Vec<FieldError> {
+        let host_path = source
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let (allowed, read_only) = self.host_path_allowance(host_path);
+        if !allowed {
+            let path = format!("{path}.hostPath.pathPrefix");
+            return vec![FieldError::invalid(
+                path,
+                go_quote(host_path),
+                "is not allowed to be used",
+            )];
+        }
+        if !read_only {
+            return Vec::new();
+        }
+        let name = volume
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let mut errors = Vec::new();
+        for (container_path, container) in containers_with_paths(spec(pod)) {
+            let mounts = container.get("volumeMounts").and_then(Value::as_array);
+            for (index, mount) in mounts.into_iter().flatten().enumerate() {
+                let writable = mount.get("readOnly").and_then(Value::as_bool) != Some(true);
+                if writable && mount.get("name").and_then(Value::as_str) == Some(name) {
+                    let path = format!("{container_path}.volumeMounts[{index}].readOnly");
+                    errors.push(FieldError::invalid(
+                        path,
+                        "false".into(),
+                        "must be read-only",
+                    ));
+                }
+            }
+        }
+        errors
+    }
+
+    /// (allowed, must be read-only) for a host path; no list allows any path.
+    fn host_path_allowance(&self, host_path: &str) -> (bool, bool) {
+        let prefixes = self.spec.get("allowedHostPaths").and_then(Value::as_array);
+        let prefixes: Vec<&Value> = prefixes.into_iter().flatten().collect();
+        if prefixes.is_empty() {
+            return (true, false);
+        }
+        let mut allowed = false;
+        for entry in prefixes {
+            let prefix = entry
+                .get("pathPrefix")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if has_path_prefix(host_path, prefix) {
+                if entry.get("readOnly").and_then(Value::as_bool) != Some(true) {
+                    return (true, false);
+                }
+                allowed = true;
+            }
+        }
+        (allowed, allowed)
+    }
+
+    /// A flexVolume or CSI driver against its allowed list (empty allows all).
+    fn validate_driver(
+        &self,
+        source: &Value,
+        (list, key): (&str, &str),
+        path: String,
+        detail: &str,
+    ) -> Option<FieldError> {
+        let allowed = self.spec.get(list).and_then(Value::as_array)?;
+        if allowed.is_empty() {
+            return None;
+        }
+        let driver = source
+            .get("driver")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let found = allowed
+            .iter()
+            .any(|a| a.get(key).and_then(Value::as_str) == Some(driver));
+        (!found).then(|| FieldError::invalid(path, go_quote(driver), detail))
+    }
+
+    fn validate_runtime_class(&self, pod: &Value) -> Option<FieldError> {
+        let class = self.spec.get("runtimeClass").filter(|c| c.is_object())?;
+        let actual = spec(pod).get("runtimeClassName")?.as_str()?;
+        let names = strings(class.get("allowedRuntimeClassNames"));
+        let allowed = names.iter().any(|n| *n == "*" || *n == actual);
+        (!allowed).then(|| FieldError::invalid("spec.runtimeClassName", go_quote(actual), ""))
+    }
+
+    /// `validateContainer`, on the container's effective security context.
+    fn validate_container(&self, pod: &Value, container: &Value, path: &str) -> Vec<FieldError> {
+        let context = Effective::new(container.get("securityContext"), pod_context(pod));
+        let sc_path = format!("{path}.securityContext");
+        let mut errors = self.run_as_user.validate_user(
+            &sc_path,
+            context.inherited("runAsNonRoot", Value::as_bool),
+            context.inherited("runAsUser", Value::as_i64),
+        );
+        // The group strategy reports at the security context itself.
+        let gid = context
+            .inherited("runAsGroup", Value::as_i64)
+            .map(|g| vec![g]);
+        errors.extend(self.run_as_group.validate_groups(&sc_path, gid.as_deref()));
+        errors.extend(self.validate_se_linux(
+            &format!("{sc_path}.seLinuxOptions"),
+            context.inherited("seLinuxOptions", as_object),
+        ));
+        let name = super::container_name(container);
+        errors.extend(self.validate_apparmor(pod, name));
+        let seccomp_path = format!("pod.metadata.annotations[{SECCOMP_CONTAINER}{name}]");
+        let profile = container_seccomp_profile(pod, container);
+        errors.extend(self.seccomp.validate(&seccomp_path, &profile));
+        errors.extend(self.validate_privileged(&context, &sc_path));
+        errors.extend(self.validate_proc_mount(&context, &sc_path));
+        let capabilities = context.own("capabilities").and_then(Value::as_object);
+        errors.extend(self.validate_capabilities(&format!("{sc_path}.capabilities"), capabilities));
+        errors.extend(self.validate_host_ports(container, path));
+        errors.extend(self.validate_read_only_root(&context, &sc_path));
+        errors.extend(self.validate_escalation(&context, &sc_path));
+        errors
+    }
+
+    fn validate_apparmor(&self, pod: &Value, container: &str) -> Option<FieldError> {
+        // Without an allowed list, any profile goes.
+        let allowed_text = self.annotation(APPARMOR_ALLOWED)?;
+        let allowed: Vec<&str> = allowed_text.split(',').collect();
+        let key = format!("{APPARMOR_CONTAINER}{container}");
+        let path = format!("pod.metadata.annotations[{key}]");
+        let profile = annotation(pod, &key).unwrap_or_default();
+        if profile.is_empty() {
+            return Some(FieldError::forbidden(path, "AppArmor profile must be set"));
+        }
+        let detail = format!(
+            "{profile} is not an allowed profile. Allowed values: {}",
+            go_quote(allowed_text)
+        );
+        (!allowed.contains(&profile)).then(|| FieldError::forbidden(path, detail))
+    }
+
+    fn validate_privileged(&self, context: &Effective, sc_path: &str) -> Option<FieldError> {
+        let privileged = context.own("privileged").and_then(Value::as_bool) == Some(true);
+        (privileged && self.flag("privileged") != Some(true)).then(|| {
+            let path = format!("{sc_path}.privileged");
+            FieldError::invalid(path, "true".into(), "Privileged containers are not allowed")
+        })
+    }
+
+    fn validate_proc_mount(&self, context: &Effective, sc_path: &str) -> Option<FieldError> {
+        let proc_mount = context
+            .own("procMount")
+            .and_then(Value::as_str)
+            .unwrap_or("Default");
+        let mut allowed = self.list("allowedProcMountTypes");
+        if allowed.is_empty() {
+            allowed.push("Default");
+        }
+        (!allowed.contains(&proc_mount)).then(|| {
+            let path = format!("{sc_path}.procMount");
+            FieldError::invalid(path, go_quote(proc_mount), "ProcMountType is not allowed")
+        })
+    }
+
+    fn validate_capabilities(
+        &self,
+        path: &str,
+        capabilities: Option<&Map<String, Value>>,
+    ) -> Vec<FieldError> {
+        let default_add = self.list("defaultAddCapabilities");
+        let required_drop = self.list("requiredDropCapabilities");
+        let allowed = self.list("allowedCapabilities");
+        let Some(capabilities) = capabilities else {
+            if default_add.is_empty() && required_drop.is_empty() {
+                return Vec::new();
+            }
+            let detail = "required capabilities are not set on the securityContext";
+            return vec![FieldError::invalid(path, go_null(), detail)];
+        };
+        // A wildcard skips the add and the required-drop checks alike.
+        if allowed.contains(&"*") {
+            return Vec::new();
+        }
+        let mut errors = Vec::new();
+        for capability in strings(capabilities.get("add")) {
+            if !default_add.contains(&capability) && !allowed.contains(&capability) {
+                let path = format!("{path}.add");
+                errors.push(FieldError::invalid(
+                    path,
+                    go_quote(capability),
+                    "capability may not be added",
+                ));
+            }
+        }
+        let drop = capabilities.get("drop");
+        let dropped = strings(drop);
+        for required in required_drop.iter().filter(|c| !dropped.contains(c)) {
+            let detail = format!("{required} is required to be dropped but was not found");
+            errors.push(FieldError::invalid(
+                format!("{path}.drop"),
+                go_capabilities(drop),
+                detail,
+            ));
+        }
+        errors
+    }
+
+    fn validate_host_ports(&self, container: &Value, path: &str) -> Vec<FieldError> {
+        let ranges = self.spec.get("hostPorts").and_then(Value::as_array);
+        let ranges: Vec<(i64, i64)> = ranges
+            .into_iter()
+            .flatten()
+            .filter_map(|r| Some((r.get("min")?.as_i64()?, r.get("max")?.as_i64()?)))
+            .collect();
+        let shown: Vec<String> = ranges
+            .iter()
+            .map(|(min, max)| match min == max {
+                true => min.to_string(),
+                false => format!("{min}-{max}"),
+            })
+            .collect();
+        let ports = container.get("ports").and_then(Value::as_array);
+        ports
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get("hostPort").and_then(Value::as_i64))
+            .filter(|port| *port > 0 && !ranges.iter().any(|(min, max)| min <= port && port <= max))
+            .map(|port| {
+                let detail = format!(
+                    "Host port {port} is not allowed to be used. Allowed ports: [{}]",
+                    shown.join(",")
+                );
+                FieldError::invalid(format!("{path}.hostPort"), port.to_string(), detail)
+            })
+            .collect()
+    }
+
+    fn validate_read_only_root(&self, context: &Effective, sc_path: &str) -> Option<FieldError> {
+        if self.flag("readOnlyRootFilesystem") != Some(true) {
+            return None;
+        }
+        let path = format!("{sc_path}.readOnlyRootFilesystem");
+        match context
+            .own("readOnlyRootFilesystem")
+            .and_then(Value::as_bool)
+        {
+            None => Some(FieldError::invalid(
+                path,
+                go_null(),
+                "ReadOnlyRootFilesystem may not be nil and must be set to true",
+            )),
+            Some(false) => Some(FieldError::invalid(
+                path,
+                "false".into(),
+                "ReadOnlyRootFilesystem must be set to true",
+            )),
+            Some(true) => None,
+        }
+    }
+
+    /// A policy that disallows escalation needs an explicit `false`.
+    fn validate_escalation(&self, context: &Effective, sc_path: &str) -> Option<FieldError> {
+        let value = context
+            .own("allowPrivilegeEscalation")
+            .and_then(Value::as_bool);
+        if self.allows_escalation() || value == Some(false) {
+            return None;
+        }
+        let shown = value.map_or_else(go_null, |v| v.to_string());
+        let path = format!("{sc_path}.allowPrivilegeEscalation");
+        let detail = "Allowing privilege escalation for containers is not allowed";
+        Some(FieldError::invalid(path, shown, detail))
+    }
+}
+
+/// A container's security context as the provider reads it: runAsUser,
+/// runAsGroup, runAsNonRoot and seLinuxOptions fall back to the pod's; the
+/// other fields are the container's own.
+struct Effective<'v> {
+    own: Option<&'v Map<String, Value>>,
+    pod: Option<&'v Map<String, Value>>,
+}
+
+impl<'v> Effective<'v> {
+    fn new(own: Option<&'v Value>, pod: Option<&'v Value>) -> Self {
+        Effective {
+            own: own.and_then(Value::as_object),
+            pod: pod.and_then(Value::as_object),
+        }
+    }
+
+    fn own(&self, key: &str) -> Option<&'v Value> {
+        self.own?.get(key)
+    }
+
+    fn inherited<T>(&self, key: &str, read: impl Fn(&'v Value) -> Option<T>) -> Option<T> {
+        self.own(key)
+            .and_then(&read)
+            .or_else(|| self.pod?.get(key).and_then(&read))
+    }
+}
+
+fn seccomp_strategy<'a>(default: Option<&'a str>, allowed: Option<&'a str>) -> Seccomp<'a> {
+    let listed: Vec<&str> = allowed.map(|a| a.split(',').collect()).unwrap_or_default();
+    Seccomp {
+        default: default.unwrap_or_default(),
+        allow_any: listed.contains(&"*"),
+        allowed: listed.into_iter().filter(|p| *p != "*").collect(),
+        allowed_text: allowed.unwrap_or_default(),
+    }
+}
+
+/// The SELinux strategy: Some(options) under MustRunAs, None under RunAsAny.
+fn se_linux_options(options: Option<&Value>) -> Result<Option<&Value>, String> {
+    let rule = options
+        .and_then(|o| o.get("rule"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    match rule {
+        "RunAsAny" => Ok(None),
+        "MustRunAs" => match options.and_then(|o| o.get("seLinuxOptions")) {
+            Some(selinux) if selinux.is_object() => Ok(Some(selinux)),
+            _ => Err("MustRunAs requires SELinuxOptions".into()),
+        },
+        other => Err(format!("unrecognized strategy type {other:?}")),
+    }
+}
+
+/// SELinux levels compare equal when the sensitivity matches and the
+/// categories are the same set in any order (`s0:c1,c0` = `s0:c0,c1`).
+fn equal_levels(expected: &str, actual: &str) -> bool {
+    if expected == actual {
+        return true;
+    }
+    let (Some((want_sensitivity, want)), Some((got_sensitivity, got))) =
+        (expected.split_once(':'), actual.split_once(':'))
+    else {
+        return false;
+    };
+    want_sensitivity == got_sensitivity && categories(want) == categories(got)
+}
+
+fn categories(list: &str) -> Vec<&str> {
+    let mut all: Vec<&str> = list.split(',').collect();
+    all.sort_unstable();
+    all
+}
+
+/// The annotation value the `seccompProfile` field of a security context
+/// stands for (`SeccompAnnotationForField`), when the field is set.
+fn seccomp_field(context: Option<&Value>) -> Option<String> {
+    let field = context?.get("seccompProfile").filter(|f| f.is_object())?;
+    Some(seccomp_annotation_for_field(field))
+}
+
+fn seccomp_annotation_for_field(field: &Value) -> String {
+    let localhost = field.get("localhostProfile").and_then(Value::as_str);
+    match (field.get("type").and_then(Value::as_str), localhost) {
+        (Some("Unconfined"), _) => "unconfined".into(),
+        (Some("RuntimeDefault"), _) => "runtime/default".into(),
+        (Some("Localhost"), Some(profile)) => format!("localhost/{profile}"),
+        _ => String::new(),
+    }
+}
+
+/// The pod's profile: its annotation, else its field.
+fn pod_seccomp_profile(pod: &Value) -> String {
+    let annotated = annotation(pod, SECCOMP_POD).unwrap_or_default();
+    if !annotated.is_empty() {
+        return annotated.to_string();
+    }
+    seccomp_field(pod_context(pod)).unwrap_or_default()
+}
+
+/// A container's profile: its field, its annotation, the pod's field, the pod's annotation.
+fn container_seccomp_profile(pod: &Value, container: &Value) -> String {
+    if let Some(profile) = seccomp_field(container.get("securityContext")) {
+        return profile;
+    }
+    let key = format!("{SECCOMP_CONTAINER}{}", super::container_name(container));
+    if let Some(annotated) = annotation(pod, &key) {
+        return annotated.to_string();
+    }
+    seccomp_field(pod_context(pod))
+        .unwrap_or_else(|| annotation(pod, SECCOMP_POD).unwrap_or_default().to_string())
+}
+
+/// The volume's source and the policy's name for its type.
+fn volume_type(volume: &Value) -> Option<(&Value, &'static str)> {
+    VOLUME_TYPES.iter().find_map(|(key, fs_type)| {
+        let source = volume.get(*key).filter(|s| !s.is_null())?;
+        Some((source, *fs_type))
+    })
+}
+
+/// The type is listed, or it is a projected volume of what a bound service
+/// account token volume holds and secret volumes are allowed.
+fn allows_volume_type(allowed: &[&str], fs_type: &str, source: &Value) -> bool {
+    allowed.contains(&fs_type)
+        || (fs_type == "projected"
+            && allowed.contains(&"secret")
+            && only_service_account_token_sources(source))
+}
+
+/// Only the sources the ServiceAccount admission plugin projects: the token,
+/// the `kube-root-ca.crt` ConfigMap and the namespace.
+fn only_service_account_token_sources(projected: &Value) -> bool {
+    let namespace_item = |item: &Value| {
+        let field_ref = item.get("fieldRef").filter(|f| f.is_object());
+        text(item, "path") == "namespace"
+            && field_ref.is_some_and(|f| {
+                // The API defaults an unset apiVersion to v1.
+                let version = f.get("apiVersion").and_then(Value::as_str).unwrap_or("v1");
+                version == "v1" && text(f, "fieldPath") == "metadata.namespace"
+            })
+    };
+    let sources = projected.get("sources").and_then(Value::as_array);
+    sources.into_iter().flatten().all(|source| {
+        let part = |key: &str| source.get(key).filter(|p| !p.is_null());
+        let (token, config_map, downward) = (
+            part("serviceAccountToken"),
+            part("configMap"),
+            part("downwardAPI"),
+        );
+        (token.is_some() || config_map.is_some() || downward.is_some())
+            && token.is_none_or(|t| text(t, "path") == "token" && text(t, "audience").is_empty())
+            && config_map.is_none_or(|c| text(c, "name") == "kube-root-ca.crt")
+            && downward.is_none_or(|d| {
+                let items = d.get("items").and_then(Value::as_array);
+                items.into_iter().flatten().all(namespace_item)
+            })
+    })
+}
+
+/// `path` equals `prefix` or lies under it at a path-segment boundary (one
+/// trailing slash ignored on each).
+fn has_path_prefix(path: &str, prefix: &str) -> bool {
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let prefix = prefix.strip_suffix('/').unwrap_or(prefix);
+    path.starts_with(prefix)
+        && (path.len() == prefix.len() || path.as_bytes().get(prefix.len()) == Some(&b'/'))
+}
+
+fn id_ranges(ranges: Option<&Value>) -> Vec<IdRange> {
+    let ranges = ranges.and_then(Value::as_array);
+    ranges
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            Some(IdRange {
+                min: r.get("min")?.as_i64()?,
+                max: r.get("max")?.as_i64()?,
+            })
+        })
+        .collect()
+}
+
+fn in_ranges(id: i64, ranges: &[IdRange]) -> bool {
+    ranges.iter().any(|r| r.min <= id && id <= r.max)
+}
+
+/// `[]policy.IDRange` as `%v` prints it: `[{1000 2000} {3000 3000}]`.
+fn go_ranges(ranges: &[IdRange]) -> String {
+    let shown: Vec<String> = ranges
+        .iter()
+        .map(|r| format!("{{{} {}}}", r.min, r.max))
+        .collect();
+    format!("[{}]", shown.join(" "))
+}
+
+/// `[]int64` as `%#v` prints it: `[]int64{5, 6}`, `[]int64{}`, `[]int64(nil)`.
+fn go_int64s(groups: Option<&[i64]>) -> String {
+    match groups {
+        None => "[]int64(nil)".to_string(),
+        Some(groups) => {
+            let shown: Vec<String> = groups.iter().map(i64::to_string).collect();
+            format!("[]int64{{{}}}", shown.join(", "))
+        }
+    }
+}
+
+/// A capability list as `%#v` prints it; an empty list that is present is `{}`.
+fn go_capabilities(list: Option<&Value>) -> String {
+    match list.and_then(Value::as_array) {
+        Some(items) if items.is_empty() => "[]core.Capability{}".to_string(),
+        _ => go_string_slice("core.Capability", &strings(list)),
+    }
+}
+
+/// How `field.Error` prints a nil value.
+fn go_null() -> String {
+    "\"null\"".to_string()
+}
+
+/// A string field of `value`, or `""`.
+fn text<'v>(value: &'v Value, key: &str) -> &'v str {
+    value.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+fn strings(list: Option<&Value>) -> Vec<&str> {
+    let items = list.and_then(Value::as_array);
+    items
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+fn as_object(value: &Value) -> Option<&Value> {
+    value.is_object().then_some(value)
+}
+
+fn spec(pod: &Value) -> &Value {
+    pod.get("spec").unwrap_or(&NULL)
+}
+
+fn pod_context(pod: &Value) -> Option<&Value> {
+    spec(pod).get("securityContext").filter(|c| c.is_object())
+}
+
+fn annotation<'v>(pod: &'v Value, key: &str) -> Option<&'v str> {
+    pod.get("metadata")?.get("annotations")?.get(key)?.as_str()
+}
+
+fn set_annotation(pod: &mut Value, key: &str, value: &str) {
+    if let Some(annotations) = object_at(pod, &["metadata", "annotations"]) {
+        annotations.insert(key.to_string(), Value::String(value.to_string()));
+    }
+}
+
+/// The object at `path` under `value`, created (or replacing a non-object) on
+/// the way; None when `value` itself is not an object.
+fn object_at<'v>(mut value: &'v mut Value, path: &[&str]) -> Option<&'v mut Map<String, Value>> {
+    for key in path {
+        let entry = value
+            .as_object_mut()?
+            .entry(*key)
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !entry.is_object() {
+            *entry = Value::Object(Map::new());
+        }
+        value = entry;
+    }
+    value.as_object_mut()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A policy allowing everything, with `spec` laid over it.
+    fn policy(name: &str, spec: Value) -> Value {
+        let mut base = json!({
+            "runAsUser": {"rule": "RunAsAny"},
+            "seLinux": {"rule": "RunAsAny"},
+            "fsGroup": {"rule": "RunAsAny"},
+            "supplementalGroups": {"rule": "RunAsAny"},
+            "volumes": ["*"]
+        });
+        if let (Some(base), Value::Object(over)) = (base.as_object_mut(), spec) {
+            base.extend(over);
+        }
+        json!({"metadata": {"name": name}, "spec": base})
+    }
+
+    fn annotated_policy(name: &str, annotations: Value, spec: Value) -> Value {
+        let mut psp = policy(name, spec);
+        psp["metadata"]["annotations"] = annotations;
+        psp
+    }
+
+    fn pod(spec: Value) -> Value {
+        json!({"metadata": {"name": "web"}, "spec": spec})
+    }
+
+    /// A pod of one container `app` with this security context.
+    fn app_pod(context: Value) -> Value {
+        pod(json!({"containers": [{"name": "app", "securityContext": context}]}))
+    }
+
+    fn errors(pod: &Value, psp: &Value) -> Vec<String> {
+        validate_pod(pod, psp)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    const RANGE: &str = "[{1000 2000}]";
+
+    #[test]
+    fn fs_group_follows_its_strategy() {
+        let ranges = json!([{"min": 1000, "max": 2000}]);
+        let must = policy(
+            "p",
+            json!({"fsGroup": {"rule": "MustRunAs", "ranges": ranges}}),
+        );
+        let may = policy(
+            "p",
+            json!({"fsGroup": {"rule": "MayRunAs", "ranges": ranges}}),
+        );
+        let unset = pod(json!({"containers": [{"name": "app"}]}));
+        let five = pod(json!({"securityContext": {"fsGroup": 5}, "containers": []}));
+        let inside = pod(json!({"securityContext": {"fsGroup": 1500}, "containers": []}));
+        let out_of_range = format!(
+            "spec.securityContext.fsGroup: Invalid value: []int64{{5}}: group 5 must be in the ranges: {RANGE}"
+        );
+        assert_eq!(
+            errors(&unset, &must),
+            [
+                "spec.securityContext.fsGroup: Invalid value: []int64(nil): unable to validate empty groups against required ranges"
+            ]
+        );
+        assert_eq!(errors(&five, &must), std::slice::from_ref(&out_of_range));
+        assert!(errors(&inside, &must).is_empty());
+        assert!(errors(&unset, &may).is_empty());
+        assert_eq!(errors(&five, &may), [out_of_range]);
+        assert!(errors(&five, &policy("p", json!({}))).is_empty());
+    }
+
+    #[test]
+    fn supplemental_groups_report_each_group_out_of_range() {
+        let psp = policy(
+            "p",
+            json!({"supplementalGroups": {"rule": "MustRunAs",
+                "ranges": [{"min": 1, "max": 10}, {"min": 100, "max": 100}]}}),
+        );
+        let groups = pod(json!({"securityContext": {"supplementalGroups": [5, 50, 200]}}));
+        assert_eq!(
+            errors(&groups, &psp),
+            [
+                "spec.securityContext.supplementalGroups: Invalid value: []int64{5, 50, 200}: group 50 must be in the ranges: [{1 10} {100 100}]",
+                "spec.securityContext.supplementalGroups: Invalid value: []int64{5, 50, 200}: group 200 must be in the ranges: [{1 10} {100 100}]"
+            ]
+        );
+        // An explicit empty list is not nil: it is neither defaulted nor printed as nil.
+        let mut empty = pod(json!({"securityContext": {"supplementalGroups": []}}));
+        assert!(!mutate_pod(&mut empty, &psp));
+        assert_eq!(
+            errors(&empty, &psp),
+            [
+                "spec.securityContext.supplementalGroups: Invalid value: []int64{}: unable to validate empty groups against required ranges"
+            ]
+        );
+        let fine = pod(json!({"securityContext": {"supplementalGroups": [100, 7]}}));
+        assert!(errors(&fine, &psp).is_empty());
+    }
+
+    #[test]
+    fn seccomp_profiles_come_from_annotations_and_fields() {
+        let annotated = json!({"metadata": {"name": "web", "annotations": {SECCOMP_POD: "runtime/default"}},
+            "spec": {"containers": [{"name": "app"}]}});
+        assert_eq!(
+            errors(&annotated, &policy("p", json!({}))),
+            [
+                "pod.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: Forbidden: seccomp may not be set",
+                "pod.metadata.annotations[container.seccomp.security.alpha.kubernetes.io/app]: Forbidden: seccomp may not be set"
+            ]
+        );
+        let allowed = |list: &str| annotated_policy("p", json!({SECCOMP_ALLOWED: list}), json!({}));
+        let localhost = pod(json!({
+            "securityContext": {"seccompProfile": {"type": "Localhost", "localhostProfile": "p.json"}},
+            "containers": [{"name": "app", "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}}]
+        }));
+        assert_eq!(
+            errors(&localhost, &allowed("runtime/default,docker/default")),
+            [
+                "pod.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: Forbidden: localhost/p.json is not an allowed seccomp profile. Valid values are runtime/default,docker/default"
+            ]
+        );
+        assert!(errors(&localhost, &allowed("runtime/default,localhost/p.json")).is_empty());
+        assert!(errors(&localhost, &allowed("*")).is_empty());
+        assert!(errors(&annotated, &allowed("*")).is_empty());
+        // Without an allowed list, no profile at all is fine.
+        assert!(errors(&app_pod(json!({})), &policy("p", json!({}))).is_empty());
+    }
+
+    #[test]
+    fn host_namespaces_need_the_policy() {
+        let host =
+            pod(json!({"hostNetwork": true, "hostPID": true, "hostIPC": true, "containers": []}));
+        assert_eq!(
+            errors(&host, &policy("p", json!({}))),
+            [
+                "spec.securityContext.hostNetwork: Invalid value: true: Host network is not allowed to be used",
+                "spec.securityContext.hostPID: Invalid value: true: Host PID is not allowed to be used",
+                "spec.securityContext.hostIPC: Invalid value: true: Host IPC is not allowed to be used"
+            ]
+        );
+        let open = policy(
+            "p",
+            json!({"hostNetwork": true, "hostPID": true, "hostIPC": true}),
+        );
+        assert!(errors(&host, &open).is_empty());
+    }
+
+    #[test]
+    fn volumes_must_be_of_allowed_types() {
+        let volumes = pod(json!({"volumes": [
+            {"name": "c", "configMap": {"name": "c"}},
+            {"name": "e", "emptyDir": {}},
+            {"name": "h", "hostPath": {"path": "/var/log"}}
+        ]}));
+        let listed = policy("p", json!({"volumes": ["configMap", "emptyDir", "secret"]}));
+        assert_eq!(
+            errors(&volumes, &listed),
+            [
+                "spec.volumes[2]: Invalid value: \"hostPath\": hostPath volumes are not allowed to be used"
+            ]
+        );
+        assert!(errors(&volumes, &policy("p", json!({"volumes": ["*"]}))).is_empty());
+        let cephfs = pod(json!({"volumes": [{"name": "x", "cephfs": {"monitors": []}}]}));
+        assert_eq!(
+            errors(&cephfs, &listed),
+            [
+                "spec.volumes[0]: Invalid value: \"cephFS\": cephFS volumes are not allowed to be used"
+            ]
+        );
+    }
+
+    #[test]
+    fn projected_service_account_tokens_pass_as_secrets() {
+        let token = |config_map: &str| {
+            pod(
+                json!({"volumes": [{"name": "kube-api-access", "projected": {"sources": [
+                    {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+                    {"configMap": {"name": config_map, "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                    {"downwardAPI": {"items": [{"path": "namespace",
+                        "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}
+                ]}}]}),
+            )
+        };
+        let secrets = policy("p", json!({"volumes": ["secret"]}));
+        assert!(errors(&token("kube-root-ca.crt"), &secrets).is_empty());
+        assert_eq!(
+            errors(&token("other"), &secrets),
+            [
+                "spec.volumes[0]: Invalid value: \"projected\": projected volumes are not allowed to be used"
+            ]
+        );
+        assert_eq!(
+            errors(
+                &token("kube-root-ca.crt"),
+                &policy("p", json!({"volumes": ["configMap"]}))
+            ),
+            [
+                "spec.volumes[0]: Invalid value: \"projected\": projected volumes are not allowed to be used"
+            ]
+        );
+    }
+
+    #[test]
+    fn host_paths_follow_allowed_prefixes() {
+        let psp = policy(
+            "p",
+            json!({"allowedHostPaths": [{"pathPrefix": "/var/log", "readOnly": true}]}),
+        );
+        let paths = pod(json!({
+            "volumes": [
+                {"name": "logs", "hostPath": {"path": "/var/log/app/"}},
+                {"name": "etc", "hostPath": {"path": "/etc"}},
+                {"name": "near", "hostPath": {"path": "/var/logs"}}
+            ],
+            "initContainers": [{"name": "i", "volumeMounts": [{"name": "logs", "mountPath": "/l", "readOnly": true}]}],
+            "containers": [{"name": "app", "volumeMounts": [
+                {"name": "other", "mountPath": "/o"},
+                {"name": "logs", "mountPath": "/l"}
+            ]}]
+        }));
+        assert_eq!(
+            errors(&paths, &psp),
+            [
+                "spec.containers[0].volumeMounts[1].readOnly: Invalid value: false: must be read-only",
+                "spec.volumes[1].hostPath.pathPrefix: Invalid value: \"/etc\": is not allowed to be used",
+                "spec.volumes[2].hostPath.pathPrefix: Invalid value: \"/var/logs\": is not allowed to be used"
+            ]
+        );
+        let writable = policy(
+            "p",
+            json!({"allowedHostPaths": [{"pathPrefix": "/var/log/"}, {"pathPrefix": "/etc"}]}),
+        );
+        assert_eq!(
+            errors(&paths, &writable),
+            [
+                "spec.volumes[2].hostPath.pathPrefix: Invalid value: \"/var/logs\": is not allowed to be used"
+            ]
+        );
+    }
+
+    #[test]
+    fn flex_and_csi_drivers_follow_their_lists() {
+        let drivers = pod(json!({"volumes": [
+            {"name": "f", "flexVolume": {"driver": "b"}},
+            {"name": "c", "csi": {"driver": "d"}}
+        ]}));
+        let psp = policy(
+            "p",
+            json!({"allowedFlexVolumes": [{"driver": "a"}], "allowedCSIDrivers": [{"name": "c"}]}),
+        );
+        assert_eq!(
+            errors(&drivers, &psp),
+            [
+                "spec.volumes[0].driver: Invalid value: \"b\": Flexvolume driver is not allowed to be used",
+                "spec.volumes[1].csi.driver: Invalid value: \"d\": Inline CSI driver is not allowed to be used"
+            ]
+        );
+        let open = policy(
+            "p",
+            json!({"allowedFlexVolumes": [{"driver": "b"}], "allowedCSIDrivers": [{"name": "d"}]}),
+        );
+        assert!(errors(&drivers, &open).is_empty());
+        assert!(errors(&drivers, &policy("p", json!({}))).is_empty());
+    }
+
+    #[test]
+    fn run_as_user_must_run_as() {
+        let psp = policy(
+            "p",
+            json!({"runAsUser": {"rule": "MustRunAs", "ranges": [{"min": 1000, "max": 2000}]}}),
+        );
+        let path = "spec.containers[0].securityContext.runAsUser";
+        assert!(errors(&app_pod(json!({"runAsUser": 1500})), &psp).is_empty());
+        assert_eq!(
+            errors(&app_pod(json!({})), &psp),
+            [format!("{path}: Required value")]
+        );
+        assert_eq!(
+            errors(&app_pod(json!({"runAsUser": 5})), &psp),
+            [format!(
+                "{path}: Invalid value: 5: must be in the ranges: {RANGE}"
+            )]
+        );
+        // The pod's runAsUser stands in for the container's.
+        let inherited = pod(json!({"securityContext": {"runAsUser": 1500},
+            "initContainers": [{"name": "i"}], "containers": [{"name": "app", "securityContext": {"runAsUser": 0}}]}));
+        assert_eq!(
+            errors(&inherited, &psp),
+            [format!(
+                "{path}: Invalid value: 0: must be in the ranges: {RANGE}"
+            )]
+        );
+        // Wrong types count as absent.
+        assert_eq!(
+            errors(&app_pod(json!({"runAsUser": "1500"})), &psp),
+            [format!("{path}: Required value")]
+        );
+    }
+
+    #[test]
+    fn run_as_user_must_run_as_non_root() {
+        let psp = policy("p", json!({"runAsUser": {"rule": "MustRunAsNonRoot"}}));
+        let at = "spec.containers[0].securityContext";
+        assert_eq!(
+            errors(&app_pod(json!({})), &psp),
+            [format!("{at}.runAsNonRoot: Required value: must be true")]
+        );
+        assert_eq!(
+            errors(
+                &app_pod(json!({"runAsNonRoot": false, "runAsUser": 0})),
+                &psp
+            ),
+            [format!(
+                "{at}.runAsNonRoot: Invalid value: false: must be true"
+            )]
+        );
+        assert_eq!(
+            errors(&app_pod(json!({"runAsUser": 0})), &psp),
+            [format!(
+                "{at}.runAsUser: Invalid value: 0: running with the root UID is forbidden"
+            )]
+        );
+        assert!(errors(&app_pod(json!({"runAsUser": 1000})), &psp).is_empty());
+        let pod_level = pod(
+            json!({"securityContext": {"runAsNonRoot": true}, "containers": [{"name": "app"}]}),
+        );
+        assert!(errors(&pod_level, &psp).is_empty());
+    }
+
+    #[test]
+    fn run_as_group_reports_at_the_security_context() {
+        let psp = policy(
+            "p",
+            json!({"runAsGroup": {"rule": "MustRunAs", "ranges": [{"min": 1000, "max": 2000}]}}),
+        );
+        let at = "spec.containers[0].securityContext";
+        assert_eq!(
+            errors(&app_pod(json!({})), &psp),
+            [format!(
+                "{at}: Invalid value: []int64(nil): unable to validate empty groups against required ranges"
+            )]
+        );
+        assert_eq!(
+            errors(&app_pod(json!({"runAsGroup": 5})), &psp),
+            [format!(
+                "{at}: Invalid value: []int64{{5}}: group 5 must be in the ranges: {RANGE}"
+            )]
+        );
+        let pod_level =
+            pod(json!({"securityContext": {"runAsGroup": 1000}, "containers": [{"name": "app"}]}));
+        assert!(errors(&pod_level, &psp).is_empty());
+    }
+
+    #[test]
+    fn privileged_and_proc_mount() {
+        let privileged = app_pod(json!({"privileged": true, "procMount": "Unmasked"}));
+        assert_eq!(
+            errors(&privileged, &policy("p", json!({}))),
+            [
+                "spec.containers[0].securityContext.privileged: Invalid value: true: Privileged containers are not allowed",
+                "spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": ProcMountType is not allowed"
+            ]
+        );
+        let open = policy(
+            "p",
+            json!({"privileged": true, "allowedProcMountTypes": ["Default", "Unmasked"]}),
+        );
+        assert!(errors(&privileged, &open).is_empty());
+        assert!(
+            errors(
+                &app_pod(json!({"privileged": false})),
+                &policy("p", json!({}))
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn capabilities_added_and_required_drops() {
+        let psp = policy(
+            "p",
+            json!({"allowedCapabilities": ["NET_BIND_SERVICE"], "requiredDropCapabilities": ["NET_RAW"]}),
+        );
+        let at = "spec.containers[0].securityContext.capabilities";
+        let adds = app_pod(
+            json!({"capabilities": {"add": ["NET_ADMIN", "NET_BIND_SERVICE"], "drop": ["ALL"]}}),
+        );
+        assert_eq!(
+            errors(&adds, &psp),
+            [
+                format!("{at}.add: Invalid value: \"NET_ADMIN\": capability may not be added"),
+                format!(
+                    "{at}.drop: Invalid value: []core.Capability{{\"ALL\"}}: NET_RAW is required to be dropped but was not found"
+                )
+            ]
+        );
+        assert_eq!(
+            errors(&app_pod(json!({"capabilities": {}})), &psp),
+            [format!(
+                "{at}.drop: Invalid value: []core.Capability(nil): NET_RAW is required to be dropped but was not found"
+            )]
+        );
+        assert_eq!(
+            errors(&app_pod(json!({})), &psp),
+            [format!(
+                "{at}: Invalid value: \"null\": required capabilities are not set on the securityContext"
+            )]
+        );
+        let fine =
+            app_pod(json!({"capabilities": {"add": ["NET_BIND_SERVICE"], "drop": ["NET_RAW"]}}));
+        assert!(errors(&fine, &psp).is_empty());
+        let any = policy(
+            "p",
+            json!({"allowedCapabilities": ["*"], "requiredDropCapabilities": ["NET_RAW"]}),
+        );
+        assert!(errors(&adds, &any).is_empty());
+    }
+
+    #[test]
+    fn host_ports_must_fall_in_the_ranges() {
+        let ports = pod(json!({"containers": [{"name": "app", "ports": [
+            {"containerPort": 8080, "hostPort": 8080},
+            {"containerPort": 443, "hostPort": 443},
+            {"containerPort": 9000}
+        ]}]}));
+        let psp = policy(
+            "p",
+            json!({"hostPorts": [{"min": 80, "max": 90}, {"min": 443, "max": 443}]}),
+        );
+        assert_eq!(
+            errors(&ports, &psp),
+            [
+                "spec.containers[0].hostPort: Invalid value: 8080: Host port 8080 is not allowed to be used. Allowed ports: [80-90,443]"
+            ]
+        );
+        assert_eq!(
+            errors(&ports, &policy("p", json!({})))[0],
+            "spec.containers[0].hostPort: Invalid value: 8080: Host port 8080 is not allowed to be used. Allowed ports: []"
+        );
+        let wide = policy("p", json!({"hostPorts": [{"min": 1, "max": 65535}]}));
+        assert!(errors(&ports, &wide).is_empty());
+    }
+
+    #[test]
+    fn read_only_root_filesystem() {
+        let psp = policy("p", json!({"readOnlyRootFilesystem": true}));
+        let path = "spec.containers[0].securityContext.readOnlyRootFilesystem";
+        assert_eq!(
+            errors(&app_pod(json!({})), &psp),
+            [format!(
+                "{path}: Invalid value: \"null\": ReadOnlyRootFilesystem may not be nil and must be set to true"
+            )]
+        );
+        assert_eq!(
+            errors(&app_pod(json!({"readOnlyRootFilesystem": false})), &psp),
+            [format!(
+                "{path}: Invalid value: false: ReadOnlyRootFilesystem must be set to true"
+            )]
+        );
+        assert!(errors(&app_pod(json!({"readOnlyRootFilesystem": true})), &psp).is_empty());
+    }
+
+    #[test]
+    fn privilege_escalation_needs_an_explicit_false() {
+        let psp = policy("p", json!({"allowPrivilegeEscalation": false}));
+        let path = "spec.containers[0].securityContext.allowPrivilegeEscalation";
+        let detail = "Allowing privilege escalation for containers is not allowed";
+        assert_eq!(
+            errors(&app_pod(json!({})), &psp),
+            [format!("{path}: Invalid value: \"null\": {detail}")]
+        );
+        assert_eq!(
+            errors(&app_pod(json!({"allowPrivilegeEscalation": true})), &psp),
+            [format!("{path}: Invalid value: true: {detail}")]
+        );
+        assert!(errors(&app_pod(json!({"allowPrivilegeEscalation": false})), &psp).is_empty());
+        // Unset in the policy, escalation is allowed (the v1beta1 default).
+        let open = policy("p", json!({}));
+        assert!(errors(&app_pod(json!({"allowPrivilegeEscalation": true})), &open).is_empty());
+    }
+
+    #[test]
+    fn sysctls_safe_unsafe_and_forbidden() {
+        let sysctls = pod(json!({"securityContext": {"sysctls": [
+            {"name": "kernel.shm_rmid_forced", "value": "1"},
+            {"name": "net.ipv4.tcp_syncookies", "value": "1"},
+            {"name": "net.core.somaxconn", "value": "1024"},
+            {"name": "kernel.msgmax", "value": "1"}
+        ]}}));
+        let psp = policy(
+            "p",
+            json!({"forbiddenSysctls": ["kernel.shm_rmid_forced"], "allowedUnsafeSysctls": ["net.core.*"]}),
+        );
+        assert_eq!(
+            errors(&sysctls, &psp),
+            [
+                "pod.spec.securityContext.sysctls[0]: Forbidden: sysctl \"kernel.shm_rmid_forced\" is not allowed",
+                "pod.spec.securityContext.sysctls[3]: Forbidden: unsafe sysctl \"kernel.msgmax\" is not allowed"
+            ]
+        );
+        let safe = pod(
+            json!({"securityContext": {"sysctls": [{"name": "net.ipv4.ip_local_port_range", "value": "1 2"}]}}),
+        );
+        assert!(errors(&safe, &policy("p", json!({}))).is_empty());
+    }
+
+    #[test]
+    fn se_linux_must_run_as() {
+        let psp = policy(
+            "p",
+            json!({"seLinux": {"rule": "MustRunAs", "seLinuxOptions": {"level": "s0:c1,c2", "type": "spc_t"}}}),
+        );
+        let options = pod(json!({
+            "securityContext": {"seLinuxOptions": {"level": "s0:c2,c1", "type": "spc_t"}},
+            "containers": [
+                {"name": "a"},
+                {"name": "b", "securityContext": {"seLinuxOptions": {"level": "s0:c3", "type": "spc_t"}}}
+            ]
+        }));
+        assert_eq!(
+            errors(&options, &psp),
+            [
+                "spec.containers[1].securityContext.seLinuxOptions.level: Invalid value: \"s0:c3\": must be s0:c1,c2"
+            ]
+        );
+        assert_eq!(
+            errors(&app_pod(json!({})), &psp),
+            [
+                "spec.securityContext.seLinuxOptions: Required value",
+                "spec.containers[0].securityContext.seLinuxOptions: Required value"
+            ]
+        );
+    }
+
+    #[test]
+    fn apparmor_profiles_follow_the_allowed_list() {
+        let psp = annotated_policy("p", json!({APPARMOR_ALLOWED: "runtime/default"}), json!({}));
+        let key = "container.apparmor.security.beta.kubernetes.io/app";
+        let with = |profile: &str| {
+            json!({"metadata": {"name": "web", "annotations": {key: profile}},
+                "spec": {"containers": [{"name": "app"}]}})
+        };
+        assert_eq!(
+            errors(&app_pod(json!({})), &psp),
+            [format!(
+                "pod.metadata.annotations[{key}]: Forbidden: AppArmor profile must be set"
+            )]
+        );
+        assert_eq!(
+            errors(&with("unconfined"), &psp),
+            [format!(
+                "pod.metadata.annotations[{key}]: Forbidden: unconfined is not an allowed profile. Allowed values: \"runtime/default\""
+            )]
+        );
+        assert!(errors(&with("runtime/default"), &psp).is_empty());
+        assert!(errors(&with("unconfined"), &policy("p", json!({}))).is_empty());
+    }
+
+    #[test]
+    fn runtime_class_is_defaulted_then_checked() {
+        let psp = policy(
+            "p",
+            json!({"runtimeClass": {"allowedRuntimeClassNames": ["gvisor"], "defaultRuntimeClassName": "gvisor"}}),
+        );
+        let kata = pod(json!({"runtimeClassName": "kata", "containers": []}));
+        assert_eq!(
+            errors(&kata, &psp),
+            ["spec.runtimeClassName: Invalid value: \"kata\""]
+        );
+        let mut unset = pod(json!({"containers": []}));
+        assert!(mutate_pod(&mut unset, &psp));
+        assert_eq!(unset["spec"]["runtimeClassName"], "gvisor");
+        assert!(errors(&unset, &psp).is_empty());
+    }
+
+    #[test]
+    fn pod_level_defaults() {
+        let psp = annotated_policy(
+            "p",
+            json!({SECCOMP_DEFAULT: "runtime/default", SECCOMP_ALLOWED: "runtime/default"}),
+            json!({
+                "fsGroup": {"rule": "MustRunAs", "ranges": [{"min": 2000, "max": 3000}]},
+                "supplementalGroups": {"rule": "MustRunAs", "ranges": [{"min": 5000, "max": 6000}]},
+                "seLinux": {"rule": "MustRunAs", "seLinuxOptions": {"level": "s0:c1"}}
+            }),
+        );
+        let mut bare = pod(json!({"containers": [{"name": "app"}]}));
+        assert!(mutate_pod(&mut bare, &psp));
+        assert_eq!(
+            bare,
+            json!({
+                "metadata": {"name": "web", "annotations": {SECCOMP_POD: "runtime/default"}},
+                "spec": {
+                    "securityContext": {"supplementalGroups": [5000], "fsGroup": 2000,
+                        "seLinuxOptions": {"level": "s0:c1"}},
+                    // The pod's seLinuxOptions count as the container's.
+                    "containers": [{"name": "app"}]
+                }
+            })
+        );
+        assert!(validate_pod(&bare, &psp).is_empty());
+        assert!(!mutate_pod(&mut bare, &psp), "defaults are applied once");
+        // Values already set stay; a profile in the field becomes the annotation.
+        let mut set = pod(
+            json!({"securityContext": {"fsGroup": 2500, "supplementalGroups": [5500],
+            "seLinuxOptions": {"level": "s0:c1"}, "seccompProfile": {"type": "Unconfined"}}}),
+        );
+        assert!(mutate_pod(&mut set, &psp));
+        assert_eq!(set["metadata"]["annotations"][SECCOMP_POD], "unconfined");
+        assert_eq!(set["spec"]["securityContext"]["fsGroup"], 2500);
+        assert_eq!(
+            set["spec"]["securityContext"]["supplementalGroups"],
+            json!([5500])
+        );
+    }
+
+    #[test]
+    fn container_defaults_go_to_the_container() {
+        let psp = policy(
+            "p",
+            json!({
+                "runAsUser": {"rule": "MustRunAs", "ranges": [{"min": 1000, "max": 2000}]},
+                "runAsGroup": {"rule": "MustRunAs", "ranges": [{"min": 3000, "max": 4000}]},
+                "defaultAddCapabilities": ["CHOWN", "AUDIT_WRITE", "KILL"],
+                "requiredDropCapabilities": ["NET_RAW", "ALL"],
+                "readOnlyRootFilesystem": true,
+                "allowPrivilegeEscalation": false
+            }),
+        );
+        let mut proxy = json!({"name": "proxy", "securityContext": {
+            "capabilities": {"add": ["SYS_TIME"], "drop": ["MKNOD", "KILL"]}}});
+        assert!(mutate_container(&mut proxy, None, &psp));
+        assert_eq!(
+            proxy["securityContext"],
+            json!({
+                "capabilities": {"add": ["AUDIT_WRITE", "CHOWN", "SYS_TIME"], "drop": ["ALL", "KILL", "MKNOD", "NET_RAW"]},
+                "runAsUser": 1000,
+                "runAsGroup": 3000,
+                "readOnlyRootFilesystem": true,
+                "allowPrivilegeEscalation": false
+            })
+        );
+        assert!(!mutate_container(&mut proxy, None, &psp));
+        // The policy's default for escalation comes before its `false`.
+        let defaulted = policy(
+            "p",
+            json!({"defaultAllowPrivilegeEscalation": true, "allowPrivilegeEscalation": false}),
+        );
+        let mut app = json!({"name": "app"});
+        assert!(mutate_container(&mut app, None, &defaulted));
+        assert_eq!(
+            app["securityContext"],
+            json!({"allowPrivilegeEscalation": true})
+        );
+    }
+
+    #[test]
+    fn capabilities_stay_as_written_when_nothing_is_new() {
+        let psp = policy(
+            "p",
+            json!({"defaultAddCapabilities": ["A"], "requiredDropCapabilities": ["NET_RAW"]}),
+        );
+        let original = json!({"name": "app", "securityContext": {
+            "capabilities": {"add": ["B", "A"], "drop": ["NET_RAW"]}}});
+        let mut container = original.clone();
+        assert!(!mutate_container(&mut container, None, &psp));
+        assert_eq!(container, original);
+        // A default add the container drops is not added.
+        let mut dropping =
+            json!({"name": "app", "securityContext": {"capabilities": {"drop": ["A", "NET_RAW"]}}});
+        assert!(!mutate_container(&mut dropping, None, &psp));
+    }
+
+    #[test]
+    fn pod_level_fields_suppress_container_defaults() {
+        let non_root = policy("p", json!({"runAsUser": {"rule": "MustRunAsNonRoot"}}));
+        let must = policy(
+            "p",
+            json!({"runAsUser": {"rule": "MustRunAs", "ranges": [{"min": 1000, "max": 2000}]},
+                "seLinux": {"rule": "MustRunAs", "seLinuxOptions": {"type": "t"}}}),
+        );
+        let pod_context = json!({"runAsUser": 1500, "seLinuxOptions": {"type": "t"}});
+        for psp in [&non_root, &must] {
+            let mut container = json!({"name": "app"});
+            assert!(!mutate_container(&mut container, Some(&pod_context), psp));
+            assert_eq!(container, json!({"name": "app"}));
+        }
+        let mut alone = json!({"name": "app"});
+        assert!(mutate_container(&mut alone, None, &non_root));
+        assert_eq!(alone["securityContext"], json!({"runAsNonRoot": true}));
+        let mut alone = json!({"name": "app"});
+        assert!(mutate_container(&mut alone, None, &must));
+        assert_eq!(
+            alone["securityContext"],
+            json!({"runAsUser": 1000, "seLinuxOptions": {"type": "t"}})
+        );
+    }
+
+    #[test]
+    fn apparmor_defaults_are_pod_annotations() {
+        let psp = annotated_policy("p", json!({APPARMOR_DEFAULT: "runtime/default"}), json!({}));
+        assert_eq!(
+            apparmor_annotation(&psp, "app"),
+            Some((
+                "container.apparmor.security.beta.kubernetes.io/app".to_string(),
+                "runtime/default".to_string()
+            ))
+        );
+        assert_eq!(apparmor_annotation(&policy("p", json!({})), "app"), None);
+        let mut two = json!({
+            "metadata": {"annotations": {"container.apparmor.security.beta.kubernetes.io/b": "unconfined"}},
+            "spec": {"initContainers": [{"name": "a"}], "containers": [{"name": "b"}]}
+        });
+        assert!(mutate_pod(&mut two, &psp));
+        assert_eq!(
+            two["metadata"]["annotations"],
+            json!({
+                "container.apparmor.security.beta.kubernetes.io/a": "runtime/default",
+                "container.apparmor.security.beta.kubernetes.io/b": "unconfined"
+            })
+        );
+    }
+
+    #[test]
+    fn an_unmutating_policy_beats_an_earlier_mutating_one() {
+        let mutating = policy("a-restricted", json!({"readOnlyRootFilesystem": true}));
+        let permissive = policy("b-permissive", json!({}));
+        let app = app_pod(json!({}));
+        let admitted = admit(&app, &[&permissive, &mutating]).expect("admitted");
+        assert_eq!(admitted.policy, "b-permissive");
+        assert!(!admitted.mutated);
+        let mut expected = app.clone();
+        expected["metadata"]["annotations"] = json!({"kubernetes.io/psp": "b-permissive"});
+        assert_eq!(admitted.pod, expected);
+    }
+
+    #[test]
+    fn mutating_policies_are_tried_in_name_order() {
+        let user = |uid: i64| json!({"runAsUser": {"rule": "MustRunAs", "ranges": [{"min": uid, "max": uid}]}});
+        let (a, b) = (policy("a", user(1000)), policy("b", user(2000)));
+        let admitted = admit(&app_pod(json!({})), &[&b, &a]).expect("admitted");
+        assert_eq!(admitted.policy, "a");
+        assert!(admitted.mutated);
+        assert_eq!(
+            admitted.pod["spec"]["containers"][0]["securityContext"]["runAsUser"],
+            1000
+        );
+        assert_eq!(
+            admitted.pod["metadata"]["annotations"]["kubernetes.io/psp"],
+            "a"
+        );
+        // A policy the pod already satisfies is still preferred, whatever its name.
+        let admitted = admit(&app_pod(json!({"runAsUser": 2000})), &[&a, &b]).expect("admitted");
+        assert_eq!((admitted.policy.as_str(), admitted.mutated), ("b", false));
+    }
+
+    #[test]
+    fn every_policy_failing_is_one_aggregated_message() {
+        let a = policy("a", json!({"hostNetwork": true}));
+        let b = policy("b", json!({"privileged": true}));
+        let bad = pod(json!({"hostNetwork": true,
+            "containers": [{"name": "app", "securityContext": {"privileged": true}}]}));
+        let refused = admit(&bad, &[&b, &a]).expect_err("refused");
+        assert_eq!(
+            super::super::forbidden("web", &refused),
+            "pods \"web\" is forbidden: PodSecurityPolicy: unable to admit pod: [\
+             spec.containers[0].securityContext.privileged: Invalid value: true: Privileged containers are not allowed \
+             spec.securityContext.hostNetwork: Invalid value: true: Host network is not allowed to be used]"
+        );
+    }
+
+    #[test]
+    fn without_a_usable_policy_there_is_no_provider() {
+        let none = "PodSecurityPolicy: no providers available to validate pod request";
+        let app = app_pod(json!({}));
+        assert_eq!(admit(&app, &[]), Err(none.to_string()));
+        // The API requires the four strategies; a policy without one is skipped.
+        let incomplete =
+            json!({"metadata": {"name": "x"}, "spec": {"runAsUser": {"rule": "RunAsAny"}}});
+        let no_ranges = policy("y", json!({"fsGroup": {"rule": "MustRunAs"}}));
+        assert_eq!(
+            validate(&app, &[&incomplete, &no_ranges]),
+            Err(none.to_string())
+        );
+        assert_eq!(
+            admit(&app, &[&incomplete, &policy("z", json!({}))]).map(|a| a.policy),
+            Ok("z".to_string())
+        );
+    }
+
+    #[test]
+    fn validate_tries_the_annotated_policy_first() {
+        let (a, b) = (policy("a", json!({})), policy("b", json!({})));
+        let mut app = app_pod(json!({}));
+        assert_eq!(validate(&app, &[&b, &a]), Ok("a".to_string()));
+        app["metadata"]["annotations"] = json!({"kubernetes.io/psp": "b"});
+        assert_eq!(validate(&app, &[&a, &b]), Ok("b".to_string()));
+        // A policy that would change the pod is passed over, without an error.
+        let restricted = policy("a", json!({"readOnlyRootFilesystem": true}));
+        app["metadata"]["annotations"] = json!({"kubernetes.io/psp": "a"});
+        assert_eq!(validate(&app, &[&restricted, &b]), Ok("b".to_string()));
+        assert_eq!(
+            validate(&app, &[&restricted]),
+            Err("PodSecurityPolicy: unable to validate pod: []".to_string())
+        );
+        let privileged = app_pod(json!({"privileged": true}));
+        assert_eq!(
+            validate(&privileged, &[&a]),
+            Err("PodSecurityPolicy: unable to validate pod: [spec.containers[0].securityContext.privileged: Invalid value: true: Privileged containers are not allowed]".to_string())
+        );
+    }
+
+    #[test]
+    fn admit_defaults_the_seccomp_profile() {
+        let psp = annotated_policy(
+            "p",
+            json!({SECCOMP_DEFAULT: "runtime/default", SECCOMP_ALLOWED: "runtime/default"}),
+            json!({}),
+        );
+        let admitted = admit(&app_pod(json!({})), &[&psp]).expect("admitted");
+        assert!(admitted.mutated);
+        assert_eq!(
+            admitted.pod["metadata"]["annotations"][SECCOMP_POD],
+            "runtime/default"
+        );
+        // A default with no allowed list fails its own validation.
+        let unlisted =
+            annotated_policy("q", json!({SECCOMP_DEFAULT: "runtime/default"}), json!({}));
+        assert_eq!(
+            admit(&app_pod(json!({})), &[&unlisted]).expect_err("refused"),
+            "PodSecurityPolicy: unable to admit pod: [\
+             pod.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: Forbidden: seccomp may not be set \
+             pod.metadata.annotations[container.seccomp.security.alpha.kubernetes.io/app]: Forbidden: seccomp may not be set]"
+        );
+    }
+
+    #[test]
+    fn malformed_input_does_not_panic() {
+        let psp = policy(
+            "p",
+            json!({"runAsUser": {"rule": "MustRunAs", "ranges": [{"min": 1, "max": 2}]},
+                "requiredDropCapabilities": ["ALL"], "readOnlyRootFilesystem": true}),
+        );
+        for mut odd in [
+            json!(42),
+            json!({"spec": "x"}),
+            json!({"metadata": [], "spec": {"securityContext": 1, "containers": "y", "volumes": [1, {}]}}),
+            json!({"spec": {"containers": [7, {"name": 3, "securityContext": "s", "ports": [{"hostPort": "80"}]}]}}),
+        ] {
+            let _ = validate_pod(&odd, &psp);
+            let _ = mutate_pod(&mut odd, &psp);
+            let _ = validate_pod(&odd, &psp);
+            let _ = admit(&odd, &[&psp, &json!(null)]);
+        }
+        let mut number = json!(42);
+        assert!(!mutate_pod(&mut number, &psp));
+        assert!(!mutate_container(&mut number, None, &psp));
+    }
+}

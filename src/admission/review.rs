@@ -1,0 +1,300 @@
+//! One workload through the apiserver, offline: the object is created (its
+//! pod template validated), then its controller creates a pod, which goes
+//! through the admission plugins in the apiserver's order.
+
+use serde_json::{Value, json};
+
+use super::{Verdict, api, forbidden, limit_ranger, pod_security, psp, quota};
+use crate::cluster::{ClusterContext, KubeVersion};
+use crate::workload::WorkloadType;
+
+/// What the apiserver would say about a workload, and the pod it would store.
+#[derive(Debug, Clone)]
+pub struct Review {
+    /// In the order the apiserver would reach them. The apiserver stops at
+    /// the first rejection; every validator's verdict is given here, so that
+    /// one run shows everything to fix.
+    pub verdicts: Vec<Verdict>,
+    /// The pod after the mutating plugins, when the workload was valid.
+    pub pod: Option<Value>,
+}
+
+/// Review `object`, a workload of `kind`, created in its namespace (or
+/// `default_namespace`) of a cluster at `version` with the policies of `cluster`.
+pub fn review(
+    object: &Value,
+    kind: &WorkloadType,
+    default_namespace: &str,
+    cluster: &ClusterContext,
+    version: KubeVersion,
+) -> Review {
+    let mut verdicts = Vec::new();
+    let template = kind
+        .template_path()
+        .iter()
+        .try_fold(object, |at, token| at.get(token))
+        .unwrap_or(&Value::Null);
+    let mut spec = template.get("spec").cloned().unwrap_or(Value::Null);
+    let prefix = spec_path(kind);
+
+    // Creating the workload: fields of disabled features dropped, then validation.
+    for warning in api::drop_disabled_fields(&mut spec, &prefix, version) {
+        verdicts.push(Verdict::warning("apiserver", warning));
+    }
+    let (errors, warnings) = api::validate(&spec, &prefix, version);
+    verdicts.extend(
+        warnings
+            .into_iter()
+            .map(|w| Verdict::warning("apiserver", w)),
+    );
+    if !errors.is_empty() {
+        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        verdicts.push(Verdict::rejection(
+            "validation",
+            format!(
+                "{} {} is invalid: {}",
+                qualified_kind(kind),
+                super::field::go_quote(&super::object_name(object)),
+                super::aggregate(&errors)
+            ),
+        ));
+        return Review {
+            verdicts,
+            pod: None,
+        };
+    }
+
+    // Creating its pod: defaulting, the mutating plugins, the validating plugins.
+    let namespace = object
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or(default_namespace)
+        .to_string();
+    let name = pod_name(object, kind);
+    let mut pod = pod_of(template, spec, &name, &namespace, kind);
+    if let Some(spec) = pod.get_mut("spec") {
+        api::default_requests(spec);
+    }
+    let limit_ranges = cluster.objects("LimitRange", &namespace);
+    limit_ranger::admit(&mut pod, &limit_ranges);
+    let psps = cluster.objects("PodSecurityPolicy", "");
+    if version.has_pod_security_policy() && !psps.is_empty() {
+        match psp::admit(&pod, &psps) {
+            Ok(admitted) => pod = admitted.pod,
+            Err(message) => verdicts.push(Verdict::rejection(
+                "PodSecurityPolicy",
+                forbidden(&name, &message),
+            )),
+        }
+    }
+    if let Some(message) = limit_ranger::validate(&pod, &limit_ranges, version) {
+        verdicts.push(Verdict::rejection(
+            "LimitRanger",
+            forbidden(&name, &message),
+        ));
+    }
+    verdicts.extend(pod_security::review(
+        cluster.namespace_labels(&namespace),
+        version,
+        &pod,
+        &name,
+    ));
+    if let Some(message) = quota::check(&pod, &cluster.objects("ResourceQuota", &namespace)) {
+        verdicts.push(Verdict::rejection(
+            "ResourceQuota",
+            forbidden(&name, &message),
+        ));
+    }
+    Review {
+        verdicts,
+        pod: Some(pod),
+    }
+}
+
+/// Where the pod spec sits in the object, as a field path.
+fn spec_path(kind: &WorkloadType) -> String {
+    match kind.template_path().as_slice() {
+        [] => "spec".to_string(),
+        path => format!("{}.spec", path.join(".")),
+    }
+}
+
+/// `Deployment.apps`, `Pod`: the kind as the apiserver's "is invalid" messages print it.
+fn qualified_kind(kind: &WorkloadType) -> String {
+    match kind.api_version.split_once('/') {
+        Some((group, _)) => format!("{}.{group}", kind.kind),
+        None => kind.kind.clone(),
+    }
+}
+
+/// The name the pods of a workload get in the apiserver's messages: a Pod's
+/// own name; `web-0` for the first pod of StatefulSet `web`; otherwise the
+/// prefix the controller generates names from, `web-` (a Deployment's pods
+/// also carry a hash of the template, `web-5d4b9c8f7-`, which the tool
+/// cannot compute offline, so it is left out).
+pub fn pod_name(object: &Value, kind: &WorkloadType) -> String {
+    let name = super::object_name(object);
+    if kind.template_path().is_empty() {
+        return name;
+    }
+    if kind.kind == "StatefulSet" {
+        return format!("{name}-0");
+    }
+    format!("{name}-")
+}
+
+/// The Pod the controller would create from `template`.
+fn pod_of(
+    template: &Value,
+    spec: Value,
+    name: &str,
+    namespace: &str,
+    kind: &WorkloadType,
+) -> Value {
+    let metadata = template.get("metadata");
+    let mut meta = serde_json::Map::new();
+    if kind.template_path().is_empty() || kind.kind == "StatefulSet" {
+        meta.insert("name".into(), json!(name));
+    } else {
+        meta.insert("generateName".into(), json!(name));
+    }
+    meta.insert("namespace".into(), json!(namespace));
+    for field in ["labels", "annotations"] {
+        if let Some(value) = metadata
+            .and_then(|m| m.get(field))
+            .filter(|v| v.is_object())
+        {
+            meta.insert(field.into(), value.clone());
+        }
+    }
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::builtin_types;
+
+    fn kind(name: &str) -> WorkloadType {
+        builtin_types()
+            .into_iter()
+            .find(|t| t.kind == name)
+            .expect("a built-in kind")
+    }
+
+    fn context(objects: &[Value]) -> ClusterContext {
+        let mut cluster = ClusterContext::new(Vec::new());
+        for object in objects {
+            cluster.add(object, "shop");
+        }
+        cluster
+    }
+
+    fn deployment(containers: Value, inits: Value) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": containers, "initContainers": inits}}}})
+    }
+
+    fn messages(review: &Review) -> Vec<String> {
+        review.verdicts.iter().map(|v| v.message.clone()).collect()
+    }
+
+    #[test]
+    fn quota_and_limit_range_verdicts_name_the_pod() {
+        let cluster = context(&[
+            json!({"kind": "ResourceQuota", "metadata": {"name": "mem"}, "spec": {"hard": {"limits.memory": "8Gi"}}}),
+            json!({"kind": "LimitRange", "metadata": {"name": "max"}, "spec": {"limits": [{"type": "Container", "max": {"memory": "1Gi"}}]}}),
+        ]);
+        let web = deployment(
+            json!([{"name": "app", "resources": {"limits": {"memory": "2Gi"}}}, {"name": "linkerd-proxy"}]),
+            json!([]),
+        );
+        let review = review(
+            &web,
+            &kind("Deployment"),
+            "default",
+            &cluster,
+            KubeVersion::new(1, 33),
+        );
+        // The LimitRange's max is the default limit: the proxy gets 1Gi, the app keeps its 2Gi.
+        assert_eq!(
+            messages(&review),
+            [
+                "pods \"web-\" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi"
+            ]
+        );
+        let pod = review.pod.expect("a pod");
+        assert_eq!(
+            pod["spec"]["containers"][1]["resources"]["limits"]["memory"],
+            "1Gi"
+        );
+        assert_eq!(
+            pod["metadata"]["annotations"]["kubernetes.io/limit-ranger"],
+            "LimitRanger plugin set: memory request for container linkerd-proxy; memory limit for container linkerd-proxy"
+        );
+        let quota_only = context(&[
+            json!({"kind": "ResourceQuota", "metadata": {"name": "mem"}, "spec": {"hard": {"limits.memory": "8Gi"}}}),
+        ]);
+        let review = super::review(
+            &web,
+            &kind("Deployment"),
+            "default",
+            &quota_only,
+            KubeVersion::new(1, 33),
+        );
+        assert_eq!(
+            messages(&review),
+            [
+                "pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: linkerd-proxy"
+            ]
+        );
+    }
+
+    #[test]
+    fn invalid_templates_stop_before_the_pod() {
+        let web = deployment(
+            json!([{"name": "app"}]),
+            json!([{"name": "linkerd-proxy", "restartPolicy": "Always", "startupProbe": {"httpGet": {"port": 4191}}}]),
+        );
+        let cluster = context(&[]);
+        let ok = review(
+            &web,
+            &kind("Deployment"),
+            "default",
+            &cluster,
+            KubeVersion::new(1, 29),
+        );
+        assert!(ok.verdicts.is_empty(), "{:?}", ok.verdicts);
+        let old = review(
+            &web,
+            &kind("Deployment"),
+            "default",
+            &cluster,
+            KubeVersion::new(1, 28),
+        );
+        assert_eq!(
+            messages(&old),
+            [
+                "spec.template.spec.initContainers[0].restartPolicy is dropped by the apiserver (the SidecarContainers feature gate is off by default in 1.28): init container linkerd-proxy must exit before the app containers start",
+                "Deployment.apps \"web\" is invalid: spec.template.spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always"
+            ]
+        );
+        assert!(old.pod.is_none());
+    }
+
+    #[test]
+    fn pods_are_named_as_their_controllers_name_them() {
+        let object = json!({"metadata": {"name": "db"}});
+        assert_eq!(pod_name(&object, &kind("StatefulSet")), "db-0");
+        assert_eq!(pod_name(&object, &kind("Job")), "db-");
+        assert_eq!(
+            pod_name(&json!({"metadata": {"generateName": "x-"}}), &kind("Pod")),
+            "x-"
+        );
+        assert_eq!(qualified_kind(&kind("Pod")), "Pod");
+        assert_eq!(qualified_kind(&kind("CronJob")), "CronJob.batch");
+    }
+}

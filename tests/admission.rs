@@ -1,0 +1,515 @@
+//! What the cluster would say: injected workloads checked against the
+//! namespace's policies, with the apiserver's own messages, run as a user
+//! runs the tool (`--context` files, `--kube-version`, `--warn-only`).
+
+mod common;
+
+use serde_json::Value;
+
+/// A Deployment `web` in namespace `shop` whose one container is `container` (YAML flow).
+fn deployment(container: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - {container}\n"
+    )
+}
+
+const APP: &str = "{name: web, image: nginx:1.27}";
+const SIZED_APP: &str = "{name: web, image: nginx:1.27, resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {cpu: 500m, memory: 256Mi}}}";
+
+/// Inject `manifest` with `policies` as `--context`, plus `args`; the files
+/// sit in a temporary directory that is the working directory.
+fn inject(manifest: &str, policies: &str, args: &[&str]) -> common::Run {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("deploy.yaml"), manifest).expect("write");
+    std::fs::write(dir.path().join("policies.yaml"), policies).expect("write");
+    let mut cmd = common::command();
+    cmd.current_dir(dir.path())
+        .args(["-f", "deploy.yaml", "--context", "policies.yaml"])
+        .args(args)
+        .write_stdin(Vec::new());
+    cmd.output().expect("runs").into()
+}
+
+/// The verdict lines the report gives under the object (rejections and the
+/// apiserver's warnings), without the injection's own notes.
+fn verdicts(run: &common::Run) -> Vec<String> {
+    let json = inject_report(run);
+    json["inputs"][0]["objects"][0]["verdicts"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|v| {
+                    format!(
+                        "{}: {}",
+                        v["severity"].as_str().unwrap_or_default(),
+                        v["message"].as_str().unwrap_or_default()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn inject_report(run: &common::Run) -> Value {
+    let start = run.stderr.find('{').expect("a JSON report");
+    let end = run.stderr.rfind('}').expect("a JSON report");
+    serde_json::from_str(&run.stderr[start..=end]).expect("the report is JSON")
+}
+
+/// Run with the JSON report and return the verdicts.
+fn check(manifest: &str, policies: &str, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["--report", "json", "--warn-only"];
+    all.extend_from_slice(args);
+    let run = inject(manifest, policies, &all);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    verdicts(&run)
+}
+
+const QUOTA: &str = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: mem, namespace: shop}\nspec:\n  hard: {limits.memory: 8Gi, requests.cpu: \"4\"}\n";
+
+#[test]
+fn a_rejection_fails_the_run_and_writes_nothing() {
+    let run = inject(&deployment(APP), QUOTA, &[]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "", "nothing for kubectl apply to apply");
+    assert!(
+        run.stderr.contains(
+            "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n  deploy.yaml: deployment/web: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web; requests.cpu for: web\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("\n  rejected: pods \"web-\" is forbidden: failed quota: mem:")
+    );
+
+    // --warn-only: the same, as a warning, and the output is written.
+    let run = inject(&deployment(APP), QUOTA, &["--warn-only"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("name: linkerd-proxy"));
+    assert!(run.stderr.contains("\n  warning: would be rejected: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web; requests.cpu for: web\n"), "{}", run.stderr);
+
+    // In place: no file is touched.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("deploy.yaml");
+    std::fs::write(&path, deployment(APP)).expect("write");
+    std::fs::write(dir.path().join("policies.yaml"), QUOTA).expect("write");
+    let mut cmd = common::command();
+    cmd.current_dir(dir.path()).args([
+        "-f",
+        "deploy.yaml",
+        "--context",
+        "policies.yaml",
+        "--in-place",
+    ]);
+    let run: common::Run = cmd.output().expect("runs").into();
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("read"),
+        deployment(APP)
+    );
+}
+
+#[test]
+fn quota_must_specify_counts_the_injected_containers() {
+    // The proxy and its init container get what the quota tracks; the app sets it itself.
+    for version in ["1.14", "1.29", "1.33"] {
+        assert_eq!(
+            check(&deployment(SIZED_APP), QUOTA, &["--kube-version", version]),
+            Vec::<String>::new(),
+            "{version}"
+        );
+    }
+    // A quota scoped to Terminating pods does not apply to a Deployment's.
+    let scoped = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: jobs, namespace: shop}\nspec:\n  hard: {limits.memory: 1Gi}\n  scopes: [Terminating]\n";
+    assert!(check(&deployment(APP), scoped, &[]).is_empty());
+    // A quota the pod does not fit in.
+    let small = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: small, namespace: shop}\nspec:\n  hard: {limits.memory: 300Mi}\n";
+    assert_eq!(
+        check(&deployment(SIZED_APP), small, &[]),
+        [
+            "rejection: pods \"web-\" is forbidden: exceeded quota: small, requested: limits.memory=506Mi, used: limits.memory=0, limited: limits.memory=300Mi"
+        ]
+    );
+}
+
+#[test]
+fn limit_range_container_min_max_and_ratio() {
+    let max = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: limits, namespace: shop}\nspec:\n  limits:\n  - type: Container\n    max: {memory: 1Gi}\n    min: {cpu: 50m}\n";
+    // The injected containers get the LimitRange's defaults (default = max, request = min).
+    assert!(check(&deployment(SIZED_APP), max, &[]).is_empty());
+    let big =
+        "{name: web, image: nginx:1.27, resources: {requests: {cpu: 10m}, limits: {memory: 2Gi}}}";
+    assert_eq!(
+        check(&deployment(big), max, &[]),
+        [
+            "rejection: pods \"web-\" is forbidden: [minimum cpu usage per Container is 50m, but request is 10m, maximum memory usage per Container is 1Gi, but limit is 2Gi]"
+        ]
+    );
+    let ratio = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: ratio, namespace: shop}\nspec:\n  limits:\n  - type: Container\n    default: {memory: 256Mi}\n    defaultRequest: {memory: 128Mi}\n    maxLimitRequestRatio: {memory: \"4\"}\n";
+    assert!(check(&deployment(APP), ratio, &[]).is_empty());
+    assert_eq!(
+        check(
+            &deployment(APP),
+            ratio,
+            &[
+                "--set",
+                "proxyMemoryLimit=1Gi",
+                "--set",
+                "proxyMemoryRequest=64Mi"
+            ]
+        ),
+        [
+            "rejection: pods \"web-\" is forbidden: memory max limit to request ratio per Container is 4, but provided ratio is 16.000000"
+        ]
+    );
+}
+
+#[test]
+fn limit_range_pod_totals_count_sidecars_from_1_28() {
+    let pod_max = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: pod, namespace: shop}\nspec:\n  limits:\n  - type: Pod\n    max: {memory: 1Gi}\n";
+    let app = "{name: web, image: nginx:1.27, resources: {limits: {memory: 768Mi}}}";
+    // The proxy sets no memory limit: from 1.28 the pod total is what is set (768Mi);
+    // before, a limit not set by every app container left the total without one.
+    assert!(check(&deployment(app), pod_max, &["--kube-version", "1.29"]).is_empty());
+    assert_eq!(
+        check(&deployment(app), pod_max, &["--kube-version", "1.24"]),
+        [
+            "rejection: pods \"web-\" is forbidden: maximum memory usage per Pod is 1Gi.  No limit is specified"
+        ]
+    );
+    // A native proxy's limit is added to the app's.
+    assert_eq!(
+        check(
+            &deployment(app),
+            pod_max,
+            &["--kube-version", "1.33", "--set", "proxyMemoryLimit=512Mi"]
+        ),
+        [
+            "rejection: pods \"web-\" is forbidden: maximum memory usage per Pod is 1Gi, but limit is 1280Mi"
+        ]
+    );
+}
+
+#[test]
+fn native_sidecars_before_1_29_are_dropped_and_invalid() {
+    let policies = "";
+    assert!(
+        check(
+            &deployment(APP),
+            policies,
+            &["--kube-version", "1.29", "--native-sidecar", "always"]
+        )
+        .is_empty()
+    );
+    let at_1_28 = check(
+        &deployment(APP),
+        policies,
+        &["--kube-version", "1.28", "--native-sidecar", "always"],
+    );
+    assert_eq!(
+        at_1_28.first().map(String::as_str),
+        Some(
+            "warning: spec.template.spec.initContainers[1].restartPolicy is dropped by the apiserver (the SidecarContainers feature gate is off by default in 1.28): init container linkerd-proxy must exit before the app containers start"
+        )
+    );
+    assert_eq!(
+        at_1_28.last().map(String::as_str),
+        Some(
+            "rejection: Deployment.apps \"web\" is invalid: [spec.template.spec.initContainers[1].livenessProbe: Forbidden: may not be set for init containers without restartPolicy=Always, spec.template.spec.initContainers[1].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always, spec.template.spec.initContainers[1].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always]"
+        )
+    );
+    let at_1_14 = check(
+        &deployment(APP),
+        policies,
+        &["--kube-version", "1.14", "--native-sidecar", "always"],
+    );
+    assert!(
+        at_1_14.first().is_some_and(|w| w.starts_with(
+            "warning: unknown field \"spec.template.spec.initContainers[1].restartPolicy\""
+        )),
+        "{at_1_14:?}"
+    );
+    assert!(
+        at_1_14.last().is_some_and(|w| w.contains("[spec.template.spec.initContainers[1].livenessProbe: Invalid value: &core.Probe{...}: must not be set for init containers, spec.template.spec.initContainers[1].readinessProbe: Invalid value: &core.Probe{...}: must not be set for init containers]")),
+        "{at_1_14:?}"
+    );
+}
+
+#[test]
+fn sleep_hooks_must_fit_the_grace_period() {
+    let app = "{name: web, image: nginx:1.27, lifecycle: {preStop: {sleep: {seconds: 40}}}}";
+    assert_eq!(
+        check(&deployment(app), "", &["--kube-version", "1.30"]),
+        [
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
+        ]
+    );
+    assert_eq!(
+        check(&deployment(app), "", &["--kube-version", "1.33"]),
+        [
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)"
+        ]
+    );
+    let fits = "{name: web, image: nginx:1.27, lifecycle: {preStop: {sleep: {seconds: 20}}}}";
+    assert!(check(&deployment(fits), "", &["--kube-version", "1.33"]).is_empty());
+}
+
+#[test]
+fn ports_the_proxy_shares_are_warned_about() {
+    let app = "{name: web, image: nginx:1.27, ports: [{containerPort: 4191}]}";
+    assert_eq!(
+        check(&deployment(app), "", &[]),
+        [
+            "warning: spec.template.spec.containers[0].ports[0]: duplicate port definition with spec.template.spec.initContainers[1].ports[1]"
+        ]
+    );
+}
+
+/// A namespace with every policy: Pod Security `restricted` (enforce, warn
+/// and audit), a LimitRange with defaults, min, max, ratio and a Pod item, a
+/// ResourceQuota on every compute resource, and (up to 1.24) a restrictive
+/// PodSecurityPolicy that allows the volumes a mesh needs.
+const GUARDED_NAMESPACE: &str = r#"apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  labels:
+    pod-security.kubernetes.io/enforce: restricted
+    pod-security.kubernetes.io/warn: restricted
+    pod-security.kubernetes.io/audit: restricted
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: limits, namespace: shop}
+spec:
+  limits:
+  - type: Container
+    default: {cpu: 500m, memory: 256Mi}
+    defaultRequest: {cpu: 50m, memory: 64Mi}
+    max: {memory: 1Gi}
+    min: {cpu: 10m}
+    maxLimitRequestRatio: {memory: "8"}
+  - type: Pod
+    max: {memory: 2Gi}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: compute, namespace: shop}
+spec:
+  hard: {requests.cpu: "8", requests.memory: 8Gi, limits.cpu: "16", limits.memory: 16Gi, pods: "50"}
+---
+apiVersion: policy/v1beta1
+kind: PodSecurityPolicy
+metadata:
+  name: meshed
+  annotations:
+    seccomp.security.alpha.kubernetes.io/allowedProfileNames: runtime/default
+    seccomp.security.alpha.kubernetes.io/defaultProfileName: runtime/default
+spec:
+  privileged: false
+  allowPrivilegeEscalation: false
+  requiredDropCapabilities: [ALL]
+  runAsUser: {rule: MustRunAsNonRoot}
+  seLinux: {rule: RunAsAny}
+  supplementalGroups: {rule: RunAsAny}
+  fsGroup: {rule: RunAsAny}
+  volumes: [configMap, emptyDir, projected, secret, downwardAPI, persistentVolumeClaim]
+"#;
+
+/// An app that meets `restricted` itself.
+const RESTRICTED_APP: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 1000
+        seccompProfile: {type: RuntimeDefault}
+      containers:
+      - name: web
+        image: nginx:1.27
+        resources:
+          requests: {cpu: 100m, memory: 128Mi}
+          limits: {cpu: 500m, memory: 512Mi}
+        securityContext:
+          allowPrivilegeEscalation: false
+          capabilities: {drop: [ALL]}
+"#;
+
+/// A namespace of an older cluster: PodSecurityPolicy only, allowing the
+/// iptables init containers' capabilities and root user.
+const LEGACY_NAMESPACE: &str = r#"apiVersion: v1
+kind: LimitRange
+metadata: {name: limits, namespace: shop}
+spec:
+  limits:
+  - type: Container
+    default: {cpu: 500m, memory: 256Mi}
+    max: {memory: 1Gi}
+---
+apiVersion: v1
+kind: ResourceQuota
+metadata: {name: compute, namespace: shop}
+spec:
+  hard: {requests.memory: 8Gi, limits.memory: 16Gi}
+---
+apiVersion: policy/v1beta1
+kind: PodSecurityPolicy
+metadata:
+  name: meshed
+  annotations: {seccomp.security.alpha.kubernetes.io/allowedProfileNames: '*'}
+spec:
+  privileged: false
+  allowedCapabilities: [NET_ADMIN, NET_RAW]
+  requiredDropCapabilities: [NET_RAW]
+  runAsUser: {rule: RunAsAny}
+  seLinux: {rule: RunAsAny}
+  supplementalGroups: {rule: RunAsAny}
+  fsGroup: {rule: RunAsAny}
+  volumes: ['*']
+"#;
+
+#[test]
+fn the_injection_meets_every_policy_it_can() {
+    let mut checked = 0;
+    for version in ["1.24", "1.29", "1.33", "1.37"] {
+        for profile in ["linkerd", "istio"] {
+            for native in ["auto", "never"] {
+                let args = [
+                    "--kube-version",
+                    version,
+                    "--profile",
+                    profile,
+                    "--native-sidecar",
+                    native,
+                    "--set",
+                    "cni=true",
+                ];
+                let run = inject(RESTRICTED_APP, GUARDED_NAMESPACE, &args);
+                assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+                assert!(!run.stderr.contains("rejected"), "{args:?}: {}", run.stderr);
+                checked += 1;
+            }
+        }
+    }
+    // Older clusters with a PodSecurityPolicy: the iptables init containers, classic sidecars.
+    for version in ["1.14", "1.22", "1.24"] {
+        for profile in ["linkerd", "istio"] {
+            let args = ["--kube-version", version, "--profile", profile];
+            let run = inject(RESTRICTED_APP, LEGACY_NAMESPACE, &args);
+            assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 22);
+}
+
+#[test]
+fn restricted_with_an_iptables_init_container_is_rejected_with_the_fix() {
+    let run = inject(RESTRICTED_APP, GUARDED_NAMESPACE, &["-q"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n  deploy.yaml: deployment/web: pods \"web-\" is forbidden: violates PodSecurity \"restricted:latest\": unrestricted capabilities (container \"linkerd-init\" must not include \"NET_ADMIN\", \"NET_RAW\" in securityContext.capabilities.add)\n    fix: linkerd-init adds NET_ADMIN and NET_RAW, which Pod Security \"restricted\" forbids: use CNI mode (--set cni=true) so that no iptables init container is needed\n"
+    );
+    let istio = check(
+        RESTRICTED_APP,
+        GUARDED_NAMESPACE,
+        &["--profile", "istio", "--kube-version", "1.29"],
+    );
+    let violations = "unrestricted capabilities (container \"istio-init\" must not include \"NET_ADMIN\", \"NET_RAW\" in securityContext.capabilities.add), runAsNonRoot != true (container \"istio-init\" must not set securityContext.runAsNonRoot=false), runAsUser=0 (container \"istio-init\" must not set runAsUser=0)";
+    // Enforce rejects; audit records the same (warn is not repeated over a rejection).
+    assert_eq!(
+        istio,
+        [
+            format!(
+                "rejection: pods \"web-\" is forbidden: violates PodSecurity \"restricted:latest\": {violations}"
+            ),
+            format!(
+                "warning: audit: would violate PodSecurity \"restricted:latest\": {violations}"
+            )
+        ]
+    );
+}
+
+#[test]
+fn pod_security_levels_versions_and_modes() {
+    let namespace = |labels: &str| {
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels: {{{labels}}}\n"
+        )
+    };
+    let privileged_app = "{name: web, image: nginx:1.27, securityContext: {privileged: true}}";
+    assert_eq!(
+        check(
+            &deployment(privileged_app),
+            &namespace("pod-security.kubernetes.io/enforce: baseline"),
+            &["--set", "cni=true"]
+        ),
+        [
+            "rejection: pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": privileged (container \"web\" must not set securityContext.privileged=true)"
+        ]
+    );
+    assert_eq!(
+        check(
+            &deployment(privileged_app),
+            &namespace(
+                "pod-security.kubernetes.io/warn: baseline, pod-security.kubernetes.io/warn-version: v1.29"
+            ),
+            &["--set", "cni=true"]
+        ),
+        [
+            "warning: would violate PodSecurity \"baseline:v1.29\": privileged (container \"web\" must not set securityContext.privileged=true)"
+        ]
+    );
+    // No Pod Security admission before 1.23.
+    assert!(
+        check(
+            &deployment(privileged_app),
+            &namespace("pod-security.kubernetes.io/enforce: baseline"),
+            &["--kube-version", "1.22", "--set", "cni=true"]
+        )
+        .is_empty()
+    );
+    // The iptables init container's capabilities break baseline too.
+    assert_eq!(
+        check(
+            &deployment(APP),
+            &namespace("pod-security.kubernetes.io/enforce: baseline"),
+            &[]
+        ),
+        [
+            "rejection: pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": non-default capabilities (container \"linkerd-init\" must not include \"NET_ADMIN\", \"NET_RAW\" in securityContext.capabilities.add)"
+        ]
+    );
+}
+
+#[test]
+fn pod_security_policy_verdicts_up_to_1_24() {
+    let psp = "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata: {name: strict}\nspec:\n  privileged: false\n  runAsUser: {rule: RunAsAny}\n  seLinux: {rule: RunAsAny}\n  supplementalGroups: {rule: RunAsAny}\n  fsGroup: {rule: RunAsAny}\n  volumes: ['*']\n";
+    // The iptables init container adds capabilities the policy does not allow.
+    assert_eq!(
+        check(&deployment(APP), psp, &["--kube-version", "1.24"]),
+        [
+            "rejection: pods \"web-\" is forbidden: PodSecurityPolicy: unable to admit pod: [spec.initContainers[0].securityContext.capabilities.add: Invalid value: \"NET_ADMIN\": capability may not be added spec.initContainers[0].securityContext.capabilities.add: Invalid value: \"NET_RAW\": capability may not be added]"
+        ]
+    );
+    assert!(
+        check(
+            &deployment(APP),
+            psp,
+            &["--kube-version", "1.24", "--set", "cni=true"]
+        )
+        .is_empty()
+    );
+    // From 1.25 there is no PodSecurityPolicy admission.
+    assert!(check(&deployment(APP), psp, &["--kube-version", "1.25"]).is_empty());
+}
