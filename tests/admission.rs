@@ -513,3 +513,35 @@ fn pod_security_policy_verdicts_up_to_1_24() {
     // From 1.25 there is no PodSecurityPolicy admission.
     assert!(check(&deployment(APP), psp, &["--kube-version", "1.25"]).is_empty());
 }
+
+/// The worked example in README.md is what the tool prints.
+#[test]
+fn the_readme_example_is_what_the_tool_prints() {
+    let readme = std::fs::read_to_string(common::repo().join("README.md")).expect("README");
+    let command = "$ kubectl mesh-inject -f testdata/admission/web.yaml --context testdata/admission/namespace.yaml\n";
+    let start = readme.find(command).expect("the example is in the README") + command.len();
+    let end = start + readme[start..].find("$ echo $?").expect("the example ends");
+    let mut cmd = common::command();
+    cmd.current_dir(common::repo()).args([
+        "-f",
+        "testdata/admission/web.yaml",
+        "--context",
+        "testdata/admission/namespace.yaml",
+    ]);
+    let run: common::Run = cmd.output().expect("runs").into();
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert_eq!(run.stderr, readme[start..end]);
+    let mut cmd = common::command();
+    cmd.current_dir(common::repo()).args([
+        "-q",
+        "-f",
+        "testdata/admission/web.yaml",
+        "--context",
+        "testdata/admission/namespace.yaml",
+        "--set",
+        "cni=true",
+    ]);
+    let run: common::Run = cmd.output().expect("runs").into();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
