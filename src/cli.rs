@@ -34,6 +34,64 @@ pub enum Command {
     Uninject(UninjectArgs),
     /// Print the effective profile (with --set values applied), to start your own from.
     Config(ProfileArgs),
+    /// Replay the apiserver's admission chain for every pod and pod template,
+    /// with the mutating webhooks in context (and their reinvocation).
+    Admit(AdmitArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  kubectl mesh-inject admit -f deploy.yaml --context cluster/ --trace\n  kubectl mesh-inject -f deploy.yaml --context cluster/ | kubectl mesh-inject admit --context cluster/\n  kubectl mesh-inject admit -f deploy.yaml --context cluster/ --compare --kube-version 1.14"
+)]
+pub struct AdmitArgs {
+    /// File or directory with manifests; `-` reads standard input (repeatable).
+    /// Without -f, standard input is read when it is not a terminal.
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    pub filenames: Vec<PathBuf>,
+    /// Descend into subdirectories of directories given with -f.
+    #[arg(short = 'R', long)]
+    pub recursive: bool,
+    /// Files or directories with cluster objects: LimitRange, ResourceQuota,
+    /// PodSecurityPolicy, Namespace, MutatingWebhookConfiguration and
+    /// WebhookEmulation (repeatable); objects in the input count too.
+    #[arg(long, value_name = "PATH")]
+    pub context: Vec<PathBuf>,
+    /// Kubernetes version of the apiserver to replay.
+    #[arg(long, value_name = "X.Y", default_value_t = KubeVersion::CURRENT)]
+    pub kube_version: KubeVersion,
+    /// Print every step: pass, plugin or webhook, whether it mutated, its patch.
+    #[arg(long)]
+    pub trace: bool,
+    /// Run both paths for each workload: the webhook path (the input as it
+    /// is) and the static path (injected by this tool first), and show where
+    /// they differ.
+    #[arg(long)]
+    pub compare: bool,
+    /// Output on standard output: text (a verdict line per object), or the
+    /// pods as they would be stored, as yaml or json.
+    #[arg(short = 'o', long, value_enum, default_value_t = AdmitFormat::Text)]
+    pub output: AdmitFormat,
+    /// Native sidecars for the mesh's injector: auto, always, never.
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub native_sidecar: Option<NativeSidecar>,
+    /// Namespace of objects that name none.
+    #[arg(short = 'n', long, default_value = "default")]
+    pub namespace: String,
+    /// Print no report on standard error.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Report format on standard error: text, or json (with every step).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text, value_name = "FORMAT")]
+    pub report: ReportFormat,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdmitFormat {
+    Text,
+    Yaml,
+    Json,
 }
 
 #[derive(Debug, Args)]

@@ -63,12 +63,23 @@ impl fmt::Display for KubeVersion {
     }
 }
 
-/// The kinds the context keeps.
-const POLICY_KINDS: [&str; 4] = [
+/// The kinds the context keeps: the namespaces' policies, and the mutating
+/// webhooks with what they are declared to do (for `admit`).
+const POLICY_KINDS: [&str; 6] = [
     "LimitRange",
     "ResourceQuota",
     "PodSecurityPolicy",
     "Namespace",
+    "MutatingWebhookConfiguration",
+    crate::admission::webhook::EMULATION_KIND,
+];
+
+/// Kinds without a namespace.
+const CLUSTER_KINDS: [&str; 4] = [
+    "PodSecurityPolicy",
+    "Namespace",
+    "MutatingWebhookConfiguration",
+    crate::admission::webhook::EMULATION_KIND,
 ];
 
 #[derive(Debug, Clone)]
@@ -112,11 +123,12 @@ impl ClusterContext {
         if !self.wants(&kind, &name) {
             return;
         }
-        let namespace = match kind.as_str() {
-            "PodSecurityPolicy" | "Namespace" => String::new(),
-            _ => Some(text(metadata.and_then(|m| m.get("namespace"))))
+        let namespace = if CLUSTER_KINDS.contains(&kind.as_str()) {
+            String::new()
+        } else {
+            Some(text(metadata.and_then(|m| m.get("namespace"))))
                 .filter(|ns| !ns.is_empty())
-                .unwrap_or_else(|| default_namespace.to_string()),
+                .unwrap_or_else(|| default_namespace.to_string())
         };
         self.objects.push(ContextObject {
             kind,
@@ -139,12 +151,29 @@ impl ClusterContext {
             .collect()
     }
 
+    /// Every object of `kind`, whatever its namespace.
+    pub fn all_of_kind(&self, kind: &str) -> Vec<&Value> {
+        self.objects
+            .iter()
+            .filter(|o| o.kind == kind)
+            .map(|o| &o.value)
+            .collect()
+    }
+
     /// The labels of a Namespace object, when the context has it.
     pub fn namespace_labels(&self, namespace: &str) -> Option<&Map<String, Value>> {
         self.objects
             .iter()
             .find(|o| o.kind == "Namespace" && o.name == namespace)
             .and_then(|o| o.value.get("metadata")?.get("labels")?.as_object())
+    }
+
+    /// The annotations of a Namespace object, when the context has it.
+    pub fn namespace_annotations(&self, namespace: &str) -> Option<&Map<String, Value>> {
+        self.objects
+            .iter()
+            .find(|o| o.kind == "Namespace" && o.name == namespace)
+            .and_then(|o| o.value.get("metadata")?.get("annotations")?.as_object())
     }
 
     /// `data[key]` of an object.

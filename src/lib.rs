@@ -9,6 +9,7 @@
 //! [`pipeline`] runs one source through it; [`run`] runs a command line.
 
 pub mod admission;
+pub mod admit;
 pub mod cli;
 pub mod cluster;
 pub mod error;

@@ -56,6 +56,32 @@ pub fn json_stream(results: &[Processed]) -> String {
     text
 }
 
+/// Whole values as a YAML stream, in kubectl's block style (`admit -o yaml`).
+pub fn yaml_documents(values: &[&Value]) -> String {
+    let layout = crate::yaml::emit::Layout {
+        seq_indent: 0,
+        ..Default::default()
+    };
+    let mut out = String::new();
+    for (index, value) in values.iter().enumerate() {
+        if index > 0 {
+            out.push_str("---\n");
+        }
+        match value {
+            Value::Object(map) if !map.is_empty() => {
+                for (key, item) in map {
+                    out.push_str(&layout.block_entry(0, key, item));
+                }
+            }
+            other => {
+                out.push_str(&layout.flow(other));
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
 /// The JSON Patch of every object that changes, with where it came from.
 pub fn patches(results: &[Processed]) -> String {
     let entries: Vec<Value> = results

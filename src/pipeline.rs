@@ -141,7 +141,7 @@ pub fn process_all(
 /// Streams above this size are parsed in parallel, cut at document boundaries.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
-fn parse(source: &Source) -> Result<Vec<Document<'_>>, Error> {
+pub(crate) fn parse(source: &Source) -> Result<Vec<Document<'_>>, Error> {
     let text = source.text.as_str();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let points = if text.len() >= PARALLEL_MIN_BYTES {
@@ -174,7 +174,7 @@ fn parse(source: &Source) -> Result<Vec<Document<'_>>, Error> {
 }
 
 /// Add the context objects among `docs` to `cluster`.
-fn gather_context(
+pub(crate) fn gather_context(
     source: &Source,
     docs: &[Document<'_>],
     cluster: &mut ClusterContext,
@@ -453,8 +453,14 @@ fn plan_object(
     };
     let verdicts = match plan.outcome {
         Outcome::Injected | Outcome::AlreadyInjected => {
-            admission::review::review(&plan.result, kind, env.namespace, env.cluster, env.version)
-                .verdicts
+            let target = admission::review::Target {
+                default_namespace: env.namespace,
+                cluster: env.cluster,
+                version: env.version,
+                webhooks: &[],
+                injector: &admission::review::no_injector,
+            };
+            admission::review::review(&plan.result, kind, &target).verdicts
         }
         _ => Vec::new(),
     };

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use crate::cli::{
-    Cli, ColorChoice, Command, CommonArgs, Format, InjectArgs, NativeSidecar, ProfileArgs,
-    ReportFormat, SecurityContext,
+    AdmitArgs, AdmitFormat, Cli, ColorChoice, Command, CommonArgs, Format, InjectArgs,
+    NativeSidecar, ProfileArgs, ReportFormat, SecurityContext,
 };
 use crate::cluster::KubeVersion;
 use crate::error::Error;
@@ -32,6 +32,7 @@ pub enum Status {
 pub fn run(cli: Cli) -> Result<Status, Error> {
     match cli.command {
         Some(Command::Config(args)) => print_config(&args),
+        Some(Command::Admit(args)) => admit(args),
         Some(Command::Inject(args)) => transform(Action::Inject, args),
         Some(Command::Uninject(args)) => transform(
             Action::Uninject,
@@ -98,11 +99,7 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
         action,
         profile,
         flags,
-        native: args.native_sidecar.map(|n| match n {
-            NativeSidecar::Auto => NativeChoice::Auto,
-            NativeSidecar::Always => NativeChoice::Always,
-            NativeSidecar::Never => NativeChoice::Never,
-        }),
+        native: args.native_sidecar.map(native_choice),
         version: args.kube_version,
         security: match args.security_context {
             SecurityContext::Auto => SecurityMode::Auto,
@@ -190,6 +187,76 @@ fn write_report(common: &CommonArgs, results: &[Processed], warn_only: bool) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
+/// `admit`: the admission chain for every pod of the input.
+fn admit(args: AdmitArgs) -> Result<Status, Error> {
+    let (profile, _, flags) = load_profile(&args.profile)?;
+    let settings = crate::admit::Settings {
+        profile,
+        flags,
+        native: args.native_sidecar.map(native_choice),
+        version: args.kube_version,
+        namespace: args.namespace.clone(),
+        compare: args.compare,
+    };
+    let inputs = if args.filenames.is_empty() {
+        stdin_or_usage()?
+    } else {
+        args.filenames.clone()
+    };
+    let read_all = |paths: &[PathBuf]| -> Result<Vec<source::Source>, Error> {
+        source::expand(paths, args.recursive)?
+            .iter()
+            .map(|path| source::read(path.as_deref()))
+            .collect()
+    };
+    let sources = read_all(&inputs)?;
+    let context = read_all(&args.context)?;
+    let admitted = crate::admit::admit_all(&sources, &context, &settings)?;
+    let text = crate::admit::render(&admitted, args.trace);
+    match args.output {
+        AdmitFormat::Text => write_stdout(&text),
+        AdmitFormat::Yaml => {
+            write_stdout(&output::yaml_documents(&crate::admit::stored_pods(
+                &admitted,
+            )));
+        }
+        AdmitFormat::Json => {
+            let pods = crate::admit::stored_pods(&admitted);
+            let value = match pods.as_slice() {
+                [one] => (*one).clone(),
+                many => {
+                    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": many, "metadata": {}})
+                }
+            };
+            write_stdout(&(serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"));
+        }
+    }
+    if !args.quiet {
+        let report = match args.report {
+            ReportFormat::Json => {
+                serde_json::to_string_pretty(&crate::admit::json(&admitted)).unwrap_or_default()
+                    + "\n"
+            }
+            ReportFormat::Text if args.output != AdmitFormat::Text => text,
+            ReportFormat::Text => String::new(),
+        };
+        let _ = std::io::stderr().lock().write_all(report.as_bytes());
+    }
+    Ok(if admitted.iter().any(crate::admit::Admitted::rejected) {
+        Status::Rejected
+    } else {
+        Status::Done
+    })
+}
+
+fn native_choice(choice: NativeSidecar) -> NativeChoice {
+    match choice {
+        NativeSidecar::Auto => NativeChoice::Auto,
+        NativeSidecar::Always => NativeChoice::Always,
+        NativeSidecar::Never => NativeChoice::Never,
+    }
+}
+
 fn check_flags(common: &CommonArgs) -> Result<(), Error> {
     let mode = if common.diff {
         Some("--diff")
@@ -220,6 +287,11 @@ fn input_paths(common: &CommonArgs) -> Result<Vec<PathBuf>, Error> {
     if !common.filenames.is_empty() {
         return Ok(common.filenames.clone());
     }
+    stdin_or_usage()
+}
+
+/// Standard input, unless it is a terminal (then there is no input).
+fn stdin_or_usage() -> Result<Vec<PathBuf>, Error> {
     if std::io::stdin().is_terminal() {
         return Err(Error::Usage(
             "no input: give manifests with -f PATH, or pipe them on standard input".into(),

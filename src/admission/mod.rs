@@ -10,6 +10,7 @@
 //! functions over `serde_json` values.
 
 pub mod api;
+pub mod chain;
 pub mod field;
 pub mod limit_ranger;
 pub mod pod_security;
@@ -18,6 +19,7 @@ pub mod quantity;
 pub mod quota;
 pub mod resources;
 pub mod review;
+pub mod webhook;
 
 use std::fmt;
 

@@ -4,30 +4,42 @@
 
 use serde_json::{Value, json};
 
-use super::{Verdict, api, forbidden, limit_ranger, pod_security, psp, quota};
+use super::chain::{Admission, Chain, Injector};
+use super::webhook::Webhook;
+use super::{Verdict, api};
 use crate::cluster::{ClusterContext, KubeVersion};
 use crate::workload::WorkloadType;
 
-/// What the apiserver would say about a workload, and the pod it would store.
+/// What the apiserver would say about a workload, and what happened to its pod.
 #[derive(Debug, Clone)]
 pub struct Review {
     /// In the order the apiserver would reach them. The apiserver stops at
-    /// the first rejection; every validator's verdict is given here, so that
-    /// one run shows everything to fix.
+    /// the first rejection by a validating plugin; every validator's verdict
+    /// is given here, so that one run shows everything to fix.
     pub verdicts: Vec<Verdict>,
-    /// The pod after the mutating plugins, when the workload was valid.
-    pub pod: Option<Value>,
+    /// The pod through the admission chain, when the workload was valid.
+    pub admission: Option<Admission>,
 }
 
-/// Review `object`, a workload of `kind`, created in its namespace (or
-/// `default_namespace`) of a cluster at `version` with the policies of `cluster`.
-pub fn review(
-    object: &Value,
-    kind: &WorkloadType,
-    default_namespace: &str,
-    cluster: &ClusterContext,
-    version: KubeVersion,
-) -> Review {
+/// The cluster a workload is created in.
+pub struct Target<'a> {
+    /// Namespace of objects that name none.
+    pub default_namespace: &'a str,
+    pub cluster: &'a ClusterContext,
+    pub version: KubeVersion,
+    /// Mutating webhooks, in the apiserver's order (none for a pre-injected manifest's check).
+    pub webhooks: &'a [Webhook],
+    pub injector: &'a Injector<'a>,
+}
+
+/// An injector for chains without the mesh's webhook.
+pub fn no_injector(_: &Value) -> Result<Option<(Value, Value)>, String> {
+    Ok(None)
+}
+
+/// Review `object`, a workload of `kind`, created in its namespace (or the
+/// target's default one).
+pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Review {
     let mut verdicts = Vec::new();
     let template = kind
         .template_path()
@@ -35,81 +47,62 @@ pub fn review(
         .try_fold(object, |at, token| at.get(token))
         .unwrap_or(&Value::Null);
     let mut spec = template.get("spec").cloned().unwrap_or(Value::Null);
-    let prefix = spec_path(kind);
+    let is_pod = kind.template_path().is_empty();
 
-    // Creating the workload: fields of disabled features dropped, then validation.
-    for warning in api::drop_disabled_fields(&mut spec, &prefix, version) {
-        verdicts.push(Verdict::warning("apiserver", warning));
-    }
-    let (errors, warnings) = api::validate(&spec, &prefix, version);
-    verdicts.extend(
-        warnings
-            .into_iter()
-            .map(|w| Verdict::warning("apiserver", w)),
-    );
-    if !errors.is_empty() {
-        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        verdicts.push(Verdict::rejection(
-            "validation",
-            format!(
-                "{} {} is invalid: {}",
-                qualified_kind(kind),
-                super::field::go_quote(&super::object_name(object)),
-                super::aggregate(&errors)
-            ),
-        ));
-        return Review {
-            verdicts,
-            pod: None,
-        };
+    // Creating a workload: fields of disabled features dropped from its
+    // template, then validation. (A Pod goes through this after admission.)
+    if !is_pod {
+        let prefix = spec_path(kind);
+        let version = target.version;
+        for warning in api::drop_disabled_fields(&mut spec, &prefix, version) {
+            verdicts.push(Verdict::warning("apiserver", warning));
+        }
+        let (errors, warnings) = api::validate(&spec, &prefix, version);
+        verdicts.extend(
+            warnings
+                .into_iter()
+                .map(|w| Verdict::warning("apiserver", w)),
+        );
+        if !errors.is_empty() {
+            let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            verdicts.push(Verdict::rejection(
+                "validation",
+                format!(
+                    "{} {} is invalid: {}",
+                    qualified_kind(kind),
+                    super::field::go_quote(&super::object_name(object)),
+                    super::aggregate(&errors)
+                ),
+            ));
+            return Review {
+                verdicts,
+                admission: None,
+            };
+        }
     }
 
-    // Creating its pod: defaulting, the mutating plugins, the validating plugins.
+    // Creating its pod.
     let namespace = object
         .get("metadata")
         .and_then(|m| m.get("namespace"))
         .and_then(Value::as_str)
         .filter(|ns| !ns.is_empty())
-        .unwrap_or(default_namespace)
+        .unwrap_or(target.default_namespace)
         .to_string();
     let name = pod_name(object, kind);
-    let mut pod = pod_of(template, spec, &name, &namespace, kind);
-    if let Some(spec) = pod.get_mut("spec") {
-        api::default_requests(spec);
-    }
-    let limit_ranges = cluster.objects("LimitRange", &namespace);
-    limit_ranger::admit(&mut pod, &limit_ranges);
-    let psps = cluster.objects("PodSecurityPolicy", "");
-    if version.has_pod_security_policy() && !psps.is_empty() {
-        match psp::admit(&pod, &psps) {
-            Ok(admitted) => pod = admitted.pod,
-            Err(message) => verdicts.push(Verdict::rejection(
-                "PodSecurityPolicy",
-                forbidden(&name, &message),
-            )),
-        }
-    }
-    if let Some(message) = limit_ranger::validate(&pod, &limit_ranges, version) {
-        verdicts.push(Verdict::rejection(
-            "LimitRanger",
-            forbidden(&name, &message),
-        ));
-    }
-    verdicts.extend(pod_security::review(
-        cluster.namespace_labels(&namespace),
-        version,
-        &pod,
-        &name,
-    ));
-    if let Some(message) = quota::check(&pod, &cluster.objects("ResourceQuota", &namespace)) {
-        verdicts.push(Verdict::rejection(
-            "ResourceQuota",
-            forbidden(&name, &message),
-        ));
-    }
+    let pod = pod_of(template, spec, &name, &namespace, kind);
+    let chain = Chain {
+        version: target.version,
+        cluster: target.cluster,
+        webhooks: target.webhooks,
+        injector: target.injector,
+        template_checked: !is_pod,
+    };
+    let admission = chain.admit(pod, &namespace, &name);
+    verdicts.extend(admission.verdicts.iter().cloned());
     Review {
         verdicts,
-        pod: Some(pod),
+        admission: Some(admission),
     }
 }
 
@@ -184,6 +177,22 @@ mod tests {
             .expect("a built-in kind")
     }
 
+    fn check(
+        object: &Value,
+        kind: &WorkloadType,
+        cluster: &ClusterContext,
+        version: KubeVersion,
+    ) -> Review {
+        let target = Target {
+            default_namespace: "default",
+            cluster,
+            version,
+            webhooks: &[],
+            injector: &no_injector,
+        };
+        review(object, kind, &target)
+    }
+
     fn context(objects: &[Value]) -> ClusterContext {
         let mut cluster = ClusterContext::new(Vec::new());
         for object in objects {
@@ -212,13 +221,7 @@ mod tests {
             json!([{"name": "app", "resources": {"limits": {"memory": "2Gi"}}}, {"name": "linkerd-proxy"}]),
             json!([]),
         );
-        let review = review(
-            &web,
-            &kind("Deployment"),
-            "default",
-            &cluster,
-            KubeVersion::new(1, 33),
-        );
+        let review = check(&web, &kind("Deployment"), &cluster, KubeVersion::new(1, 33));
         // The LimitRange's max is the default limit: the proxy gets 1Gi, the app keeps its 2Gi.
         assert_eq!(
             messages(&review),
@@ -226,7 +229,7 @@ mod tests {
                 "pods \"web-\" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi"
             ]
         );
-        let pod = review.pod.expect("a pod");
+        let pod = review.admission.expect("a pod").pod;
         assert_eq!(
             pod["spec"]["containers"][1]["resources"]["limits"]["memory"],
             "1Gi"
@@ -238,10 +241,9 @@ mod tests {
         let quota_only = context(&[
             json!({"kind": "ResourceQuota", "metadata": {"name": "mem"}, "spec": {"hard": {"limits.memory": "8Gi"}}}),
         ]);
-        let review = super::review(
+        let review = check(
             &web,
             &kind("Deployment"),
-            "default",
             &quota_only,
             KubeVersion::new(1, 33),
         );
@@ -260,21 +262,9 @@ mod tests {
             json!([{"name": "linkerd-proxy", "restartPolicy": "Always", "startupProbe": {"httpGet": {"port": 4191}}}]),
         );
         let cluster = context(&[]);
-        let ok = review(
-            &web,
-            &kind("Deployment"),
-            "default",
-            &cluster,
-            KubeVersion::new(1, 29),
-        );
+        let ok = check(&web, &kind("Deployment"), &cluster, KubeVersion::new(1, 29));
         assert!(ok.verdicts.is_empty(), "{:?}", ok.verdicts);
-        let old = review(
-            &web,
-            &kind("Deployment"),
-            "default",
-            &cluster,
-            KubeVersion::new(1, 28),
-        );
+        let old = check(&web, &kind("Deployment"), &cluster, KubeVersion::new(1, 28));
         assert_eq!(
             messages(&old),
             [
@@ -282,7 +272,7 @@ mod tests {
                 "Deployment.apps \"web\" is invalid: spec.template.spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always"
             ]
         );
-        assert!(old.pod.is_none());
+        assert!(old.admission.is_none());
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub struct Profile {
     pub disable_annotation: Option<KeyValue>,
     /// Annotation the mesh's own injector leaves on a pod it injected.
     pub injection_marker: Option<String>,
+    /// The mesh's injecting webhook, as `admit` recognises and runs it.
+    pub injector_webhook: Option<InjectorWebhook>,
     #[serde(default)]
     pub foreign_sidecars: ForeignSidecars,
     /// Init containers that set up traffic capture, before the proxy.
@@ -80,6 +82,17 @@ pub struct Profile {
     /// Custom resources with pod templates, beside the built-in kinds.
     #[serde(default)]
     pub workloads: Vec<WorkloadType>,
+}
+
+/// The mesh's injecting webhook.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct InjectorWebhook {
+    /// Its name in a MutatingWebhookConfiguration, or the end of it after a dot.
+    pub name: String,
+    /// The annotation, on the pod or its namespace, without which it leaves a
+    /// pod alone (absent: its selectors decide alone).
+    pub opt_in: Option<KeyValue>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -1,0 +1,482 @@
+//! The admission chain for one pod CREATE, replayed as the apiserver runs it
+//! (`admission.md` §0, §4a, §5): API defaulting, the mutating phase (the
+//! in-tree plugins, then the webhooks, with at most one reinvocation pass),
+//! the dropping of fields behind disabled gates and validation, then the
+//! validating plugins. Every step is recorded for `--trace`.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+use super::webhook::{Behaviour, Reinvocation, Webhook, apply_declared};
+use super::{Verdict, api, forbidden, limit_ranger, pod_security, psp, quota};
+use crate::cluster::{ClusterContext, KubeVersion};
+
+/// One step of the chain, as `--trace` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// 0 before the mutating phase (API defaulting), 1 or 2 for its passes,
+    /// 3 for what follows it (dropped fields, validation, validating plugins).
+    pub pass: u8,
+    /// `LimitRanger`, `webhook a-prestop/prestop.example.com`, …
+    pub plugin: String,
+    pub mutated: bool,
+    /// The RFC 6902 patch of the step (empty when nothing changed).
+    pub patch: Value,
+    /// What else to know: why a webhook was not called, a verdict.
+    pub note: Option<String>,
+}
+
+/// What happened to the pod.
+#[derive(Debug, Clone)]
+pub struct Admission {
+    /// The pod as it would be stored (or as far as it got).
+    pub pod: Value,
+    pub verdicts: Vec<Verdict>,
+    pub trace: Vec<Step>,
+}
+
+impl Admission {
+    pub fn rejected(&self) -> bool {
+        self.verdicts
+            .iter()
+            .any(|v| v.severity == super::Severity::Rejection)
+    }
+}
+
+/// The mesh's injector as a webhook runs it: the injected pod and the JSON
+/// Patch the webhook returns, `None` to leave the pod alone, or why it failed.
+pub type Injector<'a> = dyn Fn(&Value) -> Result<Option<(Value, Value)>, String> + 'a;
+
+/// What a step did besides changing the pod.
+#[derive(Default)]
+struct Outcome {
+    note: Option<String>,
+    /// The patch as the plugin returned it (a webhook's); else the
+    /// difference of the pod before and after is recorded.
+    patch: Option<Value>,
+}
+
+impl Outcome {
+    fn note(text: impl Into<String>) -> Self {
+        Outcome {
+            note: Some(text.into()),
+            patch: None,
+        }
+    }
+}
+
+/// What the chain knows of the cluster.
+pub struct Chain<'a> {
+    pub version: KubeVersion,
+    pub cluster: &'a ClusterContext,
+    /// The mutating webhooks, in the apiserver's order.
+    pub webhooks: &'a [Webhook],
+    pub injector: &'a Injector<'a>,
+    /// The pod comes from a workload whose template the apiserver already
+    /// checked: its warnings are not reported again.
+    pub template_checked: bool,
+}
+
+/// Which webhooks the reinvocation bookkeeping has marked.
+#[derive(Default)]
+struct Reinvocations {
+    /// IfNeeded webhooks called since the object last changed.
+    since_last_change: BTreeSet<usize>,
+    /// Webhooks to call again in pass 2.
+    again: BTreeSet<usize>,
+    /// Some webhook changed the object: run the chain a second time.
+    second_pass: bool,
+}
+
+impl Chain<'_> {
+    /// CREATE `pod` (a Pod object) named `name` in `namespace`.
+    pub fn admit(&self, pod: Value, namespace: &str, name: &str) -> Admission {
+        let mut run = Run {
+            chain: self,
+            pod,
+            trace: Vec::new(),
+            verdicts: Vec::new(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        };
+        let _ = run.step(0, "API defaulting", |pod| {
+            if let Some(spec) = pod.get_mut("spec") {
+                api::default_requests(spec);
+            }
+            Ok(Outcome::default())
+        });
+        if run.mutating_phase() {
+            run.validation();
+        }
+        Admission {
+            pod: run.pod,
+            verdicts: run.verdicts,
+            trace: run.trace,
+        }
+    }
+}
+
+/// One CREATE in progress.
+struct Run<'c, 'a> {
+    chain: &'c Chain<'a>,
+    pod: Value,
+    trace: Vec<Step>,
+    verdicts: Vec<Verdict>,
+    namespace: String,
+    name: String,
+}
+
+impl Run<'_, '_> {
+    /// Run `change` on the pod and record it. Returns whether the pod changed.
+    fn step(
+        &mut self,
+        pass: u8,
+        plugin: &str,
+        change: impl FnOnce(&mut Value) -> Result<Outcome, String>,
+    ) -> Result<bool, String> {
+        let before = self.pod.clone();
+        let Outcome { note, patch } = change(&mut self.pod)?;
+        let mutated = self.pod != before;
+        let patch = match patch {
+            Some(patch) if mutated => patch,
+            _ if mutated => {
+                serde_json::to_value(json_patch::diff(&before, &self.pod)).unwrap_or(Value::Null)
+            }
+            _ => json!([]),
+        };
+        self.trace.push(Step {
+            pass,
+            plugin: plugin.to_string(),
+            mutated,
+            patch,
+            note,
+        });
+        Ok(mutated)
+    }
+
+    fn reject(&mut self, pass: u8, plugin: &'static str, message: String) {
+        self.trace.push(Step {
+            pass,
+            plugin: plugin.to_string(),
+            mutated: false,
+            patch: json!([]),
+            note: Some(format!("rejected: {message}")),
+        });
+        self.verdicts.push(Verdict::rejection(plugin, message));
+    }
+
+    /// Both passes of the mutating phase; false when a plugin rejected the pod.
+    fn mutating_phase(&mut self) -> bool {
+        let mut marks = Reinvocations::default();
+        let mut after_webhooks = Value::Null;
+        for pass in 1..=2u8 {
+            if pass == 2 && !marks.second_pass {
+                break;
+            }
+            if !self.in_tree_mutations(pass) {
+                return false;
+            }
+            if pass == 2 && self.pod != after_webhooks {
+                // The in-tree plugins changed the object since the webhooks saw
+                // it: every IfNeeded webhook called in pass 1 is called again.
+                marks.again.extend(marks.since_last_change.iter().copied());
+            }
+            if !self.webhooks(pass, &mut marks) {
+                return false;
+            }
+            after_webhooks = self.pod.clone();
+            // Reinvocation arrived in 1.15.
+            if self.chain.version < KubeVersion::new(1, 15) {
+                break;
+            }
+        }
+        true
+    }
+
+    /// LimitRanger, ServiceAccount and (up to 1.24) PodSecurityPolicy, in
+    /// the apiserver's order; false on a rejection.
+    fn in_tree_mutations(&mut self, pass: u8) -> bool {
+        let cluster = self.chain.cluster;
+        let limit_ranges = cluster.objects("LimitRange", &self.namespace);
+        let _ = self.step(pass, "LimitRanger", |pod| {
+            limit_ranger::admit(pod, &limit_ranges);
+            Ok(Outcome::default())
+        });
+        let version = self.chain.version;
+        let _ = self.step(pass, "ServiceAccount", |pod| {
+            mount_service_account_token(pod, version);
+            Ok(Outcome::default())
+        });
+        let psps = cluster.objects("PodSecurityPolicy", "");
+        if version.has_pod_security_policy() && !psps.is_empty() {
+            let admitted = self.step(pass, "PodSecurityPolicy", |pod| {
+                let admitted = psp::admit(pod, &psps)?;
+                *pod = admitted.pod;
+                Ok(Outcome::note(format!("policy {}", admitted.policy)))
+            });
+            if let Err(message) = admitted {
+                let message = forbidden(&self.name, &message);
+                self.reject(pass, "PodSecurityPolicy", message);
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The mutating webhooks of one pass; false on a rejection.
+    fn webhooks(&mut self, pass: u8, marks: &mut Reinvocations) -> bool {
+        let namespace_labels = self.namespace_labels();
+        for (index, webhook) in self.chain.webhooks.iter().enumerate() {
+            let policy = match webhook.reinvocation {
+                Reinvocation::Never => "Never",
+                Reinvocation::IfNeeded => "IfNeeded",
+            };
+            let plugin = format!("webhook {} ({policy})", webhook.id());
+            let pod_labels = self
+                .pod
+                .get("metadata")
+                .and_then(|m| m.get("labels"))
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            if pass == 2 && !marks.again.contains(&index) {
+                continue;
+            }
+            if !webhook.matches(&namespace_labels, &pod_labels) {
+                if pass == 1 {
+                    self.trace.push(Step {
+                        pass,
+                        plugin,
+                        mutated: false,
+                        patch: json!([]),
+                        note: Some("not called: its rules or selectors do not match".into()),
+                    });
+                }
+                continue;
+            }
+            let injector = self.chain.injector;
+            let called = self.step(pass, &plugin, |pod| {
+                let mut outcome = match &webhook.behaviour {
+                    Behaviour::MeshInjector => match injector(pod)? {
+                        Some((injected, patch)) => {
+                            *pod = injected;
+                            Outcome {
+                                note: None,
+                                patch: Some(patch),
+                            }
+                        }
+                        None => Outcome::note("the injector left the pod alone"),
+                    },
+                    Behaviour::NotEmulated => Outcome::note(NOT_EMULATED),
+                    Behaviour::Patch(patch) => {
+                        *pod = apply_declared(&webhook.behaviour, pod)?;
+                        Outcome {
+                            note: None,
+                            patch: Some(patch.clone()),
+                        }
+                    }
+                    declared => {
+                        *pod = apply_declared(declared, pod)?;
+                        Outcome::default()
+                    }
+                };
+                // The apiserver decodes the patched object and defaults it again.
+                let patched = pod.clone();
+                if let Some(spec) = pod.get_mut("spec") {
+                    api::default_requests(spec);
+                }
+                if *pod != patched && outcome.patch.is_some() {
+                    outcome.note = Some(format!(
+                        "then API defaulting: {}",
+                        serde_json::to_value(json_patch::diff(&patched, pod))
+                            .unwrap_or(Value::Null)
+                    ));
+                }
+                Ok(outcome)
+            });
+            if webhook.behaviour == Behaviour::NotEmulated && pass == 1 {
+                self.verdicts.push(Verdict::warning(
+                    "MutatingAdmissionWebhook",
+                    format!("webhook {}: {NOT_EMULATED}", webhook.id()),
+                ));
+            }
+            let changed = match called {
+                Ok(changed) => changed,
+                Err(error) => {
+                    let message = format!(
+                        "Internal error occurred: failed calling webhook \"{}\": {error}",
+                        webhook.name
+                    );
+                    self.reject(pass, "MutatingAdmissionWebhook", message);
+                    return false;
+                }
+            };
+            if changed && self.chain.version >= KubeVersion::new(1, 15) {
+                marks.again.append(&mut marks.since_last_change);
+                marks.second_pass = true;
+            }
+            if webhook.reinvocation == Reinvocation::IfNeeded {
+                marks.since_last_change.insert(index);
+            }
+        }
+        true
+    }
+
+    /// The namespace's labels, with the name label the apiserver sets on
+    /// every namespace from 1.21.
+    fn namespace_labels(&self) -> Map<String, Value> {
+        let mut labels = self
+            .chain
+            .cluster
+            .namespace_labels(&self.namespace)
+            .cloned()
+            .unwrap_or_default();
+        if self.chain.version >= KubeVersion::new(1, 21) {
+            labels
+                .entry("kubernetes.io/metadata.name")
+                .or_insert_with(|| Value::String(self.namespace.clone()));
+        }
+        labels
+    }
+
+    /// After the mutating phase: fields of disabled features dropped, object
+    /// validation, then the validating plugins.
+    fn validation(&mut self) {
+        let version = self.chain.version;
+        // What the webhooks added is new to the apiserver even when the
+        // template was checked; the template's own warnings are not repeated.
+        let mut warnings = Vec::new();
+        let _ = self.step(3, "dropping disabled fields", |pod| {
+            if let Some(spec) = pod.get_mut("spec") {
+                warnings = api::drop_disabled_fields(spec, "spec", version);
+            }
+            Ok(Outcome::default())
+        });
+        let spec = self.pod.get("spec").cloned().unwrap_or(Value::Null);
+        let (errors, more) = api::validate(&spec, "spec", version);
+        if !self.chain.template_checked {
+            warnings.extend(more);
+        }
+        self.verdicts.extend(
+            warnings
+                .into_iter()
+                .map(|w| Verdict::warning("apiserver", w)),
+        );
+        if !errors.is_empty() {
+            let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            let message = format!(
+                "Pod {} is invalid: {}",
+                super::field::go_quote(&self.name),
+                super::aggregate(&errors)
+            );
+            self.reject(3, "validation", message);
+            return;
+        }
+        let cluster = self.chain.cluster;
+        let limit_ranges = cluster.objects("LimitRange", &self.namespace);
+        if let Some(message) = limit_ranger::validate(&self.pod, &limit_ranges, version) {
+            self.reject(3, "LimitRanger", forbidden(&self.name, &message));
+        }
+        let psps = cluster.objects("PodSecurityPolicy", "");
+        if version.has_pod_security_policy() && !psps.is_empty() {
+            if let Err(message) = psp::validate(&self.pod, &psps) {
+                self.reject(3, "PodSecurityPolicy", forbidden(&self.name, &message));
+            }
+        }
+        let labels = cluster.namespace_labels(&self.namespace);
+        for verdict in pod_security::review(labels, version, &self.pod, &self.name) {
+            if verdict.severity == super::Severity::Rejection {
+                self.reject(3, "PodSecurity", verdict.message);
+            } else {
+                self.verdicts.push(verdict);
+            }
+        }
+        let quotas = cluster.objects("ResourceQuota", &self.namespace);
+        if let Some(message) = quota::check(&self.pod, &quotas) {
+            self.reject(3, "ResourceQuota", forbidden(&self.name, &message));
+        }
+    }
+}
+
+const NOT_EMULATED: &str = "not emulated (no WebhookEmulation declares what it does), so skipped";
+
+/// Where the ServiceAccount plugin mounts the API token.
+const TOKEN_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/// The ServiceAccount plugin: the `default` account when none is named, and
+/// (unless `automountServiceAccountToken: false`) a token volume mounted
+/// into every container that has nothing mounted at the token path. The
+/// apiserver ends the volume's name with five random characters; here they
+/// are `xxxxx`. From 1.21 it is a projected volume (`kube-api-access-…`),
+/// before, the account's token Secret (`default-token-…`).
+fn mount_service_account_token(pod: &mut Value, version: KubeVersion) {
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let account = spec
+        .get("serviceAccountName")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("default")
+        .to_string();
+    spec.entry("serviceAccountName")
+        .or_insert_with(|| Value::String(account.clone()));
+    if spec.get("automountServiceAccountToken") == Some(&Value::Bool(false)) {
+        return;
+    }
+    let prefix = if version >= KubeVersion::new(1, 21) {
+        "kube-api-access-".to_string()
+    } else {
+        format!("{account}-token-")
+    };
+    let existing = spec
+        .get("volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .find(|n| n.starts_with(&prefix))
+        .map(str::to_string);
+    let volume_name = existing.clone().unwrap_or_else(|| format!("{prefix}xxxxx"));
+    let mut mounted = false;
+    for list in ["initContainers", "containers"] {
+        let containers = spec.get_mut(list).and_then(Value::as_array_mut);
+        for container in containers.into_iter().flatten() {
+            let Some(container) = container.as_object_mut() else {
+                continue;
+            };
+            let has_mount = container
+                .get("volumeMounts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .any(|m| m.get("mountPath").and_then(Value::as_str) == Some(TOKEN_MOUNT_PATH));
+            if has_mount {
+                continue;
+            }
+            let mounts = container.entry("volumeMounts").or_insert_with(|| json!([]));
+            if let Value::Array(mounts) = mounts {
+                mounts.push(
+                    json!({"name": volume_name, "readOnly": true, "mountPath": TOKEN_MOUNT_PATH}),
+                );
+                mounted = true;
+            }
+        }
+    }
+    if mounted && existing.is_none() {
+        let volume = if version >= KubeVersion::new(1, 21) {
+            json!({"name": volume_name, "projected": {"sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}
+            ]}})
+        } else {
+            json!({"name": volume_name, "secret": {"secretName": volume_name}})
+        };
+        let volumes = spec.entry("volumes").or_insert_with(|| json!([]));
+        if let Value::Array(volumes) = volumes {
+            volumes.push(volume);
+        }
+    }
+}

@@ -1,0 +1,514 @@
+//! `kubectl mesh-inject admit`: every pod and pod template of the input
+//! through the apiserver's admission chain, offline, with the mutating
+//! webhooks in context, the mesh's injector among them (see
+//! [`crate::admission::chain`]).
+//!
+//! On a manifest that is not injected this shows the webhook path: the
+//! injector runs inside the chain, seeing only the pod. On the output of
+//! `kubectl mesh-inject` it shows the static path: the pod arrives with its
+//! proxy and the injector leaves it alone. `--compare` runs both.
+
+use serde_json::{Map, Value};
+
+use crate::admission::chain::Injector;
+use crate::admission::review::{self, Review, Target};
+use crate::admission::webhook::{self, Behaviour, Webhook};
+use crate::cluster::{ClusterContext, KubeVersion};
+use crate::error::{Error, Located};
+use crate::pipeline;
+use crate::profile::{NativeChoice, Prepared, Profile};
+use crate::rules::record::RECORD_ANNOTATION;
+use crate::rules::{self, Env, Outcome, SecurityMode};
+use crate::source::Source;
+use crate::workload::{ObjectRef, WorkloadType, WorkloadTypes};
+
+/// Everything `admit` needs besides the input.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub profile: Profile,
+    pub flags: Map<String, Value>,
+    pub native: Option<NativeChoice>,
+    pub version: KubeVersion,
+    /// Namespace of objects that name none.
+    pub namespace: String,
+    /// Also run the static path (inject with this tool first) for comparison.
+    pub compare: bool,
+}
+
+/// One pod or workload of the input, through the chain.
+#[derive(Debug, Clone)]
+pub struct Admitted {
+    pub source: String,
+    /// 1-based document index.
+    pub document: usize,
+    pub reference: ObjectRef,
+    /// The path the input takes: the webhook path unless it was injected already.
+    pub review: Review,
+    /// With `--compare`: the input injected by this tool first, then admitted.
+    pub static_path: Option<Review>,
+}
+
+impl Admitted {
+    pub fn rejected(&self) -> bool {
+        let rejected = |r: &Review| {
+            r.verdicts
+                .iter()
+                .any(|v| v.severity == crate::admission::Severity::Rejection)
+        };
+        rejected(&self.review) || self.static_path.as_ref().is_some_and(rejected)
+    }
+}
+
+/// Admit every workload of `sources`, with the objects of `context` (and of
+/// the sources) as the cluster.
+pub fn admit_all(
+    sources: &[Source],
+    context: &[Source],
+    settings: &Settings,
+) -> Result<Vec<Admitted>, Error> {
+    let parsed: Vec<_> = sources
+        .iter()
+        .map(pipeline::parse)
+        .collect::<Result<_, _>>()?;
+    let context_docs: Vec<_> = context
+        .iter()
+        .map(pipeline::parse)
+        .collect::<Result<_, _>>()?;
+    let config_maps: Vec<String> = settings
+        .profile
+        .values_from_objects
+        .iter()
+        .map(|v| v.name.clone())
+        .collect();
+    let mut cluster = ClusterContext::new(config_maps.clone());
+    for (source, docs) in context
+        .iter()
+        .zip(&context_docs)
+        .chain(sources.iter().zip(&parsed))
+    {
+        pipeline::gather_context(source, docs, &mut cluster, &settings.namespace)?;
+    }
+    // The webhook sees its own configuration (its ConfigMaps), not the namespace's policies.
+    let mut webhook_view = ClusterContext::new(config_maps);
+    for object in cluster.all_of_kind("ConfigMap") {
+        webhook_view.add(object, &settings.namespace);
+    }
+    let webhooks = chain_webhooks(&cluster, &settings.profile);
+    let prepared = Prepared::default();
+    let env = |cluster, security| Env {
+        profile: &settings.profile,
+        flags: &settings.flags,
+        native: settings.native,
+        version: settings.version,
+        security,
+        namespace: &settings.namespace,
+        cluster,
+        prepared: &prepared,
+        // The webhook returns its patch; the trace shows it.
+        keep_patches: true,
+    };
+    let webhook_env = env(&webhook_view, SecurityMode::Off);
+    let static_env = env(&cluster, SecurityMode::Auto);
+    let injector = |pod: &Value| mesh_injector(pod, &webhook_env, &cluster);
+    let target = Target {
+        default_namespace: &settings.namespace,
+        cluster: &cluster,
+        version: settings.version,
+        webhooks: &webhooks,
+        injector: &injector as &Injector<'_>,
+    };
+    let types = WorkloadTypes::with(&settings.profile.workloads);
+
+    let mut admitted = Vec::new();
+    for (source, docs) in sources.iter().zip(&parsed) {
+        for document in docs {
+            let Some(root) = &document.root else { continue };
+            let value = crate::yaml::value::to_value(root).map_err(|e| {
+                Error::Document(Located::at(
+                    &source.name(),
+                    &source.text,
+                    document.index,
+                    e.offset,
+                    e.message,
+                ))
+            })?;
+            for object in objects_of(&value) {
+                let Some(reference) = ObjectRef::of(object) else {
+                    continue;
+                };
+                let Some(kind) = types.find(&reference.api_version, &reference.kind) else {
+                    continue;
+                };
+                let static_path = settings
+                    .compare
+                    .then(|| static_review(object, kind, &static_env, &target))
+                    .transpose()
+                    .map_err(|e| Error::Config(format!("{}: {}", source.name(), e.0)))?;
+                admitted.push(Admitted {
+                    source: source.name(),
+                    document: document.index,
+                    reference,
+                    review: review::review(object, kind, &target),
+                    static_path,
+                });
+            }
+        }
+    }
+    Ok(admitted)
+}
+
+/// The objects of a document: itself, or the items of a `List`.
+fn objects_of(value: &Value) -> Vec<&Value> {
+    match value.get("items").and_then(Value::as_array) {
+        Some(items) if value.get("kind").and_then(Value::as_str) == Some("List") => {
+            items.iter().filter(|i| i.is_object()).collect()
+        }
+        _ => vec![value],
+    }
+}
+
+/// The webhooks in context, in the apiserver's order; the mesh's injector is
+/// assumed (called for every pod, never reinvoked) when no configuration names it.
+fn chain_webhooks(cluster: &ClusterContext, profile: &Profile) -> Vec<Webhook> {
+    let injector = profile.injector_webhook.as_ref().map(|w| w.name.as_str());
+    let mut all = webhook::webhooks(
+        &cluster.objects("MutatingWebhookConfiguration", ""),
+        &cluster.objects(webhook::EMULATION_KIND, ""),
+        injector,
+    );
+    if let Some(name) = injector {
+        if !all.iter().any(|w| w.behaviour == Behaviour::MeshInjector) {
+            all.push(webhook::assumed_injector(name));
+        }
+    }
+    all
+}
+
+/// The mesh's injector as its webhook runs it: only pods that opted in (on
+/// the pod or its namespace) and have no proxy yet; nothing but the pod and
+/// the mesh's own configuration is known to it.
+fn mesh_injector(
+    pod: &Value,
+    env: &Env<'_>,
+    cluster: &ClusterContext,
+) -> Result<Option<(Value, Value)>, String> {
+    let profile = env.profile;
+    let annotation = |annotations: Option<&Map<String, Value>>, key: &str| {
+        annotations
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let metadata = pod.get("metadata");
+    let pod_annotations = metadata
+        .and_then(|m| m.get("annotations"))
+        .and_then(Value::as_object);
+    if let Some(opt_in) = profile
+        .injector_webhook
+        .as_ref()
+        .and_then(|w| w.opt_in.as_ref())
+    {
+        let namespace = metadata
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let chosen = annotation(pod_annotations, &opt_in.key)
+            .or_else(|| annotation(cluster.namespace_annotations(namespace), &opt_in.key));
+        if chosen.as_deref() != Some(opt_in.value.as_str()) {
+            return Ok(None);
+        }
+    }
+    let proxy = profile
+        .proxy
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let has_proxy = ["containers", "initContainers"].iter().any(|list| {
+        pod.get("spec")
+            .and_then(|s| s.get(*list))
+            .and_then(Value::as_array)
+            .is_some_and(|items| {
+                items
+                    .iter()
+                    .any(|c| c.get("name").and_then(Value::as_str) == Some(proxy))
+            })
+    });
+    if has_proxy {
+        return Ok(None);
+    }
+    let pod_kind = pod_type();
+    let plan = rules::inject(pod, &pod_kind, env).map_err(|e| e.0)?;
+    if plan.outcome != Outcome::Injected {
+        return Ok(None);
+    }
+    let mut injected = plan.result;
+    // The real webhook keeps no record of what it added.
+    if let Some(annotations) = injected
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("annotations"))
+        .and_then(Value::as_object_mut)
+    {
+        annotations.shift_remove(RECORD_ANNOTATION);
+    }
+    let record_path = format!(
+        "/metadata/annotations/{}",
+        RECORD_ANNOTATION.replace('/', "~1")
+    );
+    let ops: Vec<Value> = plan
+        .ops
+        .iter()
+        .filter_map(|op| serde_json::to_value(op).ok())
+        .filter(|op| op.get("path").and_then(Value::as_str) != Some(record_path.as_str()))
+        .collect();
+    Ok(Some((injected, Value::Array(ops))))
+}
+
+fn pod_type() -> WorkloadType {
+    crate::workload::builtin_types()
+        .into_iter()
+        .find(|t| t.kind == "Pod")
+        .unwrap_or(WorkloadType {
+            api_version: "v1".into(),
+            kind: "Pod".into(),
+            path: String::new(),
+        })
+}
+
+/// The static path: inject the object with this tool (knowing the
+/// namespace's policies), then admit it.
+fn static_review(
+    object: &Value,
+    kind: &WorkloadType,
+    env: &Env<'_>,
+    target: &Target<'_>,
+) -> Result<Review, rules::PlanError> {
+    let plan = rules::inject(object, kind, env)?;
+    Ok(review::review(&plan.result, kind, target))
+}
+
+/// What `admit` prints: a verdict line per object (`deployment/web
+/// admitted`, `… rejected: <message>`) with the warnings under it; with
+/// `trace`, every step of the chain first; with `--compare`, both paths and
+/// where they differ.
+pub fn render(admitted: &[Admitted], trace: bool) -> String {
+    let mut out = String::new();
+    let several = admitted
+        .iter()
+        .map(|a| a.source.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+        > 1;
+    for object in admitted {
+        let subject = if several {
+            format!("{}: {}", object.source, object.reference)
+        } else {
+            object.reference.to_string()
+        };
+        match &object.static_path {
+            None => {
+                if trace {
+                    out.push_str(&render_trace(&object.review));
+                }
+                out.push_str(&verdict_lines(&subject, &object.review));
+            }
+            Some(static_path) => {
+                if trace {
+                    out.push_str("webhook path:\n");
+                    out.push_str(&render_trace(&object.review));
+                    out.push_str("static path:\n");
+                    out.push_str(&render_trace(static_path));
+                }
+                out.push_str(&verdict_lines(
+                    &format!("{subject} (webhook path)"),
+                    &object.review,
+                ));
+                out.push_str(&verdict_lines(
+                    &format!("{subject} (static path)"),
+                    static_path,
+                ));
+                out.push_str(&differences(&object.review, static_path));
+            }
+        }
+    }
+    out
+}
+
+fn verdict_lines(subject: &str, review: &Review) -> String {
+    let mut out = String::new();
+    let rejections: Vec<&str> = review
+        .verdicts
+        .iter()
+        .filter(|v| v.severity == crate::admission::Severity::Rejection)
+        .map(|v| v.message.as_str())
+        .collect();
+    match rejections.as_slice() {
+        [] => out.push_str(&format!("{subject} admitted\n")),
+        [one] => out.push_str(&format!("{subject} rejected: {one}\n")),
+        many => {
+            out.push_str(&format!("{subject} rejected:\n"));
+            for message in many {
+                out.push_str(&format!("  {message}\n"));
+            }
+        }
+    }
+    for warning in review
+        .verdicts
+        .iter()
+        .filter(|v| v.severity == crate::admission::Severity::Warning)
+    {
+        out.push_str(&format!("  warning: {}\n", warning.message));
+    }
+    out
+}
+
+/// Every step of the chain: pass, plugin, whether it mutated, its patch.
+fn render_trace(review: &Review) -> String {
+    let mut out = String::new();
+    let Some(admission) = &review.admission else {
+        out.push_str("  the workload itself is invalid: no pod is created\n");
+        return out;
+    };
+    for step in &admission.trace {
+        if step.pass == 0 && !step.mutated {
+            continue;
+        }
+        let pass = match step.pass {
+            0 => "before".to_string(),
+            3 => "after".to_string(),
+            n => format!("pass {n}"),
+        };
+        let what = if step.mutated { "mutated" } else { "no change" };
+        out.push_str(&format!("  {pass:<7} {:<40} {what}\n", step.plugin));
+        if let Some(note) = &step.note {
+            out.push_str(&format!("            {note}\n"));
+        }
+        for op in step.patch.as_array().into_iter().flatten() {
+            out.push_str(&format!("            {}\n", patch_line(op)));
+        }
+    }
+    out
+}
+
+/// `add /spec/containers/1/resources {"limits":{"memory":"256Mi"}}`, cut when long.
+fn patch_line(op: &Value) -> String {
+    let field = |k: &str| op.get(k).and_then(Value::as_str).unwrap_or_default();
+    let mut line = format!("{} {}", field("op"), field("path"));
+    if let Some(value) = op.get("value") {
+        let mut text = value.to_string();
+        if text.chars().count() > 100 {
+            text = text.chars().take(99).collect::<String>() + "…";
+        }
+        line.push(' ');
+        line.push_str(&text);
+    }
+    line
+}
+
+/// Where the stored pods of the two paths differ, as the patch from the
+/// webhook path's pod to the static path's.
+fn differences(webhook: &Review, static_path: &Review) -> String {
+    let pod = |r: &Review| {
+        r.admission
+            .as_ref()
+            .map(|a| keyed_by_name(&a.pod))
+            .unwrap_or(Value::Null)
+    };
+    let (from, to) = (pod(webhook), pod(static_path));
+    let patch = serde_json::to_value(json_patch::diff(&from, &to)).unwrap_or(Value::Null);
+    let ops: Vec<&Value> = patch
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|op| {
+            let path = op.get("path").and_then(Value::as_str).unwrap_or_default();
+            !path.contains("mesh-inject.io~1added")
+        })
+        .collect();
+    if ops.is_empty() {
+        return "  the stored pods are the same\n".to_string();
+    }
+    let mut out = String::from("  the static path's pod differs from the webhook path's:\n");
+    for op in ops {
+        out.push_str(&format!("    {}\n", patch_line(op)));
+    }
+    out
+}
+
+/// `value` with every list of named objects (containers, volumes, env, …)
+/// turned into a map by name, so that a difference reads
+/// `/spec/containers/linkerd-proxy/resources`, whatever the positions.
+fn keyed_by_name(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), keyed_by_name(v)))
+                .collect(),
+        ),
+        Value::Array(items) => {
+            let names: Option<Vec<&str>> = items
+                .iter()
+                .map(|i| i.get("name").and_then(Value::as_str))
+                .collect();
+            match names {
+                Some(names) if !items.is_empty() => Value::Object(
+                    names
+                        .iter()
+                        .zip(items)
+                        .map(|(n, i)| (n.to_string(), keyed_by_name(i)))
+                        .collect(),
+                ),
+                _ => Value::Array(items.iter().map(keyed_by_name).collect()),
+            }
+        }
+        other => other.clone(),
+    }
+}
+
+/// The report as JSON: each object with its verdicts and trace (and the
+/// static path with `--compare`).
+pub fn json(admitted: &[Admitted]) -> Value {
+    let review_json = |review: &Review| {
+        let admission = review.admission.as_ref();
+        serde_json::json!({
+            "admitted": !review.verdicts.iter().any(|v| v.severity == crate::admission::Severity::Rejection),
+            "verdicts": review.verdicts.iter().map(|v| serde_json::json!({
+                "severity": match v.severity {
+                    crate::admission::Severity::Rejection => "rejection",
+                    crate::admission::Severity::Warning => "warning",
+                },
+                "plugin": v.plugin,
+                "message": v.message,
+            })).collect::<Vec<_>>(),
+            "trace": admission.map(|a| a.trace.iter().map(|s| serde_json::json!({
+                "pass": s.pass,
+                "plugin": s.plugin,
+                "mutated": s.mutated,
+                "patch": s.patch,
+                "note": s.note,
+            })).collect::<Vec<_>>()),
+            "pod": admission.map(|a| a.pod.clone()),
+        })
+    };
+    serde_json::json!({
+        "apiVersion": crate::report::JSON_REPORT_VERSION,
+        "kind": "AdmissionReport",
+        "objects": admitted.iter().map(|a| serde_json::json!({
+            "file": a.source,
+            "document": a.document,
+            "apiVersion": a.reference.api_version,
+            "kind": a.reference.kind,
+            "name": a.reference.name,
+            "namespace": a.reference.namespace,
+            "review": review_json(&a.review),
+            "staticPath": a.static_path.as_ref().map(review_json),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// The pods as they would be stored, for `-o yaml` and `-o json`.
+pub fn stored_pods(admitted: &[Admitted]) -> Vec<&Value> {
+    admitted
+        .iter()
+        .filter_map(|a| a.review.admission.as_ref().map(|r| &r.pod))
+        .collect()
+}
