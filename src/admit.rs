@@ -369,7 +369,8 @@ fn render_trace(review: &Review) -> String {
         return out;
     };
     for step in &admission.trace {
-        if step.pass == 0 && !step.mutated {
+        // Steps before and after the mutating phase are shown when they did something.
+        if matches!(step.pass, 0 | 3) && !step.mutated && step.note.is_none() {
             continue;
         }
         let pass = match step.pass {

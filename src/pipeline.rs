@@ -185,7 +185,10 @@ pub(crate) fn gather_context(
         let Some(identity) = identity_of(root) else {
             continue;
         };
-        if cluster.wants(&identity.kind, &identity.name) {
+        // A `List` (or `LimitRangeList`, …, as `kubectl get -o yaml` writes
+        // them) brings its items.
+        let is_list = identity.kind.ends_with("List");
+        if is_list || cluster.wants(&identity.kind, &identity.name) {
             let value = yaml::value::to_value(root).map_err(|e| {
                 Error::Document(Located::at(
                     &source.name(),
@@ -195,7 +198,14 @@ pub(crate) fn gather_context(
                     e.message,
                 ))
             })?;
-            cluster.add(&value, namespace);
+            match value.get("items").and_then(Value::as_array) {
+                Some(items) if is_list => {
+                    for item in items {
+                        cluster.add(item, namespace);
+                    }
+                }
+                _ => cluster.add(&value, namespace),
+            }
         }
     }
     Ok(())

@@ -133,7 +133,12 @@ pub fn rejections(results: &[Processed]) -> Vec<String> {
                     verdict.message
                 ));
             }
-            if object.rejected() {
+            // The hints are about security policies: said under their rejections only.
+            let security_rejection = object.verdicts.iter().any(|v| {
+                v.severity == Severity::Rejection
+                    && matches!(v.plugin, "PodSecurity" | "PodSecurityPolicy")
+            });
+            if security_rejection {
                 lines.extend(object.hints.iter().map(|h| format!("  fix: {h}")));
             }
         }

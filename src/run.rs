@@ -126,6 +126,10 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
     if !rejections.is_empty() && !args.warn_only {
         // Nothing is written: a pipe into `kubectl apply` must apply nothing.
         write_report(common, &results, false);
+        if common.report == ReportFormat::Json {
+            // The JSON report carries the rejections; stderr stays one JSON document.
+            return Ok(Status::Rejected);
+        }
         let mut err = std::io::stderr().lock();
         let _ = writeln!(
             err,

@@ -233,7 +233,7 @@ fn native_sidecars_before_1_29_are_dropped_and_invalid() {
         "{at_1_14:?}"
     );
     assert!(
-        at_1_14.last().is_some_and(|w| w.contains("[spec.template.spec.initContainers[1].livenessProbe: Invalid value: &core.Probe{...}: must not be set for init containers, spec.template.spec.initContainers[1].readinessProbe: Invalid value: &core.Probe{...}: must not be set for init containers]")),
+        at_1_14.last().is_some_and(|w| w.contains("[spec.template.spec.initContainers[1].livenessProbe: Invalid value: core.Probe{...}: must not be set for init containers, spec.template.spec.initContainers[1].readinessProbe: Invalid value: core.Probe{...}: must not be set for init containers]")),
         "{at_1_14:?}"
     );
 }
@@ -544,4 +544,46 @@ fn the_readme_example_is_what_the_tool_prints() {
     ]);
     let run: common::Run = cmd.output().expect("runs").into();
     assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn context_in_list_documents_and_empty_namespaces_count() {
+    // `kubectl get ns,resourcequota -o yaml` writes a List.
+    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ResourceQuota\n  metadata: {name: mem, namespace: shop}\n  spec:\n    hard: {limits.memory: 8Gi}\n";
+    assert_eq!(
+        check(&deployment(APP), list, &[]),
+        [
+            "rejection: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web"
+        ]
+    );
+    // Helm writes `namespace: ""`: the objects belong to -n, for the injection and the checks alike.
+    let empty = deployment(APP).replace("namespace: shop", "namespace: \"\"");
+    let quota = QUOTA.replace("namespace: shop", "namespace: prod");
+    let run = inject(&empty, &quota, &["-n", "prod", "--warn-only"]);
+    assert!(
+        run.stderr.contains("linkerd-proxy: limits.memory, requests.cpu set because a ResourceQuota of namespace prod requires it"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn requests_above_the_limits_limit_ranger_sets_are_invalid() {
+    let lr = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: cpu, namespace: shop}\nspec:\n  limits:\n  - type: Container\n    default: {cpu: \"1\"}\n";
+    let app = "{name: web, image: nginx:1.27, resources: {requests: {cpu: \"2\"}}}";
+    assert_eq!(
+        check(&deployment(app), lr, &[]),
+        [
+            "rejection: Pod \"web-\" is invalid: spec.containers[0].resources.requests: Invalid value: \"2\": must be less than or equal to cpu limit of 1"
+        ]
+    );
+}
+
+#[test]
+fn a_rejected_run_with_the_json_report_writes_one_json_document() {
+    let run = inject(&deployment(APP), QUOTA, &["--report", "json"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    let report: Value = serde_json::from_str(&run.stderr).expect("stderr is one JSON document");
+    assert_eq!(report["summary"]["rejected"], 1);
 }

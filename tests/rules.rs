@@ -204,15 +204,16 @@ fn linkerd_native_sidecars_for_every_kind() {
         names(&pod_of(&objects[1])["spec"]["initContainers"]),
         ["linkerd-init", "linkerd-proxy", "migrate"]
     );
-    // The capabilities of the app are copied, keeping what the init container needs.
+    // What the app drops is copied, keeping what the init container needs;
+    // what the app adds (NET_BIND_SERVICE) is its own need, not the proxy's.
     let web = pod_of(&objects[0]);
     assert_eq!(
         container(web, "linkerd-proxy")["securityContext"]["capabilities"],
-        json!({"add": ["NET_BIND_SERVICE"], "drop": ["ALL"]})
+        json!({"drop": ["ALL"]})
     );
     assert_eq!(
         container(web, "linkerd-init")["securityContext"]["capabilities"],
-        json!({"add": ["NET_ADMIN", "NET_RAW", "NET_BIND_SERVICE"], "drop": ["ALL"]})
+        json!({"add": ["NET_ADMIN", "NET_RAW"], "drop": ["ALL"]})
     );
     // Inbound ports come from the pod's container ports.
     let env = container(pod_of(&objects[1]), "linkerd-proxy")["env"]

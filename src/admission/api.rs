@@ -197,11 +197,18 @@ pub fn validate(
                 ));
             }
             names.push(name);
-            errors.extend(port_errors(container, &path, &mut host_ports));
-            if list == "initContainers" && !is_sidecar(container) {
-                errors.extend(init_container_errors(container, &path, version));
+            // Init containers run one by one: each one's host ports are its own.
+            if list == "initContainers" {
+                host_ports.clear();
             }
-            errors.extend(sleep_errors(container, &path, grace, version));
+            errors.extend(port_errors(container, &path, &mut host_ports));
+            errors.extend(resource_errors(container, &path));
+            if list == "initContainers" && !is_sidecar(container) {
+                // The hooks of a plain init container are refused, not checked further.
+                errors.extend(init_container_errors(container, &path, version));
+            } else {
+                errors.extend(sleep_errors(container, &path, grace, version));
+            }
         }
     }
     (errors, port_warnings(spec, prefix))
@@ -236,17 +243,37 @@ fn port_errors(container: &Value, path: &str, host_ports: &mut Vec<String>) -> V
                 .get("hostIP")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            let key = format!("{host_ip}/{host_port}/{protocol}");
+            let key = format!("{protocol}/{host_ip}/{host_port}");
             if host_ports.contains(&key) {
                 errors.push(FieldError::duplicate(
                     format!("{at}.hostPort"),
-                    go_quote(&format!("{host_port}/{protocol}")),
+                    go_quote(&key),
                 ));
             }
             host_ports.push(key);
         }
     }
     errors
+}
+
+/// A request above its limit (after LimitRanger filled in what was missing,
+/// which is how a request of 2 CPUs under a default limit of 1 fails).
+fn resource_errors(container: &Value, path: &str) -> Vec<FieldError> {
+    let requests = super::resources::container_list(container, "requests");
+    let limits = super::resources::container_list(container, "limits");
+    requests
+        .iter()
+        .filter_map(|(name, request)| {
+            let limit = super::resources::get(&limits, name)?;
+            (request > limit).then(|| {
+                FieldError::invalid(
+                    format!("{path}.resources.requests"),
+                    go_quote(&request.to_string()),
+                    format!("must be less than or equal to {name} limit of {limit}"),
+                )
+            })
+        })
+        .collect()
 }
 
 /// Only native sidecars may have probes and lifecycle hooks among the init containers.
@@ -275,7 +302,7 @@ fn init_container_errors(container: &Value, path: &str, version: KubeVersion) ->
             };
             FieldError::invalid(
                 at,
-                format!("&{go_type}{{...}}"),
+                format!("{go_type}{{...}}"),
                 "must not be set for init containers",
             )
         }
@@ -427,7 +454,7 @@ mod tests {
         assert_eq!(
             messages(&errors),
             [
-                "spec.initContainers[0].readinessProbe: Invalid value: &core.Probe{...}: must not be set for init containers"
+                "spec.initContainers[0].readinessProbe: Invalid value: core.Probe{...}: must not be set for init containers"
             ]
         );
         let mut kept = json!({"initContainers": [{"name": "p", "restartPolicy": "Always"}]});
@@ -470,6 +497,23 @@ mod tests {
     }
 
     #[test]
+    fn requests_above_limits_and_init_host_ports() {
+        let spec = json!({
+            "initContainers": [
+                {"name": "a", "ports": [{"containerPort": 1, "hostPort": 9000}]},
+                {"name": "b", "ports": [{"containerPort": 1, "hostPort": 9000}]}
+            ],
+            "containers": [{"name": "app", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}]
+        });
+        assert_eq!(
+            messages(&validate(&spec, "spec", v(33)).0),
+            [
+                "spec.containers[0].resources.requests: Invalid value: \"2\": must be less than or equal to cpu limit of 1"
+            ]
+        );
+    }
+
+    #[test]
     fn duplicates_are_errors_or_warnings() {
         let spec = json!({
             "initContainers": [{"name": "app", "ports": [{"containerPort": 4143}]}],
@@ -483,7 +527,7 @@ mod tests {
             messages(&errors),
             [
                 "spec.containers[0].ports[1].name: Duplicate value: \"http\"",
-                "spec.containers[1].ports[1].hostPort: Duplicate value: \"8080/TCP\"",
+                "spec.containers[1].ports[1].hostPort: Duplicate value: \"TCP//8080\"",
                 "spec.initContainers[0].name: Duplicate value: \"app\""
             ]
         );

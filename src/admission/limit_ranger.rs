@@ -25,11 +25,15 @@ impl Defaults {
     pub fn of(limit_range: &Value) -> Defaults {
         let mut defaults = Defaults::default();
         for item in items(limit_range).filter(|i| item_type(i) == "Container") {
-            let field = |name: &str| {
+            // Only quantities: the apiserver never stores a LimitRange with others.
+            let field = |name: &str| -> Map<String, Value> {
                 item.get(name)
                     .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default()
+                    .into_iter()
+                    .flatten()
+                    .filter(|(_, v)| Quantity::from_value(v).is_some())
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
             };
             let mut default = field("default");
             let mut default_request = field("defaultRequest");

@@ -124,7 +124,10 @@ impl Quantity {
     /// The sum, in the format of `self` (as `Quantity.Add` keeps it).
     pub fn add(&self, other: &Quantity) -> Quantity {
         Quantity {
-            nanos: self.nanos.saturating_add(other.nanos),
+            nanos: self
+                .nanos
+                .saturating_add(other.nanos)
+                .clamp(-MAX_NANOS, MAX_NANOS),
             format: self.format,
         }
     }

@@ -245,11 +245,13 @@ impl Sidecar {
                 }
             }
         }
+        // Pod Security admission exists from 1.23.
         let enforce = env
             .cluster
             .namespace_labels(&pod.vars.namespace)
             .and_then(|labels| labels.get("pod-security.kubernetes.io/enforce"))
-            .and_then(Value::as_str);
+            .and_then(Value::as_str)
+            .filter(|_| env.version >= crate::cluster::KubeVersion::new(1, 23));
         let mut problems = Vec::new();
         match enforce {
             Some("baseline") => {
@@ -504,7 +506,10 @@ impl Pod {
         let vars = WorkloadVars {
             kind: kind.label(),
             name: name.clone(),
-            namespace: field("namespace").unwrap_or(env.namespace).to_string(),
+            namespace: field("namespace")
+                .filter(|ns| !ns.is_empty())
+                .unwrap_or(env.namespace)
+                .to_string(),
             inbound_ports: ports
                 .iter()
                 .map(u64::to_string)

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::admission::pod_security::BASELINE_CAPABILITIES;
 
 /// Copy from `app` (the first app container) what a policy would have given it:
-/// its added and dropped capabilities (keeping what `container` itself adds,
+/// its dropped capabilities (keeping what `container` itself adds,
 /// such as NET_ADMIN for an iptables init container), seccomp and SELinux
 /// options; and set `allowPrivilegeEscalation: false`, `readOnlyRootFilesystem: true`
 /// where the container leaves them unset.
@@ -35,12 +35,9 @@ pub fn copy_from_app(container: &mut Value, app: &Value) {
     let own_add = names(context.get("capabilities").and_then(|c| c.get("add")));
     let own_drop = names(context.get("capabilities").and_then(|c| c.get("drop")));
     let app_caps = app_context.get("capabilities");
-    let mut add = own_add.clone();
-    for cap in names(app_caps.and_then(|c| c.get("add"))) {
-        if !add.contains(&cap) {
-            add.push(cap);
-        }
-    }
+    // Only what the app gives up is copied: a capability the app adds is its
+    // own need, never the proxy's.
+    let add = own_add.clone();
     let mut drop = own_drop.clone();
     for cap in names(app_caps.and_then(|c| c.get("drop"))) {
         // Never drop what the container needs (ALL would drop NET_ADMIN too, but
@@ -204,7 +201,7 @@ mod tests {
         copy_from_app(&mut init, &app);
         assert_eq!(
             init["securityContext"]["capabilities"],
-            json!({"add": ["NET_ADMIN", "NET_RAW", "NET_BIND_SERVICE"], "drop": ["ALL"]})
+            json!({"add": ["NET_ADMIN", "NET_RAW"], "drop": ["ALL"]})
         );
         assert_eq!(
             init["securityContext"]["seccompProfile"]["type"],
