@@ -150,17 +150,24 @@ fn limit_range_container_min_max_and_ratio() {
     );
     let ratio = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: ratio, namespace: shop}\nspec:\n  limits:\n  - type: Container\n    default: {memory: 256Mi}\n    defaultRequest: {memory: 128Mi}\n    maxLimitRequestRatio: {memory: \"4\"}\n";
     assert!(check(&deployment(APP), ratio, &[]).is_empty());
+    // The proxy's own resources are brought within the ratio, and the report says so.
+    let args = [
+        "--set",
+        "proxyMemoryLimit=1Gi",
+        "--set",
+        "proxyMemoryRequest=64Mi",
+    ];
+    assert!(check(&deployment(APP), ratio, &args).is_empty());
+    let run = inject(&deployment(APP), ratio, &args);
+    assert!(
+        run.stderr.contains("  linkerd-proxy: requests.memory raised from 64Mi to 256Mi, within the LimitRange's limit/request ratio of 4\n"),
+        "{}",
+        run.stderr
+    );
+    // The app's own are its own: the cluster's verdict.
+    let wide = "{name: web, image: nginx:1.27, resources: {requests: {memory: 64Mi}, limits: {memory: 1Gi}}}";
     assert_eq!(
-        check(
-            &deployment(APP),
-            ratio,
-            &[
-                "--set",
-                "proxyMemoryLimit=1Gi",
-                "--set",
-                "proxyMemoryRequest=64Mi"
-            ]
-        ),
+        check(&deployment(wide), ratio, &[]),
         [
             "rejection: pods \"web-\" is forbidden: memory max limit to request ratio per Container is 4, but provided ratio is 16.000000"
         ]
@@ -586,4 +593,19 @@ fn a_rejected_run_with_the_json_report_writes_one_json_document() {
     assert_eq!(run.stdout, "");
     let report: Value = serde_json::from_str(&run.stderr).expect("stderr is one JSON document");
     assert_eq!(report["summary"]["rejected"], 1);
+}
+
+#[test]
+fn the_injected_resources_fit_the_limit_range() {
+    // The profile's quota defaults (100m request, 1 CPU limit) would break a ratio of 4 and a max of 500m.
+    let policies = format!(
+        "{QUOTA}---\napiVersion: v1\nkind: LimitRange\nmetadata: {{name: cpu, namespace: shop}}\nspec:\n  limits:\n  - type: Container\n    max: {{cpu: 500m}}\n    maxLimitRequestRatio: {{cpu: \"4\"}}\n"
+    );
+    let sized = "{name: web, image: nginx:1.27, resources: {requests: {cpu: 200m}, limits: {cpu: 500m, memory: 256Mi}}}";
+    for profile in ["linkerd", "istio"] {
+        assert!(
+            check(&deployment(sized), &policies, &["--profile", profile]).is_empty(),
+            "{profile}"
+        );
+    }
 }

@@ -132,6 +132,15 @@ impl Quantity {
         }
     }
 
+    /// `self × numerator ÷ denominator`, rounded up, in the format of `self`.
+    pub fn scaled(&self, numerator: i128, denominator: i128) -> Quantity {
+        let product = self.nanos.saturating_mul(numerator);
+        Quantity {
+            nanos: ceil_div(product, denominator.max(1)).clamp(-MAX_NANOS, MAX_NANOS),
+            format: self.format,
+        }
+    }
+
     /// Whole units, rounded up (`Value()`).
     pub fn value(&self) -> i128 {
         ceil_div(self.nanos, NANO)

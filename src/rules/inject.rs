@@ -163,8 +163,8 @@ impl Sidecar {
     /// namespace's LimitRanges, then what its ResourceQuotas require.
     fn fit_resources(&mut self, pod: &Pod, env: &Env<'_>, quota_defaults: &Map<String, Value>) {
         let namespace = &pod.vars.namespace;
-        let defaults =
-            limit_ranger::Defaults::combined(&env.cluster.objects("LimitRange", namespace));
+        let limit_ranges = env.cluster.objects("LimitRange", namespace);
+        let defaults = limit_ranger::Defaults::combined(&limit_ranges);
         let pod_value = json!({"spec": pod.spec});
         let required =
             quota::requirements(&env.cluster.objects("ResourceQuota", namespace), &pod_value);
@@ -185,9 +185,11 @@ impl Sidecar {
                     set.join(", ")
                 ));
             }
+            let fitted = resources::fit_limit_ranges(container, &limit_ranges);
             notes.extend(
-                resources::cap_requests(container)
+                fitted
                     .into_iter()
+                    .chain(resources::cap_requests(container))
                     .map(|c| format!("{name}: {c}")),
             );
         }

@@ -49,6 +49,87 @@ pub fn cap_requests(container: &mut Value) -> Vec<String> {
     changed
 }
 
+/// Bring the injected container's resources within the `type: Container`
+/// items of the namespace's LimitRanges: requests and limits at least `min`
+/// and at most `max`, and the request raised so that limit ÷ request stays
+/// within `maxLimitRequestRatio`. Returns what changed.
+pub fn fit_limit_ranges(container: &mut Value, limit_ranges: &[&Value]) -> Vec<String> {
+    let mut changed = Vec::new();
+    let items = limit_ranges
+        .iter()
+        .filter_map(|r| r.get("spec")?.get("limits")?.as_array())
+        .flatten()
+        .filter(|i| i.get("type").and_then(Value::as_str) == Some("Container"));
+    for item in items {
+        let bounds = |name: &str| -> Vec<(String, Quantity)> {
+            item.get(name)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| Quantity::from_value(v).map(|q| (k.clone(), q)))
+                .collect()
+        };
+        for section in ["requests", "limits"] {
+            for (resource, min) in bounds("min") {
+                if let Some(current) = get(container, section, &resource).filter(|q| *q < min) {
+                    set(container, section, &resource, min);
+                    changed.push(format!(
+                        "{section}.{resource} raised from {current} to the LimitRange's minimum {min}"
+                    ));
+                }
+            }
+        }
+        for section in ["requests", "limits"] {
+            for (resource, max) in bounds("max") {
+                if let Some(current) = get(container, section, &resource).filter(|q| *q > max) {
+                    set(container, section, &resource, max);
+                    changed.push(format!(
+                        "{section}.{resource} lowered from {current} to the LimitRange's maximum {max}"
+                    ));
+                }
+            }
+        }
+        for (resource, ratio) in bounds("maxLimitRequestRatio") {
+            let (Some(limit), Some(request)) = (
+                get(container, "limits", &resource),
+                get(container, "requests", &resource),
+            ) else {
+                continue;
+            };
+            // Thousandths of the ratio, so that a ratio of 1.5 works too.
+            let ratio_milli = ratio.milli_value();
+            if ratio_milli <= 0 || limit.milli_value() * 1000 <= request.milli_value() * ratio_milli
+            {
+                continue;
+            }
+            let needed = limit.scaled(1000, ratio_milli);
+            set(container, "requests", &resource, needed);
+            changed.push(format!(
+                "requests.{resource} raised from {request} to {needed}, within the LimitRange's limit/request ratio of {ratio}"
+            ));
+        }
+    }
+    changed
+}
+
+fn get(container: &Value, section: &str, resource: &str) -> Option<Quantity> {
+    container
+        .get("resources")?
+        .get(section)?
+        .get(resource)
+        .and_then(Quantity::from_value)
+}
+
+fn set(container: &mut Value, section: &str, resource: &str, quantity: Quantity) {
+    if let Some(list) = container
+        .get_mut("resources")
+        .and_then(|r| r.get_mut(section))
+        .and_then(Value::as_object_mut)
+    {
+        list.insert(resource.to_string(), Value::String(quantity.to_string()));
+    }
+}
+
 /// Give `container` the `required` resources (from
 /// [`crate::admission::quota::requirements`]) it still lacks, from `defaults`
 /// (a `{requests: {…}, limits: {…}}` map); returns what was set.
@@ -117,6 +198,26 @@ mod tests {
         let mut bare = json!({"name": "p"});
         assert!(fill_defaults(&mut bare, &Defaults::default()).is_empty());
         assert_eq!(bare, json!({"name": "p"}));
+    }
+
+    #[test]
+    fn injected_resources_fit_the_limit_ranges() {
+        let lr = json!({"spec": {"limits": [{"type": "Container",
+            "min": {"memory": "32Mi"}, "max": {"cpu": "500m"}, "maxLimitRequestRatio": {"cpu": "4"}}]}});
+        let mut proxy = json!({"resources": {"requests": {"cpu": "100m", "memory": "20Mi"}, "limits": {"cpu": "1", "memory": "250Mi"}}});
+        let changed = fit_limit_ranges(&mut proxy, &[&lr]);
+        assert_eq!(
+            changed,
+            [
+                "requests.memory raised from 20Mi to the LimitRange's minimum 32Mi",
+                "limits.cpu lowered from 1 to the LimitRange's maximum 500m",
+                "requests.cpu raised from 100m to 125m, within the LimitRange's limit/request ratio of 4"
+            ]
+        );
+        assert_eq!(
+            proxy["resources"],
+            json!({"requests": {"cpu": "125m", "memory": "32Mi"}, "limits": {"cpu": "500m", "memory": "250Mi"}})
+        );
     }
 
     #[test]
