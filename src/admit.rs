@@ -307,12 +307,14 @@ pub fn render(admitted: &[Admitted], trace: bool) -> String {
         match &object.static_path {
             None => {
                 if trace {
+                    out.push_str(&trace_header(&subject, object));
                     out.push_str(&render_trace(&object.review));
                 }
                 out.push_str(&verdict_lines(&subject, &object.review));
             }
             Some(static_path) => {
                 if trace {
+                    out.push_str(&trace_header(&subject, object));
                     out.push_str("webhook path:\n");
                     out.push_str(&render_trace(&object.review));
                     out.push_str("static path:\n");
@@ -331,6 +333,25 @@ pub fn render(admitted: &[Admitted], trace: bool) -> String {
         }
     }
     out
+}
+
+/// `deployment/web: pod "web-" in namespace shop`, above its steps.
+fn trace_header(subject: &str, object: &Admitted) -> String {
+    let pod = object.review.admission.as_ref().map(|a| &a.pod);
+    let field = |name: &str| {
+        pod.and_then(|p| p.get("metadata"))
+            .and_then(|m| m.get(name))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let name = Some(field("name"))
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| field("generateName"));
+    format!(
+        "{subject}: pod \"{name}\" in namespace {}\n",
+        field("namespace")
+    )
 }
 
 fn verdict_lines(subject: &str, review: &Review) -> String {

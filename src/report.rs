@@ -103,12 +103,26 @@ pub fn render(results: &[Processed], warn_only: bool) -> String {
     parts.push(format!("{unchanged} unchanged"));
     parts.push(format!("{skipped} skipped"));
     let files = results.len();
-    let _ = writeln!(
-        out,
-        "{}; {changed} of {files} {} changed",
-        parts.join(", "),
-        if files == 1 { "input" } else { "inputs" }
-    );
+    let inputs = if files == 1 { "input" } else { "inputs" };
+    // A rejection stops the run before anything is written.
+    let withheld = !warn_only
+        && results
+            .iter()
+            .flat_map(|p| &p.objects)
+            .any(ObjectResult::rejected);
+    let _ = if withheld {
+        writeln!(
+            out,
+            "{}; {changed} of {files} {inputs} would change, but nothing was written",
+            parts.join(", ")
+        )
+    } else {
+        writeln!(
+            out,
+            "{}; {changed} of {files} {inputs} changed",
+            parts.join(", ")
+        )
+    };
     out
 }
 

@@ -609,3 +609,21 @@ fn the_injected_resources_fit_the_limit_range() {
         );
     }
 }
+
+#[test]
+fn pod_level_resources_answer_for_the_containers_from_1_34() {
+    let pod_level = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  template:\n    spec:\n      resources: {requests: {cpu: \"1\"}, limits: {memory: 512Mi}}\n      containers:\n      - {name: web, image: nginx:1.27}\n";
+    let policies = format!(
+        "{QUOTA}---\napiVersion: v1\nkind: LimitRange\nmetadata: {{name: pod, namespace: shop}}\nspec:\n  limits:\n  - type: Pod\n    max: {{memory: 1Gi}}\n"
+    );
+    // The quota's "must specify" is skipped, and the pod-level limit is the pod's.
+    assert!(check(pod_level, &policies, &["--kube-version", "1.35"]).is_empty());
+    // Before 1.34 the field is dropped, and the containers must answer themselves.
+    assert_eq!(
+        check(pod_level, &policies, &["--kube-version", "1.33"]),
+        [
+            "warning: spec.template.spec.resources is dropped by the apiserver (the PodLevelResources feature gate is off by default before 1.34)",
+            "rejection: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web; requests.cpu for: web"
+        ]
+    );
+}

@@ -79,6 +79,21 @@ pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion
             });
         }
     }
+    if version < KubeVersion::new(1, 34) {
+        // Pod-level resources: alpha (off) in 1.32 and 1.33, unknown before.
+        if let Some(spec) = spec.as_object_mut() {
+            if spec.shift_remove("resources").is_some() {
+                let path = format!("{prefix}.resources");
+                warnings.push(if version < KubeVersion::new(1, 32) {
+                    format!("unknown field \"{path}\"")
+                } else {
+                    format!(
+                        "{path} is dropped by the apiserver (the PodLevelResources feature gate is off by default before 1.34)"
+                    )
+                });
+            }
+        }
+    }
     if version < KubeVersion::new(1, 19) {
         // The seccompProfile field arrived in 1.19; before, only annotations set seccomp.
         let mut drop_seccomp = |context: Option<&mut Value>, path: String| {

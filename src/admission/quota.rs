@@ -141,6 +141,10 @@ fn used(quota: &Value) -> ResourceList {
 /// every cpu/memory name the quota tracks. The error text after
 /// `failed quota: <name>: `, or `None`.
 pub fn missing(quota: &Value, spec: &Value) -> Option<String> {
+    // Pod-level resources answer for every container.
+    if resources::has_pod_level(spec) {
+        return None;
+    }
     let required: Vec<String> = hard(quota)
         .into_iter()
         .map(|(name, _)| name)

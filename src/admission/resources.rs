@@ -82,6 +82,16 @@ pub fn pod_total(spec: &Value, section: &str) -> ResourceList {
         max_into(&mut init_peak, &in_use);
     }
     max_into(&mut total, &init_peak);
+    with_pod_level(total, spec, section)
+}
+
+fn with_pod_level(mut total: ResourceList, spec: &Value, section: &str) -> ResourceList {
+    for (name, quantity) in pod_level(spec, section) {
+        match total.iter_mut().find(|(k, _)| *k == name) {
+            Some((_, value)) => *value = quantity,
+            None => total.push((name, quantity)),
+        }
+    }
     total
 }
 
@@ -121,6 +131,21 @@ pub fn limit_ranger_pod_total(spec: &Value, section: &str, version: KubeVersion)
     } else {
         pod_total_before_1_28(spec, section)
     }
+}
+
+/// The pod-level `spec.resources.<section>` cpu and memory, which stand for
+/// the containers' total when set (PodLevelResources, on from 1.34; the
+/// field is dropped before, so its presence says the feature is on).
+pub fn pod_level(spec: &Value, section: &str) -> ResourceList {
+    container_list(spec, section)
+        .into_iter()
+        .filter(|(name, _)| name == "cpu" || name == "memory")
+        .collect()
+}
+
+/// Whether the pod sets pod-level cpu or memory.
+pub fn has_pod_level(spec: &Value) -> bool {
+    !pod_level(spec, "requests").is_empty() || !pod_level(spec, "limits").is_empty()
 }
 
 /// The entries of a container list of the pod spec.

@@ -17,6 +17,7 @@ use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::uninject::remove_injection;
 use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template_problem};
+use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
 use crate::profile::{self, NativeChoice, Position, Rendered, WorkloadVars};
 use crate::workload::WorkloadType;
@@ -247,19 +248,23 @@ impl Sidecar {
                 }
             }
         }
-        // Pod Security admission exists from 1.23.
-        let enforce = env
-            .cluster
-            .namespace_labels(&pod.vars.namespace)
-            .and_then(|labels| labels.get("pod-security.kubernetes.io/enforce"))
-            .and_then(Value::as_str)
+        // The strictest Pod Security level the namespace enforces, warns or
+        // audits at (Pod Security admission exists from 1.23): the injected
+        // containers should draw no verdict of their own.
+        let policies =
+            pod_security::namespace_policies(env.cluster.namespace_labels(&pod.vars.namespace));
+        let level = [policies.enforce, policies.warn, policies.audit]
+            .into_iter()
+            .flatten()
+            .map(|p| p.level)
+            .max()
             .filter(|_| env.version >= crate::cluster::KubeVersion::new(1, 23));
         let mut problems = Vec::new();
-        match enforce {
-            Some("baseline") => {
+        match level {
+            Some(Level::Baseline) => {
                 problems.extend(self.containers().filter_map(security::baseline_problem))
             }
-            Some("restricted") => {
+            Some(Level::Restricted) => {
                 for container in self.containers_mut() {
                     problems.extend(security::restrict(container, pod_context));
                 }
