@@ -517,6 +517,20 @@ fn pod_security_policy_verdicts_up_to_1_24() {
         )
         .is_empty()
     );
+    // The fix is named under the rejection.
+    let run = inject(&deployment(APP), psp, &["--kube-version", "1.24", "-q"]);
+    assert!(
+        run.stderr.ends_with("    fix: linkerd-init adds capabilities PodSecurityPolicy strict does not allow: use CNI mode (--set cni=true) so that no iptables init container is needed, or allow them in the policy\n"),
+        "{}",
+        run.stderr
+    );
+    // Older releases worded it without the plugin's name.
+    assert_eq!(
+        check(&deployment(APP), psp, &["--kube-version", "1.14"]),
+        [
+            "rejection: pods \"web-\" is forbidden: unable to validate against any pod security policy: [spec.initContainers[0].securityContext.capabilities.add: Invalid value: \"NET_ADMIN\": capability may not be added spec.initContainers[0].securityContext.capabilities.add: Invalid value: \"NET_RAW\": capability may not be added]"
+        ]
+    );
     // From 1.25 there is no PodSecurityPolicy admission.
     assert!(check(&deployment(APP), psp, &["--kube-version", "1.25"]).is_empty());
 }

@@ -173,7 +173,7 @@ fn scenario_3_pod_security_policy_defaults_the_proxy_only_when_it_sees_it() {
     let old = compare("1.14");
     assert_eq!(old.code, 1);
     assert!(old.stdout.starts_with(
-        "deployment/web (webhook path) rejected:\n  pods \"web-\" is forbidden: PodSecurityPolicy: unable to validate pod: []\n  pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: linkerd-init,linkerd-proxy\ndeployment/web (static path) admitted\n  the static path's pod differs from the webhook path's:\n"
+        "deployment/web (webhook path) rejected:\n  pods \"web-\" is forbidden: unable to validate against any pod security policy: []\n  pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: linkerd-init,linkerd-proxy\ndeployment/web (static path) admitted\n  the static path's pod differs from the webhook path's:\n"
     ), "{}", old.stdout);
     assert!(old.stdout.contains("    add /spec/containers/linkerd-proxy/securityContext/capabilities {\"add\":[\"CHOWN\"],\"drop\":[\"SYS_ADMIN\"]}\n"), "{}", old.stdout);
     let new = compare("1.24");

@@ -216,7 +216,7 @@ impl Run<'_, '_> {
                 Ok(Outcome::note(format!("policy {}", admitted.policy)))
             });
             if let Err(message) = admitted {
-                let message = forbidden(&self.name, &message);
+                let message = forbidden(&self.name, &psp::worded_for(&message, version));
                 self.reject(pass, "PodSecurityPolicy", message);
                 return false;
             }
@@ -381,6 +381,7 @@ impl Run<'_, '_> {
         let psps = cluster.objects("PodSecurityPolicy", "");
         if version.has_pod_security_policy() && !psps.is_empty() {
             if let Err(message) = psp::validate(&self.pod, &psps) {
+                let message = psp::worded_for(&message, version);
                 self.reject(3, "PodSecurityPolicy", forbidden(&self.name, &message));
             }
         }

@@ -172,6 +172,29 @@ pub fn apparmor_annotation(psp: &Value, container: &str) -> Option<(String, Stri
     Policy::new(psp).apparmor_default(container)
 }
 
+/// A refusal as a cluster at `version` words it. Older releases said
+/// `unable to validate against any pod security policy: [...]` for both
+/// phases and had no `PodSecurityPolicy: ` prefix; the release that changed
+/// the wording is not pinned down, so 1.19 is taken (1.17 is known to have
+/// the old wording and 1.20 the new).
+pub fn worded_for(message: &str, version: crate::cluster::KubeVersion) -> String {
+    if version >= crate::cluster::KubeVersion::new(1, 19) {
+        return message.to_string();
+    }
+    for phase in [
+        "PodSecurityPolicy: unable to admit pod: ",
+        "PodSecurityPolicy: unable to validate pod: ",
+    ] {
+        if let Some(errors) = message.strip_prefix(phase) {
+            return format!("unable to validate against any pod security policy: {errors}");
+        }
+    }
+    message
+        .strip_prefix("PodSecurityPolicy: ")
+        .unwrap_or(message)
+        .to_string()
+}
+
 /// Whether the policy lets `container` keep the seccomp profile its own
 /// `seccompProfile` field sets (a container without one always may).
 pub fn allows_container_seccomp(psp: &Value, container: &Value) -> bool {

@@ -241,6 +241,23 @@ impl Sidecar {
                     dropped.join(", ")
                 ));
             }
+            // Capabilities the policy cannot grant (an iptables init
+            // container's NET_ADMIN): no defaulting helps, CNI mode does.
+            let mut refused = Vec::new();
+            for container in self.containers() {
+                let alone = json!({"metadata": {}, "spec": {"containers": [container]}});
+                let adds_refused = psp::validate_pod(&alone, psp)
+                    .iter()
+                    .any(|e| e.path.ends_with("capabilities.add"));
+                if adds_refused {
+                    refused.push(name_of(container));
+                }
+            }
+            for container in refused {
+                self.hints.push(format!(
+                    "{container} adds capabilities PodSecurityPolicy {name} does not allow: use CNI mode (--set cni=true) so that no iptables init container is needed, or allow them in the policy"
+                ));
+            }
         } else if env.security != SecurityMode::Off {
             if let Some(app) = pod.spec.get("containers").and_then(|c| c.get(0)) {
                 for container in self.containers_mut() {
