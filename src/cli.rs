@@ -44,13 +44,8 @@ pub enum Command {
     after_help = "Examples:\n  kubectl mesh-inject admit -f deploy.yaml --context cluster/ --trace\n  kubectl mesh-inject -f deploy.yaml --context cluster/ | kubectl mesh-inject admit --context cluster/\n  kubectl mesh-inject admit -f deploy.yaml --context cluster/ --compare --kube-version 1.14"
 )]
 pub struct AdmitArgs {
-    /// File or directory with manifests; `-` reads standard input (repeatable).
-    /// Without -f, standard input is read when it is not a terminal.
-    #[arg(short = 'f', long = "filename", value_name = "PATH")]
-    pub filenames: Vec<PathBuf>,
-    /// Descend into subdirectories of directories given with -f.
-    #[arg(short = 'R', long)]
-    pub recursive: bool,
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Files or directories with cluster objects: LimitRange, ResourceQuota,
     /// PodSecurityPolicy, Namespace, MutatingWebhookConfiguration and
     /// WebhookEmulation (repeatable); objects in the input count too.
@@ -74,15 +69,8 @@ pub struct AdmitArgs {
     /// Native sidecars for the mesh's injector: auto, always, never.
     #[arg(long, value_enum, value_name = "WHEN")]
     pub native_sidecar: Option<NativeSidecar>,
-    /// Namespace of objects that name none.
-    #[arg(short = 'n', long, default_value = "default")]
-    pub namespace: String,
-    /// Print no report on standard error.
-    #[arg(short, long)]
-    pub quiet: bool,
-    /// Report format on standard error: text, or json (with every step).
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text, value_name = "FORMAT")]
-    pub report: ReportFormat,
+    #[command(flatten)]
+    pub report: ReportArgs,
     #[command(flatten)]
     pub profile: ProfileArgs,
 }
@@ -163,13 +151,8 @@ pub enum SecurityContext {
 
 #[derive(Debug, Args)]
 pub struct CommonArgs {
-    /// File or directory with manifests; `-` reads standard input (repeatable).
-    /// Without -f, standard input is read when it is not a terminal.
-    #[arg(short = 'f', long = "filename", value_name = "PATH")]
-    pub filenames: Vec<PathBuf>,
-    /// Descend into subdirectories of directories given with -f.
-    #[arg(short = 'R', long)]
-    pub recursive: bool,
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Output format on standard output.
     #[arg(short = 'o', long, value_enum, default_value_t = Format::Yaml)]
     pub output: Format,
@@ -182,18 +165,37 @@ pub struct CommonArgs {
     /// Write nothing; exit 1 and list the files that would change.
     #[arg(long, group = "mode")]
     pub check: bool,
+    #[command(flatten)]
+    pub report: ReportArgs,
+    /// When to colour the diff.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+}
+
+/// Where the manifests come from.
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// File or directory with manifests; `-` reads standard input (repeatable).
+    /// Without -f, standard input is read when it is not a terminal.
+    #[arg(short = 'f', long = "filename", value_name = "PATH")]
+    pub filenames: Vec<PathBuf>,
+    /// Descend into subdirectories of directories given with -f.
+    #[arg(short = 'R', long)]
+    pub recursive: bool,
     /// Namespace of objects that name none.
     #[arg(short = 'n', long, default_value = "default")]
     pub namespace: String,
+}
+
+/// The report on standard error.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
     /// Print no report on standard error.
     #[arg(short, long)]
     pub quiet: bool,
     /// Report format on standard error: text, or json (versioned, for tools).
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text, value_name = "FORMAT")]
-    pub report: ReportFormat,
-    /// When to colour the diff.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
-    pub color: ColorChoice,
+    #[arg(long = "report", value_enum, default_value_t = ReportFormat::Text, value_name = "FORMAT")]
+    pub format: ReportFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::cli::{
     AdmitArgs, AdmitFormat, Cli, ColorChoice, Command, CommonArgs, Format, InjectArgs,
-    NativeSidecar, ProfileArgs, ReportFormat, SecurityContext,
+    NativeSidecar, ProfileArgs, ReportArgs, ReportFormat, SecurityContext,
 };
 use crate::cluster::KubeVersion;
 use crate::error::Error;
@@ -107,13 +107,13 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
             SecurityContext::Copy => SecurityMode::Copy,
             SecurityContext::Off => SecurityMode::Off,
         },
-        namespace: common.namespace.clone(),
+        namespace: common.input.namespace.clone(),
         keep_values: common.output == Format::Json,
         keep_patches: common.output == Format::Patch,
     };
 
     let read_all = |paths: &[PathBuf]| -> Result<Vec<source::Source>, Error> {
-        source::expand(paths, common.recursive)?
+        source::expand(paths, common.input.recursive)?
             .iter()
             .map(|path| source::read(path.as_deref()))
             .collect()
@@ -125,8 +125,8 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
     let rejections = report::rejections(&results);
     if !rejections.is_empty() && !args.warn_only {
         // Nothing is written: a pipe into `kubectl apply` must apply nothing.
-        write_report(common, &results, false);
-        if common.report == ReportFormat::Json {
+        write_report(&common.report, &results, false);
+        if common.report.format == ReportFormat::Json {
             // The JSON report carries the rejections; stderr stays one JSON document.
             return Ok(Status::Rejected);
         }
@@ -170,16 +170,16 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
             Format::Patch => write_stdout(&output::patches(&results)),
         }
     }
-    write_report(common, &results, args.warn_only);
+    write_report(&common.report, &results, args.warn_only);
     Ok(status)
 }
 
 /// The report on standard error, as text or JSON, unless `--quiet`.
-fn write_report(common: &CommonArgs, results: &[Processed], warn_only: bool) {
-    if common.quiet {
+fn write_report(report: &ReportArgs, results: &[Processed], warn_only: bool) {
+    if report.quiet {
         return;
     }
-    let text = match common.report {
+    let text = match report.format {
         ReportFormat::Text => report::render(results, warn_only),
         ReportFormat::Json => {
             let mut text =
@@ -199,16 +199,16 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
         flags,
         native: args.native_sidecar.map(native_choice),
         version: args.kube_version,
-        namespace: args.namespace.clone(),
+        namespace: args.input.namespace.clone(),
         compare: args.compare,
     };
-    let inputs = if args.filenames.is_empty() {
+    let inputs = if args.input.filenames.is_empty() {
         stdin_or_usage()?
     } else {
-        args.filenames.clone()
+        args.input.filenames.clone()
     };
     let read_all = |paths: &[PathBuf]| -> Result<Vec<source::Source>, Error> {
-        source::expand(paths, args.recursive)?
+        source::expand(paths, args.input.recursive)?
             .iter()
             .map(|path| source::read(path.as_deref()))
             .collect()
@@ -235,8 +235,8 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
             write_stdout(&(serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"));
         }
     }
-    if !args.quiet {
-        let report = match args.report {
+    if !args.report.quiet {
+        let report = match args.report.format {
             ReportFormat::Json => {
                 serde_json::to_string_pretty(&crate::admit::json(&admitted)).unwrap_or_default()
                     + "\n"
@@ -277,7 +277,8 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
         )));
     }
     if common.in_place
-        && (common.filenames.is_empty() || common.filenames.iter().any(|f| f.as_os_str() == "-"))
+        && (common.input.filenames.is_empty()
+            || common.input.filenames.iter().any(|f| f.as_os_str() == "-"))
     {
         return Err(Error::Usage(
             "--in-place needs files given with -f, not standard input".into(),
@@ -288,8 +289,8 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
 
 /// The `-f` paths, or standard input when none are given and it is not a terminal.
 fn input_paths(common: &CommonArgs) -> Result<Vec<PathBuf>, Error> {
-    if !common.filenames.is_empty() {
-        return Ok(common.filenames.clone());
+    if !common.input.filenames.is_empty() {
+        return Ok(common.input.filenames.clone());
     }
     stdin_or_usage()
 }

@@ -119,6 +119,25 @@ pub fn containers_with_paths(spec: &Value) -> Vec<(String, &Value)> {
     all
 }
 
+/// A set-based requirement (a label selector's `matchExpressions` entry, a
+/// quota's `scopeSelector` one) on a value that may be absent.
+pub fn requirement_matches(requirement: &Value, value: Option<&str>) -> bool {
+    let values: Vec<&str> = requirement
+        .get("values")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    match requirement.get("operator").and_then(Value::as_str) {
+        Some("In") => value.is_some_and(|v| values.contains(&v)),
+        Some("NotIn") => value.is_none_or(|v| !values.contains(&v)),
+        Some("Exists") => value.is_some(),
+        Some("DoesNotExist") => value.is_none(),
+        _ => false,
+    }
+}
+
 /// A container's `name`, or `""`.
 pub fn container_name(container: &Value) -> &str {
     container

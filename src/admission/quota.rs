@@ -61,31 +61,14 @@ fn expression_matches(expression: &Value, spec: &Value) -> bool {
         .get("scopeName")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let operator = expression
-        .get("operator")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let values: Vec<&str> = expression
-        .get("values")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
     if scope == "PriorityClass" {
         let class = spec.get("priorityClassName").and_then(Value::as_str);
-        return match operator {
-            "In" => class.is_some_and(|c| values.contains(&c)),
-            "NotIn" => class.is_none_or(|c| !values.contains(&c)),
-            "Exists" => class.is_some(),
-            "DoesNotExist" => class.is_none(),
-            _ => false,
-        };
+        return super::requirement_matches(expression, class);
     }
     // The other scopes take `Exists` (and `DoesNotExist` for their opposite).
-    match operator {
-        "Exists" => scope_matches(scope, spec),
-        "DoesNotExist" => !scope_matches(scope, spec),
+    let present = scope_matches(scope, spec).then_some("");
+    match expression.get("operator").and_then(Value::as_str) {
+        Some("Exists" | "DoesNotExist") => super::requirement_matches(expression, present),
         _ => false,
     }
 }

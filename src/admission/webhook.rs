@@ -211,20 +211,7 @@ pub fn selector_matches(selector: Option<&Value>, labels: &Map<String, Value>) -
     let expressions = selector.get("matchExpressions").and_then(Value::as_array);
     let expressions_ok = expressions.into_iter().flatten().all(|e| {
         let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
-        let values: Vec<&str> = e
-            .get("values")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        match e.get("operator").and_then(Value::as_str) {
-            Some("In") => label(key).is_some_and(|v| values.contains(&v)),
-            Some("NotIn") => label(key).is_none_or(|v| !values.contains(&v)),
-            Some("Exists") => label(key).is_some(),
-            Some("DoesNotExist") => label(key).is_none(),
-            _ => false,
-        }
+        super::requirement_matches(e, label(key))
     });
     labels_ok && expressions_ok
 }
