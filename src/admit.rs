@@ -116,6 +116,7 @@ pub fn admit_all(
         version: settings.version,
         webhooks: &webhooks,
         injector: &injector as &Injector<'_>,
+        trace: true,
     };
     let types = WorkloadTypes::with(&settings.profile.workloads);
 

@@ -151,6 +151,23 @@ impl ClusterContext {
             .collect()
     }
 
+    /// Whether an admission plugin has something to act on in `namespace`:
+    /// a LimitRange, a ResourceQuota, Pod Security labels, or (up to 1.24) a
+    /// PodSecurityPolicy.
+    pub fn has_policies(&self, namespace: &str, version: KubeVersion) -> bool {
+        let pod_security = self.namespace_labels(namespace).is_some_and(|labels| {
+            labels
+                .keys()
+                .any(|k| k.starts_with("pod-security.kubernetes.io/"))
+        });
+        pod_security
+            || self.objects.iter().any(|o| match o.kind.as_str() {
+                "LimitRange" | "ResourceQuota" => o.namespace == namespace,
+                "PodSecurityPolicy" => version.has_pod_security_policy(),
+                _ => false,
+            })
+    }
+
     /// Every object of `kind`, whatever its namespace.
     pub fn all_of_kind(&self, kind: &str) -> Vec<&Value> {
         self.objects

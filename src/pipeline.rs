@@ -469,6 +469,7 @@ fn plan_object(
                 version: env.version,
                 webhooks: &[],
                 injector: &admission::review::no_injector,
+                trace: false,
             };
             admission::review::review(&plan.result, kind, &target).verdicts
         }

@@ -241,34 +241,32 @@ fn port_errors(container: &Value, path: &str, host_ports: &mut Vec<String>) -> V
     let mut port_names: Vec<&str> = Vec::new();
     let ports = container.get("ports").and_then(Value::as_array);
     for (index, port) in ports.into_iter().flatten().enumerate() {
-        let at = format!("{path}.ports[{index}]");
+        // Paths are written only for an error: most ports have none.
+        let at = |field: &str| format!("{path}.ports[{index}].{field}");
         if let Some(name) = port.get("name").and_then(Value::as_str) {
             if port_names.contains(&name) {
-                errors.push(FieldError::duplicate(format!("{at}.name"), go_quote(name)));
+                errors.push(FieldError::duplicate(at("name"), go_quote(name)));
             }
             port_names.push(name);
         }
         let host_port = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
         if host_port != 0 {
-            let protocol = port
-                .get("protocol")
-                .and_then(Value::as_str)
-                .unwrap_or("TCP");
-            let host_ip = port
-                .get("hostIP")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let key = format!("{protocol}/{host_ip}/{host_port}");
+            let key = format!(
+                "{}/{}/{host_port}",
+                text_or(port, "protocol", "TCP"),
+                text_or(port, "hostIP", "")
+            );
             if host_ports.contains(&key) {
-                errors.push(FieldError::duplicate(
-                    format!("{at}.hostPort"),
-                    go_quote(&key),
-                ));
+                errors.push(FieldError::duplicate(at("hostPort"), go_quote(&key)));
             }
             host_ports.push(key);
         }
     }
     errors
+}
+
+fn text_or<'a>(value: &'a Value, field: &str, default: &'a str) -> &'a str {
+    value.get(field).and_then(Value::as_str).unwrap_or(default)
 }
 
 /// A request above its limit (after LimitRanger filled in what was missing,
@@ -381,38 +379,54 @@ fn sleep_errors(
 /// The apiserver's warnings on ports that two definitions share (the same
 /// container port and protocol), visiting init containers first.
 fn port_warnings(spec: &Value, prefix: &str) -> Vec<String> {
+    /// A port definition: where it is, and what it claims.
+    struct Seen<'a> {
+        list: &'a str,
+        container: usize,
+        index: usize,
+        number: i64,
+        protocol: &'a str,
+        host_port: i64,
+        host_ip: &'a str,
+    }
+    let path = |p: &Seen<'_>| format!("{prefix}.{}[{}].ports[{}]", p.list, p.container, p.index);
     let mut warnings = Vec::new();
-    let mut seen: Vec<(i64, String, i64, String, String)> = Vec::new();
+    let mut seen: Vec<Seen<'_>> = Vec::new();
     for list in ["initContainers", "containers"] {
-        for (index, container) in entries(spec, list).into_iter().enumerate() {
-            let ports = container.get("ports").and_then(Value::as_array);
-            for (p, port) in ports.into_iter().flatten().enumerate() {
+        for (container, entry) in entries(spec, list).into_iter().enumerate() {
+            let ports = entry.get("ports").and_then(Value::as_array);
+            for (index, port) in ports.into_iter().flatten().enumerate() {
                 let Some(number) = port.get("containerPort").and_then(Value::as_i64) else {
                     continue;
                 };
-                let protocol = port
-                    .get("protocol")
-                    .and_then(Value::as_str)
-                    .unwrap_or("TCP")
-                    .to_string();
-                let host_port = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
-                let host_ip = port
-                    .get("hostIP")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
-                let here = format!("{prefix}.{list}[{index}].ports[{p}]");
-                for (other_number, other_protocol, other_host_port, other_ip, other) in &seen {
-                    if *other_number != number || *other_protocol != protocol {
+                let here = Seen {
+                    list,
+                    container,
+                    index,
+                    number,
+                    protocol: text_or(port, "protocol", "TCP"),
+                    host_port: port.get("hostPort").and_then(Value::as_i64).unwrap_or(0),
+                    host_ip: text_or(port, "hostIP", ""),
+                };
+                for other in &seen {
+                    if other.number != here.number || other.protocol != here.protocol {
                         continue;
                     }
-                    if *other_host_port == host_port && *other_ip == host_ip {
-                        warnings.push(format!("{here}: duplicate port definition with {other}"));
-                    } else if host_port == 0 || *other_host_port == 0 {
-                        warnings.push(format!("{here}: overlapping port definition with {other}"));
-                    }
+                    let how = if other.host_port == here.host_port && other.host_ip == here.host_ip
+                    {
+                        "duplicate"
+                    } else if here.host_port == 0 || other.host_port == 0 {
+                        "overlapping"
+                    } else {
+                        continue;
+                    };
+                    warnings.push(format!(
+                        "{}: {how} port definition with {}",
+                        path(&here),
+                        path(other)
+                    ));
                 }
-                seen.push((number, protocol, host_port, host_ip, here));
+                seen.push(here);
             }
         }
     }

@@ -30,6 +30,8 @@ pub struct Target<'a> {
     /// Mutating webhooks, in the apiserver's order (none for a pre-injected manifest's check).
     pub webhooks: &'a [Webhook],
     pub injector: &'a Injector<'a>,
+    /// Record every step of the chain.
+    pub trace: bool,
 }
 
 /// An injector for chains without the mesh's webhook.
@@ -46,34 +48,40 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
         .iter()
         .try_fold(object, |at, token| at.get(token))
         .unwrap_or(&Value::Null);
-    let mut spec = template.get("spec").cloned().unwrap_or(Value::Null);
     let is_pod = kind.template_path().is_empty();
+    let namespace = object
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or(target.default_namespace)
+        .to_string();
+    let version = target.version;
+    // The pod's trip through the chain can only change the verdict when a
+    // plugin has something to act on; fields are dropped only before 1.34.
+    // Otherwise the object's own validation is the whole review, and the
+    // spec need not be copied.
+    let chain_matters = target.trace
+        || !target.webhooks.is_empty()
+        || target.cluster.has_policies(&namespace, version);
+    let drops = version < KubeVersion::new(1, 34);
+    if !chain_matters && !drops {
+        let spec = template.get("spec").unwrap_or(&Value::Null);
+        check_object(spec, object, kind, version, &mut verdicts);
+        return Review {
+            verdicts,
+            admission: None,
+        };
+    }
+    let mut spec = template.get("spec").cloned().unwrap_or(Value::Null);
 
     // Creating a workload: fields of disabled features dropped from its
     // template, then validation. (A Pod goes through this after admission.)
     if !is_pod {
-        let prefix = spec_path(kind);
-        let version = target.version;
-        for warning in api::drop_disabled_fields(&mut spec, &prefix, version) {
+        for warning in api::drop_disabled_fields(&mut spec, &spec_path(kind), version) {
             verdicts.push(Verdict::warning("apiserver", warning));
         }
-        let (errors, warnings) = api::validate(&spec, &prefix, version);
-        verdicts.extend(
-            warnings
-                .into_iter()
-                .map(|w| Verdict::warning("apiserver", w)),
-        );
-        if !errors.is_empty() {
-            let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            verdicts.push(Verdict::rejection(
-                "validation",
-                format!(
-                    "{} {} is invalid: {}",
-                    qualified_kind(kind),
-                    super::field::go_quote(&super::object_name(object)),
-                    super::aggregate(&errors)
-                ),
-            ));
+        if !check_object(&spec, object, kind, version, &mut verdicts) {
             return Review {
                 verdicts,
                 admission: None,
@@ -82,13 +90,6 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
     }
 
     // Creating its pod.
-    let namespace = object
-        .get("metadata")
-        .and_then(|m| m.get("namespace"))
-        .and_then(Value::as_str)
-        .filter(|ns| !ns.is_empty())
-        .unwrap_or(target.default_namespace)
-        .to_string();
     let name = pod_name(object, kind);
     let pod = pod_of(template, spec, &name, &namespace, kind);
     let chain = Chain {
@@ -97,6 +98,7 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
         webhooks: target.webhooks,
         injector: target.injector,
         template_checked: !is_pod,
+        trace: target.trace,
     };
     let admission = chain.admit(pod, &namespace, &name);
     verdicts.extend(admission.verdicts.iter().cloned());
@@ -104,6 +106,38 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
         verdicts,
         admission: Some(admission),
     }
+}
+
+/// The validation of the object being created (a workload with its pod
+/// template, or a Pod): its warnings and its rejection go to `verdicts`;
+/// returns whether it is valid.
+fn check_object(
+    spec: &Value,
+    object: &Value,
+    kind: &WorkloadType,
+    version: KubeVersion,
+    verdicts: &mut Vec<Verdict>,
+) -> bool {
+    let (errors, warnings) = api::validate(spec, &spec_path(kind), version);
+    verdicts.extend(
+        warnings
+            .into_iter()
+            .map(|w| Verdict::warning("apiserver", w)),
+    );
+    if errors.is_empty() {
+        return true;
+    }
+    let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    verdicts.push(Verdict::rejection(
+        "validation",
+        format!(
+            "{} {} is invalid: {}",
+            qualified_kind(kind),
+            super::field::go_quote(&super::object_name(object)),
+            super::aggregate(&errors)
+        ),
+    ));
+    false
 }
 
 /// Where the pod spec sits in the object, as a field path.
@@ -162,7 +196,13 @@ fn pod_of(
             meta.insert(field.into(), value.clone());
         }
     }
-    json!({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+    // Built by hand: `json!` would copy the spec value by value.
+    let mut pod = serde_json::Map::new();
+    pod.insert("apiVersion".into(), json!("v1"));
+    pod.insert("kind".into(), json!("Pod"));
+    pod.insert("metadata".into(), Value::Object(meta));
+    pod.insert("spec".into(), spec);
+    Value::Object(pod)
 }
 
 #[cfg(test)]
@@ -189,6 +229,7 @@ mod tests {
             version,
             webhooks: &[],
             injector: &no_injector,
+            trace: false,
         };
         review(object, kind, &target)
     }
