@@ -22,3 +22,18 @@ pub mod run;
 pub mod source;
 pub mod workload;
 pub mod yaml;
+
+/// What `--version` prints: the tool's version and the proxy each embedded
+/// profile injects by default.
+pub fn version_text() -> String {
+    let mut text = env!("CARGO_PKG_VERSION").to_string();
+    for (name, _) in profile::EMBEDDED {
+        if let Some(image) = profile::Profile::embedded(name)
+            .ok()
+            .and_then(|p| p.proxy_image())
+        {
+            text.push_str(&format!("\n{name} proxy: {image}"));
+        }
+    }
+    text
+}

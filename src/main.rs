@@ -7,12 +7,18 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use mesh_inject::cli::Cli;
 use mesh_inject::run::{Status, run};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The version names the proxies the embedded profiles inject, read from them.
+    let version: &'static str = Box::leak(mesh_inject::version_text().into_boxed_str());
+    let matches = Cli::command().version(version).get_matches();
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(err) => err.exit(),
+    };
     match run(cli) {
         Ok(Status::Done) => ExitCode::SUCCESS,
         Ok(Status::WouldChange | Status::Rejected) => ExitCode::from(1),

@@ -437,3 +437,16 @@ fn large_streams_split_among_cores_keep_every_document_in_order() {
         "uninject restores"
     );
 }
+
+#[test]
+fn version_names_the_default_proxies() {
+    let run = run(&["--version"], None);
+    assert_eq!(run.code, 0);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "kubectl-mesh_inject {}\nlinkerd proxy: cr.l5d.io/linkerd/proxy:edge-26.5.2\nistio proxy: docker.io/istio/proxyv2:1.28.0\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+}

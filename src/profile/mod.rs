@@ -509,16 +509,22 @@ impl Profile {
         })
     }
 
-    /// The name of the proxy's image, without registry, path or tag
-    /// (`proxy`, `proxyv2`): how a mesh-injected proxy is recognised, whichever
-    /// registry it came from.
-    pub fn proxy_image_name(&self) -> Option<String> {
+    /// The proxy's image with the profile's own values
+    /// (`cr.l5d.io/linkerd/proxy:edge-26.5.2`).
+    pub fn proxy_image(&self) -> Option<String> {
         let lookup = |name: &str| {
             name.strip_prefix("values.")
                 .and_then(|v| self.values.get(v).cloned())
         };
         let image = template::render(self.proxy.get("image")?, &lookup).ok()?;
-        image.as_str().map(image_name)
+        image.as_str().map(str::to_string)
+    }
+
+    /// The name of the proxy's image, without registry, path or tag
+    /// (`proxy`, `proxyv2`): how a mesh-injected proxy is recognised, whichever
+    /// registry it came from.
+    pub fn proxy_image_name(&self) -> Option<String> {
+        self.proxy_image().as_deref().map(image_name)
     }
 
     /// Names of every container this profile may add.
