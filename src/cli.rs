@@ -179,12 +179,22 @@ pub struct InputArgs {
     /// Without -f, standard input is read when it is not a terminal.
     #[arg(short = 'f', long = "filename", value_name = "PATH")]
     pub filenames: Vec<PathBuf>,
+    /// Files given without -f, as pre-commit and xargs pass them.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
     /// Descend into subdirectories of directories given with -f.
     #[arg(short = 'R', long)]
     pub recursive: bool,
     /// Namespace of objects that name none.
     #[arg(short = 'n', long, default_value = "default")]
     pub namespace: String,
+}
+
+impl InputArgs {
+    /// Every path given, with -f or without.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.filenames.iter().chain(&self.files).cloned().collect()
+    }
 }
 
 /// The report on standard error.

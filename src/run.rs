@@ -202,10 +202,10 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
         namespace: args.input.namespace.clone(),
         compare: args.compare,
     };
-    let inputs = if args.input.filenames.is_empty() {
+    let inputs = if args.input.paths().is_empty() {
         stdin_or_usage()?
     } else {
-        args.input.filenames.clone()
+        args.input.paths()
     };
     let read_all = |paths: &[PathBuf]| -> Result<Vec<source::Source>, Error> {
         source::expand(paths, args.input.recursive)?
@@ -277,8 +277,8 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
         )));
     }
     if common.in_place
-        && (common.input.filenames.is_empty()
-            || common.input.filenames.iter().any(|f| f.as_os_str() == "-"))
+        && (common.input.paths().is_empty()
+            || common.input.paths().iter().any(|f| f.as_os_str() == "-"))
     {
         return Err(Error::Usage(
             "--in-place needs files given with -f, not standard input".into(),
@@ -289,8 +289,8 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
 
 /// The `-f` paths, or standard input when none are given and it is not a terminal.
 fn input_paths(common: &CommonArgs) -> Result<Vec<PathBuf>, Error> {
-    if !common.input.filenames.is_empty() {
-        return Ok(common.input.filenames.clone());
+    if !common.input.paths().is_empty() {
+        return Ok(common.input.paths());
     }
     stdin_or_usage()
 }
