@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::admission::chain::Injector;
+use crate::admission::chain::{Injected, Injector};
 use crate::admission::review::{self, Review, Target};
 use crate::admission::webhook::{self, Behaviour, Webhook};
 use crate::cluster::{ClusterContext, KubeVersion};
@@ -92,6 +92,12 @@ pub fn admit_all(
     let mut webhook_view = ClusterContext::new(config_maps);
     for object in cluster.all_of_kind("ConfigMap") {
         webhook_view.add(object, &settings.namespace);
+    }
+    // A declaration that cannot be right is the user's to fix, not a verdict.
+    for emulation in cluster.objects(webhook::EMULATION_KIND, "") {
+        if let Some(problem) = webhook::emulation_problem(emulation) {
+            return Err(Error::Config(problem));
+        }
     }
     let webhooks = chain_webhooks(&cluster, &settings.profile);
     let prepared = Prepared::default();
@@ -188,11 +194,7 @@ fn chain_webhooks(cluster: &ClusterContext, profile: &Profile) -> Vec<Webhook> {
 /// The mesh's injector as its webhook runs it: only pods that opted in (on
 /// the pod or its namespace) and have no proxy yet; nothing but the pod and
 /// the mesh's own configuration is known to it.
-fn mesh_injector(
-    pod: &Value,
-    env: &Env<'_>,
-    cluster: &ClusterContext,
-) -> Result<Option<(Value, Value)>, String> {
+fn mesh_injector(pod: &Value, env: &Env<'_>, cluster: &ClusterContext) -> Result<Injected, String> {
     let profile = env.profile;
     let annotation = |annotations: Option<&Map<String, Value>>, key: &str| {
         annotations
@@ -216,7 +218,17 @@ fn mesh_injector(
         let chosen = annotation(pod_annotations, &opt_in.key)
             .or_else(|| annotation(cluster.namespace_annotations(namespace), &opt_in.key));
         if chosen.as_deref() != Some(opt_in.value.as_str()) {
-            return Ok(None);
+            let unknown = if cluster.has_namespace(namespace) {
+                String::new()
+            } else {
+                format!(
+                    " (namespace {namespace} is not in the context: its annotations are unknown)"
+                )
+            };
+            return Ok(Injected::Left(format!(
+                "not opted in with {}: {} on the pod or its namespace{unknown}",
+                opt_in.key, opt_in.value
+            )));
         }
     }
     let proxy = profile
@@ -235,12 +247,14 @@ fn mesh_injector(
             })
     });
     if has_proxy {
-        return Ok(None);
+        return Ok(Injected::Left(format!("the pod already has {proxy}")));
     }
     let pod_kind = pod_type();
     let plan = rules::inject(pod, &pod_kind, env).map_err(|e| e.0)?;
-    if plan.outcome != Outcome::Injected {
-        return Ok(None);
+    match plan.outcome {
+        Outcome::Injected => {}
+        Outcome::Skipped(reason) => return Ok(Injected::Left(reason)),
+        _ => return Ok(Injected::Left("nothing to add".into())),
     }
     let mut injected = plan.result;
     // The real webhook keeps no record of what it added.
@@ -261,7 +275,7 @@ fn mesh_injector(
         .filter_map(|op| serde_json::to_value(op).ok())
         .filter(|op| op.get("path").and_then(Value::as_str) != Some(record_path.as_str()))
         .collect();
-    Ok(Some((injected, Value::Array(ops))))
+    Ok(Injected::Patched(injected, Value::Array(ops)))
 }
 
 fn pod_type() -> WorkloadType {
@@ -402,11 +416,11 @@ fn render_trace(review: &Review) -> String {
         };
         let what = if step.mutated { "mutated" } else { "no change" };
         out.push_str(&format!("  {pass:<7} {:<40} {what}\n", step.plugin));
-        if let Some(note) = &step.note {
-            out.push_str(&format!("            {note}\n"));
-        }
         for op in step.patch.as_array().into_iter().flatten() {
             out.push_str(&format!("            {}\n", patch_line(op)));
+        }
+        if let Some(note) = &step.note {
+            out.push_str(&format!("            {note}\n"));
         }
     }
     out

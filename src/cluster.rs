@@ -130,6 +130,9 @@ impl ClusterContext {
                 .filter(|ns| !ns.is_empty())
                 .unwrap_or_else(|| default_namespace.to_string())
         };
+        // One name is one object: a later definition replaces an earlier one.
+        self.objects
+            .retain(|o| !(o.kind == kind && o.namespace == namespace && o.name == name));
         self.objects.push(ContextObject {
             kind,
             namespace,
@@ -183,6 +186,13 @@ impl ClusterContext {
             .iter()
             .find(|o| o.kind == "Namespace" && o.name == namespace)
             .and_then(|o| o.value.get("metadata")?.get("labels")?.as_object())
+    }
+
+    /// Whether the context has the Namespace object `namespace`.
+    pub fn has_namespace(&self, namespace: &str) -> bool {
+        self.objects
+            .iter()
+            .any(|o| o.kind == "Namespace" && o.name == namespace)
     }
 
     /// The annotations of a Namespace object, when the context has it.

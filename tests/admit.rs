@@ -73,9 +73,11 @@ fn scenario_1_reinvocation_gives_the_proxy_its_limit_from_1_15() {
         [
             "  pass 1  LimitRanger                              mutated",
             "  pass 1  ServiceAccount                           mutated",
+            "  pass 1  DefaultTolerationSeconds                 mutated",
             "  pass 1  webhook linkerd-proxy-injector-webhook-config/linkerd-proxy-injector.linkerd.io (Never) mutated",
             "  pass 2  LimitRanger                              mutated",
             "  pass 2  ServiceAccount                           mutated",
+            "  pass 2  DefaultTolerationSeconds                 no change",
         ]
     );
     // Static path: injected first, the injector leaves the pod alone; admitted on both.
@@ -95,8 +97,9 @@ fn scenario_1_reinvocation_gives_the_proxy_its_limit_from_1_15() {
         );
         assert_eq!(run.code, 0, "{version}: {}", run.stdout);
         assert!(
-            run.stdout
-                .contains("            the injector left the pod alone\n"),
+            run.stdout.contains(
+                "            the injector left the pod alone: the pod already has linkerd-proxy\n"
+            ),
             "{}",
             run.stdout
         );

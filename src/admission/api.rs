@@ -6,7 +6,7 @@
 //! Paths are built from `prefix`, where the pod spec sits in the object
 //! being created: `spec` for a Pod, `spec.template.spec` for a Deployment.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::field::{FieldError, go_quote};
 use super::resources::is_sidecar;
@@ -19,6 +19,76 @@ pub fn default_requests(spec: &mut Value) {
         let containers = spec.get_mut(list).and_then(Value::as_array_mut);
         for container in containers.into_iter().flatten() {
             default_container_requests(container);
+        }
+    }
+}
+
+/// `SetDefaults_Pod`, the parts a stored pod shows and webhooks' patches may
+/// rely on: the pod's restart, DNS and scheduler defaults, an empty security
+/// context, the grace period; each container's requests from its limits,
+/// image pull policy, termination message, port protocols and probe timings.
+pub fn default_pod(spec: &mut Value) {
+    let Some(map) = spec.as_object_mut() else {
+        return;
+    };
+    for (field, value) in [
+        ("restartPolicy", json!("Always")),
+        ("terminationGracePeriodSeconds", json!(30)),
+        ("dnsPolicy", json!("ClusterFirst")),
+        ("securityContext", json!({})),
+        ("schedulerName", json!("default-scheduler")),
+    ] {
+        map.entry(field).or_insert(value);
+    }
+    for list in ["initContainers", "containers"] {
+        let containers = map.get_mut(list).and_then(Value::as_array_mut);
+        for container in containers.into_iter().flatten() {
+            default_container_requests(container);
+            default_container(container);
+        }
+    }
+}
+
+fn default_container(container: &mut Value) {
+    let Some(map) = container.as_object_mut() else {
+        return;
+    };
+    if !map.contains_key("imagePullPolicy") {
+        let image = map.get("image").and_then(Value::as_str).unwrap_or_default();
+        // The tag is what follows the last ':' after the last '/'; a digest pins the image.
+        let tag = image
+            .rsplit('/')
+            .next()
+            .and_then(|last| last.split_once(':'))
+            .map(|(_, tag)| tag);
+        let always = !image.contains('@') && matches!(tag, None | Some("latest"));
+        let policy = if always { "Always" } else { "IfNotPresent" };
+        map.insert("imagePullPolicy".into(), json!(policy));
+    }
+    map.entry("terminationMessagePath")
+        .or_insert_with(|| json!("/dev/termination-log"));
+    map.entry("terminationMessagePolicy")
+        .or_insert_with(|| json!("File"));
+    if let Some(ports) = map.get_mut("ports").and_then(Value::as_array_mut) {
+        for port in ports.iter_mut().filter_map(Value::as_object_mut) {
+            port.entry("protocol").or_insert_with(|| json!("TCP"));
+        }
+    }
+    for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        let Some(probe) = map.get_mut(probe).and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for (field, value) in [
+            ("timeoutSeconds", 1),
+            ("periodSeconds", 10),
+            ("successThreshold", 1),
+            ("failureThreshold", 3),
+        ] {
+            probe.entry(field).or_insert_with(|| json!(value));
+        }
+        if let Some(get) = probe.get_mut("httpGet").and_then(Value::as_object_mut) {
+            get.entry("path").or_insert_with(|| json!("/"));
+            get.entry("scheme").or_insert_with(|| json!("HTTP"));
         }
     }
 }
@@ -193,6 +263,9 @@ pub fn validate(
 ) -> (Vec<FieldError>, Vec<String>) {
     let mut errors = Vec::new();
     let containers = entries(spec, "containers");
+    if containers.is_empty() {
+        errors.push(FieldError::required(format!("{prefix}.containers"), ""));
+    }
     let inits = entries(spec, "initContainers");
     let grace = spec
         .get("terminationGracePeriodSeconds")
@@ -444,6 +517,32 @@ mod tests {
 
     fn messages(errors: &[FieldError]) -> Vec<String> {
         errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn pods_get_the_defaults_a_stored_pod_shows() {
+        let mut spec = json!({"containers": [
+            {"name": "a", "image": "nginx", "ports": [{"containerPort": 80}],
+             "readinessProbe": {"httpGet": {"port": 80}}},
+            {"name": "b", "image": "reg:5000/b:1.2"},
+            {"name": "c", "image": "c@sha256:00"}
+        ]});
+        default_pod(&mut spec);
+        assert_eq!(spec["restartPolicy"], "Always");
+        assert_eq!(spec["securityContext"], json!({}));
+        let a = &spec["containers"][0];
+        assert_eq!(a["imagePullPolicy"], "Always");
+        assert_eq!(a["ports"][0]["protocol"], "TCP");
+        assert_eq!(
+            a["readinessProbe"],
+            json!({"httpGet": {"port": 80, "path": "/", "scheme": "HTTP"}, "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3})
+        );
+        assert_eq!(spec["containers"][1]["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(spec["containers"][2]["imagePullPolicy"], "IfNotPresent");
+        assert_eq!(
+            messages(&validate(&json!({}), "spec", v(33)).0),
+            ["spec.containers: Required value"]
+        );
     }
 
     #[test]

@@ -44,9 +44,16 @@ impl Admission {
     }
 }
 
-/// The mesh's injector as a webhook runs it: the injected pod and the JSON
-/// Patch the webhook returns, `None` to leave the pod alone, or why it failed.
-pub type Injector<'a> = dyn Fn(&Value) -> Result<Option<(Value, Value)>, String> + 'a;
+/// What the mesh's injector did with a pod.
+pub enum Injected {
+    /// The injected pod and the JSON Patch the webhook returns.
+    Patched(Value, Value),
+    /// Left alone, and why.
+    Left(String),
+}
+
+/// The mesh's injector as its webhook runs it; an error is a failed call.
+pub type Injector<'a> = dyn Fn(&Value) -> Result<Injected, String> + 'a;
 
 /// What a step did besides changing the pod.
 #[derive(Default)]
@@ -55,13 +62,16 @@ struct Outcome {
     /// The patch as the plugin returned it (a webhook's); else the
     /// difference of the pod before and after is recorded.
     patch: Option<Value>,
+    /// Whether it counts as a mutation, when the step decides (a webhook's
+    /// patch is judged before the defaulting that follows it).
+    mutated: Option<bool>,
 }
 
 impl Outcome {
     fn note(text: impl Into<String>) -> Self {
         Outcome {
             note: Some(text.into()),
-            patch: None,
+            ..Outcome::default()
         }
     }
 }
@@ -103,9 +113,16 @@ impl Chain<'_> {
             namespace: namespace.to_string(),
             name: name.to_string(),
         };
+        // Only requests from limits matter to the checks; a shown pod, and
+        // webhooks' patches, see every default.
+        let full = self.trace || !self.webhooks.is_empty();
         let _ = run.step(0, "API defaulting", |pod| {
             if let Some(spec) = pod.get_mut("spec") {
-                api::default_requests(spec);
+                if full {
+                    api::default_pod(spec);
+                } else {
+                    api::default_requests(spec);
+                }
             }
             Ok(Outcome::default())
         });
@@ -144,11 +161,15 @@ impl Run<'_, '_> {
             return Ok(false);
         }
         let before = self.pod.clone();
-        let Outcome { note, patch } = change(&mut self.pod)?;
-        let mutated = self.pod != before;
+        let Outcome {
+            note,
+            patch,
+            mutated,
+        } = change(&mut self.pod)?;
+        let mutated = mutated.unwrap_or(self.pod != before);
         let patch = match patch {
-            Some(patch) if mutated => patch,
-            _ if mutated => {
+            Some(patch) => patch,
+            _ if self.pod != before => {
                 serde_json::to_value(json_patch::diff(&before, &self.pod)).unwrap_or(Value::Null)
             }
             _ => json!([]),
@@ -236,18 +257,36 @@ impl Run<'_, '_> {
                 return false;
             }
         }
+        // Never decides a verdict: shown in a trace, and seen by webhooks.
+        if self.chain.trace || !self.chain.webhooks.is_empty() {
+            let _ = self.step(pass, "DefaultTolerationSeconds", |pod| {
+                add_default_tolerations(pod);
+                Ok(Outcome::default())
+            });
+        }
         true
     }
 
     /// The mutating webhooks of one pass; false on a rejection.
     fn webhooks(&mut self, pass: u8, marks: &mut Reinvocations) -> bool {
         let namespace_labels = self.namespace_labels();
+        let namespace_known = self
+            .chain
+            .cluster
+            .namespace_labels(&self.namespace)
+            .is_some()
+            || self.chain.cluster.has_namespace(&self.namespace);
+        let reinvocation = self.chain.version >= KubeVersion::new(1, 15);
         for (index, webhook) in self.chain.webhooks.iter().enumerate() {
-            let policy = match webhook.reinvocation {
-                Reinvocation::Never => "Never",
-                Reinvocation::IfNeeded => "IfNeeded",
+            if pass == 2 && !marks.again.contains(&index) {
+                continue;
+            }
+            // No reinvocationPolicy field before 1.15.
+            let plugin = match (reinvocation, webhook.reinvocation) {
+                (false, _) => format!("webhook {}", webhook.id()),
+                (true, Reinvocation::Never) => format!("webhook {} (Never)", webhook.id()),
+                (true, Reinvocation::IfNeeded) => format!("webhook {} (IfNeeded)", webhook.id()),
             };
-            let plugin = format!("webhook {} ({policy})", webhook.id());
             let pod_labels = self
                 .pod
                 .get("metadata")
@@ -255,67 +294,104 @@ impl Run<'_, '_> {
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default();
-            if pass == 2 && !marks.again.contains(&index) {
-                continue;
-            }
-            if !webhook.matches(&namespace_labels, &pod_labels) {
-                if pass == 1 {
-                    self.trace.push(Step {
-                        pass,
-                        plugin,
-                        mutated: false,
-                        patch: json!([]),
-                        note: Some("not called: its rules or selectors do not match".into()),
-                    });
-                }
-                continue;
-            }
-            let injector = self.chain.injector;
-            let called = self.step(pass, &plugin, |pod| {
-                let mut outcome = match &webhook.behaviour {
-                    Behaviour::MeshInjector => match injector(pod)? {
-                        Some((injected, patch)) => {
-                            *pod = injected;
-                            Outcome {
-                                note: None,
-                                patch: Some(patch),
-                            }
-                        }
-                        None => Outcome::note("the injector left the pod alone"),
-                    },
-                    Behaviour::NotEmulated => Outcome::note(NOT_EMULATED),
-                    Behaviour::Patch(patch) => {
-                        *pod = apply_declared(&webhook.behaviour, pod)?;
-                        Outcome {
-                            note: None,
-                            patch: Some(patch.clone()),
-                        }
-                    }
-                    declared => {
-                        *pod = apply_declared(declared, pod)?;
-                        Outcome::default()
-                    }
-                };
-                // The apiserver decodes the patched object and defaults it again.
-                let patched = pod.clone();
-                if let Some(spec) = pod.get_mut("spec") {
-                    api::default_requests(spec);
-                }
-                if *pod != patched && outcome.patch.is_some() {
-                    outcome.note = Some(format!(
-                        "then API defaulting: {}",
-                        serde_json::to_value(json_patch::diff(&patched, pod))
-                            .unwrap_or(Value::Null)
+            if let Err(why) = webhook.matches(&namespace_labels, &pod_labels) {
+                let mut note = format!("not called: {why}");
+                if webhook.selects_namespaces() && !namespace_known {
+                    note.push_str(&format!(
+                        " (namespace {} is not in the context: its labels are unknown)",
+                        self.namespace
                     ));
+                    if pass == 1 {
+                        self.verdicts.push(Verdict::warning(
+                            "MutatingAdmissionWebhook",
+                            format!(
+                                "webhook {} selects namespaces by label, and namespace {} is not in the context: taken as having no labels",
+                                webhook.id(),
+                                self.namespace
+                            ),
+                        ));
+                    }
                 }
-                Ok(outcome)
-            });
+                self.trace.push(Step {
+                    pass,
+                    plugin,
+                    mutated: false,
+                    patch: json!([]),
+                    note: Some(note),
+                });
+                continue;
+            }
+            if webhook.has_match_conditions() && pass == 1 {
+                self.verdicts.push(Verdict::warning(
+                    "MutatingAdmissionWebhook",
+                    format!(
+                        "webhook {}: its matchConditions (CEL) are not evaluated offline; taken as matching",
+                        webhook.id()
+                    ),
+                ));
+            }
             if webhook.behaviour == Behaviour::NotEmulated && pass == 1 {
                 self.verdicts.push(Verdict::warning(
                     "MutatingAdmissionWebhook",
                     format!("webhook {}: {NOT_EMULATED}", webhook.id()),
                 ));
             }
+            let injector = self.chain.injector;
+            let mut failure = None;
+            let called = self.step(pass, &plugin, |pod| {
+                let before = pod.clone();
+                let mut outcome = match &webhook.behaviour {
+                    Behaviour::MeshInjector => match injector(pod)? {
+                        Injected::Patched(injected, patch) => {
+                            *pod = injected;
+                            Outcome {
+                                patch: Some(patch),
+                                ..Outcome::default()
+                            }
+                        }
+                        Injected::Left(why) => {
+                            Outcome::note(format!("the injector left the pod alone: {why}"))
+                        }
+                    },
+                    Behaviour::NotEmulated => Outcome::note(NOT_EMULATED),
+                    declared => match apply_declared(declared, pod) {
+                        Ok(patched) => {
+                            *pod = patched;
+                            let patch = match declared {
+                                Behaviour::Patch(patch) => patch.clone(),
+                                _ => serde_json::to_value(json_patch::diff(&before, pod))
+                                    .unwrap_or(Value::Null),
+                            };
+                            Outcome {
+                                patch: Some(patch),
+                                ..Outcome::default()
+                            }
+                        }
+                        Err(error) => {
+                            // The apiserver cannot apply the patch: an internal error.
+                            failure = Some(format!("Internal error occurred: {error}"));
+                            Outcome::note(format!("its patch does not apply: {error}"))
+                        }
+                    },
+                };
+                // A mutation is judged before the apiserver defaults the
+                // patched object again, and an empty list is no list.
+                let mutated = !semantically_equal(&before, pod);
+                outcome.mutated = Some(mutated);
+                let patched = pod.clone();
+                if let Some(spec) = pod.get_mut("spec") {
+                    api::default_pod(spec);
+                }
+                if *pod != patched {
+                    let defaulted = serde_json::to_value(json_patch::diff(&patched, pod))
+                        .unwrap_or(Value::Null);
+                    outcome.note = Some(match outcome.note.take() {
+                        Some(note) => format!("{note}; then API defaulting: {defaulted}"),
+                        None => format!("then API defaulting: {defaulted}"),
+                    });
+                }
+                Ok(outcome)
+            });
             let changed = match called {
                 Ok(changed) => changed,
                 Err(error) => {
@@ -327,7 +403,13 @@ impl Run<'_, '_> {
                     return false;
                 }
             };
-            if changed && self.chain.version >= KubeVersion::new(1, 15) {
+            if let Some(message) = failure {
+                self.reject(pass, "MutatingAdmissionWebhook", message);
+                return false;
+            }
+            if changed && reinvocation {
+                // Every IfNeeded webhook called since the last change sees
+                // this one's change in pass 2; this one never by its own.
                 marks.again.append(&mut marks.since_last_change);
                 marks.second_pass = true;
             }
@@ -393,13 +475,8 @@ impl Run<'_, '_> {
         if let Some(message) = limit_ranger::validate(&self.pod, &limit_ranges, version) {
             self.reject(3, "LimitRanger", forbidden(&self.name, &message));
         }
-        let psps = cluster.objects("PodSecurityPolicy", "");
-        if version.has_pod_security_policy() && !psps.is_empty() {
-            if let Err(message) = psp::validate(&self.pod, &psps) {
-                let message = psp::worded_for(&message, version);
-                self.reject(3, "PodSecurityPolicy", forbidden(&self.name, &message));
-            }
-        }
+        // PodSecurity runs before PodSecurityPolicy (1.22 to 1.24), "so
+        // audit/warn get exercised even if PodSecurityPolicy denies".
         let labels = cluster.namespace_labels(&self.namespace);
         for verdict in pod_security::review(labels, version, &self.pod, &self.name) {
             if verdict.severity == super::Severity::Rejection {
@@ -408,9 +485,70 @@ impl Run<'_, '_> {
                 self.verdicts.push(verdict);
             }
         }
+        let psps = cluster.objects("PodSecurityPolicy", "");
+        if version.has_pod_security_policy() && !psps.is_empty() {
+            if let Err(message) = psp::validate(&self.pod, &psps) {
+                let message = psp::worded_for(&message, version);
+                self.reject(3, "PodSecurityPolicy", forbidden(&self.name, &message));
+            }
+        }
         let quotas = cluster.objects("ResourceQuota", &self.namespace);
         if let Some(message) = quota::check(&self.pod, &quotas) {
             self.reject(3, "ResourceQuota", forbidden(&self.name, &message));
+        }
+    }
+}
+
+/// Equal as the apiserver's semantic comparison sees it, near enough for
+/// JSON: an empty list or map is the same as none.
+fn semantically_equal(a: &Value, b: &Value) -> bool {
+    fn normal(value: &Value) -> Option<Value> {
+        match value {
+            Value::Null => None,
+            Value::Array(items) if items.is_empty() => None,
+            Value::Array(items) => Some(Value::Array(
+                items
+                    .iter()
+                    .map(|i| normal(i).unwrap_or(Value::Null))
+                    .collect(),
+            )),
+            Value::Object(map) => {
+                let kept: Map<String, Value> = map
+                    .iter()
+                    .filter_map(|(k, v)| normal(v).map(|v| (k.clone(), v)))
+                    .collect();
+                (!kept.is_empty()).then_some(Value::Object(kept))
+            }
+            other => Some(other.clone()),
+        }
+    }
+    normal(a) == normal(b)
+}
+
+/// The DefaultTolerationSeconds plugin: tolerate a not-ready or unreachable
+/// node for 300 s, unless the pod already says how long.
+fn add_default_tolerations(pod: &mut Value) {
+    let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    let Value::Array(tolerations) = tolerations else {
+        return;
+    };
+    for key in [
+        "node.kubernetes.io/not-ready",
+        "node.kubernetes.io/unreachable",
+    ] {
+        let covered = tolerations.iter().any(|t| {
+            let effect = t.get("effect").and_then(Value::as_str).unwrap_or_default();
+            let applies = effect.is_empty() || effect == "NoExecute";
+            let named = t.get("key").and_then(Value::as_str) == Some(key);
+            let everything = t.get("key").is_none()
+                && t.get("operator").and_then(Value::as_str) == Some("Exists");
+            applies && (named || everything)
+        });
+        if !covered {
+            tolerations.push(json!({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}));
         }
     }
 }
@@ -494,5 +632,221 @@ fn mount_service_account_token(pod: &mut Value, version: KubeVersion) {
         if let Value::Array(volumes) = volumes {
             volumes.push(volume);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::admission::webhook;
+
+    const PODS: &str = r#"[{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]"#;
+
+    /// A configuration `name` with one webhook `name.example.com`.
+    fn configuration(name: &str, policy: &str, extra: Value) -> Value {
+        let mut hook = json!({"name": format!("{name}.example.com"), "reinvocationPolicy": policy,
+            "rules": serde_json::from_str::<Value>(PODS).expect("rules")});
+        if let (Some(hook), Some(extra)) = (hook.as_object_mut(), extra.as_object()) {
+            hook.extend(extra.clone());
+        }
+        json!({"kind": "MutatingWebhookConfiguration", "metadata": {"name": name}, "webhooks": [hook]})
+    }
+
+    fn patching(name: &str, patch: Value) -> Value {
+        json!({"kind": "WebhookEmulation", "metadata": {"name": name},
+            "webhook": {"name": format!("{name}.example.com")}, "patch": patch})
+    }
+
+    fn leave_alone(_: &Value) -> Result<Injected, String> {
+        Ok(Injected::Left("test".into()))
+    }
+
+    /// The webhook steps of a CREATE, as `pass name mutated`, and the verdicts.
+    fn run(
+        configurations: &[Value],
+        emulations: &[Value],
+        cluster: &ClusterContext,
+        version: (u32, u32),
+    ) -> (Vec<String>, Vec<String>) {
+        let configurations: Vec<&Value> = configurations.iter().collect();
+        let emulations: Vec<&Value> = emulations.iter().collect();
+        let webhooks = webhook::webhooks(&configurations, &emulations, None);
+        let chain = Chain {
+            version: KubeVersion::new(version.0, version.1),
+            cluster,
+            webhooks: &webhooks,
+            injector: &leave_alone,
+            template_checked: false,
+            trace: true,
+        };
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
+            "spec": {"containers": [{"name": "app", "image": "app:1"}]}});
+        let admission = chain.admit(pod, "ns", "p");
+        let steps = admission
+            .trace
+            .iter()
+            .filter(|s| {
+                s.plugin.starts_with("webhook")
+                    && !s
+                        .note
+                        .as_deref()
+                        .is_some_and(|n| n.starts_with("not called"))
+            })
+            .map(|s| {
+                format!(
+                    "{} {} {}",
+                    s.pass,
+                    s.plugin.split('/').next_back().unwrap_or_default(),
+                    s.mutated
+                )
+            })
+            .collect();
+        let verdicts = admission
+            .verdicts
+            .iter()
+            .map(|v| v.message.clone())
+            .collect();
+        (steps, verdicts)
+    }
+
+    fn label_patch(key: &str) -> Value {
+        json!([{"op": "add", "path": format!("/metadata/labels"), "value": {key: "yes"}}])
+    }
+
+    #[test]
+    fn if_needed_webhooks_see_later_changes_in_pass_two() {
+        let empty = ClusterContext::default();
+        let configs = [
+            configuration("a", "IfNeeded", json!({})),
+            configuration("b", "Never", json!({})),
+        ];
+        let emulations = [patching("a", json!([])), patching("b", label_patch("b"))];
+        let (steps, _) = run(&configs, &emulations, &empty, (1, 15));
+        assert_eq!(
+            steps,
+            [
+                "1 a.example.com (IfNeeded) false",
+                "1 b.example.com (Never) true",
+                "2 a.example.com (IfNeeded) false"
+            ]
+        );
+        // Never: called once. Before 1.15: no second pass at all.
+        let never = [
+            configuration("a", "Never", json!({})),
+            configuration("b", "Never", json!({})),
+        ];
+        assert_eq!(run(&never, &emulations, &empty, (1, 15)).0.len(), 2);
+        assert_eq!(
+            run(&configs, &emulations, &empty, (1, 14)).0,
+            ["1 a.example.com false", "1 b.example.com true"]
+        );
+    }
+
+    #[test]
+    fn a_webhook_is_never_called_for_the_first_time_in_pass_two() {
+        let empty = ClusterContext::default();
+        // `a` only matches pods labelled `b`, which `b` adds after it.
+        let selector = json!({"objectSelector": {"matchLabels": {"b": "yes"}}});
+        let configs = [
+            configuration("a", "IfNeeded", selector),
+            configuration("b", "Never", json!({})),
+            configuration("c", "IfNeeded", json!({})),
+        ];
+        let emulations = [
+            patching("a", label_patch("a")),
+            patching("b", label_patch("b")),
+            patching("c", json!([])),
+        ];
+        let (steps, _) = run(&configs, &emulations, &empty, (1, 16));
+        assert_eq!(
+            steps,
+            [
+                "1 b.example.com (Never) true",
+                "1 c.example.com (IfNeeded) false"
+            ]
+        );
+    }
+
+    #[test]
+    fn in_tree_changes_in_pass_two_reach_the_if_needed_webhooks() {
+        let mut cluster = ClusterContext::default();
+        cluster.add(
+            &json!({"kind": "LimitRange", "metadata": {"name": "l", "namespace": "ns"},
+                "spec": {"limits": [{"type": "Container", "default": {"memory": "64Mi"}}]}}),
+            "ns",
+        );
+        // `b` adds a container; LimitRanger gives it a default in pass 2; `c`,
+        // called after `b`'s change, is called again for that.
+        let configs = [
+            configuration("b", "Never", json!({})),
+            configuration("c", "IfNeeded", json!({})),
+        ];
+        let sidecar = json!([{"op": "add", "path": "/spec/containers/-", "value": {"name": "side", "image": "side:1"}}]);
+        let emulations = [patching("b", sidecar), patching("c", json!([]))];
+        let (steps, _) = run(&configs, &emulations, &cluster, (1, 20));
+        assert_eq!(
+            steps,
+            [
+                "1 b.example.com (Never) true",
+                "1 c.example.com (IfNeeded) false",
+                "2 c.example.com (IfNeeded) false"
+            ]
+        );
+    }
+
+    #[test]
+    fn mutations_are_judged_as_the_apiserver_judges_them() {
+        let empty = ClusterContext::default();
+        // An empty list where there was none is no change: no second pass.
+        let configs = [
+            configuration("a", "IfNeeded", json!({})),
+            configuration("b", "Never", json!({})),
+        ];
+        let emulations = [
+            patching("a", json!([])),
+            patching(
+                "b",
+                json!([{"op": "add", "path": "/spec/tolerations/-", "value": {"key": "x", "operator": "Exists"}}]),
+            ),
+        ];
+        let (steps, _) = run(&configs, &emulations, &empty, (1, 20));
+        assert_eq!(
+            steps.last().map(String::as_str),
+            Some("2 a.example.com (IfNeeded) false")
+        );
+        let nothing = [
+            patching("a", json!([])),
+            patching(
+                "b",
+                json!([{"op": "add", "path": "/spec/hostAliases", "value": []}]),
+            ),
+        ];
+        let (steps, _) = run(&configs, &nothing, &empty, (1, 20));
+        assert_eq!(
+            steps,
+            [
+                "1 a.example.com (IfNeeded) false",
+                "1 b.example.com (Never) false"
+            ]
+        );
+        // A patch that does not apply: an internal error, and the step is in the trace.
+        let broken = [
+            patching("a", json!([])),
+            patching(
+                "b",
+                json!([{"op": "replace", "path": "/spec/nothing/here", "value": 1}]),
+            ),
+        ];
+        let (steps, verdicts) = run(&configs, &broken, &empty, (1, 20));
+        assert_eq!(
+            steps.last().map(String::as_str),
+            Some("1 b.example.com (Never) false")
+        );
+        assert!(
+            verdicts
+                .iter()
+                .any(|v| v.starts_with("Internal error occurred: ")),
+            "{verdicts:?}"
+        );
     }
 }

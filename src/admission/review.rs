@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::chain::{Admission, Chain, Injector};
+use super::chain::{Admission, Chain, Injected, Injector};
 use super::webhook::Webhook;
 use super::{Verdict, api};
 use crate::cluster::{ClusterContext, KubeVersion};
@@ -35,8 +35,8 @@ pub struct Target<'a> {
 }
 
 /// An injector for chains without the mesh's webhook.
-pub fn no_injector(_: &Value) -> Result<Option<(Value, Value)>, String> {
-    Ok(None)
+pub fn no_injector(_: &Value) -> Result<Injected, String> {
+    Ok(Injected::Left("no injector".into()))
 }
 
 /// Review `object`, a workload of `kind`, created in its namespace (or the

@@ -38,6 +38,7 @@ pub struct Webhook {
     namespace_selector: Option<Value>,
     object_selector: Option<Value>,
     rules: Vec<Value>,
+    match_conditions: bool,
     pub behaviour: Behaviour,
 }
 
@@ -48,16 +49,34 @@ impl Webhook {
     }
 
     /// Whether the apiserver calls it for a pod CREATE, given the labels of
-    /// the pod's namespace and of the pod.
+    /// the pod's namespace and of the pod; why not, when it does not.
     pub fn matches(
         &self,
         namespace_labels: &Map<String, Value>,
         pod_labels: &Map<String, Value>,
-    ) -> bool {
-        let rules_match = self.rules.iter().any(rule_matches_pod_create);
-        rules_match
-            && selector_matches(self.namespace_selector.as_ref(), namespace_labels)
-            && selector_matches(self.object_selector.as_ref(), pod_labels)
+    ) -> Result<(), &'static str> {
+        if !self.rules.iter().any(rule_matches_pod_create) {
+            return Err("its rules do not cover pod CREATE");
+        }
+        if !selector_matches(self.namespace_selector.as_ref(), namespace_labels) {
+            return Err("its namespaceSelector does not match the namespace's labels");
+        }
+        if !selector_matches(self.object_selector.as_ref(), pod_labels) {
+            return Err("its objectSelector does not match the pod's labels");
+        }
+        Ok(())
+    }
+
+    /// Whether it selects namespaces by label (so the Namespace object matters).
+    pub fn selects_namespaces(&self) -> bool {
+        self.namespace_selector
+            .as_ref()
+            .is_some_and(|s| s.as_object().is_some_and(|m| !m.is_empty()))
+    }
+
+    /// Whether it has CEL `matchConditions`, which cannot be evaluated offline.
+    pub fn has_match_conditions(&self) -> bool {
+        self.match_conditions
     }
 }
 
@@ -73,6 +92,7 @@ pub fn assumed_injector(name: &str) -> Webhook {
         rules: vec![
             serde_json::json!({"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}),
         ],
+        match_conditions: false,
         behaviour: Behaviour::MeshInjector,
     }
 }
@@ -118,6 +138,10 @@ pub fn webhooks(
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default(),
+                match_conditions: item
+                    .get("matchConditions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|c| !c.is_empty()),
                 name,
                 behaviour,
             });
@@ -170,6 +194,35 @@ fn declared(emulations: &[&Value], configuration: &str, name: &str) -> Behaviour
     }
 }
 
+/// What is wrong with a `WebhookEmulation`, if anything: it names a webhook
+/// and declares exactly one of a JSON Patch or a merge into named containers.
+pub fn emulation_problem(emulation: &Value) -> Option<String> {
+    let name = name_of(emulation);
+    let webhook = emulation.get("webhook");
+    if webhook
+        .and_then(|w| w.get("name"))
+        .and_then(Value::as_str)
+        .is_none()
+    {
+        return Some(format!("WebhookEmulation {name}: webhook.name is missing"));
+    }
+    let problem = match (emulation.get("patch"), emulation.get("containers")) {
+        (Some(patch), None) => serde_json::from_value::<json_patch::Patch>(patch.clone())
+            .err()
+            .map(|e| format!("patch is not an RFC 6902 JSON Patch: {e}")),
+        (None, Some(containers)) => {
+            let names = containers.get("names").and_then(Value::as_array);
+            let names_ok = names.is_some_and(|n| !n.is_empty() && n.iter().all(Value::is_string));
+            let merge_ok = containers.get("merge").is_some_and(Value::is_object);
+            (!names_ok || !merge_ok).then(|| {
+                "containers needs names (a list of container names) and merge (a map)".to_string()
+            })
+        }
+        _ => Some("declare exactly one of patch or containers".to_string()),
+    };
+    problem.map(|p| format!("WebhookEmulation {name}: {p}"))
+}
+
 fn name_of(object: &Value) -> &str {
     object
         .get("metadata")
@@ -190,10 +243,13 @@ fn rule_matches_pod_create(rule: &Value) -> bool {
                     .any(|i| wanted.contains(&i))
             })
     };
+    // Pods are namespaced: a rule scoped to the cluster does not cover them.
+    let scope = rule.get("scope").and_then(Value::as_str).unwrap_or("*");
     has("operations", &["CREATE", "*"])
         && has("apiGroups", &["", "*"])
         && has("apiVersions", &["v1", "*"])
         && has("resources", &["pods", "*", "*/*"])
+        && scope != "Cluster"
 }
 
 /// A label selector (`matchLabels`, `matchExpressions`) against labels; an
@@ -327,12 +383,33 @@ mod tests {
         ));
         assert!(!selector_matches(Some(&selector), &labels(json!({}))));
         assert!(selector_matches(None, &labels(json!({}))));
+        assert!(!rule_matches_pod_create(
+            &json!({"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"], "scope": "Cluster"})
+        ));
         assert!(rule_matches_pod_create(
             &json!({"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]})
         ));
         assert!(!rule_matches_pod_create(
             &json!({"operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]})
         ));
+    }
+
+    #[test]
+    fn emulations_are_checked() {
+        let ok = json!({"metadata": {"name": "e"}, "webhook": {"name": "w"}, "patch": []});
+        assert_eq!(emulation_problem(&ok), None);
+        let text = json!({"metadata": {"name": "e"}, "webhook": {"name": "w"}, "patch": "add"});
+        assert!(
+            emulation_problem(&text)
+                .is_some_and(|p| p.starts_with("WebhookEmulation e: patch is not"))
+        );
+        let both = json!({"metadata": {"name": "e"}, "webhook": {"name": "w"}});
+        assert_eq!(
+            emulation_problem(&both).as_deref(),
+            Some("WebhookEmulation e: declare exactly one of patch or containers")
+        );
+        let empty = json!({"metadata": {"name": "e"}, "webhook": {"name": "w"}, "containers": {"names": [], "merge": {}}});
+        assert!(emulation_problem(&empty).is_some());
     }
 
     #[test]
