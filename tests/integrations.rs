@@ -18,6 +18,14 @@ fn available(program: &str, what: &str) -> bool {
     found
 }
 
+/// The directory of the built `kubectl-mesh_inject`, first on a PATH for kubectl.
+fn path_with_binary() -> String {
+    let binary = assert_cmd::cargo::cargo_bin("kubectl-mesh_inject");
+    let dir = binary.parent().expect("a directory").to_path_buf();
+    let rest = std::env::var("PATH").unwrap_or_default();
+    format!("{}:{rest}", dir.display())
+}
+
 fn git(dir: &Path, args: &[&str]) {
     let status = Command::new("git")
         .current_dir(dir)
@@ -89,4 +97,122 @@ fn pre_commit_hooks_check_and_inject() {
     git(repo, &["add", "."]);
     let again = try_repo("mesh-inject-check");
     assert_eq!(again.code, 0, "{}", again.stdout);
+}
+
+/// kubectl finds the plugin on PATH and runs it as `kubectl mesh-inject`.
+#[test]
+fn kubectl_runs_the_plugin() {
+    if !available("kubectl", "the kubectl plugin") {
+        return;
+    }
+    let path = path_with_binary();
+    let kubectl = |args: &[&str]| -> common::Run {
+        Command::new("kubectl")
+            .current_dir(common::repo())
+            .args(args)
+            .env("PATH", &path)
+            .output()
+            .expect("kubectl runs")
+            .into()
+    };
+    let list = kubectl(&["plugin", "list"]);
+    assert!(
+        list.stdout.contains("kubectl-mesh_inject"),
+        "{}{}",
+        list.stdout,
+        list.stderr
+    );
+    let help = kubectl(&["mesh-inject", "--help"]);
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    assert!(
+        help.stdout.contains("Usage: kubectl mesh-inject"),
+        "{}",
+        help.stdout
+    );
+    let run = kubectl(&["mesh-inject", "-q", "-f", "testdata/example/deploy.yaml"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("- name: linkerd-proxy"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Helm's post-renderer contract: called with no arguments, the rendered
+/// stream on standard input, nothing but YAML on standard output, exit 0.
+#[test]
+fn works_as_a_helm_post_renderer() {
+    let example =
+        std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
+    // Helm renders templates with `# Source:` comments between documents.
+    let rendered = format!("---\n# Source: web/templates/deploy.yaml\n{example}");
+    let mut cmd = common::command();
+    cmd.write_stdin(rendered.clone());
+    let run: common::Run = cmd.output().expect("runs").into();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .starts_with("---\n# Source: web/templates/deploy.yaml\n")
+    );
+    assert!(run.stdout.contains("- name: linkerd-proxy"));
+    for value in common::values(&run.stdout).into_iter().flatten() {
+        assert!(
+            value.get("kind").is_some(),
+            "only manifests on stdout: {value}"
+        );
+    }
+    if available("helm", "the post-renderer with the real helm") {
+        let chart = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(chart.path().join("templates")).expect("mkdir");
+        std::fs::write(
+            chart.path().join("Chart.yaml"),
+            "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+        )
+        .expect("write");
+        std::fs::write(chart.path().join("templates/deploy.yaml"), &example).expect("write");
+        let out = Command::new("helm")
+            .args([
+                "template",
+                "web",
+                chart.path().to_str().expect("utf-8"),
+                "--post-renderer",
+                "kubectl-mesh_inject",
+            ])
+            .env("PATH", path_with_binary())
+            .output()
+            .expect("helm runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("- name: linkerd-proxy"));
+    }
+}
+
+/// The krew manifest template names this version and this binary.
+#[test]
+fn the_krew_manifest_matches_the_crate() {
+    let text =
+        std::fs::read_to_string(common::repo().join("plugins/mesh-inject.yaml")).expect("manifest");
+    let manifest = common::values(&text)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("one document");
+    assert_eq!(manifest["kind"], "Plugin");
+    assert_eq!(
+        manifest["spec"]["version"],
+        format!("v{}", env!("CARGO_PKG_VERSION"))
+    );
+    let platforms = manifest["spec"]["platforms"].as_array().expect("platforms");
+    assert!(!platforms.is_empty());
+    for platform in platforms {
+        assert_eq!(platform["bin"], "kubectl-mesh_inject");
+        let uri = platform["uri"].as_str().expect("uri");
+        assert!(
+            uri.contains(&format!("/v{}/", env!("CARGO_PKG_VERSION"))),
+            "{uri}"
+        );
+    }
 }
