@@ -13,6 +13,7 @@ pub mod admit;
 pub mod cli;
 pub mod cluster;
 pub mod error;
+pub mod krm;
 pub mod output;
 pub mod pipeline;
 pub mod profile;

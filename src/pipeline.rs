@@ -316,9 +316,11 @@ fn render_document(
     };
     let identity = identity_of(root);
     let wants_value = settings.keep_values
-        || identity
-            .as_ref()
-            .is_none_or(|r| r.kind == "List" || types.find(&r.api_version, &r.kind).is_some());
+        || identity.as_ref().is_none_or(|r| {
+            r.kind == "List"
+                || r.kind == crate::krm::KIND
+                || types.find(&r.api_version, &r.kind).is_some()
+        });
     if !wants_value {
         out.objects.push(ObjectResult {
             document: document.index,
@@ -387,7 +389,9 @@ fn plan_document(
     objects: &mut Vec<ObjectResult>,
 ) -> Result<Value, rules::PlanError> {
     let reference = ObjectRef::of(value);
-    let is_list = reference.as_ref().is_some_and(|r| r.kind == "List")
+    // A `List`, or a KRM function's `ResourceList`: its items are the objects.
+    let is_list = (reference.as_ref().is_some_and(|r| r.kind == "List")
+        || crate::krm::is_resource_list(value))
         && value.get("items").is_some_and(Value::is_array);
     if !is_list {
         let (plan, verdicts) = plan_object(value, settings, env, types)?;

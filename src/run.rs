@@ -91,9 +91,25 @@ fn print_config(args: &ProfileArgs) -> Result<Status, Error> {
     Ok(Status::Done)
 }
 
-fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
+fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
+    check_flags(&args.common)?;
+    let read_all = |paths: &[PathBuf], recursive: bool| -> Result<Vec<source::Source>, Error> {
+        source::expand(paths, recursive)?
+            .iter()
+            .map(|path| source::read(path.as_deref()))
+            .collect()
+    };
+    let sources = read_all(&input_paths(&args.common)?, args.common.input.recursive)?;
+    // A ResourceList on standard input: run as a KRM function, its
+    // functionConfig standing for flags.
+    let resource_list = match sources.as_slice() {
+        [only] if only.path.is_none() => crate::krm::resource_list(&only.text),
+        _ => None,
+    };
+    if let Some(list) = &resource_list {
+        apply_function_config(&mut args, &crate::krm::function_config(list))?;
+    }
     let common = &args.common;
-    check_flags(common)?;
     let (profile, _, flags) = load_profile(&args.profile)?;
     let settings = Settings {
         action,
@@ -111,16 +127,24 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
         keep_values: common.output == Format::Json,
         keep_patches: common.output == Format::Patch,
     };
+    let context = read_all(&args.context, common.input.recursive)?;
+    let mut results = pipeline::process_all(sources, &context, &settings)?;
 
-    let read_all = |paths: &[PathBuf]| -> Result<Vec<source::Source>, Error> {
-        source::expand(paths, common.input.recursive)?
-            .iter()
-            .map(|path| source::read(path.as_deref()))
-            .collect()
-    };
-    let sources = read_all(&input_paths(common)?)?;
-    let context = read_all(&args.context)?;
-    let results = pipeline::process_all(sources, &context, &settings)?;
+    if let (Some(list), [processed]) = (&resource_list, results.as_mut_slice()) {
+        // A KRM function answers with the ResourceList and its results, even
+        // on a rejection (kpt and kustomize show them), and fails then.
+        let krm_results = crate::krm::results(processed, list, args.warn_only);
+        processed.output =
+            crate::krm::with_results(&processed.output, krm_results).map_err(Error::Config)?;
+        write_stdout(&processed.output);
+        write_report(&common.report, &results, args.warn_only);
+        let rejected = !args.warn_only && !report::rejections(&results).is_empty();
+        return Ok(if rejected {
+            Status::Rejected
+        } else {
+            Status::Done
+        });
+    }
 
     let rejections = report::rejections(&results);
     if !rejections.is_empty() && !args.warn_only {
@@ -172,6 +196,34 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
     }
     write_report(&common.report, &results, args.warn_only);
     Ok(status)
+}
+
+/// A KRM function's configuration, applied as the flags it stands for.
+fn apply_function_config(
+    args: &mut InjectArgs,
+    config: &crate::krm::FunctionConfig,
+) -> Result<(), Error> {
+    if let Some(profile) = &config.profile {
+        args.profile.profile = Some(profile.clone());
+    }
+    if let Some(version) = &config.kube_version {
+        args.kube_version = version
+            .parse()
+            .map_err(|e: String| Error::Config(format!("functionConfig kubeVersion: {e}")))?;
+    }
+    if let Some(native) = &config.native_sidecar {
+        args.native_sidecar = Some(match native.as_str() {
+            "always" | "true" => NativeSidecar::Always,
+            "never" | "false" => NativeSidecar::Never,
+            _ => NativeSidecar::Auto,
+        });
+    }
+    if let Some(namespace) = &config.namespace {
+        args.common.input.namespace = namespace.clone();
+    }
+    args.warn_only |= config.warn_only;
+    args.profile.set.extend(config.values.iter().cloned());
+    Ok(())
 }
 
 /// The report on standard error, as text or JSON, unless `--quiet`.

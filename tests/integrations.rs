@@ -216,3 +216,170 @@ fn the_krew_manifest_matches_the_crate() {
         );
     }
 }
+
+/// A ResourceList for the KRM function: the example's objects as items,
+/// with a ConfigMap as functionConfig.
+fn resource_list(config: &str) -> String {
+    let example =
+        std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
+    let mut items = String::new();
+    for document in example.split("\n---\n") {
+        let body: String = document
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| format!("  {l}\n"))
+            .collect();
+        items.push_str(&format!("- {}", body.trim_start()));
+    }
+    format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: mesh-inject}}\n  data: {config}\n"
+    )
+}
+
+/// The KRM function contract: a ResourceList in, the same ResourceList out
+/// with its items injected as functionConfig says, and results.
+#[test]
+fn runs_as_a_krm_function() {
+    let input = resource_list("{profile: istio}");
+    let mut cmd = common::command();
+    cmd.arg("-q").write_stdin(input.clone());
+    let run: common::Run = cmd.output().expect("runs").into();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let output = common::values(&run.stdout)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("a ResourceList");
+    assert_eq!(output["kind"], "ResourceList");
+    let deployment = &output["items"][0];
+    let names: Vec<&str> = deployment["spec"]["template"]["spec"]["initContainers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert!(names.contains(&"istio-proxy"), "{names:?}");
+    assert!(
+        run.stdout.contains("# pinned by the release job"),
+        "comments kept"
+    );
+    assert!(
+        output.get("results").is_none(),
+        "nothing to report: {}",
+        run.stdout
+    );
+
+    // A rejection: an error result naming the item, and a failed function.
+    let quota = "- apiVersion: v1\n  kind: ResourceQuota\n  metadata: {name: mem, namespace: shop}\n  spec:\n    hard: {limits.memory: 8Gi}\n";
+    let rejected = input.replacen("items:\n", &format!("items:\n{quota}"), 1);
+    let mut cmd = common::command();
+    cmd.arg("-q").write_stdin(rejected);
+    let run: common::Run = cmd.output().expect("runs").into();
+    assert_eq!(run.code, 1);
+    let output = common::values(&run.stdout)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("a ResourceList");
+    assert_eq!(
+        output["results"][0],
+        serde_json::json!({
+            "message": "pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web",
+            "severity": "error",
+            "resourceRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "namespace": "shop"}
+        })
+    );
+}
+
+/// `kpt fn eval --exec`: the package's files are injected in place, and a
+/// rejection fails the function with its result shown and nothing written.
+#[test]
+fn kpt_runs_the_function() {
+    if !available("kpt", "the KRM function under kpt") {
+        return;
+    }
+    let binary = assert_cmd::cargo::cargo_bin("kubectl-mesh_inject");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let package = dir.path().join("pkg");
+    std::fs::create_dir(&package).expect("mkdir");
+    let example =
+        std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
+    std::fs::write(package.join("deploy.yaml"), &example).expect("write");
+    let eval = || -> common::Run {
+        Command::new("kpt")
+            .args(["fn", "eval", package.to_str().expect("utf-8"), "--exec"])
+            .arg(&binary)
+            .args(["--truncate-output=false"])
+            .output()
+            .expect("kpt runs")
+            .into()
+    };
+    let run = eval();
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let injected = std::fs::read_to_string(package.join("deploy.yaml")).expect("read");
+    assert!(injected.contains("name: linkerd-proxy"), "{injected}");
+    assert!(
+        injected.contains("# pinned by the release job"),
+        "kpt keeps comments"
+    );
+
+    let quota = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: mem, namespace: shop}\nspec:\n  hard: {limits.memory: 8Gi}\n";
+    std::fs::write(package.join("deploy.yaml"), &example).expect("write");
+    std::fs::write(package.join("quota.yaml"), quota).expect("write");
+    let run = eval();
+    assert_ne!(run.code, 0);
+    let shown = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        shown.contains("[error] apps/v1/Deployment/shop/web: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web"),
+        "{shown}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(package.join("deploy.yaml")).expect("read"),
+        example
+    );
+}
+
+/// kustomize runs exec KRM functions as transformers only with
+/// `--enable-exec`; kubectl's built-in kustomize may not have that flag.
+#[test]
+fn kustomize_runs_the_function_as_a_transformer() {
+    if !available("kubectl", "the KRM function under kustomize") {
+        return;
+    }
+    let help = Command::new("kubectl")
+        .args(["kustomize", "--help"])
+        .output()
+        .expect("kubectl runs");
+    if !String::from_utf8_lossy(&help.stdout).contains("--enable-exec") {
+        eprintln!(
+            "SKIPPED: kubectl's built-in kustomize has no --enable-exec; exec functions cannot run under it"
+        );
+        return;
+    }
+    let binary = assert_cmd::cargo::cargo_bin("kubectl-mesh_inject");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let example =
+        std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
+    std::fs::write(dir.path().join("deploy.yaml"), example).expect("write");
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources: [deploy.yaml]\ntransformers: [inject.yaml]\n",
+    )
+    .expect("write");
+    let transformer = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mesh-inject\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: {}\ndata:\n  profile: istio\n",
+        binary.display()
+    );
+    std::fs::write(dir.path().join("inject.yaml"), transformer).expect("write");
+    let out = Command::new("kubectl")
+        .args(["kustomize", "--enable-alpha-plugins", "--enable-exec"])
+        .arg(dir.path())
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("name: istio-proxy"));
+}
