@@ -12,6 +12,7 @@ pub mod admission;
 pub mod admit;
 pub mod cli;
 pub mod cluster;
+pub mod complete;
 pub mod error;
 pub mod krm;
 pub mod output;

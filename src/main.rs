@@ -12,6 +12,12 @@ use mesh_inject::cli::Cli;
 use mesh_inject::run::{Status, run};
 
 fn main() -> ExitCode {
+    // kubectl's plugin completion protocol, answered before any parsing.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "__complete") {
+        print!("{}", mesh_inject::complete::answer(&args[1..]));
+        return ExitCode::SUCCESS;
+    }
     // The version names the proxies the embedded profiles inject, read from them.
     let version: &'static str = Box::leak(mesh_inject::version_text().into_boxed_str());
     let matches = Cli::command().version(version).get_matches();

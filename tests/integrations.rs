@@ -383,3 +383,26 @@ fn kustomize_runs_the_function_as_a_transformer() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("name: istio-proxy"));
 }
+
+/// kubectl (1.26+) completes plugin arguments through
+/// `kubectl_complete-mesh_inject`, which the repository carries.
+#[test]
+fn kubectl_completes_the_plugin() {
+    if !available("kubectl", "plugin completion") {
+        return;
+    }
+    let path = format!("{}:{}", common::repo().display(), path_with_binary());
+    let complete = |args: &[&str]| -> String {
+        let out = Command::new("kubectl")
+            .arg("__complete")
+            .arg("mesh-inject")
+            .args(args)
+            .env("PATH", &path)
+            .output()
+            .expect("kubectl runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(complete(&["--pro"]), "--profile\n:4\n");
+    assert_eq!(complete(&["--profile", ""]), "linkerd\nistio\n:4\n");
+    assert_eq!(complete(&["admit", "--comp"]), "--compare\n:4\n");
+}

@@ -1,0 +1,168 @@
+
+using namespace System.Management.Automation
+using namespace System.Management.Automation.Language
+
+Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlock {
+    param($wordToComplete, $commandAst, $cursorPosition)
+
+    $commandElements = $commandAst.CommandElements
+    $command = @(
+        'kubectl-mesh_inject'
+        for ($i = 1; $i -lt $commandElements.Count; $i++) {
+            $element = $commandElements[$i]
+            if ($element -isnot [StringConstantExpressionAst] -or
+                $element.StringConstantType -ne [StringConstantType]::BareWord -or
+                $element.Value.StartsWith('-') -or
+                $element.Value -eq $wordToComplete) {
+                break
+        }
+        $element.Value
+    }) -join ';'
+
+    $completions = @(switch ($command) {
+        'kubectl-mesh_inject' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format on standard output')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Report format on standard error: text, or json (versioned, for tools)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the diff')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Embedded profile: linkerd (default) or istio')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A profile file of your own (start from `kubectl mesh-inject config`)')
+            [CompletionResult]::new('--set', '--set', [CompletionResultType]::ParameterName, 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads'' annotations, which win over the profile')
+            [CompletionResult]::new('--kube-version', '--kube-version', [CompletionResultType]::ParameterName, 'Kubernetes version the manifests are for: decides native sidecars (1.29+), the preStop sleep action (1.30+) and PodSecurityPolicy (up to 1.24)')
+            [CompletionResult]::new('--native-sidecar', '--native-sidecar', [CompletionResultType]::ParameterName, 'Run the proxy as a native sidecar: auto (where the version has them), always, never. Overrides the profile and the workloads'' annotations')
+            [CompletionResult]::new('--security-context', '--security-context', [CompletionResultType]::ParameterName, 'Security context of the injected containers: auto (a PodSecurityPolicy in context up to 1.24, else copy), psp, copy (from the first app container), off')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to the input; objects in the input itself count too (repeatable)')
+            [CompletionResult]::new('-R', '-R ', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
+            [CompletionResult]::new('--diff', '--diff', [CompletionResultType]::ParameterName, 'Show a unified diff of what would change instead of the manifests')
+            [CompletionResult]::new('--in-place', '--in-place', [CompletionResultType]::ParameterName, 'Rewrite the input files (atomically) instead of printing')
+            [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Write nothing; exit 1 and list the files that would change')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report on standard error')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no report on standard error')
+            [CompletionResult]::new('--warn-only', '--warn-only', [CompletionResultType]::ParameterName, 'Write the output even when the cluster would reject an injected workload; the rejections are reported as warnings')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('inject', 'inject', [CompletionResultType]::ParameterValue, 'Inject the proxy (what runs when no subcommand is given)')
+            [CompletionResult]::new('uninject', 'uninject', [CompletionResultType]::ParameterValue, 'Remove exactly what inject added')
+            [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective profile (with --set values applied), to start your own from')
+            [CompletionResult]::new('admit', 'admit', [CompletionResultType]::ParameterValue, 'Replay the apiserver''s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-mesh_inject;inject' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format on standard output')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Report format on standard error: text, or json (versioned, for tools)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the diff')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Embedded profile: linkerd (default) or istio')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A profile file of your own (start from `kubectl mesh-inject config`)')
+            [CompletionResult]::new('--set', '--set', [CompletionResultType]::ParameterName, 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads'' annotations, which win over the profile')
+            [CompletionResult]::new('--kube-version', '--kube-version', [CompletionResultType]::ParameterName, 'Kubernetes version the manifests are for: decides native sidecars (1.29+), the preStop sleep action (1.30+) and PodSecurityPolicy (up to 1.24)')
+            [CompletionResult]::new('--native-sidecar', '--native-sidecar', [CompletionResultType]::ParameterName, 'Run the proxy as a native sidecar: auto (where the version has them), always, never. Overrides the profile and the workloads'' annotations')
+            [CompletionResult]::new('--security-context', '--security-context', [CompletionResultType]::ParameterName, 'Security context of the injected containers: auto (a PodSecurityPolicy in context up to 1.24, else copy), psp, copy (from the first app container), off')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to the input; objects in the input itself count too (repeatable)')
+            [CompletionResult]::new('-R', '-R ', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
+            [CompletionResult]::new('--diff', '--diff', [CompletionResultType]::ParameterName, 'Show a unified diff of what would change instead of the manifests')
+            [CompletionResult]::new('--in-place', '--in-place', [CompletionResultType]::ParameterName, 'Rewrite the input files (atomically) instead of printing')
+            [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Write nothing; exit 1 and list the files that would change')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report on standard error')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no report on standard error')
+            [CompletionResult]::new('--warn-only', '--warn-only', [CompletionResultType]::ParameterName, 'Write the output even when the cluster would reject an injected workload; the rejections are reported as warnings')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'kubectl-mesh_inject;uninject' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format on standard output')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Report format on standard error: text, or json (versioned, for tools)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the diff')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Embedded profile: linkerd (default) or istio')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A profile file of your own (start from `kubectl mesh-inject config`)')
+            [CompletionResult]::new('--set', '--set', [CompletionResultType]::ParameterName, 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads'' annotations, which win over the profile')
+            [CompletionResult]::new('-R', '-R ', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
+            [CompletionResult]::new('--diff', '--diff', [CompletionResultType]::ParameterName, 'Show a unified diff of what would change instead of the manifests')
+            [CompletionResult]::new('--in-place', '--in-place', [CompletionResultType]::ParameterName, 'Rewrite the input files (atomically) instead of printing')
+            [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Write nothing; exit 1 and list the files that would change')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report on standard error')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no report on standard error')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
+        'kubectl-mesh_inject;config' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Embedded profile: linkerd (default) or istio')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A profile file of your own (start from `kubectl mesh-inject config`)')
+            [CompletionResult]::new('--set', '--set', [CompletionResultType]::ParameterName, 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads'' annotations, which win over the profile')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'kubectl-mesh_inject;admit' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'Files or directories with cluster objects: LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, MutatingWebhookConfiguration and WebhookEmulation (repeatable); objects in the input count too')
+            [CompletionResult]::new('--kube-version', '--kube-version', [CompletionResultType]::ParameterName, 'Kubernetes version of the apiserver to replay')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output on standard output: text (a verdict line per object), or the pods as they would be stored, as yaml or json')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output on standard output: text (a verdict line per object), or the pods as they would be stored, as yaml or json')
+            [CompletionResult]::new('--native-sidecar', '--native-sidecar', [CompletionResultType]::ParameterName, 'Native sidecars for the mesh''s injector: auto, always, never')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Report format on standard error: text, or json (versioned, for tools)')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Embedded profile: linkerd (default) or istio')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A profile file of your own (start from `kubectl mesh-inject config`)')
+            [CompletionResult]::new('--set', '--set', [CompletionResultType]::ParameterName, 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads'' annotations, which win over the profile')
+            [CompletionResult]::new('-R', '-R ', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
+            [CompletionResult]::new('--trace', '--trace', [CompletionResultType]::ParameterName, 'Print every step: pass, plugin or webhook, whether it mutated, its patch')
+            [CompletionResult]::new('--compare', '--compare', [CompletionResultType]::ParameterName, 'Run both paths for each workload: the webhook path (the input as it is) and the static path (injected by this tool first), and show where they differ')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report on standard error')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no report on standard error')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'kubectl-mesh_inject;help' {
+            [CompletionResult]::new('inject', 'inject', [CompletionResultType]::ParameterValue, 'Inject the proxy (what runs when no subcommand is given)')
+            [CompletionResult]::new('uninject', 'uninject', [CompletionResultType]::ParameterValue, 'Remove exactly what inject added')
+            [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective profile (with --set values applied), to start your own from')
+            [CompletionResult]::new('admit', 'admit', [CompletionResultType]::ParameterValue, 'Replay the apiserver''s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-mesh_inject;help;inject' {
+            break
+        }
+        'kubectl-mesh_inject;help;uninject' {
+            break
+        }
+        'kubectl-mesh_inject;help;config' {
+            break
+        }
+        'kubectl-mesh_inject;help;admit' {
+            break
+        }
+        'kubectl-mesh_inject;help;help' {
+            break
+        }
+    })
+
+    $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |
+        Sort-Object -Property ListItemText
+}

@@ -1,0 +1,138 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_kubectl_mesh_inject_global_optspecs
+    string join \n f/filename= R/recursive n/namespace= o/output= diff in-place check q/quiet report= color= profile= config= set= kube-version= native-sidecar= security-context= context= warn-only h/help V/version
+end
+
+function __fish_kubectl_mesh_inject_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_kubectl_mesh_inject_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_kubectl_mesh_inject_using_subcommand
+    set -l cmd (__fish_kubectl_mesh_inject_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s n -l namespace -d 'Namespace of objects that name none' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s o -l output -d 'Output format on standard output' -r -f -a "yaml\t'The manifests, edited in place'
+json\t'The objects as JSON (a `List` when there are several)'
+patch\t'The RFC 6902 JSON Patch of each changed object'"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l color -d 'When to colour the diff' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l kube-version -d 'Kubernetes version the manifests are for: decides native sidecars (1.29+), the preStop sleep action (1.30+) and PodSecurityPolicy (up to 1.24)' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l native-sidecar -d 'Run the proxy as a native sidecar: auto (where the version has them), always, never. Overrides the profile and the workloads\' annotations' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l security-context -d 'Security context of the injected containers: auto (a PodSecurityPolicy in context up to 1.24, else copy), psp, copy (from the first app container), off' -r -f -a "auto\t''
+psp\t''
+copy\t''
+off\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l context -d 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to the input; objects in the input itself count too (repeatable)' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l diff -d 'Show a unified diff of what would change instead of the manifests'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l check -d 'Write nothing; exit 1 and list the files that would change'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s q -l quiet -d 'Print no report on standard error'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l warn-only -d 'Write the output even when the cluster would reject an injected workload; the rejections are reported as warnings'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s V -l version -d 'Print version'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "inject" -d 'Inject the proxy (what runs when no subcommand is given)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "uninject" -d 'Remove exactly what inject added'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "config" -d 'Print the effective profile (with --set values applied), to start your own from'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "admit" -d 'Replay the apiserver\'s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s n -l namespace -d 'Namespace of objects that name none' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s o -l output -d 'Output format on standard output' -r -f -a "yaml\t'The manifests, edited in place'
+json\t'The objects as JSON (a `List` when there are several)'
+patch\t'The RFC 6902 JSON Patch of each changed object'"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l color -d 'When to colour the diff' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l kube-version -d 'Kubernetes version the manifests are for: decides native sidecars (1.29+), the preStop sleep action (1.30+) and PodSecurityPolicy (up to 1.24)' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l native-sidecar -d 'Run the proxy as a native sidecar: auto (where the version has them), always, never. Overrides the profile and the workloads\' annotations' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l security-context -d 'Security context of the injected containers: auto (a PodSecurityPolicy in context up to 1.24, else copy), psp, copy (from the first app container), off' -r -f -a "auto\t''
+psp\t''
+copy\t''
+off\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l context -d 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to the input; objects in the input itself count too (repeatable)' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l diff -d 'Show a unified diff of what would change instead of the manifests'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l check -d 'Write nothing; exit 1 and list the files that would change'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s q -l quiet -d 'Print no report on standard error'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l warn-only -d 'Write the output even when the cluster would reject an injected workload; the rejections are reported as warnings'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s n -l namespace -d 'Namespace of objects that name none' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s o -l output -d 'Output format on standard output' -r -f -a "yaml\t'The manifests, edited in place'
+json\t'The objects as JSON (a `List` when there are several)'
+patch\t'The RFC 6902 JSON Patch of each changed object'"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l color -d 'When to colour the diff' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l diff -d 'Show a unified diff of what would change instead of the manifests'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l check -d 'Write nothing; exit 1 and list the files that would change'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s q -l quiet -d 'Print no report on standard error'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -s h -l help -d 'Print help'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s n -l namespace -d 'Namespace of objects that name none' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l context -d 'Files or directories with cluster objects: LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, MutatingWebhookConfiguration and WebhookEmulation (repeatable); objects in the input count too' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l kube-version -d 'Kubernetes version of the apiserver to replay' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s o -l output -d 'Output on standard output: text (a verdict line per object), or the pods as they would be stored, as yaml or json' -r -f -a "text\t''
+yaml\t''
+json\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l native-sidecar -d 'Native sidecars for the mesh\'s injector: auto, always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
+json\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l trace -d 'Print every step: pass, plugin or webhook, whether it mutated, its patch'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l compare -d 'Run both paths for each workload: the webhook path (the input as it is) and the static path (injected by this tool first), and show where they differ'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s q -l quiet -d 'Print no report on standard error'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s h -l help -d 'Print help'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "inject" -d 'Inject the proxy (what runs when no subcommand is given)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "uninject" -d 'Remove exactly what inject added'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "config" -d 'Print the effective profile (with --set values applied), to start your own from'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "admit" -d 'Replay the apiserver\'s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

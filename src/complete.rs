@@ -1,0 +1,95 @@
+//! Completion for kubectl's plugin protocol (kubectl 1.26+): kubectl runs
+//! `kubectl_complete-mesh_inject ARGS… WORD` to complete
+//! `kubectl mesh-inject ARGS… WORD`, which runs `kubectl-mesh_inject
+//! __complete ARGS… WORD`. The answer is one candidate a line, then
+//! `:DIRECTIVE` (0: let the shell complete files too; 4: no files), and
+//! comes from the CLI definition itself.
+
+use clap::{Command, CommandFactory};
+
+use crate::cli::Cli;
+
+const FILES_TOO: u8 = 0;
+const NO_FILES: u8 = 4;
+
+/// The answer to `__complete` with `args` (the last one is the word being completed).
+pub fn answer(args: &[String]) -> String {
+    let (current, words) = match args.split_last() {
+        Some((current, words)) => (current.as_str(), words),
+        None => ("", &[][..]),
+    };
+    let root = Cli::command();
+    let sub = words.iter().find_map(|w| root.find_subcommand(w).cloned());
+    let command = sub.as_ref().unwrap_or(&root);
+    let (candidates, directive) = candidates(command, words, current, sub.is_none());
+    let mut out: String = candidates
+        .into_iter()
+        .filter(|c| c.starts_with(current))
+        .map(|c| c + "\n")
+        .collect();
+    out.push_str(&format!(":{directive}\n"));
+    out
+}
+
+fn candidates(command: &Command, words: &[String], current: &str, top: bool) -> (Vec<String>, u8) {
+    // The value of the option just before, when it takes one.
+    if let Some(previous) = words.last() {
+        let option = command.get_arguments().find(|a| {
+            a.get_long().is_some_and(|l| previous == &format!("--{l}"))
+                || a.get_short().is_some_and(|s| previous == &format!("-{s}"))
+        });
+        if let Some(option) = option.filter(|o| o.get_action().takes_values()) {
+            let mut values: Vec<String> = option
+                .get_possible_values()
+                .iter()
+                .map(|v| v.get_name().to_string())
+                .collect();
+            if option.get_id() == "profile" {
+                values.extend(crate::profile::EMBEDDED.iter().map(|(n, _)| n.to_string()));
+            }
+            return if values.is_empty() {
+                // Paths and free text: the shell completes files.
+                (Vec::new(), FILES_TOO)
+            } else {
+                (values, NO_FILES)
+            };
+        }
+    }
+    if current.starts_with('-') {
+        let mut flags: Vec<String> = command
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect();
+        flags.extend(["--help".to_string()]);
+        return (flags, NO_FILES);
+    }
+    if top && words.is_empty() {
+        let names = command
+            .get_subcommands()
+            .map(|s| s.get_name().to_string())
+            .filter(|n| n != "help")
+            .collect();
+        return (names, FILES_TOO);
+    }
+    (Vec::new(), FILES_TOO)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(args: &[&str]) -> String {
+        answer(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn completes_flags_values_and_subcommands() {
+        assert!(ask(&["--pro"]).starts_with("--profile\n"));
+        assert_eq!(ask(&["--native-sidecar", ""]), "auto\nalways\nnever\n:4\n");
+        assert_eq!(ask(&["-o", "j"]), "json\n:4\n");
+        assert_eq!(ask(&["ad"]), "admit\n:0\n");
+        assert!(ask(&["admit", "--tr"]).starts_with("--trace\n"));
+        assert_eq!(ask(&["-f", ""]), ":0\n");
+        assert_eq!(ask(&["--profile", ""]), "linkerd\nistio\n:4\n");
+    }
+}
