@@ -50,11 +50,7 @@ pub struct Admitted {
 
 impl Admitted {
     pub fn rejected(&self) -> bool {
-        let rejected = |r: &Review| {
-            r.verdicts
-                .iter()
-                .any(|v| v.severity == crate::admission::Severity::Rejection)
-        };
+        let rejected = |r: &Review| crate::admission::rejected(&r.verdicts);
         rejected(&self.review) || self.static_path.as_ref().is_some_and(rejected)
     }
 }
@@ -70,25 +66,20 @@ pub fn admit_all(
         .iter()
         .map(pipeline::parse)
         .collect::<Result<_, _>>()?;
-    let context_docs: Vec<_> = context
-        .iter()
-        .map(pipeline::parse)
-        .collect::<Result<_, _>>()?;
-    let config_maps: Vec<String> = settings
+    let cluster = pipeline::cluster_context(
+        sources,
+        &parsed,
+        context,
+        &settings.profile,
+        &settings.namespace,
+    )?;
+    // The webhook sees its own configuration (its ConfigMaps), not the namespace's policies.
+    let config_maps = settings
         .profile
         .values_from_objects
         .iter()
         .map(|v| v.name.clone())
         .collect();
-    let mut cluster = ClusterContext::new(config_maps.clone());
-    for (source, docs) in context
-        .iter()
-        .zip(&context_docs)
-        .chain(sources.iter().zip(&parsed))
-    {
-        pipeline::gather_context(source, docs, &mut cluster, &settings.namespace)?;
-    }
-    // The webhook sees its own configuration (its ConfigMaps), not the namespace's policies.
     let mut webhook_view = ClusterContext::new(config_maps);
     for object in cluster.all_of_kind("ConfigMap") {
         webhook_view.add(object, &settings.namespace);
@@ -458,7 +449,7 @@ fn differences(webhook: &Review, static_path: &Review) -> String {
         .flatten()
         .filter(|op| {
             let path = op.get("path").and_then(Value::as_str).unwrap_or_default();
-            !path.contains("mesh-inject.io~1added")
+            !path.contains(&RECORD_ANNOTATION.replace('/', "~1"))
         })
         .collect();
     if ops.is_empty() {
@@ -507,12 +498,9 @@ pub fn json(admitted: &[Admitted]) -> Value {
     let review_json = |review: &Review| {
         let admission = review.admission.as_ref();
         serde_json::json!({
-            "admitted": !review.verdicts.iter().any(|v| v.severity == crate::admission::Severity::Rejection),
+            "admitted": !crate::admission::rejected(&review.verdicts),
             "verdicts": review.verdicts.iter().map(|v| serde_json::json!({
-                "severity": match v.severity {
-                    crate::admission::Severity::Rejection => "rejection",
-                    crate::admission::Severity::Warning => "warning",
-                },
+                "severity": v.severity.as_str(),
                 "plugin": v.plugin,
                 "message": v.message,
             })).collect::<Vec<_>>(),

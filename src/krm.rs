@@ -10,7 +10,8 @@ use crate::pipeline::Processed;
 use crate::rules::Outcome;
 use crate::yaml;
 
-pub const API_VERSION: &str = "config.kubernetes.io/v1";
+#[cfg(test)]
+const API_VERSION: &str = "config.kubernetes.io/v1";
 pub const KIND: &str = "ResourceList";
 
 /// Whether `value` is a ResourceList.
@@ -46,6 +47,8 @@ pub struct FunctionConfig {
     pub namespace: Option<String>,
     pub warn_only: bool,
     pub values: Vec<String>,
+    /// Entries that cannot be right.
+    pub problems: Vec<String>,
 }
 
 pub fn function_config(list: &Value) -> FunctionConfig {
@@ -66,7 +69,13 @@ pub fn function_config(list: &Value) -> FunctionConfig {
             "kubeVersion" => out.kube_version = Some(text),
             "nativeSidecar" => out.native_sidecar = Some(text),
             "namespace" => out.namespace = Some(text),
-            "warnOnly" => out.warn_only = text == "true",
+            "warnOnly" => match text.as_str() {
+                "true" => out.warn_only = true,
+                "false" => {}
+                other => out.problems.push(format!(
+                    "functionConfig warnOnly: expected \"true\" or \"false\", got {other:?}"
+                )),
+            },
             _ => out.values.push(format!("{key}={text}")),
         }
     }
@@ -112,8 +121,17 @@ pub fn results(processed: &Processed, list: &Value, warn_only: bool) -> Vec<Valu
             };
             push(severity, verdict.message.clone());
         }
-        for hint in object.hints.iter().filter(|_| object.rejected()) {
-            push("info", format!("fix: {hint}"));
+        // The injection's own warnings (an empty trust anchor, a sidecar
+        // that never completes) are the user's to hear too.
+        for note in &object.notes {
+            if let Some(warning) = note.strip_prefix("warning: ") {
+                push("warning", warning.to_string());
+            }
+        }
+        if object.refused_by_security_policy() {
+            for hint in &object.hints {
+                push("info", format!("fix: {hint}"));
+            }
         }
     }
     results

@@ -4,9 +4,13 @@
 //! The pipeline, one module per stage:
 //! [`source`] (files, dirs, stdin) → [`yaml`] (documents with spans, values) →
 //! [`workload`] (which objects carry a pod template) → [`rules`] (plans as
-//! JSON Patch, from a [`profile`]) → [`yaml::edit`] (render onto the original
-//! text) → [`output`] (stdout, diff, in-place, check) and [`report`].
-//! [`pipeline`] runs one source through it; [`run`] runs a command line.
+//! JSON Patch, from a [`profile`]) → [`admission`] (would the cluster admit
+//! the result) → [`yaml::edit`] (render onto the original text) → [`output`]
+//! (stdout, diff, in-place, check) and [`report`].
+//! [`pipeline`] runs the sources through it; [`run`] runs a command line.
+//! Beside it: [`admit`] (the `admit` subcommand: the admission chain with
+//! webhooks), [`krm`] (the tool as a KRM function), [`complete`] (kubectl's
+//! plugin completion).
 
 pub mod admission;
 pub mod admit;

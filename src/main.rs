@@ -13,9 +13,15 @@ use mesh_inject::run::{Status, run};
 
 fn main() -> ExitCode {
     // kubectl's plugin completion protocol, answered before any parsing.
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().is_some_and(|a| a == "__complete") {
-        print!("{}", mesh_inject::complete::answer(&args[1..]));
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == "__complete")
+    {
+        let words: Vec<String> = std::env::args_os()
+            .skip(2)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        print!("{}", mesh_inject::complete::answer(&words));
         return ExitCode::SUCCESS;
     }
     // The version names the proxies the embedded profiles inject, read from them.

@@ -1,4 +1,5 @@
-//! Sources through the pipeline: documents → objects → workloads → plan → render.
+//! Sources through the pipeline: documents → objects → workloads → plan →
+//! admission review → render.
 //!
 //! Two passes: every source is parsed once, the cluster context (policy objects
 //! and ConfigMaps in the input and in `--context` files) is gathered, then each
@@ -61,9 +62,16 @@ pub struct ObjectResult {
 impl ObjectResult {
     /// Whether the cluster would refuse the object (or its pods).
     pub fn rejected(&self) -> bool {
-        self.verdicts
-            .iter()
-            .any(|v| v.severity == Severity::Rejection)
+        admission::rejected(&self.verdicts)
+    }
+
+    /// Whether the cluster's security policies (Pod Security, a
+    /// PodSecurityPolicy) refuse it: what the injection's hints are about.
+    pub fn refused_by_security_policy(&self) -> bool {
+        self.verdicts.iter().any(|v| {
+            v.severity == Severity::Rejection
+                && matches!(v.plugin, "PodSecurity" | "PodSecurityPolicy")
+        })
     }
 }
 
@@ -92,22 +100,13 @@ pub fn process_all(
     settings: &Settings,
 ) -> Result<Vec<Processed>, Error> {
     let parsed: Vec<Vec<Document<'_>>> = sources.iter().map(parse).collect::<Result<_, _>>()?;
-    let context_docs: Vec<Vec<Document<'_>>> =
-        context.iter().map(parse).collect::<Result<_, _>>()?;
-    let config_maps = settings
-        .profile
-        .values_from_objects
-        .iter()
-        .map(|v| v.name.clone())
-        .collect();
-    let mut cluster = ClusterContext::new(config_maps);
-    for (source, docs) in context
-        .iter()
-        .zip(&context_docs)
-        .chain(sources.iter().zip(&parsed))
-    {
-        gather_context(source, docs, &mut cluster, &settings.namespace)?;
-    }
+    let cluster = cluster_context(
+        &sources,
+        &parsed,
+        context,
+        &settings.profile,
+        &settings.namespace,
+    )?;
     let prepared = Prepared::default();
     let env = Env {
         prepared: &prepared,
@@ -173,8 +172,36 @@ pub(crate) fn parse(source: &Source) -> Result<Vec<Document<'_>>, Error> {
     Ok(documents)
 }
 
+/// What is known of the cluster: the context objects of the `--context`
+/// sources, then of the input `sources` (parsed as `parsed`), with the
+/// ConfigMaps `profile` reads values from.
+pub(crate) fn cluster_context(
+    sources: &[Source],
+    parsed: &[Vec<Document<'_>>],
+    context: &[Source],
+    profile: &Profile,
+    namespace: &str,
+) -> Result<ClusterContext, Error> {
+    let context_docs: Vec<Vec<Document<'_>>> =
+        context.iter().map(parse).collect::<Result<_, _>>()?;
+    let config_maps = profile
+        .values_from_objects
+        .iter()
+        .map(|v| v.name.clone())
+        .collect();
+    let mut cluster = ClusterContext::new(config_maps);
+    for (source, docs) in context
+        .iter()
+        .zip(&context_docs)
+        .chain(sources.iter().zip(parsed))
+    {
+        gather_context(source, docs, &mut cluster, namespace)?;
+    }
+    Ok(cluster)
+}
+
 /// Add the context objects among `docs` to `cluster`.
-pub(crate) fn gather_context(
+fn gather_context(
     source: &Source,
     docs: &[Document<'_>],
     cluster: &mut ClusterContext,

@@ -47,7 +47,7 @@ fn verdict_lines(object: &ObjectResult, warn_only: bool) -> Vec<String> {
 /// several sources) with the cluster's verdicts and its notes indented below;
 /// a note shared by several objects (a missing profile value) is said once
 /// after them; then a summary.
-pub fn render(results: &[Processed], warn_only: bool) -> String {
+pub fn render(results: &[Processed], warn_only: bool, withheld: bool) -> String {
     let mut out = String::new();
     let several = results.len() > 1;
     let mut note_counts: Vec<(&str, usize)> = Vec::new();
@@ -104,12 +104,6 @@ pub fn render(results: &[Processed], warn_only: bool) -> String {
     parts.push(format!("{skipped} skipped"));
     let files = results.len();
     let inputs = if files == 1 { "input" } else { "inputs" };
-    // A rejection stops the run before anything is written.
-    let withheld = !warn_only
-        && results
-            .iter()
-            .flat_map(|p| &p.objects)
-            .any(ObjectResult::rejected);
     let _ = if withheld {
         writeln!(
             out,
@@ -147,12 +141,8 @@ pub fn rejections(results: &[Processed]) -> Vec<String> {
                     verdict.message
                 ));
             }
-            // The hints are about security policies: said under their rejections only.
-            let security_rejection = object.verdicts.iter().any(|v| {
-                v.severity == Severity::Rejection
-                    && matches!(v.plugin, "PodSecurity" | "PodSecurityPolicy")
-            });
-            if security_rejection {
+            // The hints are about security policies: a fix under their refusals.
+            if object.refused_by_security_policy() {
                 lines.extend(object.hints.iter().map(|h| format!("  fix: {h}")));
             }
         }
@@ -199,10 +189,7 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
                         "notes": object.notes,
                         "hints": object.hints,
                         "verdicts": object.verdicts.iter().map(|v| json!({
-                            "severity": match v.severity {
-                                Severity::Rejection => "rejection",
-                                Severity::Warning => "warning",
-                            },
+                            "severity": v.severity.as_str(),
                             "plugin": v.plugin,
                             "message": v.message,
                         })).collect::<Vec<_>>(),

@@ -107,6 +107,12 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         _ => None,
     };
     if let Some(list) = &resource_list {
+        let common = &args.common;
+        if common.check || common.diff || common.in_place || common.output != Format::Yaml {
+            return Err(Error::Usage(
+                "a ResourceList on standard input is answered with a ResourceList: --check, --diff, --in-place and -o do not apply".into(),
+            ));
+        }
         apply_function_config(&mut args, &crate::krm::function_config(list))?;
     }
     let common = &args.common;
@@ -137,7 +143,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         processed.output =
             crate::krm::with_results(&processed.output, krm_results).map_err(Error::Config)?;
         write_stdout(&processed.output);
-        write_report(&common.report, &results, args.warn_only);
+        write_report(&common.report, &results, args.warn_only, false);
         let rejected = !args.warn_only && !report::rejections(&results).is_empty();
         return Ok(if rejected {
             Status::Rejected
@@ -149,7 +155,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     let rejections = report::rejections(&results);
     if !rejections.is_empty() && !args.warn_only {
         // Nothing is written: a pipe into `kubectl apply` must apply nothing.
-        write_report(&common.report, &results, false);
+        write_report(&common.report, &results, false, true);
         if common.report.format == ReportFormat::Json {
             // The JSON report carries the rejections; stderr stays one JSON document.
             return Ok(Status::Rejected);
@@ -194,7 +200,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
             Format::Patch => write_stdout(&output::patches(&results)),
         }
     }
-    write_report(&common.report, &results, args.warn_only);
+    write_report(&common.report, &results, args.warn_only, false);
     Ok(status)
 }
 
@@ -203,6 +209,9 @@ fn apply_function_config(
     args: &mut InjectArgs,
     config: &crate::krm::FunctionConfig,
 ) -> Result<(), Error> {
+    if let Some(problem) = config.problems.first() {
+        return Err(Error::Config(problem.clone()));
+    }
     if let Some(profile) = &config.profile {
         args.profile.profile = Some(profile.clone());
     }
@@ -213,9 +222,14 @@ fn apply_function_config(
     }
     if let Some(native) = &config.native_sidecar {
         args.native_sidecar = Some(match native.as_str() {
+            "auto" => NativeSidecar::Auto,
             "always" | "true" => NativeSidecar::Always,
             "never" | "false" => NativeSidecar::Never,
-            _ => NativeSidecar::Auto,
+            other => {
+                return Err(Error::Config(format!(
+                    "functionConfig nativeSidecar: expected auto, always or never, got {other:?}"
+                )));
+            }
         });
     }
     if let Some(namespace) = &config.namespace {
@@ -226,13 +240,14 @@ fn apply_function_config(
     Ok(())
 }
 
-/// The report on standard error, as text or JSON, unless `--quiet`.
-fn write_report(report: &ReportArgs, results: &[Processed], warn_only: bool) {
+/// The report on standard error, as text or JSON, unless `--quiet`;
+/// `withheld` when a rejection kept the output from being written.
+fn write_report(report: &ReportArgs, results: &[Processed], warn_only: bool, withheld: bool) {
     if report.quiet {
         return;
     }
     let text = match report.format {
-        ReportFormat::Text => report::render(results, warn_only),
+        ReportFormat::Text => report::render(results, warn_only, withheld),
         ReportFormat::Json => {
             let mut text =
                 serde_json::to_string_pretty(&report::json(results, warn_only)).unwrap_or_default();

@@ -119,9 +119,10 @@ pub fn default_container_requests(container: &mut Value) {
 
 /// Drop what the target version's apiserver does not keep: an init
 /// container's `restartPolicy` without native sidecars (unknown before 1.28,
-/// behind the SidecarContainers gate, off by default, in 1.28) and the
-/// `sleep` lifecycle action before 1.30 (PodLifecycleSleepAction). Returns a
-/// warning for each field dropped.
+/// behind the SidecarContainers gate, off by default, in 1.28), the `sleep`
+/// lifecycle action before 1.30, pod-level `resources` before 1.34,
+/// `seccompProfile` fields before 1.19 and `startupProbe` before 1.18.
+/// Returns a warning for each field dropped.
 pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion) -> Vec<String> {
     let mut warnings = Vec::new();
     if !version.has_native_sidecars() {

@@ -36,14 +36,6 @@ pub struct Admission {
     pub trace: Vec<Step>,
 }
 
-impl Admission {
-    pub fn rejected(&self) -> bool {
-        self.verdicts
-            .iter()
-            .any(|v| v.severity == super::Severity::Rejection)
-    }
-}
-
 /// What the mesh's injector did with a pod.
 pub enum Injected {
     /// The injected pod and the JSON Patch the webhook returns.

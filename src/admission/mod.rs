@@ -39,9 +39,25 @@ pub enum Severity {
 pub struct Verdict {
     pub severity: Severity,
     /// What says so: `LimitRanger`, `ResourceQuota`, `PodSecurityPolicy`,
-    /// `PodSecurity`, `validation`.
+    /// `PodSecurity`, `MutatingAdmissionWebhook`, `validation` (the object is
+    /// invalid), `apiserver` (a dropped field, an apiserver warning).
     pub plugin: &'static str,
     pub message: String,
+}
+
+impl Severity {
+    /// `rejection` or `warning`, as reports name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Rejection => "rejection",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// Whether any of `verdicts` is a rejection.
+pub fn rejected(verdicts: &[Verdict]) -> bool {
+    verdicts.iter().any(|v| v.severity == Severity::Rejection)
 }
 
 impl Verdict {

@@ -98,8 +98,9 @@ pub fn fit_limit_ranges(container: &mut Value, limit_ranges: &[&Value]) -> Vec<S
             };
             // Thousandths of the ratio, so that a ratio of 1.5 works too.
             let ratio_milli = ratio.milli_value();
-            if ratio_milli <= 0 || limit.milli_value() * 1000 <= request.milli_value() * ratio_milli
-            {
+            let within = limit.milli_value().saturating_mul(1000)
+                <= request.milli_value().saturating_mul(ratio_milli);
+            if ratio_milli <= 0 || within {
                 continue;
             }
             let needed = limit.scaled(1000, ratio_milli);
