@@ -34,6 +34,11 @@ impl KubeVersion {
         self >= KubeVersion::new(1, 30)
     }
 
+    /// Pod Security admission is on (beta and on by default from 1.23).
+    pub fn has_pod_security(self) -> bool {
+        self >= KubeVersion::new(1, 23)
+    }
+
     /// PodSecurityPolicy still exists (removed in 1.25).
     pub fn has_pod_security_policy(self) -> bool {
         self <= KubeVersion::new(1, 24)

@@ -110,7 +110,7 @@ pub fn results(processed: &Processed, list: &Value, warn_only: bool) -> Vec<Valu
             results.push(result);
         };
         if let Outcome::Skipped(reason) = &object.outcome {
-            if reason != "kind is not injectable" {
+            if reason != crate::rules::plan::NOT_INJECTABLE {
                 push("info", format!("skipped: {reason}"));
             }
         }

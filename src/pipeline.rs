@@ -511,7 +511,7 @@ fn plan_object(
 
 fn not_injectable(action: Action) -> Outcome {
     match action {
-        Action::Inject => Outcome::Skipped("kind is not injectable".into()),
+        Action::Inject => Outcome::Skipped(rules::plan::NOT_INJECTABLE.into()),
         Action::Uninject => Outcome::NotInjected,
     }
 }

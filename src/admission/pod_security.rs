@@ -185,7 +185,7 @@ pub fn review(
     pod: &Value,
     pod_name: &str,
 ) -> Vec<Verdict> {
-    if cluster < v1(23) {
+    if !cluster.has_pod_security() {
         return Vec::new();
     }
     let policies = namespace_policies(labels);

@@ -275,7 +275,7 @@ impl Sidecar {
             .flatten()
             .map(|p| p.level)
             .max()
-            .filter(|_| env.version >= crate::cluster::KubeVersion::new(1, 23));
+            .filter(|_| env.version.has_pod_security());
         let mut problems = Vec::new();
         match level {
             Some(Level::Baseline) => {

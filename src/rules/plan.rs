@@ -30,6 +30,9 @@ pub struct Plan {
     pub hints: Vec<String>,
 }
 
+/// Why a kind is left alone by inject: it carries no pod template.
+pub const NOT_INJECTABLE: &str = "kind is not injectable";
+
 impl Plan {
     /// Leave `object` as it is.
     pub fn unchanged(object: &Value, outcome: Outcome) -> Self {
