@@ -230,10 +230,20 @@ fn range_errors(spec: &Value, limit_range: &Value, version: KubeVersion) -> Vec<
 }
 
 /// The min, max and maxLimitRequestRatio of one LimitRange item.
-struct Constraints {
-    min: ResourceList,
-    max: ResourceList,
-    ratio: ResourceList,
+pub struct Constraints {
+    pub min: ResourceList,
+    pub max: ResourceList,
+    pub ratio: ResourceList,
+}
+
+/// The constraints of every `type: Container` item of `limit_ranges`.
+pub fn container_constraints(limit_ranges: &[&Value]) -> Vec<Constraints> {
+    limit_ranges
+        .iter()
+        .flat_map(|range| items(range))
+        .filter(|item| item_type(item) == "Container")
+        .map(Constraints::of)
+        .collect()
 }
 
 impl Constraints {
@@ -312,7 +322,7 @@ impl Constraints {
 
 /// The limit/request ratio when it is above `max`, compared as the apiserver
 /// does: in thousandths where every operand allows it, else in whole units.
-fn exceeded_ratio(request: &Quantity, limit: &Quantity, max: &Quantity) -> Option<f64> {
+pub fn exceeded_ratio(request: &Quantity, limit: &Quantity, max: &Quantity) -> Option<f64> {
     let (request_units, limit_units) = if request.fits_milli() && limit.fits_milli() {
         (request.milli_value(), limit.milli_value())
     } else {

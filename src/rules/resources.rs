@@ -55,24 +55,13 @@ pub fn cap_requests(container: &mut Value) -> Vec<String> {
 /// within `maxLimitRequestRatio`. Returns what changed.
 pub fn fit_limit_ranges(container: &mut Value, limit_ranges: &[&Value]) -> Vec<String> {
     let mut changed = Vec::new();
-    let items = limit_ranges
-        .iter()
-        .filter_map(|r| r.get("spec")?.get("limits")?.as_array())
-        .flatten()
-        .filter(|i| i.get("type").and_then(Value::as_str) == Some("Container"));
-    for item in items {
-        let bounds = |name: &str| -> Vec<(String, Quantity)> {
-            item.get(name)
-                .and_then(Value::as_object)
-                .into_iter()
-                .flatten()
-                .filter_map(|(k, v)| Quantity::from_value(v).map(|q| (k.clone(), q)))
-                .collect()
-        };
+    // The same constraints, compared the same way, as LimitRanger validates.
+    for constraints in limit_ranger::container_constraints(limit_ranges) {
         for section in ["requests", "limits"] {
-            for (resource, min) in bounds("min") {
-                if let Some(current) = get(container, section, &resource).filter(|q| *q < min) {
-                    set(container, section, &resource, min);
+            for (resource, min) in &constraints.min {
+                let below = |q: &Quantity| q.compare_for_limits(min).is_lt();
+                if let Some(current) = get(container, section, resource).filter(below) {
+                    set(container, section, resource, *min);
                     changed.push(format!(
                         "{section}.{resource} raised from {current} to the LimitRange's minimum {min}"
                     ));
@@ -80,31 +69,33 @@ pub fn fit_limit_ranges(container: &mut Value, limit_ranges: &[&Value]) -> Vec<S
             }
         }
         for section in ["requests", "limits"] {
-            for (resource, max) in bounds("max") {
-                if let Some(current) = get(container, section, &resource).filter(|q| *q > max) {
-                    set(container, section, &resource, max);
+            for (resource, max) in &constraints.max {
+                let above = |q: &Quantity| q.compare_for_limits(max).is_gt();
+                if let Some(current) = get(container, section, resource).filter(above) {
+                    set(container, section, resource, *max);
                     changed.push(format!(
                         "{section}.{resource} lowered from {current} to the LimitRange's maximum {max}"
                     ));
                 }
             }
         }
-        for (resource, ratio) in bounds("maxLimitRequestRatio") {
+        for (resource, ratio) in &constraints.ratio {
             let (Some(limit), Some(request)) = (
-                get(container, "limits", &resource),
-                get(container, "requests", &resource),
+                get(container, "limits", resource),
+                get(container, "requests", resource),
             ) else {
                 continue;
             };
-            // Thousandths of the ratio, so that a ratio of 1.5 works too.
             let ratio_milli = ratio.milli_value();
-            let within = limit.milli_value().saturating_mul(1000)
-                <= request.milli_value().saturating_mul(ratio_milli);
-            if ratio_milli <= 0 || within {
+            if request.is_zero()
+                || ratio_milli <= 0
+                || limit_ranger::exceeded_ratio(&request, &limit, ratio).is_none()
+            {
                 continue;
             }
+            // The smallest request within the ratio: limit ÷ ratio, rounded up.
             let needed = limit.scaled(1000, ratio_milli);
-            set(container, "requests", &resource, needed);
+            set(container, "requests", resource, needed);
             changed.push(format!(
                 "requests.{resource} raised from {request} to {needed}, within the LimitRange's limit/request ratio of {ratio}"
             ));
