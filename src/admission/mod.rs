@@ -105,6 +105,15 @@ pub fn aggregate(errors: &[String]) -> String {
     }
 }
 
+/// `metadata.name` of an object, or `""`.
+pub fn metadata_name(object: &Value) -> &str {
+    object
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
 /// The name the apiserver's messages give an object: its name, else its
 /// `generateName`, else `Unknown`.
 pub fn object_name(object: &Value) -> String {

@@ -203,7 +203,10 @@ pub fn check(pod: &Value, quotas: &[&Value]) -> Option<String> {
     let applying: Vec<&&Value> = quotas.iter().filter(|q| applies(q, pod)).collect();
     for quota in &applying {
         if let Some(error) = missing(quota, spec) {
-            return Some(format!("failed quota: {}: {error}", name_of(quota)));
+            return Some(format!(
+                "failed quota: {}: {error}",
+                super::metadata_name(quota)
+            ));
         }
     }
     let requested = usage(spec);
@@ -240,21 +243,13 @@ pub fn check(pod: &Value, quotas: &[&Value]) -> Option<String> {
         };
         return Some(format!(
             "exceeded quota: {}, requested: {}, used: {}, limited: {}",
-            name_of(quota),
+            super::metadata_name(quota),
             show(|e| e.requested),
             show(|e| e.used),
             show(|e| e.hard)
         ));
     }
     None
-}
-
-fn name_of(object: &Value) -> &str {
-    object
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
 }
 
 /// The compute resources (`limits.memory`, `requests.cpu`, …) that the

@@ -107,10 +107,10 @@ pub fn webhooks(
     injector: Option<&str>,
 ) -> Vec<Webhook> {
     let mut sorted: Vec<&&Value> = configurations.iter().collect();
-    sorted.sort_by_key(|c| name_of(c).to_string());
+    sorted.sort_by_key(|c| super::metadata_name(c).to_string());
     let mut all = Vec::new();
     for configuration in sorted {
-        let config_name = name_of(configuration).to_string();
+        let config_name = super::metadata_name(configuration).to_string();
         let items = configuration.get("webhooks").and_then(Value::as_array);
         for item in items.into_iter().flatten() {
             let name = item
@@ -197,7 +197,7 @@ fn declared(emulations: &[&Value], configuration: &str, name: &str) -> Behaviour
 /// What is wrong with a `WebhookEmulation`, if anything: it names a webhook
 /// and declares exactly one of a JSON Patch or a merge into named containers.
 pub fn emulation_problem(emulation: &Value) -> Option<String> {
-    let name = name_of(emulation);
+    let name = super::metadata_name(emulation);
     let webhook = emulation.get("webhook");
     if webhook
         .and_then(|w| w.get("name"))
@@ -221,14 +221,6 @@ pub fn emulation_problem(emulation: &Value) -> Option<String> {
         _ => Some("declare exactly one of patch or containers".to_string()),
     };
     problem.map(|p| format!("WebhookEmulation {name}: {p}"))
-}
-
-fn name_of(object: &Value) -> &str {
-    object
-        .get("metadata")
-        .and_then(|m| m.get("name"))
-        .and_then(Value::as_str)
-        .unwrap_or_default()
 }
 
 /// A rule that covers CREATE of `pods` in the core group, v1.
