@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use crate::cli::{
-    AdmitArgs, AdmitFormat, Cli, ColorChoice, Command, CommonArgs, Format, InjectArgs,
+    AdmitArgs, AdmitFormat, Cli, ColorChoice, Command, CommonArgs, Format, InjectArgs, InputArgs,
     NativeSidecar, ProfileArgs, ReportArgs, ReportFormat, SecurityContext,
 };
 use crate::cluster::KubeVersion;
@@ -93,13 +93,8 @@ fn print_config(args: &ProfileArgs) -> Result<Status, Error> {
 
 fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     check_flags(&args.common)?;
-    let read_all = |paths: &[PathBuf], recursive: bool| -> Result<Vec<source::Source>, Error> {
-        source::expand(paths, recursive)?
-            .iter()
-            .map(|path| source::read(path.as_deref()))
-            .collect()
-    };
-    let sources = read_all(&input_paths(&args.common)?, args.common.input.recursive)?;
+    let input = &args.common.input;
+    let sources = read_sources(&input_paths(input)?, input.recursive)?;
     // A ResourceList on standard input: run as a KRM function, its
     // functionConfig standing for flags.
     let resource_list = match sources.as_slice() {
@@ -133,7 +128,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         keep_values: common.output == Format::Json,
         keep_patches: common.output == Format::Patch,
     };
-    let context = read_all(&args.context, common.input.recursive)?;
+    let context = read_sources(&args.context, common.input.recursive)?;
     let mut results = pipeline::process_all(sources, &context, &settings)?;
 
     if let (Some(list), [processed]) = (&resource_list, results.as_mut_slice()) {
@@ -269,19 +264,8 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
         namespace: args.input.namespace.clone(),
         compare: args.compare,
     };
-    let inputs = if args.input.paths().is_empty() {
-        stdin_or_usage()?
-    } else {
-        args.input.paths()
-    };
-    let read_all = |paths: &[PathBuf]| -> Result<Vec<source::Source>, Error> {
-        source::expand(paths, args.input.recursive)?
-            .iter()
-            .map(|path| source::read(path.as_deref()))
-            .collect()
-    };
-    let sources = read_all(&inputs)?;
-    let context = read_all(&args.context)?;
+    let sources = read_sources(&input_paths(&args.input)?, args.input.recursive)?;
+    let context = read_sources(&args.context, args.input.recursive)?;
     let admitted = crate::admit::admit_all(&sources, &context, &settings)?;
     let text = crate::admit::render(&admitted, args.trace);
     match args.output {
@@ -354,16 +338,20 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// The `-f` paths, or standard input when none are given and it is not a terminal.
-fn input_paths(common: &CommonArgs) -> Result<Vec<PathBuf>, Error> {
-    if !common.input.paths().is_empty() {
-        return Ok(common.input.paths());
-    }
-    stdin_or_usage()
+/// Every source under `paths` (directories expanded), read.
+fn read_sources(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
+    source::expand(paths, recursive)?
+        .iter()
+        .map(|path| source::read(path.as_deref()))
+        .collect()
 }
 
-/// Standard input, unless it is a terminal (then there is no input).
-fn stdin_or_usage() -> Result<Vec<PathBuf>, Error> {
+/// The paths given, or standard input when none are and it is not a terminal.
+fn input_paths(input: &InputArgs) -> Result<Vec<PathBuf>, Error> {
+    let paths = input.paths();
+    if !paths.is_empty() {
+        return Ok(paths);
+    }
     if std::io::stdin().is_terminal() {
         return Err(Error::Usage(
             "no input: give manifests with -f PATH, or pipe them on standard input".into(),
