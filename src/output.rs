@@ -18,15 +18,16 @@ pub fn write_yaml_stream(
     let mut wrote_any = false;
     let mut ends_with_newline = true;
     for processed in results {
-        let text = &processed.output;
-        if text.trim().is_empty() {
+        if processed.pieces().all(|piece| piece.trim().is_empty()) {
             continue;
         }
         if wrote_any {
             if !ends_with_newline {
                 out.write_all(b"\n")?;
             }
-            let start = text.trim_start_matches('\u{feff}');
+            // A byte-order mark and three more characters tell how it starts.
+            let head: String = processed.pieces().flat_map(str::chars).take(4).collect();
+            let start = head.trim_start_matches('\u{feff}');
             if start.starts_with('%') {
                 // Directives must follow a document end marker.
                 out.write_all(b"...\n")?;
@@ -34,9 +35,11 @@ pub fn write_yaml_stream(
                 out.write_all(b"---\n")?;
             }
         }
-        out.write_all(text.as_bytes())?;
+        for piece in processed.pieces() {
+            out.write_all(piece.as_bytes())?;
+            ends_with_newline = piece.ends_with('\n');
+        }
         wrote_any = true;
-        ends_with_newline = text.ends_with('\n');
     }
     Ok(())
 }
@@ -117,9 +120,10 @@ pub fn diff(results: &[Processed], color: bool) -> String {
         let name = processed.source.name();
         // Patience keeps added blocks whole instead of interleaving them with
         // look-alike lines (`securityContext:`) of the neighbours.
+        let new_text = processed.text();
         let diff = similar::TextDiff::configure()
             .algorithm(similar::Algorithm::Patience)
-            .diff_lines(&processed.source.text, &processed.output);
+            .diff_lines(processed.source.text.as_str(), &*new_text);
         let text = diff
             .unified_diff()
             .context_radius(3)
@@ -155,7 +159,7 @@ pub fn write_in_place(results: &[Processed]) -> Result<(), Error> {
         let Some(path) = &processed.source.path else {
             continue;
         };
-        match stage(path, &processed.output) {
+        match stage(path, &processed.text()) {
             Ok(pair) => staged.push(pair),
             Err(err) => {
                 for (temp, _) in &staged {

@@ -80,61 +80,314 @@ impl ObjectResult {
 pub struct Processed {
     pub source: Source,
     /// The source text with every plan applied.
-    pub output: String,
+    pub output: Output,
     pub objects: Vec<ObjectResult>,
     /// Final value of each non-empty document, when `keep_values` is set.
     pub values: Vec<Value>,
 }
 
+/// The new text of a source: its text with the edits of every document
+/// spliced in, or a text of its own. Kept as edits, an output is never copied
+/// whole in memory: it is written piece by piece.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// Settled edits (in order, none overlapping) of the source text.
+    Spliced(Vec<yaml::Edit>),
+    Text(String),
+}
+
 impl Processed {
     pub fn changed(&self) -> bool {
-        self.output != self.source.text
+        match &self.output {
+            Output::Spliced(edits) => edits
+                .iter()
+                .any(|e| self.source.text.get(e.start..e.end) != Some(&*e.text)),
+            Output::Text(text) => *text != self.source.text,
+        }
+    }
+
+    /// The output's pieces in order: slices of the source and inserted texts.
+    pub fn pieces(&self) -> impl Iterator<Item = &str> {
+        let original = self.source.text.as_str();
+        let (edits, own): (&[yaml::Edit], Option<&str>) = match &self.output {
+            Output::Spliced(edits) => (edits, None),
+            Output::Text(text) => (&[], Some(text)),
+        };
+        let mut at = 0;
+        let spliced = edits.iter().flat_map(move |edit| {
+            let kept = original.get(at..edit.start).unwrap_or_default();
+            at = edit.end;
+            [kept, &*edit.text]
+        });
+        let rest = move || match own {
+            Some(text) => text,
+            None => original
+                .get(edits.last().map_or(0, |e| e.end)..)
+                .unwrap_or_default(),
+        };
+        spliced
+            .chain(std::iter::once_with(rest))
+            .filter(|piece| !piece.is_empty())
+    }
+
+    /// The output as one text.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.output {
+            Output::Spliced(edits) if edits.is_empty() => self.source.text.as_str().into(),
+            Output::Text(text) => text.as_str().into(),
+            Output::Spliced(_) => self.pieces().collect::<String>().into(),
+        }
     }
 }
 
 /// Run `sources` through the pipeline, with the objects of `context` sources
 /// (and of the inputs themselves) as what is known of the cluster.
+///
+/// Every document is parsed, planned and rendered in one pass, its syntax tree
+/// dropped before the next is built, with the `--context` objects as the
+/// cluster. When the inputs hold context objects themselves (a LimitRange
+/// beside the Deployments), they apply to every workload, whatever the order:
+/// the pass is then run again with them.
 pub fn process_all(
     sources: Vec<Source>,
     context: &[Source],
     settings: &Settings,
 ) -> Result<Vec<Processed>, Error> {
-    let parsed: Vec<Vec<Document<'_>>> = sources.iter().map(parse).collect::<Result<_, _>>()?;
-    let cluster = cluster_context(
-        &sources,
-        &parsed,
-        context,
-        &settings.profile,
-        &settings.namespace,
-    )?;
+    let mut cluster = cluster_context(&[], &[], context, &settings.profile, &settings.namespace)?;
     let prepared = Prepared::default();
-    let env = Env {
-        prepared: &prepared,
-        keep_patches: settings.keep_patches,
-        profile: &settings.profile,
-        flags: &settings.flags,
-        native: settings.native,
-        version: settings.version,
-        security: settings.security,
-        namespace: &settings.namespace,
-        cluster: &cluster,
-    };
     let types = WorkloadTypes::with(&settings.profile.workloads);
-    let mut rendered = Vec::with_capacity(sources.len());
-    for (source, docs) in sources.iter().zip(&parsed) {
-        rendered.push(render_source(source, docs, settings, &env, &types)?);
+    let run = |cluster: &ClusterContext, gather: bool| {
+        let env = Env {
+            prepared: &prepared,
+            keep_patches: settings.keep_patches,
+            profile: &settings.profile,
+            flags: &settings.flags,
+            native: settings.native,
+            version: settings.version,
+            security: settings.security,
+            namespace: &settings.namespace,
+            cluster,
+        };
+        process_sources(&sources, settings, &env, &types, gather)
+    };
+    let (mut rendered, found) = run(&cluster, true)?;
+    if !found.is_empty() {
+        for object in &found {
+            cluster.add(object, &settings.namespace);
+        }
+        rendered = run(&cluster, false)?.0;
     }
-    drop(parsed);
     Ok(sources
         .into_iter()
         .zip(rendered)
-        .map(|(source, (output, objects, values))| Processed {
+        .map(|(source, part)| Processed {
             source,
-            output,
-            objects,
-            values,
+            output: Output::Spliced(part.edits),
+            objects: part.objects,
+            values: part.values,
         })
         .collect())
+}
+
+/// What planning a document reads besides the document.
+#[derive(Clone, Copy)]
+struct Planner<'a> {
+    settings: &'a Settings,
+    env: &'a Env<'a>,
+    types: &'a WorkloadTypes,
+}
+
+/// A stretch of whole documents of one source: a source, or a part of a large one.
+struct Unit {
+    source: usize,
+    from: usize,
+    to: usize,
+}
+
+/// What processing a unit gives.
+struct UnitResult {
+    rendered: Rendered,
+    /// How many documents the unit holds.
+    documents: usize,
+    /// Context objects among them, when gathering.
+    found: Vec<Value>,
+    /// The first syntax error, then the first other error.
+    syntax: Option<Error>,
+    failure: Option<Error>,
+}
+
+/// Sources above this size are cut at document boundaries, so that one large
+/// stream uses every core.
+const SPLIT_MIN_BYTES: usize = 128 << 10;
+
+/// Parse, plan and render every document of `sources`, spread over the
+/// cores in stretches of about equal size, results in source order. With
+/// `gather`, also return the context objects the sources hold.
+fn process_sources(
+    sources: &[Source],
+    settings: &Settings,
+    env: &Env<'_>,
+    types: &WorkloadTypes,
+    gather: bool,
+) -> Result<(Vec<Rendered>, Vec<Value>), Error> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut units = Vec::new();
+    for (index, source) in sources.iter().enumerate() {
+        let text = source.text.as_str();
+        let points = if text.len() >= SPLIT_MIN_BYTES {
+            yaml::parse::split_points(text, threads)
+        } else {
+            vec![0, text.len()]
+        };
+        units.extend(points.windows(2).map(|w| Unit {
+            source: index,
+            from: w[0],
+            to: w[1],
+        }));
+    }
+    // Contiguous groups of units, one per core, of about equal bytes.
+    let total: usize = units.iter().map(|u| u.to - u.from).sum();
+    let share = total.div_ceil(threads).max(1);
+    let mut groups: Vec<&[Unit]> = Vec::new();
+    let (mut first, mut bytes) = (0, 0);
+    for (i, unit) in units.iter().enumerate() {
+        bytes += unit.to - unit.from;
+        if bytes >= share || i + 1 == units.len() {
+            groups.push(&units[first..=i]);
+            (first, bytes) = (i + 1, 0);
+        }
+    }
+    let planner = Planner {
+        settings,
+        env,
+        types,
+    };
+    let results = on_all_cores(&groups, |group| {
+        // Blocks of new lines written so far, shared by every document of the group.
+        let mut blocks = yaml::edit::Blocks::default();
+        group
+            .iter()
+            .map(|unit| {
+                let source = &sources[unit.source];
+                process_unit(source, unit, planner, gather, &mut blocks)
+            })
+            .collect::<Vec<_>>()
+    });
+
+    let mut rendered: Vec<Rendered> = sources.iter().map(|_| Rendered::default()).collect();
+    let mut found = Vec::new();
+    let mut seen = vec![0; sources.len()];
+    let (mut syntax, mut failure) = (None, None);
+    for (unit, result) in units.iter().zip(results.into_iter().flatten()) {
+        // Documents count from 1 in each unit; in the source, after those before it.
+        let before = seen[unit.source];
+        seen[unit.source] += result.documents;
+        let renumber = |err: Error| match err {
+            Error::Document(mut at) => {
+                at.document += before;
+                Error::Document(at)
+            }
+            other => other,
+        };
+        syntax = syntax.or(result.syntax.map(renumber));
+        failure = failure.or(result.failure.map(renumber));
+        let into = &mut rendered[unit.source];
+        into.objects
+            .extend(result.rendered.objects.into_iter().map(|mut o| {
+                o.document += before;
+                o
+            }));
+        into.values.extend(result.rendered.values);
+        into.edits.extend(result.rendered.edits);
+        found.extend(result.found);
+    }
+    match syntax.or(failure) {
+        Some(err) => Err(err),
+        None => Ok((rendered, found)),
+    }
+}
+
+/// Parse, plan and render the documents of one unit, each tree dropped once
+/// its document is done. After an error, the rest is only parsed: a syntax
+/// error anywhere is what the user hears first.
+fn process_unit(
+    source: &Source,
+    unit: &Unit,
+    planner: Planner<'_>,
+    gather: bool,
+    blocks: &mut yaml::edit::Blocks,
+) -> UnitResult {
+    let name = source.name();
+    let text = source.text.as_str();
+    let mut result = UnitResult {
+        rendered: Rendered::default(),
+        documents: 0,
+        found: Vec::new(),
+        syntax: None,
+        failure: None,
+    };
+    let parsed = yaml::parse::each_document(text, unit.from, unit.to, |document| {
+        result.documents = document.index;
+        if result.failure.is_some() {
+            return;
+        }
+        let done = (if gather {
+            gather_found(source, &document, planner.env.cluster, &mut result.found)
+        } else {
+            Ok(())
+        })
+        .and_then(|()| {
+            let out = &mut result.rendered;
+            render_document(source, &name, &document, planner, blocks, out)
+        });
+        result.failure = done.err();
+    });
+    if let Err(e) = parsed {
+        result.syntax = Some(Error::Document(Located::at(
+            &name, text, e.document, e.offset, e.message,
+        )));
+    }
+    result
+}
+
+/// Add the context objects of `document` (itself, or the items of a `List`)
+/// that `cluster` wants to `found`.
+fn gather_found(
+    source: &Source,
+    document: &Document<'_>,
+    cluster: &ClusterContext,
+    found: &mut Vec<Value>,
+) -> Result<(), Error> {
+    let Some(root) = &document.root else {
+        return Ok(());
+    };
+    let Some(identity) = identity_of(root) else {
+        return Ok(());
+    };
+    let is_list = identity.kind.ends_with("List");
+    if !is_list && !cluster.wants(&identity.kind, &identity.name) {
+        return Ok(());
+    }
+    let value = yaml::value::to_value(root).map_err(|e| {
+        Error::Document(Located::at(
+            &source.name(),
+            &source.text,
+            document.index,
+            e.offset,
+            e.message,
+        ))
+    })?;
+    let wanted = |item: &Value| {
+        let kind = item.get("kind").and_then(Value::as_str);
+        let name = item.pointer("/metadata/name").and_then(Value::as_str);
+        cluster.wants(kind.unwrap_or_default(), name.unwrap_or_default())
+    };
+    match value.get("items").and_then(Value::as_array) {
+        Some(items) if is_list => found.extend(items.iter().filter(|i| wanted(i)).cloned()),
+        _ if wanted(&value) => found.push(value),
+        _ => {}
+    }
+    Ok(())
 }
 
 /// Streams above this size are parsed in parallel, cut at document boundaries.
@@ -267,61 +520,8 @@ fn on_all_cores<T: Sync, R: Send>(parts: &[T], work: impl Fn(&T) -> R + Sync) ->
 struct Rendered {
     objects: Vec<ObjectResult>,
     values: Vec<Value>,
-    pieces: Vec<(usize, usize, String)>,
-}
-
-/// Documents below this count are planned on one thread.
-const PARALLEL_MIN_DOCUMENTS: usize = 64;
-
-/// Plan every document of one source and render the result onto its text.
-/// Documents are independent, so large streams are split among the cores;
-/// the results are joined in document order.
-fn render_source(
-    source: &Source,
-    documents: &[Document<'_>],
-    settings: &Settings,
-    env: &Env<'_>,
-    types: &WorkloadTypes,
-) -> Result<(String, Vec<ObjectResult>, Vec<Value>), Error> {
-    let name = source.name();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = if documents.len() < PARALLEL_MIN_DOCUMENTS || threads < 2 {
-        documents.len().max(1)
-    } else {
-        documents.len().div_ceil(threads)
-    };
-    let render_chunk = |docs: &[Document<'_>]| -> Result<Rendered, Error> {
-        let mut out = Rendered::default();
-        for document in docs {
-            render_document(source, &name, document, settings, env, types, &mut out)?;
-        }
-        Ok(out)
-    };
-    let chunks: Vec<&[Document<'_>]> = documents.chunks(chunk).collect();
-    let parts = on_all_cores(&chunks, |docs| render_chunk(docs));
-    let text = source.text.as_str();
-    let mut objects = Vec::new();
-    let mut values = Vec::new();
-    let mut output = String::new();
-    let mut at = 0;
-    for part in parts {
-        let part = part?;
-        objects.extend(part.objects);
-        values.extend(part.values);
-        for (start, end, piece) in part.pieces {
-            if output.is_empty() {
-                output.reserve(text.len() + piece.len() * 2);
-            }
-            output.push_str(&text[at..start]);
-            output.push_str(&piece);
-            at = end;
-        }
-    }
-    if at == 0 {
-        return Ok((source.text.clone(), objects, values));
-    }
-    output.push_str(&text[at..]);
-    Ok((output, objects, values))
+    /// Settled edits, document after document.
+    edits: Vec<yaml::Edit>,
 }
 
 /// Plan one document and add its objects, value and text edits to `out`.
@@ -329,11 +529,15 @@ fn render_document(
     source: &Source,
     name: &str,
     document: &Document<'_>,
-    settings: &Settings,
-    env: &Env<'_>,
-    types: &WorkloadTypes,
+    planner: Planner<'_>,
+    blocks: &mut yaml::edit::Blocks,
     out: &mut Rendered,
 ) -> Result<(), Error> {
+    let Planner {
+        settings,
+        env,
+        types,
+    } = planner;
     let text = source.text.as_str();
     let Some(root) = &document.root else {
         return Ok(());
@@ -377,13 +581,8 @@ fn render_document(
         )
     })?;
     if result != value {
-        match yaml::edit::diff(text, root, &result) {
-            Ok(changes) => {
-                // Edits reach from the document's start up to where the next begins.
-                let (from, to) = (document.start.min(root.start), document.end.max(root.end));
-                out.pieces
-                    .push((from, to, yaml::edit::apply_range(text, from, to, changes)));
-            }
+        match yaml::edit::diff_with(text, root, &result, blocks) {
+            Ok(changes) => out.edits.extend(yaml::edit::settle(text, changes)),
             Err(err) => {
                 // The text cannot take the change without altering something
                 // else (a shared anchor): leave the document as it is and say why.

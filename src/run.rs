@@ -135,9 +135,10 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         // A KRM function answers with the ResourceList and its results, even
         // on a rejection (kpt and kustomize show them), and fails then.
         let krm_results = crate::krm::results(processed, list, args.warn_only);
-        processed.output =
-            crate::krm::with_results(&processed.output, krm_results).map_err(Error::Config)?;
-        write_stdout(&processed.output);
+        let text =
+            crate::krm::with_results(&processed.text(), krm_results).map_err(Error::Config)?;
+        write_stdout(&text);
+        processed.output = pipeline::Output::Text(text);
         write_report(&common.report, &results, args.warn_only, false);
         let rejected = !args.warn_only && !report::rejections(&results).is_empty();
         return Ok(if rejected {
@@ -187,7 +188,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     } else {
         match common.output {
             Format::Yaml => {
-                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
                 // A closed pipe (`| head`) is the reader's choice, not an error.
                 let _ = output::write_yaml_stream(&results, &mut out).and_then(|()| out.flush());
             }

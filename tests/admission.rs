@@ -641,3 +641,56 @@ fn pod_level_resources_answer_for_the_containers_from_1_34() {
         ]
     );
 }
+
+#[test]
+fn policies_in_the_input_apply_wherever_they_stand() {
+    // The same LimitRange as `--context`, after the workload in its stream,
+    // before it, and in a second file: every workload of the namespace gets
+    // the same verdict and the same injected resources.
+    let max = "apiVersion: v1\nkind: LimitRange\nmetadata: {name: limits, namespace: shop}\nspec:\n  limits:\n  - type: Container\n    max: {memory: 1Gi}\n    min: {cpu: 50m}\n";
+    let big =
+        "{name: web, image: nginx:1.27, resources: {requests: {cpu: 10m}, limits: {memory: 2Gi}}}";
+    let expected = check(&deployment(big), max, &[]);
+    assert_eq!(expected.len(), 1, "{expected:?}");
+    let through_context = inject(&deployment(APP), max, &["-q"]);
+    assert_eq!(through_context.code, 0, "{}", through_context.stderr);
+    for stream in [
+        format!("{}---\n{max}", deployment(big)),
+        format!("{max}---\n{}", deployment(big)),
+    ] {
+        let run = inject(&stream, "", &["--report", "json", "--warn-only"]);
+        let report = inject_report(&run);
+        let objects = report["inputs"][0]["objects"].as_array().expect("objects");
+        let web = objects
+            .iter()
+            .find(|o| o["kind"] == "Deployment")
+            .expect("the Deployment");
+        let verdicts: Vec<String> = web["verdicts"]
+            .as_array()
+            .expect("verdicts")
+            .iter()
+            .map(|v| {
+                format!(
+                    "{}: {}",
+                    v["severity"].as_str().unwrap_or_default(),
+                    v["message"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        assert_eq!(verdicts, expected, "{stream}");
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("a-deploy.yaml"), deployment(APP)).expect("write");
+    std::fs::write(dir.path().join("b-limits.yaml"), max).expect("write");
+    let mut cmd = common::command();
+    cmd.current_dir(dir.path())
+        .args(["-q", "-f", "."])
+        .write_stdin(Vec::new());
+    let run: common::Run = cmd.output().expect("runs").into();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!("{}---\n{max}", through_context.stdout),
+        "the LimitRange in the second file shapes the first file's proxy"
+    );
+}

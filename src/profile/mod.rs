@@ -183,15 +183,30 @@ pub struct ValueFromObject {
     pub key: String,
 }
 
-/// Profiles filled with each distinct set of values met so far: most
-/// workloads share one, so the filling is done once, not per workload.
+/// Profiles filled with each distinct set of values met so far, and what
+/// they rendered for the workloads met so far: most workloads share one set of
+/// values and differ only in what the templates do not read (their names), so
+/// the filling and the rendering are done once, not per workload.
 #[derive(Debug, Default)]
 pub struct Prepared {
-    filled: Mutex<Vec<Filled>>,
+    filled: Mutex<Vec<Arc<Filled>>>,
 }
 
-/// A set of values and the profile filled with them.
-type Filled = (Map<String, Value>, Arc<Profile>);
+/// A workload-specific set (from annotations) is not worth keeping forever:
+/// past this many, new sets and renderings are used once and dropped.
+const CACHED_MAX: usize = 64;
+
+/// A set of values, the profile filled with them, and its renderings.
+#[derive(Debug)]
+struct Filled {
+    values: Map<String, Value>,
+    profile: Arc<Profile>,
+    rendered: Mutex<Vec<RenderedFor>>,
+}
+
+/// A rendering and the placeholders it asked for, with their answers: any
+/// workload whose answers are the same gets the same rendering.
+type RenderedFor = (Vec<(String, Option<Value>)>, Arc<Rendered>);
 
 impl Prepared {
     /// `profile` filled with `values`, from the cache when it has them.
@@ -200,24 +215,86 @@ impl Prepared {
         profile: &Profile,
         values: &Map<String, Value>,
     ) -> Result<Arc<Profile>, String> {
-        let cached = |filled: &Vec<Filled>| {
-            filled
+        Ok(self.filled(profile, values)?.profile.clone())
+    }
+
+    /// `profile` filled with `values` and rendered for a workload with `vars`.
+    pub fn render(
+        &self,
+        profile: &Profile,
+        values: &Map<String, Value>,
+        vars: &WorkloadVars,
+    ) -> Result<Arc<Rendered>, String> {
+        let filled = self.filled(profile, values)?;
+        let answer = |name: &str| lookup(values, vars, name);
+        let hit = |cached: &Vec<RenderedFor>| {
+            cached
                 .iter()
-                .find(|(v, _)| v == values)
-                .map(|(_, p)| p.clone())
+                .find(|(asked, _)| asked.iter().all(|(name, got)| answer(name) == *got))
+                .map(|(_, rendered)| rendered.clone())
         };
+        if let Some(found) = filled.rendered.lock().ok().and_then(|c| hit(&c)) {
+            return Ok(found);
+        }
+        let asked = std::cell::RefCell::new(Vec::new());
+        let recording = |name: &str| {
+            let got = answer(name);
+            asked.borrow_mut().push((name.to_string(), got.clone()));
+            got
+        };
+        let rendered = Arc::new(filled.profile.render_with(&recording)?);
+        let mut asked = asked.into_inner();
+        asked.sort_by(|a, b| a.0.cmp(&b.0));
+        asked.dedup_by(|a, b| a.0 == b.0);
+        if let Ok(mut cached) = filled.rendered.lock() {
+            if cached.len() < CACHED_MAX {
+                cached.push((asked, rendered.clone()));
+            }
+        }
+        Ok(rendered)
+    }
+
+    fn filled(
+        &self,
+        profile: &Profile,
+        values: &Map<String, Value>,
+    ) -> Result<Arc<Filled>, String> {
+        let cached =
+            |filled: &Vec<Arc<Filled>>| filled.iter().find(|f| f.values == *values).cloned();
         if let Some(found) = self.filled.lock().ok().and_then(|f| cached(&f)) {
             return Ok(found);
         }
-        let prepared = Arc::new(profile.with_values(values)?);
-        if let Ok(mut filled) = self.filled.lock() {
-            // A workload-specific set (from annotations) is not worth keeping forever.
-            if filled.len() < 64 {
-                filled.push((values.clone(), prepared.clone()));
+        let filled = Arc::new(Filled {
+            values: values.clone(),
+            profile: Arc::new(profile.with_values(values)?),
+            rendered: Mutex::new(Vec::new()),
+        });
+        if let Ok(mut all) = self.filled.lock() {
+            if all.len() < CACHED_MAX {
+                all.push(filled.clone());
             }
         }
-        Ok(prepared)
+        Ok(filled)
     }
+}
+
+/// What a placeholder name stands for, given the values and the workload;
+/// `None` for a name templates may not use.
+fn lookup(values: &Map<String, Value>, vars: &WorkloadVars, name: &str) -> Option<Value> {
+    if let Some(value) = name.strip_prefix("values.") {
+        return values.get(value).cloned();
+    }
+    Some(Value::String(match name {
+        "workload.kind" => vars.kind.clone(),
+        "workload.name" => vars.name.clone(),
+        "workload.namespace" => vars.namespace.clone(),
+        "pod.inboundPorts" => vars.inbound_ports.clone(),
+        "pod.appName" => vars.app_name.clone(),
+        "pod.appVersion" => vars.app_version.clone(),
+        "pod.appContainers" => vars.app_containers.clone(),
+        "tool.version" => env!("CARGO_PKG_VERSION").to_string(),
+        _ => return None,
+    }))
 }
 
 /// How another mesh's proxy is recognised.
@@ -279,7 +356,10 @@ pub struct SidecarSettings {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
     pub annotations: Map<String, Value>,
+    /// The labels, less the owner label (see `pod_labels`).
     pub labels: Map<String, Value>,
+    /// The key of the label naming the workload (`linkerd.io/proxy-deployment`).
+    pub owner_label: Option<String>,
     pub init_containers: Vec<Value>,
     pub proxy: Value,
     pub native: Map<String, Value>,
@@ -287,6 +367,17 @@ pub struct Rendered {
     pub sidecar: SidecarSettings,
     pub quota_defaults: Map<String, Value>,
     pub volumes: Vec<Value>,
+}
+
+impl Rendered {
+    /// The labels a workload named `workload` gets, the owner label among them.
+    pub fn pod_labels(&self, workload: &str) -> Map<String, Value> {
+        let mut labels = self.labels.clone();
+        if let Some(key) = &self.owner_label {
+            labels.insert(key.clone(), Value::String(workload.to_string()));
+        }
+        labels
+    }
 }
 
 impl Profile {
@@ -419,24 +510,14 @@ impl Profile {
         values: &Map<String, Value>,
         vars: &WorkloadVars,
     ) -> Result<Rendered, String> {
-        let lookup = |name: &str| -> Option<Value> {
-            if let Some(value) = name.strip_prefix("values.") {
-                return values.get(value).cloned();
-            }
-            Some(Value::String(match name {
-                "workload.kind" => vars.kind.clone(),
-                "workload.name" => vars.name.clone(),
-                "workload.namespace" => vars.namespace.clone(),
-                "pod.inboundPorts" => vars.inbound_ports.clone(),
-                "pod.appName" => vars.app_name.clone(),
-                "pod.appVersion" => vars.app_version.clone(),
-                "pod.appContainers" => vars.app_containers.clone(),
-                "tool.version" => env!("CARGO_PKG_VERSION").to_string(),
-                _ => return None,
-            }))
-        };
-        let map = |m: &Map<String, Value>| template::render_map(m, &lookup);
-        let list = |items: &[Value]| template::render_list(items, &lookup);
+        self.render_with(&|name: &str| lookup(values, vars, name))
+    }
+
+    /// The pieces rendered with `lookup` answering every placeholder (and
+    /// `workload.kind`, which decides the owner label).
+    fn render_with(&self, lookup: &template::Lookup<'_>) -> Result<Rendered, String> {
+        let map = |m: &Map<String, Value>| template::render_map(m, lookup);
+        let list = |items: &[Value]| template::render_list(items, lookup);
         let strings = |m: Map<String, Value>| -> Map<String, Value> {
             m.into_iter()
                 .map(|(k, v)| match v {
@@ -445,16 +526,17 @@ impl Profile {
                 })
                 .collect()
         };
-        let mut labels = strings(map(&self.labels)?);
-        if let Some(owner) = &self.owner_label {
-            if vars.kind != "pod" {
-                if let Value::String(key) =
-                    template::render(&Value::String(owner.clone()), &lookup)?
-                {
-                    labels.insert(key, Value::String(vars.name.clone()));
+        let labels = strings(map(&self.labels)?);
+        let is_pod = lookup("workload.kind").is_some_and(|k| k == "pod");
+        let owner_label = match &self.owner_label {
+            Some(owner) if !is_pod => {
+                match template::render(&Value::String(owner.clone()), lookup)? {
+                    Value::String(key) => Some(key),
+                    _ => None,
                 }
             }
-        }
+            _ => None,
+        };
         let sidecar = SidecarSettings::read(&map(&self.sidecar)?)?;
         let init_containers = if sidecar.cni {
             list(&self.cni_init_containers)?
@@ -464,8 +546,9 @@ impl Profile {
         Ok(Rendered {
             annotations: strings(map(&self.annotations)?),
             labels,
+            owner_label,
             init_containers,
-            proxy: template::render(&self.proxy, &lookup)?,
+            proxy: template::render(&self.proxy, lookup)?,
             native: map(&self.native)?,
             classic_first: map(&self.classic_first)?,
             sidecar,

@@ -50,11 +50,7 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
         Ok(values) => values,
         Err(reason) => return Ok(Plan::unchanged(object, Outcome::Skipped(reason))),
     };
-    let rendered = match env
-        .prepared
-        .get(env.profile, &values)
-        .and_then(|p| p.render(&values, &pod.vars))
-    {
+    let rendered = match env.prepared.render(env.profile, &values, &pod.vars) {
         Ok(rendered) => rendered,
         Err(reason) => return Ok(Plan::unchanged(object, Outcome::Skipped(reason))),
     };
@@ -381,7 +377,7 @@ fn place(
         patcher,
         &paths.metadata("labels"),
         "labels",
-        &rendered.labels,
+        &rendered.pod_labels(&pod.vars.name),
         &mut record,
     )?;
 

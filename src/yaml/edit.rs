@@ -7,7 +7,10 @@
 //! anchors, blank lines) stays as it was. Inserting and removing use the same
 //! line arithmetic, so removing what was inserted restores the bytes exactly.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::ops::Deref;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -20,7 +23,160 @@ use super::value::{Resolver, ValueError, is_merge_key};
 pub struct Edit {
     pub start: usize,
     pub end: usize,
-    pub text: String,
+    pub text: Text,
+}
+
+/// The text an edit puts in: its own, or a block of lines shared with every
+/// other edit that adds the same value with the same layout (the proxy, added
+/// to thousands of workloads, is written and held once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Text {
+    Own(String),
+    Shared(Arc<str>),
+}
+
+impl Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            Text::Own(text) => text,
+            Text::Shared(text) => text,
+        }
+    }
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Self {
+        Text::Own(text)
+    }
+}
+
+/// Blocks of lines already written, by layout, column, key and value. One
+/// cache serves every document a thread renders.
+#[derive(Debug, Default)]
+pub struct Blocks {
+    by_hash: HashMap<u64, Vec<(Block, Arc<str>)>>,
+    len: usize,
+}
+
+/// What a block's text depends on.
+#[derive(Debug, PartialEq)]
+struct Block {
+    layout: Layout,
+    col: usize,
+    /// `None` for a sequence item.
+    key: Option<String>,
+    value: Value,
+}
+
+/// Enough distinct blocks for the proxies of a large repository; past this,
+/// blocks are written each time.
+const BLOCKS_MAX: usize = 4096;
+
+impl Blocks {
+    /// The text of the block `key: value` (or the item `value`, without a key)
+    /// at `col`, written by `write` unless an equal block was.
+    fn text(
+        &mut self,
+        layout: Layout,
+        col: usize,
+        key: Option<&str>,
+        value: &Value,
+        write: impl FnOnce() -> String,
+    ) -> Text {
+        // Small values cost less to write than to look up.
+        if !is_large(value) {
+            return Text::Own(write());
+        }
+        let mut hasher = FoldHasher(0);
+        (col, key, layout.indent, layout.seq_indent).hash(&mut hasher);
+        (layout.dash_gap, layout.json, layout.newline).hash(&mut hasher);
+        hash_value(value, &mut hasher);
+        let hash = hasher.finish();
+        let same = |b: &Block| {
+            b.layout == layout && b.col == col && b.key.as_deref() == key && b.value == *value
+        };
+        if let Some(found) = self
+            .by_hash
+            .get(&hash)
+            .and_then(|list| list.iter().find(|(b, _)| same(b)))
+        {
+            return Text::Shared(found.1.clone());
+        }
+        let text: Arc<str> = write().into();
+        if self.len < BLOCKS_MAX {
+            self.len += 1;
+            let block = Block {
+                layout,
+                col,
+                key: key.map(str::to_string),
+                value: value.clone(),
+            };
+            self.by_hash
+                .entry(hash)
+                .or_default()
+                .push((block, text.clone()));
+        }
+        Text::Shared(text)
+    }
+}
+
+/// A fast hash for the cache of blocks, a word at a time (the standard
+/// hasher, built to resist flooding, cost more than writing the block).
+struct FoldHasher(u64);
+
+impl Hasher for FoldHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A collection with more than a handful of entries.
+fn is_large(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map.len() > 4 || map.values().any(|v| v.is_object() || v.is_array()),
+        Value::Array(items) => {
+            items.len() > 4 || items.iter().any(|v| v.is_object() || v.is_array())
+        }
+        _ => false,
+    }
+}
+
+fn hash_value(value: &Value, hasher: &mut impl Hasher) {
+    match value {
+        Value::Null => hasher.write_u8(0),
+        Value::Bool(b) => hasher.write_u8(1 + u8::from(*b)),
+        Value::Number(n) => {
+            hasher.write_u8(3);
+            n.to_string().hash(hasher);
+        }
+        Value::String(s) => {
+            hasher.write_u8(4);
+            s.hash(hasher);
+        }
+        Value::Array(items) => {
+            hasher.write_u8(5);
+            hasher.write_usize(items.len());
+            items.iter().for_each(|item| hash_value(item, hasher));
+        }
+        Value::Object(map) => {
+            hasher.write_u8(6);
+            hasher.write_usize(map.len());
+            for (k, v) in map {
+                k.hash(hasher);
+                hash_value(v, hasher);
+            }
+        }
+    }
 }
 
 /// A change the renderer cannot express without changing something else.
@@ -42,7 +198,18 @@ impl From<ValueError> for EditError {
 
 /// The edits that turn `root` (parsed from `text`) into `target`.
 pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, EditError> {
+    diff_with(text, root, target, &mut Blocks::default())
+}
+
+/// [`diff`], taking new blocks from `blocks` where it has written them before.
+pub fn diff_with(
+    text: &str,
+    root: &Node<'_>,
+    target: &Value,
+    blocks: &mut Blocks,
+) -> Result<Vec<Edit>, EditError> {
     let mut differ = Differ {
+        blocks,
         text,
         layout: detect_layout(text, root),
         // Nodes are resolved with the document's anchors when it has any.
@@ -67,13 +234,8 @@ pub fn apply(text: &str, edits: Vec<Edit>) -> String {
 }
 
 /// The text of `text[from..to]` with `edits` (all inside that range) applied.
-pub fn apply_range(text: &str, from: usize, to: usize, mut edits: Vec<Edit>) -> String {
-    edits.sort_by_key(|e| (e.start, e.end));
-    let edits = merge_deletions(text, edits);
-    debug_assert!(
-        edits.windows(2).all(|w| w[0].end <= w[1].start),
-        "overlapping edits: {edits:?}"
-    );
+pub fn apply_range(text: &str, from: usize, to: usize, edits: Vec<Edit>) -> String {
+    let edits = settle(text, edits);
     let mut out =
         String::with_capacity(to - from + edits.iter().map(|e| e.text.len()).sum::<usize>());
     let mut at = from;
@@ -85,6 +247,19 @@ pub fn apply_range(text: &str, from: usize, to: usize, mut edits: Vec<Edit>) -> 
     }
     out.push_str(&text[at..to]);
     out
+}
+
+/// `edits` in the order they apply, neighbouring deletions joined: what
+/// [`apply_range`] and a spliced output walk through.
+pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
+    // Stable: insertions at one place keep the order they were made in.
+    edits.sort_by_key(|e| (e.start, e.end));
+    let edits = merge_deletions(text, edits);
+    debug_assert!(
+        edits.windows(2).all(|w| w[0].end <= w[1].start),
+        "overlapping edits: {edits:?}"
+    );
+    edits
 }
 
 /// Join deletions that overlap or touch (neighbouring entries removed
@@ -193,6 +368,7 @@ fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mu
 
 struct Differ<'t> {
     text: &'t str,
+    blocks: &'t mut Blocks,
     layout: Layout,
     /// Resolves nodes of the document, aliases included.
     resolver: Resolver,
@@ -341,7 +517,7 @@ impl Differ<'_> {
             Edit {
                 start,
                 end,
-                text: String::new(),
+                text: Text::Own(String::new()),
             },
         )
     }
@@ -361,14 +537,14 @@ impl Differ<'_> {
     }
 
     /// Insert `text` at `at`.
-    fn insert(&mut self, shared: bool, at: usize, text: String) -> Result<(), EditError> {
+    fn insert(&mut self, shared: bool, at: usize, text: impl Into<Text>) -> Result<(), EditError> {
         self.push(
             shared,
             at,
             Edit {
                 start: at,
                 end: at,
-                text,
+                text: text.into(),
             },
         )
     }
@@ -380,9 +556,23 @@ impl Differ<'_> {
             Edit {
                 start: node.start,
                 end: node.end,
-                text,
+                text: text.into(),
             },
         )
+    }
+
+    /// A new block entry `key: value` at column `col`.
+    fn entry_text(&mut self, col: usize, key: &str, value: &Value) -> Text {
+        let layout = self.layout;
+        self.blocks.text(layout, col, Some(key), value, || {
+            layout.block_entry(col, key, value)
+        })
+    }
+
+    /// A new block sequence item at column `col`, laid out as `layout`.
+    fn item_text(&mut self, layout: Layout, col: usize, value: &Value) -> Text {
+        self.blocks
+            .text(layout, col, None, value, || layout.block_item(col, value))
     }
 
     fn inline(&self, value: &Value) -> String {
@@ -455,13 +645,13 @@ impl Differ<'_> {
             );
             self.delete(shared, start, end)?;
         }
-        let mut added = String::new();
+        let mut added: Vec<Text> = Vec::new();
         for (k, v) in wanted {
             let local = entries
                 .iter()
                 .any(|(key, _)| !is_merge_key(key) && key_text(key) == *k);
             if !local && merged.get(k) != Some(v) {
-                added.push_str(&self.layout.block_entry(col, k, v));
+                added.push(self.entry_text(col, k, v));
             }
         }
         for k in merged.keys() {
@@ -485,8 +675,16 @@ impl Differ<'_> {
                     at = line_start(self.text, key.start);
                 }
             }
-            let text = self.at_line_end(at, added);
-            self.insert(shared, at, text)?;
+            if at == self.text.len() && !self.text.ends_with('\n') {
+                let joined: String = added.iter().map(|t| &**t).collect();
+                let text = self.at_line_end(at, joined);
+                self.insert(shared, at, text)?;
+            } else {
+                // One insertion per entry, in order: shared blocks stay shared.
+                for text in added {
+                    self.insert(shared, at, text)?;
+                }
+            }
         }
         Ok(())
     }
@@ -532,7 +730,8 @@ impl Differ<'_> {
                 Step::Change(i, j) => {
                     // Rewrite the item where it stands.
                     let at = line_start(self.text, dashes[i]);
-                    self.insert(shared, at, layout.block_item(col, &wanted[j]))?;
+                    let text = self.item_text(layout, col, &wanted[j]);
+                    self.insert(shared, at, text)?;
                     let (start, end) =
                         self.block_range(dashes[i], items[i].end, dashes.get(i + 1).copied());
                     self.delete(shared, start, end)?;
@@ -541,7 +740,8 @@ impl Differ<'_> {
                 Step::Insert(Some(i), j) => {
                     // Above the comment lines that lead into item i.
                     let at = above_comments(self.text, line_start(self.text, dashes[i]));
-                    self.insert(shared, at, layout.block_item(col, &wanted[j]))?;
+                    let text = self.item_text(layout, col, &wanted[j]);
+                    self.insert(shared, at, text)?;
                 }
                 Step::Insert(None, j) => {
                     let at = line_end_after(self.text, items.last().map_or(node.end, |i| i.end));
@@ -799,7 +999,15 @@ impl Differ<'_> {
                 Part::New(new) => text.push_str(new),
             }
         }
-        self.push(shared, start, Edit { start, end, text })
+        self.push(
+            shared,
+            start,
+            Edit {
+                start,
+                end,
+                text: text.into(),
+            },
+        )
     }
 }
 

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::value::resolve_plain;
+use super::value::plain_reads_as_string;
 
 /// How added text is laid out, learnt from the document it goes into.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,12 +64,16 @@ impl Layout {
 
     /// A flow-mapping entry `key: value` on one line.
     pub fn flow_entry(&self, key: &str, value: &Value) -> String {
-        let key = if self.json {
+        let mut out = if self.json {
             Value::String(key.to_string()).to_string()
         } else {
-            flow_scalar(key)
+            let mut out = String::new();
+            push_flow_scalar(&mut out, key);
+            out
         };
-        format!("{key}: {}", self.flow(value))
+        out.push_str(": ");
+        out.push_str(&self.flow(value));
+        out
     }
 
     /// `indent_first: false` when the entry continues a line (after a `- `).
@@ -84,7 +88,7 @@ impl Layout {
         if indent_first {
             push_spaces(out, col);
         }
-        out.push_str(&block_scalar_key(key));
+        push_block_scalar(out, key);
         out.push(':');
         self.write_nested(out, col, value);
     }
@@ -119,7 +123,7 @@ impl Layout {
             Value::Null => out.push_str(self.newline),
             scalar => {
                 out.push(' ');
-                out.push_str(&self.inline(scalar));
+                self.write_inline(out, scalar);
                 out.push_str(self.newline);
             }
         }
@@ -150,18 +154,19 @@ impl Layout {
                 }
             }
             scalar => {
-                out.push_str(&self.inline(scalar));
+                self.write_inline(out, scalar);
                 out.push_str(self.newline);
             }
         }
     }
 
     /// A scalar or empty collection written inline in block context.
-    fn inline(&self, value: &Value) -> String {
+    fn write_inline(&self, out: &mut String, value: &Value) {
         match value {
-            Value::String(s) => block_scalar(s),
-            Value::Object(_) | Value::Array(_) => self.flow(value),
-            other => other.to_string(),
+            Value::String(s) => push_block_scalar(out, s),
+            Value::Object(_) | Value::Array(_) if self.json => out.push_str(&value.to_string()),
+            Value::Object(_) | Value::Array(_) => self.write_flow(out, value),
+            other => out.push_str(&other.to_string()),
         }
     }
 
@@ -173,7 +178,7 @@ impl Layout {
                     if i > 0 {
                         out.push_str(", ");
                     }
-                    out.push_str(&flow_scalar(k));
+                    push_flow_scalar(out, k);
                     out.push_str(": ");
                     self.write_flow(out, v);
                 }
@@ -189,7 +194,7 @@ impl Layout {
                 }
                 out.push(']');
             }
-            Value::String(s) => out.push_str(&flow_scalar(s)),
+            Value::String(s) => push_flow_scalar(out, s),
             other => out.push_str(&other.to_string()),
         }
     }
@@ -205,67 +210,73 @@ fn push_spaces(out: &mut String, mut n: usize) {
 }
 
 /// A string as a plain scalar when that reads back as the same string,
-/// otherwise double-quoted (JSON escapes are valid YAML escapes).
-fn block_scalar(s: &str) -> String {
+/// otherwise quoted (see `push_quoted`).
+fn push_block_scalar(out: &mut String, s: &str) {
     if plain_is_safe(s, false) {
-        s.to_string()
+        out.push_str(s);
     } else {
-        quoted(s)
+        push_quoted(out, s);
     }
 }
 
-/// Double quotes, as Kubernetes manifests usually have them; single quotes for
-/// text full of `"` or `\` (JSON in a string), unless it needs escapes.
-fn quoted(s: &str) -> String {
+fn push_flow_scalar(out: &mut String, s: &str) {
+    if plain_is_safe(s, true) {
+        out.push_str(s);
+    } else {
+        push_quoted(out, s);
+    }
+}
+
+/// Double quotes, as Kubernetes manifests usually have them (JSON escapes are
+/// valid YAML escapes); single quotes for text full of `"` or `\` (JSON in a
+/// string), unless it needs escapes.
+fn push_quoted(out: &mut String, s: &str) {
     let needs_escapes = s.chars().any(|c| c.is_control() || c == '\u{feff}');
     if s.contains(['"', '\\']) && !needs_escapes {
-        format!("'{}'", s.replace('\'', "''"))
+        out.push('\'');
+        out.push_str(&s.replace('\'', "''"));
+        out.push('\'');
     } else {
-        Value::String(s.to_string()).to_string()
-    }
-}
-
-fn block_scalar_key(s: &str) -> String {
-    block_scalar(s)
-}
-
-fn flow_scalar(s: &str) -> String {
-    if plain_is_safe(s, true) {
-        s.to_string()
-    } else {
-        quoted(s)
+        out.push_str(&Value::String(s.to_string()).to_string());
     }
 }
 
 /// Whether `s` can be written unquoted and still read back as the string `s`.
+/// Asked for every string written, so it looks at each byte once.
 pub fn plain_is_safe(s: &str, in_flow: bool) -> bool {
-    let Some(first) = s.chars().next() else {
+    let bytes = s.as_bytes();
+    let (Some(&first), Some(last)) = (bytes.first(), s.chars().next_back()) else {
         return false;
     };
-    if !matches!(resolve_plain(s), Value::String(_)) {
-        return false;
-    }
-    if first.is_whitespace() || s.ends_with(char::is_whitespace) {
+    if s.starts_with(char::is_whitespace) || last.is_whitespace() || last == ':' || s == "<<" {
         return false;
     }
     // `-`, `?` and `:` only start a plain scalar when a non-space follows.
-    let second_is_space = s[first.len_utf8()..]
-        .chars()
-        .next()
-        .is_none_or(char::is_whitespace);
-    if "-?:".contains(first) && (second_is_space || in_flow && first != '-') {
+    let second_is_space = bytes.get(1).is_none_or(|b| b.is_ascii_whitespace());
+    if matches!(first, b'-' | b'?' | b':') && (second_is_space || in_flow && first != b'-') {
         return false;
     }
-    if ",[]{}#&*!|>'\"%@`".contains(first) {
+    if b",[]{}#&*!|>'\"%@`".contains(&first) {
         return false;
     }
-    if s.contains(": ") || s.contains(" #") || s.ends_with(':') || s == "<<" {
+    let mut previous = 0u8;
+    for &b in bytes {
+        let breaks = match b {
+            b' ' => previous == b':',
+            b'#' => previous == b' ',
+            b',' | b'[' | b']' | b'{' | b'}' => in_flow,
+            _ => b.is_ascii_control(),
+        };
+        if breaks {
+            return false;
+        }
+        previous = b;
+    }
+    // Non-ASCII control characters (U+0080–U+009F) need escapes too.
+    if !s.is_ascii() && s.chars().any(char::is_control) {
         return false;
     }
-    if s.chars().any(|c| c.is_control()) {
-        return false;
-    }
-    !(in_flow && s.contains([',', '[', ']', '{', '}']))
+    plain_reads_as_string(s)
 }
 
 /// Multi-line text reads best as a literal block (`|`), when it can be one.

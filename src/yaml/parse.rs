@@ -98,10 +98,23 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
 /// Parse the documents in `text[from..to]`, with byte offsets (and error
 /// offsets) into the whole of `text`. Document indexes count from 1 within the range.
 pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_>>, SyntaxError> {
+    let mut documents = Vec::new();
+    each_document(text, from, to, |document| documents.push(document))?;
+    Ok(documents)
+}
+
+/// Parse the documents in `text[from..to]` as [`parse_range`] does, handing
+/// each to `each` as soon as it is complete: a caller that is done with a
+/// document drops its tree before the next is built.
+pub fn each_document<'a>(
+    text: &'a str,
+    from: usize,
+    to: usize,
+    mut each: impl FnMut(Document<'a>),
+) -> Result<(), SyntaxError> {
     let part = &text[from..to];
     let offsets = Offsets::new(part, from);
     let mut parser = Parser::new_from_str(part);
-    let mut documents = Vec::new();
     let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut root: Option<Node<'_>> = None;
     let mut index = 0;
@@ -146,7 +159,7 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
                 } else {
                     start
                 };
-                documents.push(Document {
+                each(Document {
                     index,
                     root,
                     start: doc_start,
@@ -236,7 +249,7 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
             None => root = Some(node),
         }
     }
-    Ok(documents)
+    Ok(())
 }
 
 /// Byte offsets that cut `text` into about `parts` ranges of whole

@@ -211,30 +211,43 @@ pub fn scalar_matches(text: &str, style: ScalarStyle, tag: Option<&str>, target:
 
 /// What a plain scalar means: null, bool, number or string.
 pub fn resolve_plain(text: &str) -> Value {
+    plain_non_string(text).unwrap_or_else(|| Value::String(text.to_string()))
+}
+
+/// Whether a plain scalar reads as a string (and not as null, a bool or a
+/// number); asked for every string written, so it allocates nothing.
+pub fn plain_reads_as_string(text: &str) -> bool {
+    plain_non_string(text).is_none()
+}
+
+/// The null, bool or number a plain scalar stands for; `None` for a string.
+fn plain_non_string(text: &str) -> Option<Value> {
     match text {
-        "" | "~" | "null" | "Null" | "NULL" => return Value::Null,
+        "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
         "true" | "True" | "TRUE" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => {
-            return Value::Bool(true);
+            return Some(Value::Bool(true));
         }
         "false" | "False" | "FALSE" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => {
-            return Value::Bool(false);
+            return Some(Value::Bool(false));
         }
         _ => {}
     }
-    let first = text.as_bytes()[0];
+    let first = text.as_bytes().first()?;
     if !(first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.')) {
-        return Value::String(text.to_string());
+        return None;
     }
     if let Some(n) = parse_int(text) {
-        return Value::Number(n);
+        return Some(Value::Number(n));
     }
     if is_float(text) {
         let cleaned: String = text.chars().filter(|&c| c != '_').collect();
-        if let Some(n) = cleaned.parse::<f64>().ok().and_then(Number::from_f64) {
-            return Value::Number(n);
-        }
+        return cleaned
+            .parse::<f64>()
+            .ok()
+            .and_then(Number::from_f64)
+            .map(Value::Number);
     }
-    Value::String(text.to_string())
+    None
 }
 
 fn parse_int(text: &str) -> Option<Number> {
