@@ -279,7 +279,9 @@ pub fn validate(
         for (index, container) in items.iter().enumerate() {
             let path = format!("{prefix}.{list}[{index}]");
             let name = super::container_name(container);
-            if !name.is_empty() && names.contains(&name) {
+            if name.is_empty() {
+                errors.push(FieldError::required(format!("{path}.name"), ""));
+            } else if names.contains(&name) {
                 errors.push(FieldError::duplicate(
                     format!("{path}.name"),
                     go_quote(name),
