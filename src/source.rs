@@ -11,6 +11,10 @@ pub struct Source {
     /// The file it came from; `None` for standard input.
     pub path: Option<PathBuf>,
     pub text: String,
+    /// The directory argument the file was found under; `None` for a file
+    /// named on the command line and for standard input. `--in-place` keeps
+    /// its writes inside this tree.
+    pub found_in: Option<PathBuf>,
 }
 
 impl Source {
@@ -30,15 +34,40 @@ const MANIFEST_EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
 /// with `recursive`).
 /// `-` stands for standard input and is returned as `None`.
 pub fn expand(paths: &[PathBuf], recursive: bool) -> Result<Vec<Option<PathBuf>>, Error> {
+    Ok(expand_found(paths, recursive)?
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect())
+}
+
+/// Every source under `paths` (directories expanded as [`expand`] does), read,
+/// each knowing the directory argument it was found under.
+pub fn read_all(paths: &[PathBuf], recursive: bool) -> Result<Vec<Source>, Error> {
+    expand_found(paths, recursive)?
+        .into_iter()
+        .map(|(path, found_in)| {
+            let mut source = read(path.as_deref())?;
+            source.found_in = found_in;
+            Ok(source)
+        })
+        .collect()
+}
+
+/// A path to read (`None` for standard input), and the directory argument
+/// it was found under.
+type Found = (Option<PathBuf>, Option<PathBuf>);
+
+/// [`expand`], with the directory argument each file was found under.
+fn expand_found(paths: &[PathBuf], recursive: bool) -> Result<Vec<Found>, Error> {
     let mut out = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
-            out.push(None);
+            out.push((None, None));
             continue;
         }
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
         if !meta.is_dir() {
-            out.push(Some(path.clone()));
+            out.push((Some(path.clone()), None));
             continue;
         }
         let depth = if recursive { usize::MAX } else { 1 };
@@ -70,7 +99,11 @@ pub fn expand(paths: &[PathBuf], recursive: bool) -> Result<Vec<Option<PathBuf>>
             }
         }
         files.sort();
-        out.extend(files.into_iter().map(Some));
+        out.extend(
+            files
+                .into_iter()
+                .map(|file| (Some(file), Some(path.clone()))),
+        );
     }
     Ok(out)
 }
@@ -110,6 +143,7 @@ pub fn read(path: Option<&Path>) -> Result<Source, Error> {
     Ok(Source {
         path: path.map(Path::to_path_buf),
         text,
+        found_in: None,
     })
 }
 
