@@ -369,6 +369,17 @@ fn a_container_without_a_name_is_refused_as_the_apiserver_refuses_it() {
         "{}",
         run.stderr
     );
+    // A custom resource's controller names its containers (Knative's
+    // `user-container`): no refusal there.
+    let knative = "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: hello}\n\
+                   spec:\n  template:\n    spec:\n      containers: [{image: hello:1}]\n";
+    let run = common::run(&[], Some(knative));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("service/hello injected\n"),
+        "{}",
+        run.stderr
+    );
 }
 
 // --- large and generated inputs ---

@@ -279,9 +279,7 @@ pub fn validate(
         for (index, container) in items.iter().enumerate() {
             let path = format!("{prefix}.{list}[{index}]");
             let name = super::container_name(container);
-            if name.is_empty() {
-                errors.push(FieldError::required(format!("{path}.name"), ""));
-            } else if names.contains(&name) {
+            if !name.is_empty() && names.contains(&name) {
                 errors.push(FieldError::duplicate(
                     format!("{path}.name"),
                     go_quote(name),
@@ -303,6 +301,24 @@ pub fn validate(
         }
     }
     (errors, port_warnings(spec, prefix))
+}
+
+/// The containers of `spec` without a name: the apiserver refuses a Pod,
+/// or a built-in workload's pod template, with one
+/// (`spec.containers[0].name: Required value`).
+pub fn unnamed_containers(spec: &Value, prefix: &str) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for list in ["containers", "initContainers"] {
+        for (index, container) in entries(spec, list).iter().enumerate() {
+            if super::container_name(container).is_empty() {
+                errors.push(FieldError::required(
+                    format!("{prefix}.{list}[{index}].name"),
+                    "",
+                ));
+            }
+        }
+    }
+    errors
 }
 
 fn entries<'a>(spec: &'a Value, list: &str) -> Vec<&'a Value> {
