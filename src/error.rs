@@ -85,7 +85,17 @@ impl Error {
         let message = match err.kind() {
             std::io::ErrorKind::NotFound => "no such file or directory".to_string(),
             std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            _ => err.to_string(),
+            // "Not a directory (os error 20)" reads as "not a directory".
+            _ => {
+                let text = err.to_string();
+                let text = text
+                    .rsplit_once(" (os error ")
+                    .map_or(text.as_str(), |(before, _)| before);
+                let mut chars = text.chars();
+                chars.next().map_or_else(String::new, |first| {
+                    first.to_lowercase().chain(chars).collect()
+                })
+            }
         };
         Error::Input {
             path: path.to_path_buf(),

@@ -149,18 +149,68 @@ pub fn diff(results: &[Processed], color: bool) -> String {
     out
 }
 
-/// Rewrite every changed file: first write a temporary file beside each one
-/// (with the original's mode), then rename them all over the originals. A
-/// failure while writing leaves every original untouched; each rename is
-/// atomic, so every file is either entirely old or entirely new.
-pub fn write_in_place(results: &[Processed]) -> Result<(), Error> {
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
-    for processed in results.iter().filter(|p| p.changed()) {
+/// Rewrite every changed file, so that a failure, or a kill at any moment,
+/// leaves each file either entirely old or entirely new:
+///
+/// 1. every new version is written to a temporary file beside its original
+///    (`.NAME.mesh-inject.PID.N.tmp`, never a manifest extension), given the
+///    original's owner (where permitted) and mode, and flushed to disk;
+/// 2. only when all are written are they renamed over the originals, and
+///    the directories flushed.
+///
+/// A failure in step 1 removes the temporaries and leaves every original
+/// untouched. A symbolic link keeps being a link: its target is rewritten.
+/// A link found under a directory argument must lead to a file inside that
+/// directory, or the run is refused before anything is written; a link named
+/// on the command line is written through, with a note (returned). Temporary
+/// files a killed run left beside the inputs are removed first.
+pub fn write_in_place(results: &[Processed]) -> Result<Vec<String>, Error> {
+    let mut notes = Vec::new();
+    let mut plans: Vec<(PathBuf, std::borrow::Cow<'_, str>)> = Vec::new();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for processed in results {
         let Some(path) = &processed.source.path else {
             continue;
         };
-        match stage(path, &processed.text()) {
-            Ok(pair) => staged.push(pair),
+        if !processed.changed() {
+            // Its directory may still hold a killed run's leftovers.
+            if let Some(dir) = std::fs::canonicalize(path)
+                .ok()
+                .and_then(|t| t.parent().map(Path::to_path_buf))
+            {
+                if !dirs.contains(&dir) {
+                    dirs.push(dir);
+                }
+            }
+            continue;
+        }
+        let target = resolve_target(path, processed.source.found_in.as_deref())?;
+        if let Some(dir) = target.parent() {
+            if !dirs.iter().any(|d| d == dir) {
+                dirs.push(dir.to_path_buf());
+            }
+        }
+        // A file reached twice (a link and its target) is written once.
+        if plans.iter().any(|(t, _)| *t == target) {
+            continue;
+        }
+        let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link && processed.source.found_in.is_none() {
+            notes.push(format!(
+                "{} is a symbolic link: rewrote its target {}",
+                path.display(),
+                target.display()
+            ));
+        }
+        plans.push((target, processed.text()));
+    }
+    for dir in &dirs {
+        remove_stale_temporaries(dir);
+    }
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for (target, text) in &plans {
+        match stage(target, text) {
+            Ok(temp) => staged.push((temp, target.clone())),
             Err(err) => {
                 for (temp, _) in &staged {
                     let _ = std::fs::remove_file(temp);
@@ -180,27 +230,100 @@ pub fn write_in_place(results: &[Processed]) -> Result<(), Error> {
             });
         }
     }
-    Ok(())
+    // The renames reach the disk with their directories.
+    let mut synced: Vec<&Path> = Vec::new();
+    for (_, target) in &staged {
+        let dir = target.parent().unwrap_or(Path::new("."));
+        if !synced.contains(&dir) {
+            if let Ok(handle) = std::fs::File::open(dir) {
+                let _ = handle.sync_all();
+            }
+            synced.push(dir);
+        }
+    }
+    Ok(notes)
 }
 
-/// Write `text` to a new temporary file beside `path`; returns (temporary, target).
-fn stage(path: &Path, text: &str) -> Result<(PathBuf, PathBuf), Error> {
-    use std::io::Write;
+/// The file that rewriting `path` writes: `path` itself, or the file a
+/// symbolic link (at `path` or in a directory on the way) leads to. A file
+/// found under the directory argument `found_in` must stay inside it.
+fn resolve_target(path: &Path, found_in: Option<&Path>) -> Result<PathBuf, Error> {
     let failed = |e: std::io::Error| Error::Output {
         path: path.to_path_buf(),
         message: e.to_string(),
     };
-    // Write through a symlink to the file it points at, keeping the link.
     let target = std::fs::canonicalize(path).map_err(failed)?;
+    if let Some(tree) = found_in {
+        let root = std::fs::canonicalize(tree).map_err(failed)?;
+        if !target.starts_with(&root) {
+            return Err(Error::Output {
+                path: path.to_path_buf(),
+                message: format!(
+                    "it is a symbolic link to {}, outside {}; nothing was written (name the file with -f to rewrite it there)",
+                    target.display(),
+                    tree.display()
+                ),
+            });
+        }
+    }
+    Ok(target)
+}
+
+/// The marker in the names of this tool's temporary files.
+const TEMP_MARK: &str = ".mesh-inject.";
+
+/// Remove from `dir` the temporary files of runs that were killed before
+/// they could rename them: named as [`stage`] names them, by a process that
+/// no longer runs. Where processes cannot be looked up (no `/proc`), nothing
+/// is removed; the names never end in a manifest extension, so a leftover is
+/// never read as a manifest either way.
+fn remove_stale_temporaries(dir: &Path) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let own = std::process::id();
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(pid) = temporary_owner(name) else {
+            continue;
+        };
+        if pid != own && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The process id in a temporary file name `.NAME.mesh-inject.PID.N.tmp`.
+fn temporary_owner(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (_, tail) = rest.rsplit_once(TEMP_MARK)?;
+    let (pid, attempt) = tail.split_once('.')?;
+    attempt.parse::<u32>().ok()?;
+    pid.parse().ok()
+}
+
+/// Write `text` to a new temporary file beside `target`, with its owner and
+/// mode, flushed to disk; returns the temporary's path.
+fn stage(target: &Path, text: &str) -> Result<PathBuf, Error> {
+    use std::io::Write;
+    use std::os::unix::fs::MetadataExt;
+    let failed = |e: std::io::Error| Error::Output {
+        path: target.to_path_buf(),
+        message: e.to_string(),
+    };
     let dir = target.parent().unwrap_or(Path::new("."));
     let file_name = target
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let permissions = std::fs::metadata(&target).map_err(failed)?.permissions();
+    let meta = std::fs::metadata(target).map_err(failed)?;
     for attempt in 0..100 {
         let temp = dir.join(format!(
-            ".{file_name}.mesh-inject.{}.{attempt}.tmp",
+            ".{file_name}{TEMP_MARK}{}.{attempt}.tmp",
             std::process::id()
         ));
         // create_new: never follow or reuse something already there.
@@ -215,13 +338,42 @@ fn stage(path: &Path, text: &str) -> Result<(PathBuf, PathBuf), Error> {
         };
         let written = file
             .write_all(text.as_bytes())
-            .and_then(|()| file.sync_all())
-            .and_then(|()| std::fs::set_permissions(&temp, permissions.clone()));
+            .and_then(|()| {
+                // The original's owner where this user may give it (root,
+                // or a group of one's own); otherwise the writer's.
+                match std::os::unix::fs::chown(&temp, Some(meta.uid()), Some(meta.gid())) {
+                    Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Ok(()),
+                    other => other,
+                }
+            })
+            // After chown, which may clear set-id bits.
+            .and_then(|()| std::fs::set_permissions(&temp, meta.permissions()))
+            .and_then(|()| file.sync_all());
         if let Err(e) = written {
             let _ = std::fs::remove_file(&temp);
             return Err(failed(e));
         }
-        return Ok((temp, target));
+        return Ok(temp);
     }
     Err(failed(std::io::Error::other("no free temporary file name")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn temporary_names_carry_their_owner_and_no_manifest_extension() {
+        assert_eq!(
+            temporary_owner(".web.yaml.mesh-inject.4242.0.tmp"),
+            Some(4242)
+        );
+        assert_eq!(
+            temporary_owner(".a.mesh-inject.b.yaml.mesh-inject.7.12.tmp"),
+            Some(7)
+        );
+        assert_eq!(temporary_owner("web.yaml"), None);
+        assert_eq!(temporary_owner(".web.yaml.mesh-inject.x.0.tmp"), None);
+        assert_eq!(temporary_owner(".notes.tmp"), None);
+    }
 }

@@ -182,7 +182,13 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
             }
         }
     } else if common.in_place {
-        output::write_in_place(&results)?;
+        let notes = output::write_in_place(&results)?;
+        if !common.report.quiet {
+            let mut err = std::io::stderr().lock();
+            for note in notes {
+                let _ = writeln!(err, "note: {note}");
+            }
+        }
     } else if common.diff {
         write_stdout(&output::diff(&results, use_color(common.color)));
     } else {
@@ -341,10 +347,7 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
 
 /// Every source under `paths` (directories expanded), read.
 fn read_sources(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
-    source::expand(paths, recursive)?
-        .iter()
-        .map(|path| source::read(path.as_deref()))
-        .collect()
+    source::read_all(paths, recursive)
 }
 
 /// The paths given, or standard input when none are and it is not a terminal.

@@ -3,7 +3,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
+use crate::error::{Error, Located};
 
 /// One input stream: a file or standard input.
 #[derive(Debug, Clone)]
@@ -11,6 +11,10 @@ pub struct Source {
     /// The file it came from; `None` for standard input.
     pub path: Option<PathBuf>,
     pub text: String,
+    /// The directory argument the file was found under; `None` for a file
+    /// named on the command line and for standard input. `--in-place` keeps
+    /// its writes inside this tree.
+    pub found_in: Option<PathBuf>,
 }
 
 impl Source {
@@ -30,15 +34,40 @@ const MANIFEST_EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
 /// with `recursive`).
 /// `-` stands for standard input and is returned as `None`.
 pub fn expand(paths: &[PathBuf], recursive: bool) -> Result<Vec<Option<PathBuf>>, Error> {
+    Ok(expand_found(paths, recursive)?
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect())
+}
+
+/// Every source under `paths` (directories expanded as [`expand`] does), read,
+/// each knowing the directory argument it was found under.
+pub fn read_all(paths: &[PathBuf], recursive: bool) -> Result<Vec<Source>, Error> {
+    expand_found(paths, recursive)?
+        .into_iter()
+        .map(|(path, found_in)| {
+            let mut source = read(path.as_deref())?;
+            source.found_in = found_in;
+            Ok(source)
+        })
+        .collect()
+}
+
+/// A path to read (`None` for standard input), and the directory argument
+/// it was found under.
+type Found = (Option<PathBuf>, Option<PathBuf>);
+
+/// [`expand`], with the directory argument each file was found under.
+fn expand_found(paths: &[PathBuf], recursive: bool) -> Result<Vec<Found>, Error> {
     let mut out = Vec::new();
     for path in paths {
         if path.as_os_str() == "-" {
-            out.push(None);
+            out.push((None, None));
             continue;
         }
         let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &e))?;
         if !meta.is_dir() {
-            out.push(Some(path.clone()));
+            out.push((Some(path.clone()), None));
             continue;
         }
         let depth = if recursive { usize::MAX } else { 1 };
@@ -50,9 +79,16 @@ pub fn expand(paths: &[PathBuf], recursive: bool) -> Result<Vec<Option<PathBuf>>
         {
             let entry = entry.map_err(|e| {
                 let at = e.path().unwrap_or(path).to_path_buf();
-                match e.io_error() {
-                    Some(io) if e.loop_ancestor().is_none() => Error::io(&at, io),
-                    _ => Error::Input {
+                match (e.loop_ancestor(), e.io_error()) {
+                    (Some(ancestor), _) => Error::Input {
+                        path: at,
+                        message: format!(
+                            "a symbolic link loop: it leads back to {}, a directory it is in",
+                            ancestor.display()
+                        ),
+                    },
+                    (None, Some(io)) => Error::io(&at, io),
+                    (None, None) => Error::Input {
                         path: at,
                         message: e.to_string(),
                     },
@@ -63,7 +99,11 @@ pub fn expand(paths: &[PathBuf], recursive: bool) -> Result<Vec<Option<PathBuf>>
             }
         }
         files.sort();
-        out.extend(files.into_iter().map(Some));
+        out.extend(
+            files
+                .into_iter()
+                .map(|file| (Some(file), Some(path.clone()))),
+        );
     }
     Ok(out)
 }
@@ -88,15 +128,42 @@ pub fn read(path: Option<&Path>) -> Result<Source, Error> {
     };
     let text = String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
-        Error::Input {
-            path: path.map_or_else(|| PathBuf::from("<stdin>"), Path::to_path_buf),
-            message: format!("not valid UTF-8 (at byte {offset})"),
-        }
+        let name = path.map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
+        let bytes = e.into_bytes();
+        let shown = String::from_utf8_lossy(&bytes);
+        let document = document_at(&shown[..offset]);
+        Error::Document(Located::at(
+            &name,
+            &shown,
+            document,
+            offset,
+            format!("not valid UTF-8 (byte {offset} of the file)"),
+        ))
     })?;
     Ok(Source {
         path: path.map(Path::to_path_buf),
         text,
+        found_in: None,
     })
+}
+
+/// Which document (1-based) the end of `before`, the start of a stream, is
+/// in, by its `---` lines: for a place the YAML parser cannot reach.
+fn document_at(before: &str) -> usize {
+    let mut markers = 0;
+    let mut content_first = false;
+    for line in before.lines() {
+        let marker = line
+            .strip_prefix("---")
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']));
+        if marker {
+            markers += 1;
+        } else if markers == 0 {
+            let line = line.trim_start_matches('\u{feff}').trim();
+            content_first |= !(line.is_empty() || line.starts_with(['#', '%']));
+        }
+    }
+    (markers + usize::from(content_first)).max(1)
 }
 
 #[cfg(test)]
@@ -132,5 +199,26 @@ mod tests {
     fn missing_path_is_an_error() {
         let err = expand(&[PathBuf::from("/no/such/file.yaml")], false).expect_err("missing");
         assert!(err.to_string().contains("/no/such/file.yaml"));
+    }
+
+    #[test]
+    fn invalid_utf8_is_placed_in_its_document() {
+        assert_eq!(document_at("a: 1\n"), 1);
+        assert_eq!(document_at("---\na: 1\n"), 1);
+        assert_eq!(document_at("# c\n---\na: 1\n---\nb: "), 2);
+        assert_eq!(document_at("a: 1\n---\nb: 2\n--- # x\nc: "), 3);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("bad.yaml");
+        std::fs::write(&path, b"a: 1\n---\nkind: Pod\nname: ab\xffc\n").expect("write");
+        let err = read(Some(&path)).expect_err("not UTF-8");
+        let Error::Document(at) = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!((at.document, at.line, at.column), (2, 4, 9));
+        assert!(
+            err.to_string()
+                .ends_with("document 2, line 4:9: not valid UTF-8 (byte 27 of the file)"),
+            "{err}"
+        );
     }
 }

@@ -303,6 +303,24 @@ pub fn validate(
     (errors, port_warnings(spec, prefix))
 }
 
+/// The containers of `spec` without a name: the apiserver refuses a Pod,
+/// or a built-in workload's pod template, with one
+/// (`spec.containers[0].name: Required value`).
+pub fn unnamed_containers(spec: &Value, prefix: &str) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for list in ["containers", "initContainers"] {
+        for (index, container) in entries(spec, list).iter().enumerate() {
+            if super::container_name(container).is_empty() {
+                errors.push(FieldError::required(
+                    format!("{prefix}.{list}[{index}].name"),
+                    "",
+                ));
+            }
+        }
+    }
+    errors
+}
+
 fn entries<'a>(spec: &'a Value, list: &str) -> Vec<&'a Value> {
     spec.get(list)
         .and_then(Value::as_array)

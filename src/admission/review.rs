@@ -57,6 +57,20 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
         .unwrap_or(target.default_namespace)
         .to_string();
     let version = target.version;
+    // A built-in kind's pod template (or Pod) is validated by the apiserver
+    // itself, which refuses a container without a name; a custom resource's
+    // controller (Knative's, for one) names them.
+    if crate::workload::builtin_types().contains(kind) {
+        let spec = template.get("spec").unwrap_or(&Value::Null);
+        let errors = api::unnamed_containers(spec, &spec_path(kind));
+        if !errors.is_empty() {
+            reject_invalid(&errors, object, kind, &mut verdicts);
+            return Review {
+                verdicts,
+                admission: None,
+            };
+        }
+    }
     // The pod's trip through the chain can only change the verdict when a
     // plugin has something to act on; fields are dropped only before 1.34.
     // Otherwise the object's own validation is the whole review, and the
@@ -127,6 +141,17 @@ fn check_object(
     if errors.is_empty() {
         return true;
     }
+    reject_invalid(&errors, object, kind, verdicts);
+    false
+}
+
+/// The apiserver's refusal of an invalid object, as a verdict.
+fn reject_invalid(
+    errors: &[super::field::FieldError],
+    object: &Value,
+    kind: &WorkloadType,
+    verdicts: &mut Vec<Verdict>,
+) {
     let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
     verdicts.push(Verdict::rejection(
         "validation",
@@ -137,7 +162,6 @@ fn check_object(
             super::aggregate(&errors)
         ),
     ));
-    false
 }
 
 /// Where the pod spec sits in the object, as a field path.
