@@ -84,11 +84,17 @@ struct Frame<'a> {
     flow: bool,
     is_map: bool,
     children: Vec<Node<'a>>,
+    /// How many nodes the collection stands for once its aliases are expanded.
+    expanded: u64,
 }
 
 /// Most nesting a document may have; deeper input is refused rather than
 /// risking the stack of whoever walks the tree afterwards.
 pub const MAX_DEPTH: usize = 512;
+
+/// Most nodes the aliases of one document may stand for once expanded: a
+/// "billion laughs" stream is refused here, before anything expands it.
+pub const MAX_ALIAS_EXPANSION: u64 = 5_000_000;
 
 /// Parse every document of `text`.
 pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
@@ -106,6 +112,10 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
     let mut root: Option<Node<'_>> = None;
     let mut index = 0;
     let mut doc_start = 0;
+    // Expanded size of each anchor (by the parser's anchor id), and how many
+    // nodes the current document's aliases have stood for so far.
+    let mut anchor_sizes: Vec<u64> = Vec::new();
+    let mut aliased: u64 = 0;
 
     let error_at = |message: String, mark: &Marker, index: usize| SyntaxError {
         message,
@@ -124,11 +134,19 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
                 } else {
                     index
                 };
-                return Err(error_at(err.info().to_string(), err.marker(), index));
+                let message = match err.info() {
+                    // The parser's own limit, on flow collections (`[[[…`).
+                    "recursion limit exceeded" => {
+                        "flow collections nested too deep (recursion limit exceeded)".to_string()
+                    }
+                    info => info.to_string(),
+                };
+                return Err(error_at(message, err.marker(), index));
             }
         };
         let start = offsets.byte(&span.start);
         let end = offsets.byte(&span.end);
+        let mut size = 1;
         let node = match event {
             Event::StreamStart | Event::Nothing => continue,
             Event::StreamEnd => break,
@@ -136,6 +154,7 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
                 index += 1;
                 root = None;
                 doc_start = start;
+                aliased = 0;
                 continue;
             }
             Event::DocumentEnd => {
@@ -154,12 +173,25 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
                 });
                 continue;
             }
-            Event::Alias(id) => Node {
-                start,
-                end,
-                anchor: None,
-                kind: NodeKind::Alias(id),
-            },
+            Event::Alias(id) => {
+                size = anchor_sizes.get(id).copied().unwrap_or(1);
+                aliased = aliased.saturating_add(size);
+                if aliased > MAX_ALIAS_EXPANSION {
+                    return Err(error_at(
+                        format!(
+                            "aliases expand to more than {MAX_ALIAS_EXPANSION} nodes (an alias bomb?)"
+                        ),
+                        &span.start,
+                        index,
+                    ));
+                }
+                Node {
+                    start,
+                    end,
+                    anchor: None,
+                    kind: NodeKind::Alias(id),
+                }
+            }
             Event::Scalar(text, style, anchor, tag) => Node {
                 start,
                 end,
@@ -189,11 +221,13 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
                     flow,
                     is_map: matches!(event, Event::MappingStart(..)),
                     children: Vec::new(),
+                    expanded: 1,
                 });
                 continue;
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let Some(frame) = stack.pop() else { continue };
+                size = frame.expanded;
                 // A block collection runs from its first child to its last.
                 let (start, end) = if frame.flow {
                     (frame.start, end)
@@ -208,6 +242,15 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
                     )
                 };
                 let kind = if frame.is_map {
+                    if let Some((message, at)) = duplicate_key(text, &frame.children) {
+                        return Err(SyntaxError {
+                            line: text[..at].matches('\n').count() + 1,
+                            column: column_of(text, at),
+                            message,
+                            document: index.max(1),
+                            offset: at,
+                        });
+                    }
                     let mut entries = Vec::with_capacity(frame.children.len() / 2);
                     let mut children = frame.children.into_iter();
                     while let (Some(key), Some(value)) = (children.next(), children.next()) {
@@ -231,12 +274,80 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
                 }
             }
         };
+        if let Some(anchor) = node.anchor {
+            if anchor_sizes.len() <= anchor {
+                anchor_sizes.resize(anchor + 1, 1);
+            }
+            anchor_sizes[anchor] = size;
+        }
         match stack.last_mut() {
-            Some(frame) => frame.children.push(node),
+            Some(frame) => {
+                frame.expanded = frame.expanded.saturating_add(size);
+                frame.children.push(node);
+            }
             None => root = Some(node),
         }
     }
     Ok(documents)
+}
+
+/// The first key among a mapping's `children` (keys and values in turn) that
+/// repeats an earlier one, as kubectl refuses it: the message and the byte
+/// offset of the repeated key. Keys compare by their text, so `name` and
+/// `"name"` are the same key, as they are once the object is JSON; merge keys
+/// (`<<`) may repeat.
+fn duplicate_key(text: &str, children: &[Node<'_>]) -> Option<(String, usize)> {
+    if children.len() < 4 {
+        return None;
+    }
+    let name_of = |key: &Node<'_>| match &key.kind {
+        NodeKind::Scalar { text, .. } if !super::value::is_merge_key(key) => {
+            Some(text.as_ref().to_owned())
+        }
+        _ => None,
+    };
+    let found = |name: String, at: usize, first: usize| {
+        let line = text[..first].matches('\n').count() + 1;
+        Some((
+            format!("mapping key {name:?} already defined at line {line}"),
+            at,
+        ))
+    };
+    let keys = || children.iter().step_by(2);
+    // Small mappings (nearly all of them) compare pairwise without
+    // allocating; large ones hash.
+    if children.len() <= 32 {
+        for (i, key) in keys().enumerate().skip(1) {
+            let NodeKind::Scalar { text: name, .. } = &key.kind else {
+                continue;
+            };
+            if super::value::is_merge_key(key) {
+                continue;
+            }
+            let earlier = keys()
+                .take(i)
+                .find(|k| matches!(&k.kind, NodeKind::Scalar { text, .. } if text == name));
+            if let Some(first) = earlier {
+                return found(name.to_string(), key.start, first.start);
+            }
+        }
+        return None;
+    }
+    let mut seen = std::collections::HashMap::new();
+    for key in keys() {
+        let Some(name) = name_of(key) else { continue };
+        if let Some(&first) = seen.get(&name) {
+            return found(name, key.start, first);
+        }
+        seen.insert(name, key.start);
+    }
+    None
+}
+
+/// 1-based column, in characters, of byte `at` of `text`.
+fn column_of(text: &str, at: usize) -> usize {
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    text[line_start..at].chars().count() + 1
 }
 
 /// Byte offsets that cut `text` into about `parts` ranges of whole
@@ -333,5 +444,38 @@ mod tests {
         let err = parse_stream("a: 1\n---\nb: [1, 2\n").expect_err("bad");
         assert_eq!(err.document, 2);
         assert!(err.line >= 3, "{err:?}");
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_where_they_repeat() {
+        let err = parse_stream("a: 1\n---\nm:\n  x: 1\n  y: 2\n  \"x\": 3\n").expect_err("dup");
+        assert_eq!(err.message, "mapping key \"x\" already defined at line 4");
+        assert_eq!((err.document, err.line, err.column), (2, 6, 3));
+        let many: String = (0..40).map(|i| format!("k{i}: v\n")).collect();
+        let err = parse_stream(&format!("{many}k39: again\n")).expect_err("dup");
+        assert_eq!(
+            err.message,
+            "mapping key \"k39\" already defined at line 40"
+        );
+        // Merge keys may repeat; the same key in different mappings is fine.
+        parse_stream("b: &b {x: 1}\nc: &c {y: 1}\nm:\n  <<: *b\n  <<: *c\nn: {x: 1}\n")
+            .expect("parses");
+    }
+
+    #[test]
+    fn alias_bombs_are_refused_before_expansion() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+        let mut prev = 'a';
+        for name in 'b'..='h' {
+            let items = vec![format!("*{prev}"); 10].join(", ");
+            text.push_str(&format!("{name}: &{name} [{items}]\n"));
+            prev = name;
+        }
+        let err = parse_stream(&text).expect_err("bomb");
+        assert!(err.message.contains("alias bomb"), "{err:?}");
+        assert_eq!(err.line, 7, "{err:?}");
+        // Many aliases of a small anchor are fine.
+        let fine: String = (0..1000).map(|i| format!("k{i}: *a\n")).collect();
+        parse_stream(&format!("a: &a {{x: 1}}\n{fine}")).expect("parses");
     }
 }
