@@ -661,7 +661,7 @@ impl Differ<'_> {
                     parts.push(Part::Keep(key.start, value.end))
                 }
                 Some(target) => {
-                    self.node(value, target, shared)?;
+                    self.flow_child(value, target, shared)?;
                     parts.push(Part::Keep(key.start, value.end));
                 }
             }
@@ -702,6 +702,24 @@ impl Differ<'_> {
         self.rewrite_flow(node, &spans, parts, shared)
     }
 
+    /// Edit `node`, a value inside a flow collection: a scalar there is
+    /// written for the flow context, where `,`, `[`, `]`, `{` and `}` would
+    /// end a plain scalar.
+    fn flow_child(
+        &mut self,
+        node: &Node<'_>,
+        target: &Value,
+        shared: bool,
+    ) -> Result<(), EditError> {
+        if matches!(node.kind, NodeKind::Scalar { .. }) && !target.is_object() && !target.is_array()
+        {
+            let shared = shared || node.anchor.is_some_and(|a| self.referenced.contains(&a));
+            let text = self.layout.flow(target);
+            return self.replace(node, text, shared);
+        }
+        self.node(node, target, shared)
+    }
+
     fn flow_seq(
         &mut self,
         node: &Node<'_>,
@@ -719,7 +737,7 @@ impl Differ<'_> {
             match step {
                 Step::Keep(i, _) => parts.push(Part::Keep(items[i].start, items[i].end)),
                 Step::Change(i, j) => {
-                    self.node(&items[i], &wanted[j], shared)?;
+                    self.flow_child(&items[i], &wanted[j], shared)?;
                     parts.push(Part::Keep(items[i].start, items[i].end));
                 }
                 Step::Remove(_) => changed = true,

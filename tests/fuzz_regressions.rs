@@ -1,0 +1,90 @@
+//! Inputs the fuzzer (`fuzz/`) found failing, kept in `testdata/fuzz/`, each
+//! run through the real binary with the behaviour it has now.
+
+mod common;
+
+use serde_json::Value;
+
+fn input(name: &str) -> (String, String) {
+    let path = common::testdata("fuzz").join(name);
+    let text = std::fs::read_to_string(&path).expect("read the fuzz input");
+    (path.to_str().expect("utf-8 path").to_string(), text)
+}
+
+/// Each document as serde_yaml_ng reads it.
+fn independent_values(text: &str) -> Vec<Value> {
+    serde_yaml_ng::Deserializer::from_str(text)
+        .map(|document| {
+            let value: serde_yaml_ng::Value =
+                serde::Deserialize::deserialize(document).expect("serde_yaml_ng reads it");
+            serde_json::to_value(value).expect("JSON value")
+        })
+        .collect()
+}
+
+/// A template with two `metadata` keys was injected into the first while
+/// kubectl would read the second; such a document is now refused, placed at
+/// the second key.
+#[test]
+fn a_duplicate_key_in_a_pod_template_is_refused_where_it_is() {
+    let (path, _) = input("duplicate-key-in-template.yaml");
+    let run = common::run(&["-f", &path], None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "partial output: {}", run.stdout);
+    assert!(
+        run.stderr.contains(&format!(
+            "{path}: document 1, line 15:5: mapping key \"metadata\" already defined at line 12"
+        )),
+        "{}",
+        run.stderr
+    );
+}
+
+/// An injected Pod whose record annotation (in a flow mapping) no longer
+/// matches the pod: the new record, full of commas, was written as a plain
+/// scalar inside `{…}`, where a comma ends it, so the output read back as
+/// other annotations and a second inject changed it again. It is now quoted.
+#[test]
+fn a_value_rewritten_inside_a_flow_mapping_reads_back_as_written() {
+    let (path, text) = input("record-rewritten-in-flow-mapping.yaml");
+    let first = common::run(&["-q", "-f", &path], None);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_ne!(first.stdout, text, "the stale record is rewritten");
+    assert_eq!(
+        common::pipe(None, &first.stdout),
+        first.stdout,
+        "injecting again changed the output"
+    );
+
+    // The output reads as the input with the patch applied.
+    let patches = common::run(&["-q", "-o", "patch", "-f", &path], None);
+    let entries: Vec<Value> = serde_json::from_str(&patches.stdout).expect("patch JSON");
+    let mut expected = independent_values(&text);
+    for entry in &entries {
+        let index = entry["document"].as_u64().expect("document") as usize - 1;
+        let patch: json_patch::Patch =
+            serde_json::from_value(entry["patch"].clone()).expect("RFC 6902 patch");
+        json_patch::patch(&mut expected[index], &patch).expect("the patch applies");
+    }
+    let got = independent_values(&first.stdout);
+    assert_eq!(got, expected);
+    let record = got[0]["metadata"]["annotations"]["mesh-inject.io/added"]
+        .as_str()
+        .expect("the record is one string");
+    assert!(
+        record.contains(";volumes=linkerd-proxy-init-xtables-lock,"),
+        "{record}"
+    );
+}
+
+/// The smallest form of the case above: a stale record in a flow mapping.
+#[test]
+fn a_stale_record_in_flow_annotations_is_replaced_quoted() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: web, annotations: {mesh-inject.io/added: \"stale\"}}\nspec:\n  containers: [{name: web, image: nginx}]\n";
+    let out = common::pipe(None, text);
+    assert!(
+        out.contains("{mesh-inject.io/added: \"initContainers=linkerd-init,linkerd-proxy;"),
+        "{out}"
+    );
+    assert_eq!(common::pipe(None, &out), out);
+}
