@@ -116,6 +116,9 @@ fuzz_target!(|data: &[u8]| {
             json_patch::patch(doc, &object.ops).expect("the patch applies to its document");
         }
         let got = values(output).expect("the output has values");
-        assert_eq!(expected, got, "the output differs from the input with its patch");
+        assert_eq!(
+            expected, got,
+            "the output differs from the input with its patch"
+        );
     }
 });
