@@ -88,3 +88,48 @@ fn a_stale_record_in_flow_annotations_is_replaced_quoted() {
     );
     assert_eq!(common::pipe(None, &out), out);
 }
+
+/// A lone CR (no LF after it) in a comment: YAML reads it as a line break,
+/// the editor, which inserts whole lines, did not, and the injected labels
+/// landed inside the containers. A document to be edited with one on its
+/// lines is now refused, placed at the CR.
+#[test]
+fn a_lone_carriage_return_in_a_document_to_edit_is_refused_where_it_is() {
+    let (path, _) = input("lone-carriage-return-in-comment.yaml");
+    let run = common::run(&["-f", &path], None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "partial output: {}", run.stdout);
+    assert!(
+        run.stderr.contains(&format!(
+            "{path}: document 1, line 1:34: a carriage return without a line feed"
+        )),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A document that is not edited keeps its lone CR, byte for byte; and
+/// after it, in non-ASCII text, the positions of the next document's nodes
+/// are where the parser counts them (a lone CR ends a line there too), so
+/// the workload is injected in the right places.
+#[test]
+fn a_lone_carriage_return_elsewhere_is_kept_and_positions_after_it_hold() {
+    let config_map =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: café}\ndata:\n  a: x\r  b: y\n";
+    assert_eq!(common::pipe(None, config_map), config_map);
+
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx\n";
+    let text = format!("{config_map}---\n{deployment}");
+    let out = common::pipe(None, &text);
+    assert!(out.starts_with(&format!("{config_map}---\n")), "{out}");
+    let patches = common::run(&["-q", "-o", "patch"], Some(&text));
+    let entries: Vec<Value> = serde_json::from_str(&patches.stdout).expect("patch JSON");
+    let mut expected = independent_values(&text);
+    for entry in &entries {
+        let index = entry["document"].as_u64().expect("document") as usize - 1;
+        let patch: json_patch::Patch =
+            serde_json::from_value(entry["patch"].clone()).expect("RFC 6902 patch");
+        json_patch::patch(&mut expected[index], &patch).expect("the patch applies");
+    }
+    assert_eq!(independent_values(&out), expected, "{out}");
+}

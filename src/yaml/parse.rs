@@ -45,9 +45,15 @@ struct Offsets<'a> {
 
 impl<'a> Offsets<'a> {
     fn new(text: &'a str, base: usize) -> Self {
+        // Lines as the parser counts them: a CR not followed by LF ends one too.
         let line_starts = (!text.is_ascii()).then(|| {
+            let bytes = text.as_bytes();
             std::iter::once(0)
-                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .chain(
+                    text.match_indices(['\n', '\r'])
+                        .filter(|&(i, c)| c == "\n" || bytes.get(i + 1) != Some(&b'\n'))
+                        .map(|(i, _)| i + 1),
+                )
                 .collect()
         });
         Offsets {
