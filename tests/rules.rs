@@ -566,11 +566,17 @@ fn custom_resources_with_pod_templates() {
     let config = common::run(&["config"], None).stdout;
     let dir = tempfile::tempdir().expect("tempdir");
     let profile = dir.path().join("profile.yaml");
+    // The profile's `workloads` list comes last: extend it (a second
+    // `workloads:` key would be refused as a duplicate).
+    assert!(
+        config
+            .trim_end()
+            .ends_with("kind: DeploymentConfig, path: spec.template}"),
+        "{config}"
+    );
     std::fs::write(
         &profile,
-        format!(
-            "{config}workloads:\n  - {{apiVersion: example.com/v1, kind: Worker, path: spec.pod}}\n"
-        ),
+        format!("{config}  - {{apiVersion: example.com/v1, kind: Worker, path: spec.pod}}\n"),
     )
     .expect("write");
     let custom = "apiVersion: example.com/v1\nkind: Worker\nmetadata: {name: w}\nspec:\n  pod:\n    spec:\n      containers: [{name: w, image: w:1}]\n";
