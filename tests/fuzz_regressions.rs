@@ -133,3 +133,59 @@ fn a_lone_carriage_return_elsewhere_is_kept_and_positions_after_it_hold() {
     }
     assert_eq!(independent_values(&out), expected, "{out}");
 }
+
+/// Inject, and check the lossless properties on `text`, a stream never
+/// injected: injecting again and uninject, byte for byte, and the output
+/// read by serde_yaml_ng as the input with the patch applied. Returns the output.
+fn assert_lossless(text: &str) -> String {
+    let out = common::pipe(None, text);
+    assert_ne!(out, text, "nothing was injected");
+    assert_eq!(common::pipe(None, &out), out, "injecting again changed it");
+    assert_eq!(common::pipe(Some("uninject"), &out), text, "uninject");
+    let patches = common::run(&["-q", "-o", "patch"], Some(text));
+    let entries: Vec<Value> = serde_json::from_str(&patches.stdout).expect("patch JSON");
+    let mut expected = independent_values(text);
+    for entry in &entries {
+        let index = entry["document"].as_u64().expect("document") as usize - 1;
+        let patch: json_patch::Patch =
+            serde_json::from_value(entry["patch"].clone()).expect("RFC 6902 patch");
+        json_patch::patch(&mut expected[index], &patch).expect("the patch applies");
+    }
+    assert_eq!(independent_values(&out), expected, "{out}");
+    out
+}
+
+/// A flow mapping entry without a value (`{team:N "données"}` is one key
+/// with a null value): the parser put the missing value at the next token,
+/// past the `}`, and the labels inject adds went after the mapping, which
+/// no longer parsed. The value now sits where its entry ends.
+#[test]
+fn entries_without_a_value_in_a_flow_mapping_take_new_entries_after_them() {
+    let (_, text) = input("implicit-null-in-flow-mapping.yaml");
+    let out = assert_lossless(&text);
+    assert!(
+        out.contains("labels: {team:N \"données\", linkerd.io/control-plane-ns: linkerd,"),
+        "{out}"
+    );
+    for (labels, injected) in [
+        ("{team}", "{team, linkerd.io/control-plane-ns: linkerd, "),
+        (
+            "{team: }",
+            "{team: , linkerd.io/control-plane-ns: linkerd, ",
+        ),
+        (
+            "{team: , x: y}",
+            "{team: , x: y, linkerd.io/control-plane-ns: linkerd, ",
+        ),
+        (
+            "{a: b, team}",
+            "{a: b, team, linkerd.io/control-plane-ns: linkerd, ",
+        ),
+    ] {
+        let text = format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: {labels}\nspec:\n  containers:\n  - name: a\n    image: a\n"
+        );
+        let out = assert_lossless(&text);
+        assert!(out.contains(&format!("  labels: {injected}")), "{out}");
+    }
+}

@@ -5,7 +5,7 @@
 
 use saphyr_parser::{Event, Marker, Parser, Span};
 
-use super::node::{Node, NodeKind};
+use super::node::{Node, NodeKind, ScalarStyle};
 
 /// One document of a stream.
 #[derive(Debug)]
@@ -259,7 +259,10 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
                     }
                     let mut entries = Vec::with_capacity(frame.children.len() / 2);
                     let mut children = frame.children.into_iter();
-                    while let (Some(key), Some(value)) = (children.next(), children.next()) {
+                    while let (Some(key), Some(mut value)) = (children.next(), children.next()) {
+                        if frame.flow {
+                            place_implicit_null(text, &key, &mut value);
+                        }
                         entries.push((key, value));
                     }
                     NodeKind::Map {
@@ -295,6 +298,29 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
         }
     }
     Ok(documents)
+}
+
+/// Give the value left out of a flow-mapping entry (`{a}`, `{a: }`) the empty
+/// span just after its key (and its `:`, and the spaces after it), where the
+/// entry's text ends; the parser places it at the next token, beyond the entry
+/// or the mapping, and an edit of the mapping would split the entry there.
+fn place_implicit_null(text: &str, key: &Node<'_>, value: &mut Node<'_>) {
+    let implicit = value.anchor.is_none()
+        && matches!(&value.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, tag: None } if text.is_empty());
+    if !implicit {
+        return;
+    }
+    let rest = text.get(key.end..).unwrap_or_default();
+    let spaces = |t: &str| t.len() - t.trim_start_matches([' ', '\t']).len();
+    let mut at = key.end + spaces(rest);
+    if text.get(at..).is_some_and(|t| t.starts_with(':')) {
+        at += 1;
+        at += spaces(text.get(at..).unwrap_or_default());
+    } else {
+        at = key.end;
+    }
+    value.start = at;
+    value.end = at;
 }
 
 /// The first key among a mapping's `children` (keys and values in turn) that
