@@ -138,10 +138,17 @@ fn a_lone_carriage_return_elsewhere_is_kept_and_positions_after_it_hold() {
 /// injected: injecting again and uninject, byte for byte, and the output
 /// read by serde_yaml_ng as the input with the patch applied. Returns the output.
 fn assert_lossless(text: &str) -> String {
+    let out = assert_injects_again_the_same(text);
+    assert_eq!(common::pipe(Some("uninject"), &out), text, "uninject");
+    out
+}
+
+/// Inject `text`; injecting the output again changes nothing, and the output
+/// reads (serde_yaml_ng) as the input with the patch applied.
+fn assert_injects_again_the_same(text: &str) -> String {
     let out = common::pipe(None, text);
     assert_ne!(out, text, "nothing was injected");
     assert_eq!(common::pipe(None, &out), out, "injecting again changed it");
-    assert_eq!(common::pipe(Some("uninject"), &out), text, "uninject");
     let patches = common::run(&["-q", "-o", "patch"], Some(text));
     let entries: Vec<Value> = serde_json::from_str(&patches.stdout).expect("patch JSON");
     let mut expected = independent_values(text);
@@ -188,4 +195,21 @@ fn entries_without_a_value_in_a_flow_mapping_take_new_entries_after_them() {
         let out = assert_lossless(&text);
         assert!(out.contains(&format!("  labels: {injected}")), "{out}");
     }
+}
+
+/// A value left out before a comment (`- name: #LINKERD2_PROXY_IDENTITY_DIR`
+/// in an injected proxy's env): the parser placed the missing value before
+/// the `:`, so re-injecting wrote the name there (`nameLINKERD2_…: #…`),
+/// and again differently the next time. It now goes after the `: `, apart
+/// from the comment.
+#[test]
+fn a_value_left_out_before_a_comment_is_written_after_the_colon() {
+    let (_, text) = input("value-left-out-before-a-comment.yaml");
+    let out = assert_injects_again_the_same(&text);
+    assert!(
+        out.contains(
+            "\n        - name: LINKERD2_PROXY_IDENTITY_DIR #LINKERD2_PROXY_IDENTITY_DIR\n"
+        ),
+        "{out}"
+    );
 }

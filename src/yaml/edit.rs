@@ -323,7 +323,16 @@ impl Differ<'_> {
                 }
             }
             (NodeKind::Scalar { .. }, _) if !target.is_object() && !target.is_array() => {
-                let text = self.inline(target);
+                let mut text = self.inline(target);
+                if node.start == node.end {
+                    // A value left out (`key:`): keep it apart from the `:` and a comment.
+                    if !self.text[..node.start].ends_with([' ', '\t']) {
+                        text.insert(0, ' ');
+                    }
+                    if self.text[node.end..].starts_with('#') {
+                        text.push(' ');
+                    }
+                }
                 self.replace(node, text, shared)
             }
             _ => {

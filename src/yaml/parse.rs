@@ -260,9 +260,7 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
                     let mut entries = Vec::with_capacity(frame.children.len() / 2);
                     let mut children = frame.children.into_iter();
                     while let (Some(key), Some(mut value)) = (children.next(), children.next()) {
-                        if frame.flow {
-                            place_implicit_null(text, &key, &mut value);
-                        }
+                        place_implicit_null(text, &key, &mut value);
                         entries.push((key, value));
                     }
                     NodeKind::Map {
@@ -300,10 +298,11 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
     Ok(documents)
 }
 
-/// Give the value left out of a flow-mapping entry (`{a}`, `{a: }`) the empty
-/// span just after its key (and its `:`, and the spaces after it), where the
-/// entry's text ends; the parser places it at the next token, beyond the entry
-/// or the mapping, and an edit of the mapping would split the entry there.
+/// Give the value left out of a mapping entry (`{a}`, `{a: }`, `a: # c`) the
+/// empty span just after its key (and its `:`, and the spaces after it),
+/// where the entry's text ends; the parser places it at the next token,
+/// beyond the entry or the mapping, or before the `:`, and an edit there
+/// would split the entry.
 fn place_implicit_null(text: &str, key: &Node<'_>, value: &mut Node<'_>) {
     let implicit = value.anchor.is_none()
         && matches!(&value.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, tag: None } if text.is_empty());
