@@ -221,7 +221,7 @@ pub fn resolve_plain(text: &str) -> Value {
         }
         _ => {}
     }
-    let first = text.as_bytes()[0];
+    let first = text.bytes().next().unwrap_or_default();
     if !(first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.')) {
         return Value::String(text.to_string());
     }
@@ -238,10 +238,10 @@ pub fn resolve_plain(text: &str) -> Value {
 }
 
 fn parse_int(text: &str) -> Option<Number> {
-    let (negative, digits) = match text.as_bytes()[0] {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
+    let (negative, digits) = if let Some(rest) = text.strip_prefix('-') {
+        (true, rest)
+    } else {
+        (false, text.strip_prefix('+').unwrap_or(text))
     };
     if digits.is_empty() {
         return None;
