@@ -213,3 +213,24 @@ fn a_value_left_out_before_a_comment_is_written_after_the_colon() {
         "{out}"
     );
 }
+
+/// A flow mapping whose `{` is followed by spaces (`: {     "restartPolicy"`)
+/// was taken for a block mapping, and inject wrote block lines into JSON.
+/// The bracket is now found before the spaces.
+#[test]
+fn spaces_after_an_opening_brace_keep_the_mapping_a_flow_mapping() {
+    // (It holds a control character, which serde_yaml_ng refuses to read.)
+    let (_, text) = input("spaces-after-an-opening-brace.json");
+    let out = common::pipe(None, &text);
+    assert!(out.contains("\"initContainers\": ["), "{out}");
+    assert_eq!(common::pipe(None, &out), out, "injecting again changed it");
+    assert_eq!(common::pipe(Some("uninject"), &out), text, "uninject");
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {   containers: [{name: a, image: a}]}\n";
+    let out = assert_lossless(yaml);
+    assert!(
+        out.contains(
+            "spec: {   containers: [{name: a, image: a}], initContainers: [{name: linkerd-init,"
+        ),
+        "{out}"
+    );
+}

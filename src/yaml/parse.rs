@@ -220,9 +220,15 @@ pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_
                 }
                 // A flow collection's start event ends with its opening
                 // bracket; a block one's is empty, or spans only its anchor or tag.
-                let flow = text[start..end].ends_with(['[', '{']);
+                // (Spaces after the bracket may be part of the event.)
+                let opened = text[start..end].trim_end();
+                let flow = opened.ends_with(['[', '{']);
                 stack.push(Frame {
-                    start: if flow { end - 1 } else { start },
+                    start: if flow {
+                        start + opened.len() - 1
+                    } else {
+                        start
+                    },
                     anchor: (anchor > 0).then_some(anchor),
                     flow,
                     is_map: matches!(event, Event::MappingStart(..)),
