@@ -61,7 +61,7 @@ impl Located {
         let column = self.column.saturating_sub(1);
         let from = column.saturating_sub(WIDTH / 2).min(chars.len());
         let to = (from + WIDTH).min(chars.len());
-        let mut shown: String = chars[from..to].iter().collect();
+        let mut shown: String = chars.iter().skip(from).take(to - from).collect();
         if from > 0 {
             shown.insert(0, '…');
         }

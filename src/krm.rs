@@ -91,23 +91,27 @@ pub fn results(processed: &Processed, list: &Value, warn_only: bool) -> Vec<Valu
     for (index, object) in processed.objects.iter().enumerate() {
         let item = items.and_then(|i| i.get(index));
         let reference = object.reference.as_ref().map(|r| {
-            let mut reference =
-                json!({"apiVersion": r.api_version, "kind": r.kind, "name": r.name});
+            let mut reference = Map::new();
+            reference.insert("apiVersion".into(), json!(r.api_version));
+            reference.insert("kind".into(), json!(r.kind));
+            reference.insert("name".into(), json!(r.name));
             if let Some(namespace) = &r.namespace {
-                reference["namespace"] = json!(namespace);
+                reference.insert("namespace".into(), json!(namespace));
             }
-            reference
+            Value::Object(reference)
         });
         let file = item.and_then(file_of);
         let mut push = |severity: &str, message: String| {
-            let mut result = json!({"message": message, "severity": severity});
+            let mut result = Map::new();
+            result.insert("message".into(), json!(message));
+            result.insert("severity".into(), json!(severity));
             if let Some(reference) = &reference {
-                result["resourceRef"] = reference.clone();
+                result.insert("resourceRef".into(), reference.clone());
             }
             if let Some(file) = &file {
-                result["file"] = file.clone();
+                result.insert("file".into(), file.clone());
             }
-            results.push(result);
+            results.push(Value::Object(result));
         };
         if let Outcome::Skipped(reason) = &object.outcome {
             if reason != crate::rules::plan::NOT_INJECTABLE {
@@ -148,16 +152,17 @@ fn file_of(item: &Value) -> Option<Value> {
         "internal.config.kubernetes.io/path",
         "config.kubernetes.io/path",
     ])?;
-    let mut file = json!({"path": path});
+    let mut file = Map::new();
+    file.insert("path".into(), json!(path));
     if let Some(index) = read(&[
         "internal.config.kubernetes.io/index",
         "config.kubernetes.io/index",
     ])
     .and_then(|i| i.parse::<u64>().ok())
     {
-        file["index"] = json!(index);
+        file.insert("index".into(), json!(index));
     }
-    Some(file)
+    Some(Value::Object(file))
 }
 
 /// `text` (a processed ResourceList) with `results` set, edited in place.

@@ -524,6 +524,17 @@ struct Rendered {
     edits: Vec<yaml::Edit>,
 }
 
+/// The first lone CR on the lines of `text[from..to]`: a line break to YAML,
+/// but not to the editor, which splices whole lines.
+fn lone_carriage_return(text: &str, from: usize, to: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let line = text
+        .get(..from)
+        .and_then(|t| t.rfind('\n'))
+        .map_or(0, |i| i + 1);
+    (line..to).find(|&i| bytes.get(i) == Some(&b'\r') && bytes.get(i + 1) != Some(&b'\n'))
+}
+
 /// Plan one document and add its objects, value and text edits to `out`.
 fn render_document(
     source: &Source,
@@ -581,6 +592,15 @@ fn render_document(
         )
     })?;
     if result != value {
+        let (from, to) = (document.start.min(root.start), document.end.max(root.end));
+        if let Some(at) = lone_carriage_return(text, from, to) {
+            return Err(locate(
+                at,
+                "a carriage return without a line feed: YAML reads it as a line break, the edit \
+                 would not; use LF or CRLF line endings"
+                    .into(),
+            ));
+        }
         match yaml::edit::diff_with(text, root, &result, blocks) {
             Ok(changes) => out.edits.extend(yaml::edit::settle(text, changes)),
             Err(err) => {

@@ -85,7 +85,9 @@ pub fn render(results: &[Processed], warn_only: bool, withheld: bool) -> String 
                 Outcome::AlreadyInjected | Outcome::NotInjected => 2,
                 Outcome::Skipped(_) => 3,
             };
-            counts[slot] += 1;
+            if let Some(count) = counts.get_mut(slot) {
+                *count += 1;
+            }
         }
         counts[4] += usize::from(processed.changed());
     }
@@ -175,7 +177,9 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
                         "unchanged" => 2,
                         _ => 3,
                     };
-                    counts[slot] += 1;
+                    if let Some(count) = counts.get_mut(slot) {
+                        *count += 1;
+                    }
                     counts[4] += usize::from(object.rejected());
                     let reference = object.reference.as_ref();
                     json!({

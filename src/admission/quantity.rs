@@ -213,12 +213,14 @@ impl fmt::Display for Quantity {
         }
         if format == Format::BinarySI {
             let mut units = self.nanos / NANO;
-            let mut power = 0;
-            while power < 6 && units % 1024 == 0 {
+            let mut suffix = "";
+            for larger in ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei"] {
+                if units % 1024 != 0 {
+                    break;
+                }
                 units /= 1024;
-                power += 1;
+                suffix = larger;
             }
-            let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][power];
             return write!(f, "{units}{suffix}");
         }
         // nanos = mantissa × 10^exponent with exponent a multiple of 3, as large as keeps it whole.

@@ -499,7 +499,16 @@ impl Differ<'_> {
                 }
             }
             (NodeKind::Scalar { .. }, _) if !target.is_object() && !target.is_array() => {
-                let text = self.inline(target);
+                let mut text = self.inline(target);
+                if node.start == node.end {
+                    // A value left out (`key:`): keep it apart from the `:` and a comment.
+                    if !self.text[..node.start].ends_with([' ', '\t']) {
+                        text.insert(0, ' ');
+                    }
+                    if self.text[node.end..].starts_with('#') {
+                        text.push(' ');
+                    }
+                }
                 self.replace(node, text, shared)
             }
             _ => {
@@ -861,7 +870,7 @@ impl Differ<'_> {
                     parts.push(Part::Keep(key.start, value.end))
                 }
                 Some(target) => {
-                    self.node(value, target, shared)?;
+                    self.flow_child(value, target, shared)?;
                     parts.push(Part::Keep(key.start, value.end));
                 }
             }
@@ -902,6 +911,24 @@ impl Differ<'_> {
         self.rewrite_flow(node, &spans, parts, shared)
     }
 
+    /// Edit `node`, a value inside a flow collection: a scalar there is
+    /// written for the flow context, where `,`, `[`, `]`, `{` and `}` would
+    /// end a plain scalar.
+    fn flow_child(
+        &mut self,
+        node: &Node<'_>,
+        target: &Value,
+        shared: bool,
+    ) -> Result<(), EditError> {
+        if matches!(node.kind, NodeKind::Scalar { .. }) && !target.is_object() && !target.is_array()
+        {
+            let shared = shared || node.anchor.is_some_and(|a| self.referenced.contains(&a));
+            let text = self.layout.flow(target);
+            return self.replace(node, text, shared);
+        }
+        self.node(node, target, shared)
+    }
+
     fn flow_seq(
         &mut self,
         node: &Node<'_>,
@@ -919,7 +946,7 @@ impl Differ<'_> {
             match step {
                 Step::Keep(i, _) => parts.push(Part::Keep(items[i].start, items[i].end)),
                 Step::Change(i, j) => {
-                    self.node(&items[i], &wanted[j], shared)?;
+                    self.flow_child(&items[i], &wanted[j], shared)?;
                     parts.push(Part::Keep(items[i].start, items[i].end));
                 }
                 Step::Remove(_) => changed = true,

@@ -5,7 +5,7 @@
 
 use saphyr_parser::{Event, Marker, Parser, Span};
 
-use super::node::{Node, NodeKind};
+use super::node::{Node, NodeKind, ScalarStyle};
 
 /// One document of a stream.
 #[derive(Debug)]
@@ -45,9 +45,15 @@ struct Offsets<'a> {
 
 impl<'a> Offsets<'a> {
     fn new(text: &'a str, base: usize) -> Self {
+        // Lines as the parser counts them: a CR not followed by LF ends one too.
         let line_starts = (!text.is_ascii()).then(|| {
+            let bytes = text.as_bytes();
             std::iter::once(0)
-                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .chain(
+                    text.match_indices(['\n', '\r'])
+                        .filter(|&(i, c)| c == "\n" || bytes.get(i + 1) != Some(&b'\n'))
+                        .map(|(i, _)| i + 1),
+                )
                 .collect()
         });
         Offsets {
@@ -227,9 +233,15 @@ pub fn each_document<'a>(
                 }
                 // A flow collection's start event ends with its opening
                 // bracket; a block one's is empty, or spans only its anchor or tag.
-                let flow = text[start..end].ends_with(['[', '{']);
+                // (Spaces after the bracket may be part of the event.)
+                let opened = text[start..end].trim_end();
+                let flow = opened.ends_with(['[', '{']);
                 stack.push(Frame {
-                    start: if flow { end - 1 } else { start },
+                    start: if flow {
+                        start + opened.len() - 1
+                    } else {
+                        start
+                    },
                     anchor: (anchor > 0).then_some(anchor),
                     flow,
                     is_map: matches!(event, Event::MappingStart(..)),
@@ -266,7 +278,8 @@ pub fn each_document<'a>(
                     }
                     let mut entries = Vec::with_capacity(frame.children.len() / 2);
                     let mut children = frame.children.into_iter();
-                    while let (Some(key), Some(value)) = (children.next(), children.next()) {
+                    while let (Some(key), Some(mut value)) = (children.next(), children.next()) {
+                        place_implicit_null(text, &key, &mut value);
                         entries.push((key, value));
                     }
                     NodeKind::Map {
@@ -361,6 +374,30 @@ fn duplicate_key(text: &str, children: &[Node<'_>]) -> Option<(String, usize)> {
 fn column_of(text: &str, at: usize) -> usize {
     let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
     text[line_start..at].chars().count() + 1
+}
+
+/// Give the value left out of a mapping entry (`{a}`, `{a: }`, `a: # c`) the
+/// empty span just after its key (and its `:`, and the spaces after it),
+/// where the entry's text ends; the parser places it at the next token,
+/// beyond the entry or the mapping, or before the `:`, and an edit there
+/// would split the entry.
+fn place_implicit_null(text: &str, key: &Node<'_>, value: &mut Node<'_>) {
+    let implicit = value.anchor.is_none()
+        && matches!(&value.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, tag: None } if text.is_empty());
+    if !implicit {
+        return;
+    }
+    let rest = text.get(key.end..).unwrap_or_default();
+    let spaces = |t: &str| t.len() - t.trim_start_matches([' ', '\t']).len();
+    let mut at = key.end + spaces(rest);
+    if text.get(at..).is_some_and(|t| t.starts_with(':')) {
+        at += 1;
+        at += spaces(text.get(at..).unwrap_or_default());
+    } else {
+        at = key.end;
+    }
+    value.start = at;
+    value.end = at;
 }
 
 /// Byte offsets that cut `text` into about `parts` ranges of whole

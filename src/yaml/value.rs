@@ -251,10 +251,10 @@ fn plain_non_string(text: &str) -> Option<Value> {
 }
 
 fn parse_int(text: &str) -> Option<Number> {
-    let (negative, digits) = match text.as_bytes()[0] {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
+    let (negative, digits) = if let Some(rest) = text.strip_prefix('-') {
+        (true, rest)
+    } else {
+        (false, text.strip_prefix('+').unwrap_or(text))
     };
     if digits.is_empty() {
         return None;

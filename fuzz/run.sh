@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Fuzz the whole pipeline for a while, one worker, at low priority.
+#
+#   fuzz/run.sh [SECONDS] [extra libFuzzer flags...]
+#
+# Seeds the corpus from testdata/ and ../shared/corpus/ (when it is beside the
+# checkout), runs the `pipeline` target on stable Rust (no sanitizer; the
+# nightly-only flags cargo-fuzz passes are allowed with RUSTC_BOOTSTRAP), then
+# prints how many inputs were executed, the corpus size and the crashes kept.
+# A crash does not end the run: the input is kept and fuzzing goes on.
+# FUZZ_TARGET_DIR chooses the build directory (default: fuzz/target).
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+seconds=${1:-600}
+shift || true
+corpus=$here/corpus/pipeline
+artifacts=$here/artifacts/pipeline
+mkdir -p "$corpus" "$artifacts"
+
+for dir in "$here/../testdata" "$here/../../shared/corpus"; do
+    [ -d "$dir" ] || continue
+    find "$dir" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' -o -path '*/fuzz/*' \) -print0 |
+        while IFS= read -r -d '' file; do
+            cp "$file" "$corpus/seed-$(sha1sum <"$file" | cut -c1-16)"
+        done
+done
+
+target=${FUZZ_TARGET_DIR:-$here/target}
+RUSTC_BOOTSTRAP=1 CARGO_BUILD_JOBS=1 nice -n 10 cargo fuzz build --sanitizer none -O \
+    --fuzz-dir "$here" --target-dir "$target" pipeline
+binary=$target/x86_64-unknown-linux-gnu/release/pipeline
+
+# One worker; after a crash the run goes on (the input is kept in
+# $artifacts) until the time is used.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+executions=0
+started=$(date +%s)
+while left=$((seconds - ($(date +%s) - started))); [ "$left" -gt 0 ]; do
+    run_start=$(date +%s)
+    nice -n 10 "$binary" -artifact_prefix="$artifacts/" -max_total_time="$left" -timeout=10 \
+        -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 "$@" "$corpus" 2>&1 | tee "$log" || true
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    executions=$((executions + ${runs:-0}))
+    if [ $(($(date +%s) - run_start)) -lt 5 ]; then
+        echo "the fuzzer stopped at once (a crashing seed?); not restarting" >&2
+        break
+    fi
+done
+
+echo "---"
+echo "seconds: $(($(date +%s) - started)) of $seconds"
+echo "executions: $executions"
+echo "corpus: $(find "$corpus" -type f | wc -l) inputs"
+echo "crashes, time-outs, out-of-memory kept: $(find "$artifacts" -type f | wc -l) in $artifacts"

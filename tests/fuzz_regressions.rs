@@ -1,0 +1,236 @@
+//! Inputs the fuzzer (`fuzz/`) found failing, kept in `testdata/fuzz/`, each
+//! run through the real binary with the behaviour it has now.
+
+mod common;
+
+use serde_json::Value;
+
+fn input(name: &str) -> (String, String) {
+    let path = common::testdata("fuzz").join(name);
+    let text = std::fs::read_to_string(&path).expect("read the fuzz input");
+    (path.to_str().expect("utf-8 path").to_string(), text)
+}
+
+/// Each document as serde_yaml_ng reads it.
+fn independent_values(text: &str) -> Vec<Value> {
+    serde_yaml_ng::Deserializer::from_str(text)
+        .map(|document| {
+            let value: serde_yaml_ng::Value =
+                serde::Deserialize::deserialize(document).expect("serde_yaml_ng reads it");
+            serde_json::to_value(value).expect("JSON value")
+        })
+        .collect()
+}
+
+/// A template with two `metadata` keys was injected into the first while
+/// kubectl would read the second; such a document is now refused, placed at
+/// the second key.
+#[test]
+fn a_duplicate_key_in_a_pod_template_is_refused_where_it_is() {
+    let (path, _) = input("duplicate-key-in-template.yaml");
+    let run = common::run(&["-f", &path], None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "partial output: {}", run.stdout);
+    assert!(
+        run.stderr.contains(&format!(
+            "{path}: document 1, line 15:5: mapping key \"metadata\" already defined at line 12"
+        )),
+        "{}",
+        run.stderr
+    );
+}
+
+/// An injected Pod whose record annotation (in a flow mapping) no longer
+/// matches the pod: the new record, full of commas, was written as a plain
+/// scalar inside `{…}`, where a comma ends it, so the output read back as
+/// other annotations and a second inject changed it again. It is now quoted.
+#[test]
+fn a_value_rewritten_inside_a_flow_mapping_reads_back_as_written() {
+    let (path, text) = input("record-rewritten-in-flow-mapping.yaml");
+    let first = common::run(&["-q", "-f", &path], None);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_ne!(first.stdout, text, "the stale record is rewritten");
+    assert_eq!(
+        common::pipe(None, &first.stdout),
+        first.stdout,
+        "injecting again changed the output"
+    );
+
+    // The output reads as the input with the patch applied.
+    let patches = common::run(&["-q", "-o", "patch", "-f", &path], None);
+    let entries: Vec<Value> = serde_json::from_str(&patches.stdout).expect("patch JSON");
+    let mut expected = independent_values(&text);
+    for entry in &entries {
+        let index = entry["document"].as_u64().expect("document") as usize - 1;
+        let patch: json_patch::Patch =
+            serde_json::from_value(entry["patch"].clone()).expect("RFC 6902 patch");
+        json_patch::patch(&mut expected[index], &patch).expect("the patch applies");
+    }
+    let got = independent_values(&first.stdout);
+    assert_eq!(got, expected);
+    let record = got[0]["metadata"]["annotations"]["mesh-inject.io/added"]
+        .as_str()
+        .expect("the record is one string");
+    assert!(
+        record.contains(";volumes=linkerd-proxy-init-xtables-lock,"),
+        "{record}"
+    );
+}
+
+/// The smallest form of the case above: a stale record in a flow mapping.
+#[test]
+fn a_stale_record_in_flow_annotations_is_replaced_quoted() {
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: web, annotations: {mesh-inject.io/added: \"stale\"}}\nspec:\n  containers: [{name: web, image: nginx}]\n";
+    let out = common::pipe(None, text);
+    assert!(
+        out.contains("{mesh-inject.io/added: \"initContainers=linkerd-init,linkerd-proxy;"),
+        "{out}"
+    );
+    assert_eq!(common::pipe(None, &out), out);
+}
+
+/// A lone CR (no LF after it) in a comment: YAML reads it as a line break,
+/// the editor, which inserts whole lines, did not, and the injected labels
+/// landed inside the containers. A document to be edited with one on its
+/// lines is now refused, placed at the CR.
+#[test]
+fn a_lone_carriage_return_in_a_document_to_edit_is_refused_where_it_is() {
+    let (path, _) = input("lone-carriage-return-in-comment.yaml");
+    let run = common::run(&["-f", &path], None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "partial output: {}", run.stdout);
+    assert!(
+        run.stderr.contains(&format!(
+            "{path}: document 1, line 1:34: a carriage return without a line feed"
+        )),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A document that is not edited keeps its lone CR, byte for byte; and
+/// after it, in non-ASCII text, the positions of the next document's nodes
+/// are where the parser counts them (a lone CR ends a line there too), so
+/// the workload is injected in the right places.
+#[test]
+fn a_lone_carriage_return_elsewhere_is_kept_and_positions_after_it_hold() {
+    let config_map =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: café}\ndata:\n  a: x\r  b: y\n";
+    assert_eq!(common::pipe(None, config_map), config_map);
+
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx\n";
+    let text = format!("{config_map}---\n{deployment}");
+    let out = common::pipe(None, &text);
+    assert!(out.starts_with(&format!("{config_map}---\n")), "{out}");
+    let patches = common::run(&["-q", "-o", "patch"], Some(&text));
+    let entries: Vec<Value> = serde_json::from_str(&patches.stdout).expect("patch JSON");
+    let mut expected = independent_values(&text);
+    for entry in &entries {
+        let index = entry["document"].as_u64().expect("document") as usize - 1;
+        let patch: json_patch::Patch =
+            serde_json::from_value(entry["patch"].clone()).expect("RFC 6902 patch");
+        json_patch::patch(&mut expected[index], &patch).expect("the patch applies");
+    }
+    assert_eq!(independent_values(&out), expected, "{out}");
+}
+
+/// Inject, and check the lossless properties on `text`, a stream never
+/// injected: injecting again and uninject, byte for byte, and the output
+/// read by serde_yaml_ng as the input with the patch applied. Returns the output.
+fn assert_lossless(text: &str) -> String {
+    let out = assert_injects_again_the_same(text);
+    assert_eq!(common::pipe(Some("uninject"), &out), text, "uninject");
+    out
+}
+
+/// Inject `text`; injecting the output again changes nothing, and the output
+/// reads (serde_yaml_ng) as the input with the patch applied.
+fn assert_injects_again_the_same(text: &str) -> String {
+    let out = common::pipe(None, text);
+    assert_ne!(out, text, "nothing was injected");
+    assert_eq!(common::pipe(None, &out), out, "injecting again changed it");
+    let patches = common::run(&["-q", "-o", "patch"], Some(text));
+    let entries: Vec<Value> = serde_json::from_str(&patches.stdout).expect("patch JSON");
+    let mut expected = independent_values(text);
+    for entry in &entries {
+        let index = entry["document"].as_u64().expect("document") as usize - 1;
+        let patch: json_patch::Patch =
+            serde_json::from_value(entry["patch"].clone()).expect("RFC 6902 patch");
+        json_patch::patch(&mut expected[index], &patch).expect("the patch applies");
+    }
+    assert_eq!(independent_values(&out), expected, "{out}");
+    out
+}
+
+/// A flow mapping entry without a value (`{team:N "données"}` is one key
+/// with a null value): the parser put the missing value at the next token,
+/// past the `}`, and the labels inject adds went after the mapping, which
+/// no longer parsed. The value now sits where its entry ends.
+#[test]
+fn entries_without_a_value_in_a_flow_mapping_take_new_entries_after_them() {
+    let (_, text) = input("implicit-null-in-flow-mapping.yaml");
+    let out = assert_lossless(&text);
+    assert!(
+        out.contains("labels: {team:N \"données\", linkerd.io/control-plane-ns: linkerd,"),
+        "{out}"
+    );
+    for (labels, injected) in [
+        ("{team}", "{team, linkerd.io/control-plane-ns: linkerd, "),
+        (
+            "{team: }",
+            "{team: , linkerd.io/control-plane-ns: linkerd, ",
+        ),
+        (
+            "{team: , x: y}",
+            "{team: , x: y, linkerd.io/control-plane-ns: linkerd, ",
+        ),
+        (
+            "{a: b, team}",
+            "{a: b, team, linkerd.io/control-plane-ns: linkerd, ",
+        ),
+    ] {
+        let text = format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: {labels}\nspec:\n  containers:\n  - name: a\n    image: a\n"
+        );
+        let out = assert_lossless(&text);
+        assert!(out.contains(&format!("  labels: {injected}")), "{out}");
+    }
+}
+
+/// A value left out before a comment (`- name: #LINKERD2_PROXY_IDENTITY_DIR`
+/// in an injected proxy's env): the parser placed the missing value before
+/// the `:`, so re-injecting wrote the name there (`nameLINKERD2_…: #…`),
+/// and again differently the next time. It now goes after the `: `, apart
+/// from the comment.
+#[test]
+fn a_value_left_out_before_a_comment_is_written_after_the_colon() {
+    let (_, text) = input("value-left-out-before-a-comment.yaml");
+    let out = assert_injects_again_the_same(&text);
+    assert!(
+        out.contains(
+            "\n        - name: LINKERD2_PROXY_IDENTITY_DIR #LINKERD2_PROXY_IDENTITY_DIR\n"
+        ),
+        "{out}"
+    );
+}
+
+/// A flow mapping whose `{` is followed by spaces (`: {     "restartPolicy"`)
+/// was taken for a block mapping, and inject wrote block lines into JSON.
+/// The bracket is now found before the spaces.
+#[test]
+fn spaces_after_an_opening_brace_keep_the_mapping_a_flow_mapping() {
+    // (It holds a control character, which serde_yaml_ng refuses to read.)
+    let (_, text) = input("spaces-after-an-opening-brace.json");
+    let out = common::pipe(None, &text);
+    assert!(out.contains("\"initContainers\": ["), "{out}");
+    assert_eq!(common::pipe(None, &out), out, "injecting again changed it");
+    assert_eq!(common::pipe(Some("uninject"), &out), text, "uninject");
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {   containers: [{name: a, image: a}]}\n";
+    let out = assert_lossless(yaml);
+    assert!(
+        out.contains(
+            "spec: {   containers: [{name: a, image: a}], initContainers: [{name: linkerd-init,"
+        ),
+        "{out}"
+    );
+}

@@ -1,0 +1,768 @@
+//! The lossless properties on generated manifests, beside the fixed files of
+//! `tests/properties.rs`: multi-document streams of Deployments, StatefulSets,
+//! DaemonSets, Jobs, CronJobs, Pods, Services and ConfigMaps, written in
+//! varied YAML (block and flow collections, plain and quoted scalars,
+//! comments, two indentation widths, indented or flush sequences, LF or CRLF,
+//! anchors and aliases, block literals), their containers with or without
+//! ports, resources and a security context.
+//!
+//! 1. documents that are not injected come out byte-identical (and the
+//!    workloads that may be injected are);
+//! 2. inject(inject(x)) == inject(x), byte for byte;
+//! 3. uninject(inject(x)) == x, byte for byte;
+//! 4. the output, read by an independent parser (serde_yaml_ng), is the
+//!    input with the `-o patch` patch applied.
+//!
+//! A failure shrinks to a small stream and prints it as YAML.
+
+use std::fmt;
+
+use mesh_inject::cluster::KubeVersion;
+use mesh_inject::pipeline::{self, Action, Processed, Settings};
+use mesh_inject::profile::{self, Profile};
+use mesh_inject::rules::SecurityMode;
+use mesh_inject::source::Source;
+use proptest::prelude::*;
+use proptest::sample::select;
+use serde_json::{Map, Value};
+
+// ---------------------------------------------------------------------------
+// A small YAML tree and a writer with a choice of styles.
+
+#[derive(Clone, Debug)]
+enum Y {
+    Str(String),
+    Int(i64),
+    Bool(bool),
+    /// A block literal (`|`); the text without its final line break.
+    Literal(String),
+    /// Entries whose key starts with `#` are whole-line comments.
+    Map(Vec<(String, Y)>),
+    Seq(Vec<Y>),
+    /// The collection written in flow style (`{a: b}`, `[a, b]`).
+    Flow(Box<Y>),
+    /// A comment at the end of the value's (first) line.
+    Commented(String, Box<Y>),
+    Anchor(String, Box<Y>),
+    Alias(String),
+}
+
+fn s(text: impl Into<String>) -> Y {
+    Y::Str(text.into())
+}
+
+fn map(entries: Vec<(&str, Y)>) -> Y {
+    Y::Map(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
+}
+
+fn flow_if(flow: bool, y: Y) -> Y {
+    if flow { Y::Flow(Box::new(y)) } else { y }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Quote {
+    Plain,
+    Single,
+    Double,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Style {
+    indent: usize,
+    /// `- ` items indented under their key, or flush with it.
+    indent_seqs: bool,
+    quote: Quote,
+}
+
+/// Whether a string may be written plain and still read as that string.
+fn plain_ok(text: &str, in_flow: bool) -> bool {
+    const RESERVED: [&str; 10] = [
+        "true", "false", "yes", "no", "on", "off", "null", "y", "n", "~",
+    ];
+    text.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-./_=".contains(c) || (c == ':' && !in_flow))
+        && !RESERVED.contains(&text.to_ascii_lowercase().as_str())
+}
+
+fn scalar(style: Style, y: &Y, in_flow: bool) -> String {
+    match y {
+        Y::Str(text) => match style.quote {
+            Quote::Plain if plain_ok(text, in_flow) => text.clone(),
+            Quote::Single if !text.contains('\'') => format!("'{text}'"),
+            _ => format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\"")),
+        },
+        Y::Literal(text) => format!("\"{}\\n\"", text.replace('\n', "\\n")),
+        Y::Int(n) => n.to_string(),
+        Y::Bool(b) => b.to_string(),
+        _ => unreachable!("not a scalar: {y:?}"),
+    }
+}
+
+struct Writer {
+    style: Style,
+    out: String,
+}
+
+impl Writer {
+    fn pad(&mut self, col: usize) {
+        self.out.extend(std::iter::repeat_n(' ', col));
+    }
+
+    fn line_end(&mut self, comment: Option<&str>) {
+        if let Some(c) = comment {
+            self.out.push_str(" # ");
+            self.out.push_str(c);
+        }
+        self.out.push('\n');
+    }
+
+    fn flow(&self, y: &Y) -> String {
+        match y {
+            Y::Map(entries) => {
+                let inner: Vec<String> = entries
+                    .iter()
+                    .filter(|(k, _)| !k.starts_with('#'))
+                    .map(|(k, v)| format!("{k}: {}", self.flow(v)))
+                    .collect();
+                format!("{{{}}}", inner.join(", "))
+            }
+            Y::Seq(items) => {
+                let inner: Vec<String> = items.iter().map(|v| self.flow(v)).collect();
+                format!("[{}]", inner.join(", "))
+            }
+            Y::Flow(inner) | Y::Commented(_, inner) => self.flow(inner),
+            Y::Anchor(name, inner) => format!("&{name} {}", self.flow(inner)),
+            Y::Alias(name) => format!("*{name}"),
+            other => scalar(self.style, other, true),
+        }
+    }
+
+    /// The entries of a block mapping at `col`; the first one's indentation
+    /// already written when `first_inline` (after a `- `).
+    fn entries(&mut self, col: usize, entries: &[(String, Y)], first_inline: bool) {
+        for (i, (key, value)) in entries.iter().enumerate() {
+            if !(first_inline && i == 0) {
+                self.pad(col);
+            }
+            if key.starts_with('#') {
+                self.out.push_str(key);
+                self.out.push('\n');
+                continue;
+            }
+            self.out.push_str(key);
+            self.out.push(':');
+            self.value(col, value, None);
+        }
+    }
+
+    /// The value of an entry whose key is at `col`, from just after its `:`.
+    fn value(&mut self, col: usize, y: &Y, comment: Option<&str>) {
+        match y {
+            Y::Commented(c, inner) => self.value(col, inner, Some(c)),
+            Y::Anchor(name, inner) => {
+                self.out.push_str(&format!(" &{name}"));
+                self.value(col, inner, comment);
+            }
+            Y::Alias(name) => {
+                self.out.push_str(&format!(" *{name}"));
+                self.line_end(comment);
+            }
+            Y::Flow(inner) => {
+                let text = self.flow(inner);
+                self.out.push(' ');
+                self.out.push_str(&text);
+                self.line_end(comment);
+            }
+            Y::Literal(text) => {
+                self.out.push_str(" |");
+                self.line_end(comment);
+                for line in text.lines() {
+                    self.pad(col + self.style.indent);
+                    self.out.push_str(line);
+                    self.out.push('\n');
+                }
+            }
+            Y::Map(entries) if entries.is_empty() => {
+                self.out.push_str(" {}");
+                self.line_end(comment);
+            }
+            Y::Seq(items) if items.is_empty() => {
+                self.out.push_str(" []");
+                self.line_end(comment);
+            }
+            Y::Map(entries) => {
+                self.line_end(comment);
+                self.entries(col + self.style.indent, entries, false);
+            }
+            Y::Seq(items) => {
+                self.line_end(comment);
+                let at = col
+                    + if self.style.indent_seqs {
+                        self.style.indent
+                    } else {
+                        0
+                    };
+                for item in items {
+                    self.item(at, item);
+                }
+            }
+            other => {
+                let text = scalar(self.style, other, false);
+                self.out.push(' ');
+                self.out.push_str(&text);
+                self.line_end(comment);
+            }
+        }
+    }
+
+    fn item(&mut self, col: usize, y: &Y) {
+        self.pad(col);
+        self.out.push('-');
+        match y {
+            Y::Map(entries) if !entries.is_empty() => {
+                self.out.push(' ');
+                self.entries(col + 2, entries, true);
+            }
+            Y::Seq(_) => {
+                let text = self.flow(y);
+                self.out.push(' ');
+                self.out.push_str(&text);
+                self.out.push('\n');
+            }
+            other => self.value(col, other, None),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Manifests.
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+    Job,
+    CronJob,
+    Pod,
+    Service,
+    ConfigMap,
+}
+
+impl Kind {
+    fn is_workload(self) -> bool {
+        !matches!(self, Kind::Service | Kind::ConfigMap)
+    }
+
+    fn api_version(self) -> &'static str {
+        match self {
+            Kind::Deployment | Kind::StatefulSet | Kind::DaemonSet => "apps/v1",
+            Kind::Job | Kind::CronJob => "batch/v1",
+            Kind::Pod | Kind::Service | Kind::ConfigMap => "v1",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Container {
+    name: String,
+    image: String,
+    ports: Vec<u16>,
+    /// cpu millicores, memory MiB, and whether limits are set too.
+    resources: Option<(u16, u16, bool)>,
+    /// runAsNonRoot, allowPrivilegeEscalation.
+    security: Option<(bool, bool)>,
+}
+
+#[derive(Clone, Debug)]
+struct Doc {
+    kind: Kind,
+    name: String,
+    namespace: Option<String>,
+    containers: Vec<Container>,
+    init: Option<Container>,
+    annotation: Option<(&'static str, &'static str)>,
+    style: Style,
+    flow_labels: bool,
+    flow_ports: bool,
+    flow_resources: bool,
+    comments: bool,
+    anchors: bool,
+}
+
+impl Doc {
+    /// Whether the tool is expected to inject it.
+    fn injectable(&self) -> bool {
+        self.kind.is_workload() && self.annotation != Some(("linkerd.io/inject", "disabled"))
+    }
+
+    fn labels(&self) -> Y {
+        flow_if(
+            self.flow_labels,
+            map(vec![("app", s(&self.name)), ("tier", s("backend"))]),
+        )
+    }
+
+    fn container(&self, c: &Container) -> Y {
+        let mut entries = vec![("name", s(&c.name))];
+        let image = s(&c.image);
+        entries.push((
+            "image",
+            if self.comments {
+                Y::Commented("pinned".into(), Box::new(image))
+            } else {
+                image
+            },
+        ));
+        if !c.ports.is_empty() {
+            let ports = c
+                .ports
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    map(vec![
+                        ("name", s(format!("port-{i}"))),
+                        ("containerPort", Y::Int(i64::from(*p))),
+                    ])
+                })
+                .collect();
+            entries.push(("ports", flow_if(self.flow_ports, Y::Seq(ports))));
+        }
+        if let Some((cpu, memory, limits)) = c.resources {
+            let amounts = map(vec![
+                ("cpu", s(format!("{cpu}m"))),
+                ("memory", s(format!("{memory}Mi"))),
+            ]);
+            let mut resources = vec![("requests", amounts.clone())];
+            if limits {
+                resources.push(("limits", amounts));
+            }
+            entries.push(("resources", flow_if(self.flow_resources, map(resources))));
+        }
+        if let Some((non_root, escalation)) = c.security {
+            entries.push((
+                "securityContext",
+                map(vec![
+                    ("runAsNonRoot", Y::Bool(non_root)),
+                    ("allowPrivilegeEscalation", Y::Bool(escalation)),
+                ]),
+            ));
+        }
+        map(entries)
+    }
+
+    fn pod_spec(&self) -> Y {
+        let mut entries = Vec::new();
+        if self.comments {
+            entries.push(("# the application's containers", s("")));
+        }
+        entries.push((
+            "containers",
+            Y::Seq(self.containers.iter().map(|c| self.container(c)).collect()),
+        ));
+        if let Some(init) = &self.init {
+            entries.push(("initContainers", Y::Seq(vec![self.container(init)])));
+        }
+        if matches!(self.kind, Kind::Job | Kind::CronJob) {
+            entries.push(("restartPolicy", s("Never")));
+        }
+        map(entries)
+    }
+
+    /// The pod template's (or the Pod's) metadata.
+    fn pod_metadata(&self, labels: Y) -> Vec<(&'static str, Y)> {
+        let mut entries = vec![("labels", labels)];
+        if let Some((key, value)) = self.annotation {
+            entries.push((
+                "annotations",
+                flow_if(self.flow_labels, map(vec![(key, s(value))])),
+            ));
+        }
+        entries
+    }
+
+    fn tree(&self) -> Y {
+        let anchored = self.anchors
+            && matches!(
+                self.kind,
+                Kind::Deployment | Kind::StatefulSet | Kind::DaemonSet
+            );
+        let mut metadata = vec![("name", s(&self.name))];
+        if let Some(ns) = &self.namespace {
+            metadata.push(("namespace", s(ns)));
+        }
+        let (labels, reuse) = if anchored {
+            (
+                Y::Anchor("labels".into(), Box::new(self.labels())),
+                Y::Alias("labels".into()),
+            )
+        } else {
+            (self.labels(), self.labels())
+        };
+        if self.kind == Kind::Pod {
+            metadata.extend(self.pod_metadata(labels));
+        } else {
+            metadata.push(("labels", labels));
+        }
+        let template = || {
+            map(vec![
+                ("metadata", map(self.pod_metadata(reuse.clone()))),
+                ("spec", self.pod_spec()),
+            ])
+        };
+        let mut root = Vec::new();
+        if self.comments {
+            root.push(("# a generated manifest", s("")));
+        }
+        root.push(("apiVersion", s(self.kind.api_version())));
+        root.push(("kind", s(format!("{:?}", self.kind))));
+        root.push(("metadata", map(metadata)));
+        let selector = || map(vec![("matchLabels", reuse.clone())]);
+        let body = match self.kind {
+            Kind::Deployment => Some(map(vec![
+                ("replicas", Y::Int(2)),
+                ("selector", selector()),
+                ("template", template()),
+            ])),
+            Kind::StatefulSet => Some(map(vec![
+                ("serviceName", s(&self.name)),
+                ("selector", selector()),
+                ("template", template()),
+            ])),
+            Kind::DaemonSet => Some(map(vec![
+                ("selector", selector()),
+                ("template", template()),
+            ])),
+            Kind::Job => Some(map(vec![
+                ("backoffLimit", Y::Int(1)),
+                ("template", template()),
+            ])),
+            Kind::CronJob => Some(map(vec![
+                ("schedule", Y::Str("*/5 * * * *".into())),
+                (
+                    "jobTemplate",
+                    map(vec![("spec", map(vec![("template", template())]))]),
+                ),
+            ])),
+            Kind::Pod => Some(self.pod_spec()),
+            Kind::Service => Some(map(vec![
+                (
+                    "selector",
+                    flow_if(self.flow_labels, map(vec![("app", s(&self.name))])),
+                ),
+                (
+                    "ports",
+                    Y::Seq(vec![map(vec![
+                        ("name", s("http")),
+                        ("port", Y::Int(80)),
+                        ("targetPort", Y::Int(8080)),
+                    ])]),
+                ),
+            ])),
+            Kind::ConfigMap => None,
+        };
+        match body {
+            Some(body) => root.push(("spec", body)),
+            None => root.push((
+                "data",
+                map(vec![
+                    ("mode", s("fast")),
+                    ("app.properties", Y::Literal("color=blue\nsize: 3".into())),
+                ]),
+            )),
+        }
+        map(root)
+    }
+
+    fn render(&self) -> String {
+        let mut writer = Writer {
+            style: self.style,
+            out: String::new(),
+        };
+        let Y::Map(entries) = self.tree() else {
+            unreachable!("a manifest is a mapping")
+        };
+        writer.entries(0, &entries, false);
+        writer.out
+    }
+}
+
+#[derive(Clone)]
+struct Stream {
+    docs: Vec<Doc>,
+    /// The first document starts with `---` too.
+    leading_separator: bool,
+    crlf: bool,
+}
+
+impl Stream {
+    fn text(&self) -> String {
+        let mut out = String::new();
+        for (i, doc) in self.docs.iter().enumerate() {
+            if i > 0 || self.leading_separator {
+                out.push_str("---\n");
+            }
+            out.push_str(&doc.render());
+        }
+        if self.crlf {
+            out = out.replace('\n', "\r\n");
+        }
+        out
+    }
+}
+
+/// A failing case is shown as the manifest it is.
+impl fmt::Debug for Stream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kinds: Vec<Kind> = self.docs.iter().map(|d| d.kind).collect();
+        writeln!(f, "{kinds:?}, crlf: {}", self.crlf)?;
+        f.write_str(&self.text())
+    }
+}
+
+fn name() -> impl Strategy<Value = String> {
+    (
+        select(&["web", "api", "cache", "db", "worker"][..]),
+        0..10u8,
+    )
+        .prop_map(|(word, n)| format!("{word}-{n}"))
+}
+
+fn container() -> impl Strategy<Value = Container> {
+    (
+        name(),
+        proptest::collection::vec(select(&[80u16, 443, 8080, 9090][..]), 0..3),
+        proptest::option::of((
+            select(&[50u16, 100, 250][..]),
+            select(&[64u16, 128][..]),
+            any::<bool>(),
+        )),
+        proptest::option::of((any::<bool>(), any::<bool>())),
+    )
+        .prop_map(|(name, ports, resources, security)| Container {
+            image: format!("registry.example/team/{name}:1.{}", name.len()),
+            name,
+            ports,
+            resources,
+            security,
+        })
+}
+
+fn style() -> impl Strategy<Value = Style> {
+    (
+        select(&[2usize, 4][..]),
+        any::<bool>(),
+        select(&[Quote::Plain, Quote::Single, Quote::Double][..]),
+    )
+        .prop_map(|(indent, indent_seqs, quote)| Style {
+            indent,
+            indent_seqs,
+            quote,
+        })
+}
+
+const ANNOTATIONS: [Option<(&str, &str)>; 5] = [
+    None,
+    None,
+    Some(("linkerd.io/inject", "enabled")),
+    Some(("linkerd.io/inject", "disabled")),
+    Some(("example.com/owner", "team-a")),
+];
+
+fn doc() -> impl Strategy<Value = Doc> {
+    (
+        select(
+            &[
+                Kind::Deployment,
+                Kind::StatefulSet,
+                Kind::DaemonSet,
+                Kind::Job,
+                Kind::CronJob,
+                Kind::Pod,
+                Kind::Service,
+                Kind::ConfigMap,
+            ][..],
+        ),
+        name(),
+        proptest::option::of(select(&["default", "shop", "payments"][..])),
+        proptest::collection::vec(container(), 1..3),
+        proptest::option::weighted(0.2, container()),
+        select(&ANNOTATIONS[..]),
+        style(),
+        // flow labels, ports, resources; comments; anchors (rarely)
+        (
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            proptest::bool::weighted(0.25),
+        ),
+    )
+        .prop_map(
+            |(kind, name, namespace, mut containers, mut init, annotation, style, flags)| {
+                // Container names are unique within a pod, as the apiserver requires.
+                let mut seen = Vec::new();
+                for (i, c) in containers.iter_mut().chain(init.iter_mut()).enumerate() {
+                    if seen.contains(&c.name) {
+                        c.name = format!("{}-{i}", c.name);
+                    }
+                    seen.push(c.name.clone());
+                }
+                Doc {
+                    kind,
+                    name,
+                    namespace: namespace.map(str::to_string),
+                    containers,
+                    init,
+                    annotation,
+                    style,
+                    flow_labels: flags.0,
+                    flow_ports: flags.1,
+                    flow_resources: flags.2,
+                    comments: flags.3,
+                    anchors: flags.4,
+                }
+            },
+        )
+}
+
+fn stream() -> impl Strategy<Value = Stream> {
+    (
+        proptest::collection::vec(doc(), 1..5),
+        any::<bool>(),
+        proptest::bool::weighted(0.3),
+    )
+        .prop_map(|(docs, leading_separator, crlf)| Stream {
+            docs,
+            leading_separator,
+            crlf,
+        })
+}
+
+// ---------------------------------------------------------------------------
+// Running the tool, as the command line does by default.
+
+fn run(text: &str, action: Action) -> Processed {
+    let settings = Settings {
+        action,
+        profile: Profile::embedded(profile::EMBEDDED[0].0).expect("embedded profile"),
+        flags: Map::new(),
+        native: None,
+        version: KubeVersion::CURRENT,
+        security: SecurityMode::Auto,
+        namespace: "default".into(),
+        keep_values: false,
+        keep_patches: true,
+    };
+    let source = Source {
+        path: None,
+        text: text.to_string(),
+        found_in: None,
+    };
+    let mut results = pipeline::process_all(vec![source], &[], &settings)
+        .unwrap_or_else(|e| panic!("the tool refuses a generated stream: {e}\n{text}"));
+    let processed = results.pop().expect("one result");
+    assert!(
+        processed.objects.iter().all(|o| !o.rejected()),
+        "a generated workload is rejected: {:?}\n{text}",
+        processed
+            .objects
+            .iter()
+            .map(|o| &o.verdicts)
+            .collect::<Vec<_>>()
+    );
+    processed
+}
+
+/// The documents of a generated stream, split at its `---` lines (which
+/// only separate documents in these streams), each with its separator.
+fn split_documents(text: &str) -> Vec<&str> {
+    let mut starts = vec![0];
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "---" && at > 0 {
+            starts.push(at);
+        }
+        at += line.len();
+    }
+    starts.push(text.len());
+    starts.windows(2).map(|w| &text[w[0]..w[1]]).collect()
+}
+
+/// Each document as serde_yaml_ng reads it, merge keys applied.
+fn independent_values(text: &str) -> Vec<Value> {
+    serde_yaml_ng::Deserializer::from_str(text)
+        .map(|document| {
+            let mut value: serde_yaml_ng::Value =
+                serde::Deserialize::deserialize(document).expect("serde_yaml_ng reads it");
+            value.apply_merge().expect("merge keys");
+            serde_json::to_value(value).expect("JSON value")
+        })
+        .collect()
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 64,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn documents_not_injected_pass_through_byte_identical(stream in stream()) {
+        let input = stream.text();
+        let output = run(&input, Action::Inject).text().into_owned();
+        let before = split_documents(&input);
+        let after = split_documents(&output);
+        prop_assert_eq!(before.len(), stream.docs.len());
+        prop_assert_eq!(after.len(), before.len(), "the document count changed:\n{}", output);
+        for ((doc, b), a) in stream.docs.iter().zip(&before).zip(&after) {
+            if doc.injectable() {
+                prop_assert_ne!(b, a, "a {:?} was not injected", doc.kind);
+            } else {
+                prop_assert_eq!(b, a, "a {:?} that is not injected changed", doc.kind);
+            }
+        }
+    }
+
+    #[test]
+    fn injecting_twice_changes_nothing(stream in stream()) {
+        let once = run(&stream.text(), Action::Inject).text().into_owned();
+        let twice = run(&once, Action::Inject).text().into_owned();
+        prop_assert_eq!(twice, once);
+    }
+
+    #[test]
+    fn uninject_restores_the_input(stream in stream()) {
+        let input = stream.text();
+        prop_assert_eq!(&run(&input, Action::Uninject).text().into_owned(), &input, "uninject changed an input never injected");
+        let injected = run(&input, Action::Inject).text().into_owned();
+        prop_assert_eq!(run(&injected, Action::Uninject).text().into_owned(), input);
+    }
+
+    #[test]
+    fn output_reads_as_the_input_with_the_patch_applied(stream in stream()) {
+        let input = stream.text();
+        let processed = run(&input, Action::Inject);
+        let mut expected = independent_values(&input);
+        for object in processed.objects.iter().filter(|o| !o.ops.is_empty()) {
+            let doc = expected
+                .get_mut(object.document - 1)
+                .expect("the patched document exists");
+            json_patch::patch(doc, &object.ops).expect("the patch applies");
+        }
+        let got = independent_values(&processed.text());
+        prop_assert_eq!(got, expected, "output:\n{}", processed.text().into_owned());
+    }
+}
