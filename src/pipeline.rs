@@ -460,33 +460,12 @@ fn gather_context(
     cluster: &mut ClusterContext,
     namespace: &str,
 ) -> Result<(), Error> {
+    let mut found = Vec::new();
     for document in docs {
-        let Some(root) = &document.root else { continue };
-        let Some(identity) = identity_of(root) else {
-            continue;
-        };
-        // A `List` (or `LimitRangeList`, …, as `kubectl get -o yaml` writes
-        // them) brings its items.
-        let is_list = identity.kind.ends_with("List");
-        if is_list || cluster.wants(&identity.kind, &identity.name) {
-            let value = yaml::value::to_value(root).map_err(|e| {
-                Error::Document(Located::at(
-                    &source.name(),
-                    &source.text,
-                    document.index,
-                    e.offset,
-                    e.message,
-                ))
-            })?;
-            match value.get("items").and_then(Value::as_array) {
-                Some(items) if is_list => {
-                    for item in items {
-                        cluster.add(item, namespace);
-                    }
-                }
-                _ => cluster.add(&value, namespace),
-            }
-        }
+        gather_found(source, document, cluster, &mut found)?;
+    }
+    for object in &found {
+        cluster.add(object, namespace);
     }
     Ok(())
 }

@@ -33,8 +33,12 @@ fn inject(manifest: &str, policies: &str, args: &[&str]) -> common::Run {
 /// The verdict lines the report gives under the object (rejections and the
 /// apiserver's warnings), without the injection's own notes.
 fn verdicts(run: &common::Run) -> Vec<String> {
-    let json = inject_report(run);
-    json["inputs"][0]["objects"][0]["verdicts"]
+    verdicts_of(&inject_report(run)["inputs"][0]["objects"][0])
+}
+
+/// The verdict lines of one object of the JSON report.
+fn verdicts_of(object: &Value) -> Vec<String> {
+    object["verdicts"]
         .as_array()
         .map(|items| {
             items
@@ -665,18 +669,7 @@ fn policies_in_the_input_apply_wherever_they_stand() {
             .iter()
             .find(|o| o["kind"] == "Deployment")
             .expect("the Deployment");
-        let verdicts: Vec<String> = web["verdicts"]
-            .as_array()
-            .expect("verdicts")
-            .iter()
-            .map(|v| {
-                format!(
-                    "{}: {}",
-                    v["severity"].as_str().unwrap_or_default(),
-                    v["message"].as_str().unwrap_or_default()
-                )
-            })
-            .collect();
+        let verdicts = verdicts_of(web);
         assert_eq!(verdicts, expected, "{stream}");
     }
     let dir = tempfile::tempdir().expect("temp dir");
