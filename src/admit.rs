@@ -241,7 +241,7 @@ fn mesh_injector(pod: &Value, env: &Env<'_>, cluster: &ClusterContext) -> Result
         return Ok(Injected::Left(format!("the pod already has {proxy}")));
     }
     let pod_kind = pod_type();
-    let plan = rules::inject(pod, &pod_kind, env).map_err(|e| e.0)?;
+    let plan = rules::inject(pod.clone(), &pod_kind, env).map_err(|e| e.0)?;
     match plan.outcome {
         Outcome::Injected => {}
         Outcome::Skipped(reason) => return Ok(Injected::Left(reason)),
@@ -288,7 +288,7 @@ fn static_review(
     env: &Env<'_>,
     target: &Target<'_>,
 ) -> Result<Review, rules::PlanError> {
-    let plan = rules::inject(object, kind, env)?;
+    let plan = rules::inject(object.clone(), kind, env)?;
     Ok(review::review(&plan.result, kind, target))
 }
 

@@ -557,7 +557,7 @@ fn render_document(
     let value = yaml::value::to_value(root).map_err(|e| locate(e.offset, e.message))?;
     let first_object = out.objects.len();
     let mut result = plan_document(
-        &value,
+        value,
         document.index,
         settings,
         env,
@@ -570,12 +570,12 @@ fn render_document(
             format!("internal error while planning: {}", e.0),
         )
     })?;
-    // A plan that injected or took something out changed its object: no need
-    // to compare the whole document to know it.
+    // Only a plan that injected or took something out changes its object
+    // (every other outcome hands the object back as it came).
     let planned_change = out.objects[first_object..]
         .iter()
         .any(|o| matches!(o.outcome, Outcome::Injected | Outcome::Uninjected));
-    if planned_change || result != value {
+    if planned_change {
         let (from, to) = (document.start.min(root.start), document.end.max(root.end));
         if let Some(at) = lone_carriage_return(text, from, to) {
             return Err(locate(
@@ -599,7 +599,7 @@ fn render_document(
                         object.verdicts.clear();
                     }
                 }
-                result = value;
+                result = yaml::value::to_value(root).map_err(|e| locate(e.offset, e.message))?;
             }
         }
     }
@@ -611,17 +611,17 @@ fn render_document(
 
 /// Plan one document (an object, or a `List` of them) and return its final value.
 fn plan_document(
-    value: &Value,
+    value: Value,
     document: usize,
     settings: &Settings,
     env: &Env<'_>,
     types: &WorkloadTypes,
     objects: &mut Vec<ObjectResult>,
 ) -> Result<Value, rules::PlanError> {
-    let reference = ObjectRef::of(value);
+    let reference = ObjectRef::of(&value);
     // A `List`, or a KRM function's `ResourceList`: its items are the objects.
     let is_list = (reference.as_ref().is_some_and(|r| r.kind == "List")
-        || crate::krm::is_resource_list(value))
+        || crate::krm::is_resource_list(&value))
         && value.get("items").is_some_and(Value::is_array);
     if !is_list {
         let (plan, verdicts) = plan_object(value, settings, env, types)?;
@@ -640,17 +640,18 @@ fn plan_document(
         });
         return Ok(plan.result);
     }
-    let mut result = value.clone();
+    let mut result = value;
     if let Some(Value::Array(items)) = result.get_mut("items") {
         for (index, item) in items.iter_mut().enumerate() {
             if item.is_null() {
                 continue;
             }
-            let (plan, verdicts) = plan_object(item, settings, env, types)?;
+            let reference = ObjectRef::of(item);
+            let (plan, verdicts) = plan_object(std::mem::take(item), settings, env, types)?;
             let prefix = ["items".to_string(), index.to_string()];
             objects.push(ObjectResult {
                 document,
-                reference: ObjectRef::of(item),
+                reference,
                 outcome: plan.outcome,
                 ops: if settings.keep_patches {
                     plan.ops
@@ -672,14 +673,14 @@ fn plan_document(
 
 /// Plan one object, and review an injected workload as the cluster would.
 fn plan_object(
-    object: &Value,
+    object: Value,
     settings: &Settings,
     env: &Env<'_>,
     types: &WorkloadTypes,
 ) -> Result<(Plan, Vec<Verdict>), rules::PlanError> {
-    let kind = ObjectRef::of(object).and_then(|r| types.find(&r.api_version, &r.kind));
+    let kind = ObjectRef::of(&object).and_then(|r| types.find(&r.api_version, &r.kind));
     let Some(kind) = kind else {
-        let outcome = match object {
+        let outcome = match &object {
             Value::Object(map) if map.get("kind").is_some_and(|k| !k.is_string()) => {
                 Outcome::Skipped("kind is not a string".into())
             }
@@ -692,7 +693,7 @@ fn plan_object(
     let plan = match settings.action {
         Action::Inject => rules::inject(object, kind, env)?,
         Action::Uninject => {
-            rules::uninject(object, kind, &settings.profile, settings.keep_patches)?
+            rules::uninject(&object, kind, &settings.profile, settings.keep_patches)?
         }
     };
     let verdicts = match plan.outcome {

@@ -15,12 +15,13 @@ use serde_json::{Map, Value, json};
 
 use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
-use super::uninject::remove_injection;
+use super::uninject::{injection_found, remove_injection};
 use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template_problem};
 use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
 use crate::profile::{self, NativeChoice, Position, Rendered, WorkloadVars};
 use crate::workload::WorkloadType;
+use crate::yaml;
 
 /// Annotation naming the container `kubectl logs/exec` use by default.
 const DEFAULT_CONTAINER: &str = "kubectl.kubernetes.io/default-container";
@@ -29,30 +30,42 @@ const DEFAULT_CONTAINER: &str = "kubectl.kubernetes.io/default-container";
 ///
 /// A previous injection is removed first, so injecting again gives the same
 /// object and never a second proxy.
-pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan, PlanError> {
-    if let Some(reason) = template_problem(object, kind) {
+pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan, PlanError> {
+    if let Some(reason) = template_problem(&object, kind) {
         return Ok(Plan::unchanged(object, Outcome::Skipped(reason)));
     }
     let paths = PodPaths::of(kind);
-    let mut patcher = Patcher::new(object.clone(), env.keep_patches);
-    remove_injection(&mut patcher, kind, env.profile)?;
-    if let Some(reason) = skip_reason(&patcher, &paths, env) {
-        return Ok(Plan::unchanged(object, Outcome::Skipped(reason)));
+    let mut patcher = Patcher::new(object, env.keep_patches);
+    // A previous injection is taken out first; the object as it came is then
+    // kept aside (to leave it as it was, or to see that injecting changed
+    // nothing). Otherwise the patcher's value is the object until `place`.
+    let before = injection_found(&patcher, kind, env.profile).then(|| patcher.value.clone());
+    if before.is_some() {
+        remove_injection(&mut patcher, kind, env.profile)?;
     }
-    let pod = Pod::read(&patcher, &paths, object, kind, env);
-    let values =
-        env.profile
-            .values_for(pod.annotations.as_ref(), env.flags, &|source, namespace| {
-                env.cluster
-                    .data_value(&source.kind, namespace, &source.name, &source.key)
-            });
+    let unchanged = |patcher: Patcher, before: Option<Value>, reason: String| {
+        Ok(Plan::unchanged(
+            before.unwrap_or(patcher.value),
+            Outcome::Skipped(reason),
+        ))
+    };
+    if let Some(reason) = skip_reason(&patcher, &paths, env) {
+        return unchanged(patcher, before, reason);
+    }
+    let pod = Pod::read(&patcher, &paths, kind, env);
+    let values = env
+        .profile
+        .values_for(pod.annotations, env.flags, &|source, namespace| {
+            env.cluster
+                .data_value(&source.kind, namespace, &source.name, &source.key)
+        });
     let values = match values {
         Ok(values) => values,
-        Err(reason) => return Ok(Plan::unchanged(object, Outcome::Skipped(reason))),
+        Err(reason) => return unchanged(patcher, before, reason),
     };
     let rendered = match env.prepared.render(env.profile, &values, &pod.vars) {
         Ok(rendered) => rendered,
-        Err(reason) => return Ok(Plan::unchanged(object, Outcome::Skipped(reason))),
+        Err(reason) => return unchanged(patcher, before, reason),
     };
     let notes = env
         .profile
@@ -66,10 +79,19 @@ pub fn inject(object: &Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan
     sidecar.secure(&pod, env);
     let grace = sidecar.add_shutdown_wait(&rendered, &pod, env);
     let hints = std::mem::take(&mut sidecar.hints);
-    let notes = place(&mut patcher, &paths, &pod, &rendered, sidecar, grace)?;
+    // What placing needs of the pod; the rest borrows the object being patched.
+    let placed_in = PlacedIn {
+        app_container: pod.app_container_names.into_iter().next(),
+        name: pod.vars.name,
+    };
+    let notes = place(&mut patcher, &paths, &placed_in, &rendered, sidecar, grace)?;
 
-    if patcher.value == *object {
-        let mut plan = Plan::unchanged(object, Outcome::AlreadyInjected);
+    // Without a previous injection, `place` added the proxy: it changed.
+    let same = |before: &Value| {
+        yaml::value::same_in_order(&patcher.value, before) || patcher.value == *before
+    };
+    if let Some(before) = before.filter(same) {
+        let mut plan = Plan::unchanged(before, Outcome::AlreadyInjected);
         plan.notes = notes;
         plan.hints = hints;
         return Ok(plan);
@@ -162,9 +184,12 @@ impl Sidecar {
         let namespace = &pod.vars.namespace;
         let limit_ranges = env.cluster.objects("LimitRange", namespace);
         let defaults = limit_ranger::Defaults::combined(&limit_ranges);
-        let pod_value = json!({"spec": pod.spec});
-        let required =
-            quota::requirements(&env.cluster.objects("ResourceQuota", namespace), &pod_value);
+        let quotas = env.cluster.objects("ResourceQuota", namespace);
+        let required = if quotas.is_empty() {
+            Vec::new()
+        } else {
+            quota::requirements(&quotas, &pod_of(pod.spec))
+        };
         let mut notes = Vec::new();
         for container in self.containers_mut() {
             let name = name_of(container);
@@ -203,7 +228,7 @@ impl Sidecar {
             SecurityMode::Psp => !psps.is_empty(),
             SecurityMode::Copy | SecurityMode::Off => false,
         };
-        if let Some(psp) = choose_psp(&psps, &pod.spec).filter(|_| use_psp) {
+        if let Some(psp) = choose_psp(&psps, pod.spec).filter(|_| use_psp) {
             let mut annotations = Map::new();
             let mut dropped = Vec::new();
             for container in self.containers_mut() {
@@ -333,13 +358,20 @@ struct GraceRaise {
     current: Option<u64>,
 }
 
+/// What [`place`] reads of the pod.
+struct PlacedIn {
+    /// The first app container, which `kubectl logs/exec` default to.
+    app_container: Option<String>,
+    name: String,
+}
+
 /// Put the sidecar into the pod: marker annotations and labels, the init
 /// containers and the proxy where their mode puts them, the volumes they
 /// mount, the grace period, and the record of all of it. Returns the notes.
 fn place(
     patcher: &mut Patcher,
     paths: &PodPaths,
-    pod: &Pod,
+    pod: &PlacedIn,
     rendered: &Rendered,
     sidecar: Sidecar,
     grace: Option<GraceRaise>,
@@ -359,7 +391,7 @@ fn place(
     annotations.extend(extra);
     if !native {
         // `kubectl logs/exec` keep pointing at the app, not the proxy.
-        if let Some(app) = pod.app_container_names.first() {
+        if let Some(app) = &pod.app_container {
             annotations
                 .entry(DEFAULT_CONTAINER)
                 .or_insert_with(|| Value::String(app.clone()));
@@ -377,7 +409,7 @@ fn place(
         patcher,
         &paths.metadata("labels"),
         "labels",
-        &rendered.pod_labels(&pod.vars.name),
+        &rendered.pod_labels(&pod.name),
         &mut record,
     )?;
 
@@ -396,13 +428,16 @@ fn place(
     // Native: capture setup, then the proxy, then the pod's own init containers.
     // Classic: capture setup after the pod's own (they are not intercepted).
     let init_start = if native { 0 } else { existing_inits };
-    for (offset, container) in inits.iter().enumerate() {
-        patcher.add(&child(&init_path, init_start + offset), container.clone())?;
-        record.init_containers.push(name_of(container));
+    let mounted = mounted_volumes(inits.iter().chain(std::iter::once(&proxy)));
+    let proxy_name = name_of(&proxy);
+    let proxy_index = inits.len();
+    for (offset, container) in inits.into_iter().enumerate() {
+        record.init_containers.push(name_of(&container));
+        patcher.add(&child(&init_path, init_start + offset), container)?;
     }
     if native {
-        patcher.add(&child(&init_path, inits.len()), proxy.clone())?;
-        record.init_containers.push(name_of(&proxy));
+        patcher.add(&child(&init_path, proxy_index), proxy)?;
+        record.init_containers.push(proxy_name);
     } else {
         let containers_path = paths.spec("containers");
         let at = if first {
@@ -410,8 +445,8 @@ fn place(
         } else {
             child_end(&containers_path)
         };
-        patcher.add(&at, proxy.clone())?;
-        record.containers.push(name_of(&proxy));
+        patcher.add(&at, proxy)?;
+        record.containers.push(proxy_name);
     }
     let created_inits = record.created.iter().any(|f| f == "initContainers");
     if created_inits
@@ -431,7 +466,6 @@ fn place(
     }
 
     let volumes_path = paths.spec("volumes");
-    let mounted = mounted_volumes(inits.iter().chain(std::iter::once(&proxy)));
     let volumes: Vec<&Value> = rendered
         .volumes
         .iter()
@@ -469,27 +503,20 @@ fn place(
 }
 
 /// What the rules read of the pod, after any previous injection was removed.
-struct Pod {
-    spec: Value,
-    annotations: Option<Map<String, Value>>,
+struct Pod<'a> {
+    spec: &'a Value,
+    annotations: Option<&'a Map<String, Value>>,
     app_container_names: Vec<String>,
     vars: WorkloadVars,
 }
 
-impl Pod {
-    fn read(
-        patcher: &Patcher,
-        paths: &PodPaths,
-        object: &Value,
-        kind: &WorkloadType,
-        env: &Env<'_>,
-    ) -> Self {
-        let spec = patcher.get(&paths.spec).cloned().unwrap_or(Value::Null);
+impl<'a> Pod<'a> {
+    fn read(patcher: &'a Patcher, paths: &PodPaths, kind: &WorkloadType, env: &Env<'_>) -> Self {
+        let spec = patcher.get(&paths.spec).unwrap_or(&Value::Null);
         let metadata = patcher.get(&paths.metadata);
         let annotations = metadata
             .and_then(|m| m.get("annotations"))
-            .and_then(Value::as_object)
-            .cloned();
+            .and_then(Value::as_object);
         let labels = metadata
             .and_then(|m| m.get("labels"))
             .and_then(Value::as_object);
@@ -499,7 +526,8 @@ impl Pod {
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
-        let object_meta = object.get("metadata");
+        // Names come from the object's own metadata (the template's has none).
+        let object_meta = patcher.value.get("metadata");
         let field = |name: &str| {
             object_meta
                 .and_then(|m| m.get(name))
@@ -512,8 +540,7 @@ impl Pod {
         let containers = spec
             .get("containers")
             .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+            .map_or(&[][..], Vec::as_slice);
         let app_container_names: Vec<String> = containers.iter().map(name_of).collect();
         let mut ports: Vec<u64> = containers
             .iter()
@@ -578,8 +605,10 @@ fn use_native(choice: NativeChoice, env: &Env<'_>, notes: &mut Vec<String>) -> b
 /// (by name, one that admits it unchanged first); the first by name when
 /// none admits it.
 fn choose_psp<'a>(psps: &[&'a Value], spec: &Value) -> Option<&'a Value> {
-    let pod = json!({"metadata": {}, "spec": spec});
-    let chosen = psp::admit(&pod, psps).ok().map(|a| a.policy);
+    if psps.is_empty() {
+        return None;
+    }
+    let chosen = psp::admit(&pod_of(spec), psps).ok().map(|a| a.policy);
     let name = |p: &Value| {
         p.get("metadata")
             .and_then(|m| m.get("name"))
@@ -590,6 +619,15 @@ fn choose_psp<'a>(psps: &[&'a Value], spec: &Value) -> Option<&'a Value> {
         .copied()
         .find(|p| chosen.is_some() && name(p) == chosen)
         .or_else(|| psps.iter().copied().min_by_key(|p| name(p)))
+}
+
+/// A bare pod with `spec`, for the admission checks that read a whole pod.
+/// (Built by cloning: `json!` would serialize `spec` value by value.)
+fn pod_of(spec: &Value) -> Value {
+    let mut pod = Map::new();
+    pod.insert("metadata".into(), Value::Object(Map::new()));
+    pod.insert("spec".into(), spec.clone());
+    Value::Object(pod)
 }
 
 /// Why the pod must be left alone, if it must.
@@ -813,7 +851,7 @@ mod tests {
                     object["kind"].as_str().expect("k"),
                 )
                 .expect("workload");
-            inject(object, kind, &self.env()).expect("plan")
+            inject(object.clone(), kind, &self.env()).expect("plan")
         }
     }
 

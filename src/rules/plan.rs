@@ -35,11 +35,11 @@ pub const NOT_INJECTABLE: &str = "kind is not injectable";
 
 impl Plan {
     /// Leave `object` as it is.
-    pub fn unchanged(object: &Value, outcome: Outcome) -> Self {
+    pub fn unchanged(object: Value, outcome: Outcome) -> Self {
         Plan {
             outcome,
             ops: Vec::new(),
-            result: object.clone(),
+            result: object,
             notes: Vec::new(),
             hints: Vec::new(),
         }

@@ -21,12 +21,12 @@ pub fn uninject(
     record_ops: bool,
 ) -> Result<Plan, PlanError> {
     if template_problem(object, kind).is_some() {
-        return Ok(Plan::unchanged(object, Outcome::NotInjected));
+        return Ok(Plan::unchanged(object.clone(), Outcome::NotInjected));
     }
     let mut patcher = Patcher::new(object.clone(), record_ops);
     remove_injection(&mut patcher, kind, profile)?;
     if patcher.changes == 0 {
-        return Ok(Plan::unchanged(object, Outcome::NotInjected));
+        return Ok(Plan::unchanged(patcher.value, Outcome::NotInjected));
     }
     Ok(Plan {
         outcome: Outcome::Uninjected,
@@ -37,6 +37,25 @@ pub fn uninject(
     })
 }
 
+/// Whether the pod holds an injection of `profile` that
+/// [`remove_injection`] would take out.
+pub(crate) fn injection_found(patcher: &Patcher, kind: &WorkloadType, profile: &Profile) -> bool {
+    let paths = PodPaths::of(kind);
+    let record = read_record(patcher, &paths);
+    let ours: HashSet<&str> = profile.container_names().collect();
+    injected_by(patcher, &paths, profile, record.as_ref(), &ours)
+}
+
+/// The record inject left on the pod, if any.
+fn read_record(patcher: &Patcher, paths: &PodPaths) -> Option<Record> {
+    let mut record_path = paths.metadata("annotations");
+    record_path.push(RECORD_ANNOTATION.to_string());
+    patcher
+        .get(&record_path)
+        .and_then(Value::as_str)
+        .map(Record::decode)
+}
+
 /// Add to `patcher` the operations that take an injection out again.
 pub(crate) fn remove_injection(
     patcher: &mut Patcher,
@@ -45,12 +64,7 @@ pub(crate) fn remove_injection(
 ) -> Result<(), PlanError> {
     let paths = PodPaths::of(kind);
     let annotations = paths.metadata("annotations");
-    let mut record_path = annotations.clone();
-    record_path.push(RECORD_ANNOTATION.to_string());
-    let record = patcher
-        .get(&record_path)
-        .and_then(Value::as_str)
-        .map(Record::decode);
+    let record = read_record(patcher, &paths);
     let had_record = record.is_some();
     let record = record.unwrap_or_default();
 

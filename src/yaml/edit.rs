@@ -94,7 +94,10 @@ impl Blocks {
         hash_value(value, &mut hasher);
         let hash = hasher.finish();
         let same = |b: &Block| {
-            b.layout == layout && b.col == col && b.key.as_deref() == key && b.value == *value
+            b.layout == layout
+                && b.col == col
+                && b.key.as_deref() == key
+                && super::value::same_in_order(&b.value, value)
         };
         if let Some(found) = self
             .by_hash
@@ -157,7 +160,11 @@ fn hash_value(value: &Value, hasher: &mut impl Hasher) {
         Value::Bool(b) => hasher.write_u8(1 + u8::from(*b)),
         Value::Number(n) => {
             hasher.write_u8(3);
-            n.to_string().hash(hasher);
+            match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => hasher.write_u64(u),
+                (None, Some(i), _) => hasher.write_i64(i),
+                (None, None, f) => hasher.write_u64(f.map_or(0, f64::to_bits)),
+            }
         }
         Value::String(s) => {
             hasher.write_u8(4);
