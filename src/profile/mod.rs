@@ -230,7 +230,11 @@ impl Prepared {
         let hit = |cached: &Vec<RenderedFor>| {
             cached
                 .iter()
-                .find(|(asked, _)| asked.iter().all(|(name, got)| answer(name) == *got))
+                .find(|(asked, _)| {
+                    asked
+                        .iter()
+                        .all(|(name, got)| answers(values, vars, name, got.as_ref()))
+                })
                 .map(|(_, rendered)| rendered.clone())
         };
         if let Some(found) = filled.rendered.lock().ok().and_then(|c| hit(&c)) {
@@ -259,8 +263,13 @@ impl Prepared {
         profile: &Profile,
         values: &Map<String, Value>,
     ) -> Result<Arc<Filled>, String> {
-        let cached =
-            |filled: &Vec<Arc<Filled>>| filled.iter().find(|f| f.values == *values).cloned();
+        let same = |f: &Filled| crate::yaml::value::same_maps_in_order(&f.values, values);
+        let cached = |filled: &Vec<Arc<Filled>>| {
+            filled
+                .iter()
+                .find(|f| same(f) || f.values == *values)
+                .cloned()
+        };
         if let Some(found) = self.filled.lock().ok().and_then(|f| cached(&f)) {
             return Ok(found);
         }
@@ -295,6 +304,31 @@ fn lookup(values: &Map<String, Value>, vars: &WorkloadVars, name: &str) -> Optio
         "tool.version" => env!("CARGO_PKG_VERSION").to_string(),
         _ => return None,
     }))
+}
+
+/// Whether [`lookup`] gives `expected` for `name`, compared in place (the
+/// rendering cache asks this of every workload).
+fn answers(
+    values: &Map<String, Value>,
+    vars: &WorkloadVars,
+    name: &str,
+    expected: Option<&Value>,
+) -> bool {
+    if let Some(value) = name.strip_prefix("values.") {
+        return values.get(value) == expected;
+    }
+    let var = match name {
+        "workload.kind" => vars.kind.as_str(),
+        "workload.name" => &vars.name,
+        "workload.namespace" => &vars.namespace,
+        "pod.inboundPorts" => &vars.inbound_ports,
+        "pod.appName" => &vars.app_name,
+        "pod.appVersion" => &vars.app_version,
+        "pod.appContainers" => &vars.app_containers,
+        "tool.version" => env!("CARGO_PKG_VERSION"),
+        _ => return expected.is_none(),
+    };
+    expected.and_then(Value::as_str) == Some(var)
 }
 
 /// How another mesh's proxy is recognised.
@@ -893,6 +927,46 @@ fn unknown_field(given: &Value, known: &Value, at: String) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The rendering cache compares answers in place: it must agree with
+    /// the answers the templates get.
+    #[test]
+    fn answers_agree_with_lookup() {
+        let vars = WorkloadVars {
+            kind: "deployment".into(),
+            name: "web".into(),
+            namespace: "shop".into(),
+            inbound_ports: "80,8080".into(),
+            app_name: "web".into(),
+            app_version: "v2".into(),
+            app_containers: "app,log".into(),
+        };
+        let values = json!({"proxyImage": "proxy", "cni": false, "ports": [1, 2]});
+        let Value::Object(values) = values else {
+            unreachable!()
+        };
+        let names = [
+            "values.proxyImage",
+            "values.cni",
+            "values.ports",
+            "values.absent",
+            "workload.kind",
+            "workload.name",
+            "workload.namespace",
+            "pod.inboundPorts",
+            "pod.appName",
+            "pod.appVersion",
+            "pod.appContainers",
+            "tool.version",
+            "no.such.name",
+        ];
+        let other = Value::String("other".into());
+        for name in names {
+            let got = lookup(&values, &vars, name);
+            assert!(answers(&values, &vars, name, got.as_ref()), "{name}");
+            assert!(!answers(&values, &vars, name, Some(&other)), "{name}");
+        }
+    }
 
     #[test]
     fn the_embedded_profiles_are_valid() {

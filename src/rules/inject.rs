@@ -726,11 +726,12 @@ fn ensure(
     empty: Value,
     record: &mut Record,
 ) -> Result<(), PlanError> {
-    let current = patcher.get(path).cloned();
-    if current.as_ref().is_none_or(Value::is_null) {
+    let current = patcher.get(path);
+    let was_null = current.is_some_and(Value::is_null);
+    if current.is_none() || was_null {
         patcher.add(path, empty)?;
         record.created.push(field.to_string());
-        if current.is_some() {
+        if was_null {
             record.was_null.push(field.to_string());
         }
     }

@@ -172,7 +172,8 @@ fn injected_by(
             .and_then(|a| a.get(marker))
             .is_some()
     });
-    let proxy_image = profile.proxy_image_name();
+    // Rendered from the profile only when a container has one of our names.
+    let proxy_image = std::cell::OnceCell::new();
     ["containers", "initContainers"].iter().any(|list| {
         patcher
             .get(&paths.spec(list))
@@ -189,6 +190,7 @@ fn injected_by(
                         && (marked
                             || image.is_none_or(|i| {
                                 proxy_image
+                                    .get_or_init(|| profile.proxy_image_name())
                                     .as_deref()
                                     .is_some_and(|p| image_name(i).starts_with(p))
                             }))

@@ -216,17 +216,20 @@ pub fn scalar_matches(text: &str, style: ScalarStyle, tag: Option<&str>, target:
 /// depends on, since key order is text order.
 pub fn same_in_order(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Object(a), Value::Object(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .zip(b)
-                    .all(|((ka, va), (kb, vb))| ka == kb && same_in_order(va, vb))
-        }
+        (Value::Object(a), Value::Object(b)) => same_maps_in_order(a, b),
         (Value::Array(a), Value::Array(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_in_order(a, b))
         }
         _ => a == b,
     }
+}
+
+/// [`same_in_order`] for two mappings.
+pub fn same_maps_in_order(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((ka, va), (kb, vb))| ka == kb && same_in_order(va, vb))
 }
 
 /// What a plain scalar means: null, bool, number or string.
