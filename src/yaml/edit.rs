@@ -619,7 +619,7 @@ impl Differ<'_> {
                 continue;
             }
             let name = key_text(key);
-            match wanted.get(&name) {
+            match wanted.get(name) {
                 None => removed[i] = true,
                 Some(target) if self.same(value, target)? => {}
                 Some(target) if self.can_edit_within(value, target) => {
@@ -630,7 +630,7 @@ impl Differ<'_> {
                     // (not merged with neighbours, so the insertion stays outside
                     // what is deleted) and the new entry takes their place.
                     let next = entries.get(i + 1).map(|(k, _)| k);
-                    let entry = self.layout.block_entry(col, &name, target);
+                    let entry = self.layout.block_entry(col, name, target);
                     let (at, text) = if starts_line(self.text, key.start) {
                         (line_start(self.text, key.start), entry)
                     } else if next.is_some() {
@@ -665,13 +665,13 @@ impl Differ<'_> {
         for (k, v) in wanted {
             let local = entries
                 .iter()
-                .any(|(key, _)| !is_merge_key(key) && key_text(key) == *k);
+                .any(|(key, _)| !is_merge_key(key) && key_text(key) == k);
             if !local && merged.get(k) != Some(v) {
                 added.push(self.entry_text(col, k, v));
             }
         }
         for k in merged.keys() {
-            if !wanted.contains_key(k) && !entries.iter().any(|(key, _)| key_text(key) == *k) {
+            if !wanted.contains_key(k) && !entries.iter().any(|(key, _)| key_text(key) == k) {
                 return Err(EditError {
                     message: format!("cannot remove `{k}`: it comes from a merge key (<<)"),
                     offset: node.start,
@@ -732,12 +732,8 @@ impl Differ<'_> {
             dash_gap,
             ..self.layout
         };
-        let values: Vec<Value> = items
-            .iter()
-            .map(|i| self.value(i))
-            .collect::<Result<_, _>>()?;
         let mut removed = vec![false; items.len()];
-        for step in align(&values, wanted) {
+        for step in self.align_items(items, wanted)? {
             match step {
                 Step::Keep(..) => {}
                 Step::Change(i, j) if self.can_edit_within(&items[i], &wanted[j]) => {
@@ -772,6 +768,29 @@ impl Differ<'_> {
             self.delete(shared, start, end)?;
         }
         Ok(())
+    }
+
+    /// [`align`] the items of a sequence node with the wanted ones, compared
+    /// in place (no value is built for the items).
+    fn align_items(
+        &mut self,
+        items: &[Node<'_>],
+        wanted: &[Value],
+    ) -> Result<Vec<Step>, EditError> {
+        let mut failed = None;
+        let steps = align(items.len(), wanted.len(), |i, j| {
+            match (items.get(i), wanted.get(j)) {
+                (Some(item), Some(want)) => self.same(item, want).unwrap_or_else(|err| {
+                    failed.get_or_insert(err);
+                    false
+                }),
+                _ => false,
+            }
+        });
+        match failed {
+            Some(err) => Err(err),
+            None => Ok(steps),
+        }
     }
 
     /// Whether `target` can be reached by editing inside `node` rather than rewriting it.
@@ -870,9 +889,9 @@ impl Differ<'_> {
                 continue;
             }
             let name = key_text(key);
-            match wanted.get(&name) {
+            match wanted.get(name) {
                 None => changed = true,
-                Some(target) if over_alias && merged.get(&name) == Some(target) => redundant = true,
+                Some(target) if over_alias && merged.get(name) == Some(target) => redundant = true,
                 Some(target) if self.same(value, target)? => {
                     parts.push(Part::Keep(key.start, value.end))
                 }
@@ -886,7 +905,7 @@ impl Differ<'_> {
         for (k, v) in wanted {
             let local = entries
                 .iter()
-                .any(|(key, _)| !is_merge_key(key) && key_text(key) == *k);
+                .any(|(key, _)| !is_merge_key(key) && key_text(key) == k);
             if !local && merged.get(k) != Some(v) {
                 parts.push(Part::New(self.layout.flow_entry(k, v)));
                 changed = true;
@@ -943,13 +962,9 @@ impl Differ<'_> {
         wanted: &[Value],
         shared: bool,
     ) -> Result<(), EditError> {
-        let values: Vec<Value> = items
-            .iter()
-            .map(|i| self.value(i))
-            .collect::<Result<_, _>>()?;
         let mut parts = Vec::new();
         let mut changed = false;
-        for step in align(&values, wanted) {
+        for step in self.align_items(items, wanted)? {
             match step {
                 Step::Keep(i, _) => parts.push(Part::Keep(items[i].start, items[i].end)),
                 Step::Change(i, j) => {
@@ -1076,13 +1091,15 @@ enum Step {
     Insert(Option<usize>, usize),
 }
 
-/// Align two sequences: equal lengths pair up by position; otherwise keep the
-/// longest common subsequence and pair leftover runs of equal length.
-fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
-    if old.len() == new.len() {
-        return (0..old.len())
+/// Align two sequences of `n` and `m` items, `same(i, j)` telling whether
+/// old item `i` equals new item `j`: equal lengths pair up by position;
+/// otherwise keep the longest common subsequence and pair leftover runs of
+/// equal length.
+fn align(n: usize, m: usize, mut same: impl FnMut(usize, usize) -> bool) -> Vec<Step> {
+    if n == m {
+        return (0..n)
             .map(|i| {
-                if old[i] == new[i] {
+                if same(i, i) {
                     Step::Keep(i, i)
                 } else {
                     Step::Change(i, i)
@@ -1090,11 +1107,17 @@ fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
             })
             .collect();
     }
-    let (n, m) = (old.len(), new.len());
+    // Each pair compared once.
+    let mut equal = vec![vec![false; m]; n];
+    for (i, row) in equal.iter_mut().enumerate() {
+        for (j, cell) in row.iter_mut().enumerate() {
+            *cell = same(i, j);
+        }
+    }
     let mut lcs = vec![vec![0u32; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            lcs[i][j] = if old[i] == new[j] {
+            lcs[i][j] = if equal[i][j] {
                 lcs[i + 1][j + 1] + 1
             } else {
                 lcs[i + 1][j].max(lcs[i][j + 1])
@@ -1124,7 +1147,7 @@ fn align(old: &[Value], new: &[Value]) -> Vec<Step> {
         inserted.clear();
     };
     while i < n || j < m {
-        if i < n && j < m && old[i] == new[j] {
+        if i < n && j < m && equal[i][j] {
             flush(
                 &mut steps,
                 &mut pending_removed,
@@ -1184,8 +1207,8 @@ fn has_anchors(node: &Node<'_>) -> bool {
         }
 }
 
-fn key_text(key: &Node<'_>) -> String {
-    key.as_str().unwrap_or_default().to_string()
+fn key_text<'a>(key: &'a Node<'_>) -> &'a str {
+    key.as_str().unwrap_or_default()
 }
 
 /// Byte offset of the start of the line holding `pos`.
@@ -1400,7 +1423,7 @@ mod tests {
         let old = [json!(1), json!(2)];
         let new = [json!(0), json!(1), json!(3)];
         assert_eq!(
-            align(&old, &new),
+            align(old.len(), new.len(), |i, j| old[i] == new[j]),
             vec![
                 Step::Insert(Some(0), 0),
                 Step::Keep(0, 1),

@@ -108,7 +108,7 @@ impl Resolver {
             }
             NodeKind::Map { entries, .. } => {
                 self.spend(1, node.start)?;
-                let mut local = Map::new();
+                let mut local = Map::with_capacity(entries.len());
                 for (key, value) in entries.iter().filter(|(k, _)| !is_merge_key(k)) {
                     local.insert(self.key(key)?, self.value(value)?);
                 }
