@@ -632,14 +632,19 @@ fn pod_of(spec: &Value) -> Value {
 
 /// Why the pod must be left alone, if it must.
 fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<String> {
-    if patcher.get(&paths.spec("hostNetwork")) == Some(&Value::Bool(true)) {
+    // The pod's spec and metadata are found once; fields are read from them.
+    let spec = patcher.get(&paths.spec);
+    let metadata = patcher.get(&paths.metadata);
+    let in_spec = |field: &str| spec.and_then(|s| s.get(field));
+    let in_metadata = |field: &str| metadata.and_then(|m| m.get(field));
+    if in_spec("hostNetwork") == Some(&Value::Bool(true)) {
         return Some("hostNetwork is enabled".into());
     }
     if let Some(disable) = &env.profile.disable_annotation {
         // As an annotation, or as a label (which Istio prefers).
         for field in ["annotations", "labels"] {
-            let at = child_key(&paths.metadata(field), &disable.key);
-            if patcher.get(&at).and_then(Value::as_str) == Some(disable.value.as_str()) {
+            let set = in_metadata(field).and_then(|m| m.get(&disable.key));
+            if set.and_then(Value::as_str) == Some(disable.value.as_str()) {
                 let kind = if field == "labels" {
                     "label"
                 } else {
@@ -656,7 +661,7 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
     // running the proxy as its app): injecting would give two of that name.
     let ours: Vec<&str> = env.profile.container_names().collect();
     for list in ["containers", "initContainers"] {
-        let items = patcher.get(&paths.spec(list)).and_then(Value::as_array);
+        let items = in_spec(list).and_then(Value::as_array);
         if let Some(name) = items
             .into_iter()
             .flatten()
@@ -670,7 +675,7 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
     }
     let foreign = &env.profile.foreign_sidecars;
     for list in ["containers", "initContainers"] {
-        let Some(Value::Array(items)) = patcher.get(&paths.spec(list)) else {
+        let Some(Value::Array(items)) = in_spec(list) else {
             continue;
         };
         for item in items {
@@ -692,25 +697,19 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
         }
     }
     // Null counts as absent, as it does for the apiserver.
-    if !matches!(
-        patcher.get(&paths.metadata),
-        None | Some(Value::Null | Value::Object(_))
-    ) {
+    if !matches!(metadata, None | Some(Value::Null | Value::Object(_))) {
         return Some("the pod template's metadata is not a mapping".into());
     }
     for field in ["annotations", "labels"] {
         if !matches!(
-            patcher.get(&paths.metadata(field)),
+            in_metadata(field),
             None | Some(Value::Null | Value::Object(_))
         ) {
             return Some(format!("metadata.{field} of the pod is not a mapping"));
         }
     }
     for field in ["initContainers", "volumes"] {
-        if !matches!(
-            patcher.get(&paths.spec(field)),
-            None | Some(Value::Null | Value::Array(_))
-        ) {
+        if !matches!(in_spec(field), None | Some(Value::Null | Value::Array(_))) {
             return Some(format!("{field} of the pod is not a list"));
         }
     }
