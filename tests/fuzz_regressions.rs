@@ -234,3 +234,117 @@ fn spaces_after_an_opening_brace_keep_the_mapping_a_flow_mapping() {
         "{out}"
     );
 }
+
+/// A flow mapping ending in a comma before its `}` (`{app: web,\n }`): the
+/// parser ended the mapping before the `}`, so when the mapping around it
+/// was rewritten the `}` was taken for a separator, and the output had `,,`
+/// and one brace short. The mapping now ends after its bracket.
+#[test]
+fn a_trailing_comma_before_a_closing_brace_keeps_the_brace() {
+    let (_, text) = input("trailing-comma-before-a-closing-brace.yaml");
+    let out = assert_lossless(&text);
+    assert!(
+        out.contains("linkerd.io/proxy-deployment: web,\n      }, annotations: {"),
+        "{out}"
+    );
+}
+
+/// An empty value with a tag of its own (`{note: !custom}`): the value was
+/// placed before its tag, and the entries inject adds went between them,
+/// leaving the tag after the record annotation's closing quote.
+#[test]
+fn an_empty_value_with_a_tag_keeps_its_tag() {
+    // (serde_yaml_ng refuses a tag it does not know: no oracle here.)
+    let (_, text) = input("empty-value-with-a-tag.yaml");
+    let out = common::pipe(None, &text);
+    assert_eq!(common::pipe(None, &out), out, "injecting again changed it");
+    assert_eq!(common::pipe(Some("uninject"), &out), text, "uninject");
+    assert!(
+        out.contains("annotations: {note: !custom, linkerd.io/created-by: "),
+        "{out}"
+    );
+}
+
+/// A `key: value` pair written as an item of a flow sequence (`[…, name:
+/// linkerd-proxy]`, a mapping without braces) that the edit had to change:
+/// block lines were written into the brackets. The tool cannot write into
+/// such an item, so the pod is left as it is, and says why and where.
+#[test]
+fn a_pair_as_a_flow_sequence_item_is_left_as_it_is_with_the_reason() {
+    let (path, text) = input("pair-as-a-flow-sequence-item.yaml");
+    let run = common::run(&["--kube-version", "1.28", "-f", &path], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, text);
+    assert!(
+        run.stderr.contains(
+            "pod/web skipped: cannot edit a `key: value` pair written as an item of a flow sequence; write it as a mapping in braces ({key: value}) (line 8:43)"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A mapping with a key that is itself a mapping (`{{team: a}: x, …}`):
+/// values read such a key as a string of JSON, so an edit of the mapping
+/// rewrote the entry with that string as its key, and uninject did not give
+/// the input back. The pod is now left as it is, with the reason.
+#[test]
+fn a_mapping_with_a_mapping_as_a_key_is_left_as_it_is_with_the_reason() {
+    let (path, text) = input("mapping-as-a-key.yaml");
+    let run = common::run(&["-f", &path], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, text);
+    assert!(
+        run.stderr.contains(
+            "pod/web skipped: cannot edit a mapping with a key that is not a plain scalar (a mapping, a list or an alias as a key) (line 5:12)"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Every input the fuzzer found failing, as it found it: injecting it goes
+/// through or is refused with exit 2 and nothing written; what goes through
+/// is injected again unchanged, and when uninject leaves the input as it
+/// is (it was never injected), uninject gives it back from the output.
+#[test]
+fn every_crash_the_fuzzer_kept_now_holds_the_properties() {
+    let dir = common::testdata("fuzz/crashes");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("the crashes directory")
+        .map(|entry| entry.expect("an entry").path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 13, "{files:?}");
+    for file in files {
+        let name = file.display().to_string();
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue; // Not UTF-8: the fuzz target skips such inputs too.
+        };
+        // Admission's verdicts do not matter here: the text does.
+        let first = common::run(&["-q", "--warn-only"], Some(&text));
+        if first.code == 2 {
+            assert!(first.stdout.is_empty(), "{name}: partial output");
+            continue;
+        }
+        assert_eq!(first.code, 0, "{name}: {}", first.stderr);
+        let again = common::run(&["-q", "--warn-only"], Some(&first.stdout));
+        assert_eq!(
+            again.code, 0,
+            "{name}: the output is refused: {}",
+            again.stderr
+        );
+        assert_eq!(
+            again.stdout, first.stdout,
+            "{name}: injecting again changed it"
+        );
+        let restored = common::run(&["uninject", "-q"], Some(&text));
+        if restored.code == 0 && restored.stdout == text {
+            let back = common::run(&["uninject", "-q"], Some(&first.stdout));
+            assert_eq!(
+                back.stdout, text,
+                "{name}: uninject did not give the input back"
+            );
+        }
+    }
+}

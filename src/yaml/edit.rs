@@ -611,6 +611,7 @@ impl Differ<'_> {
         wanted: &Map<String, Value>,
         shared: bool,
     ) -> Result<(), EditError> {
+        keys_are_scalars(node, entries)?;
         let col = column(self.text, node.start);
         let merged = self.merged_keys(entries)?;
         let mut removed = vec![false; entries.len()];
@@ -875,6 +876,7 @@ impl Differ<'_> {
         wanted: &Map<String, Value>,
         shared: bool,
     ) -> Result<(), EditError> {
+        keys_are_scalars(node, entries)?;
         let merged = self.merged_keys(entries)?;
         // `{<<: *alias, …}` is how an edit on an alias is written; in such a
         // mapping an entry that only repeats what the alias brings is dropped
@@ -951,6 +953,20 @@ impl Differ<'_> {
             let shared = shared || node.anchor.is_some_and(|a| self.referenced.contains(&a));
             let text = self.layout.flow(target);
             return self.replace(node, text, shared);
+        }
+        // Inside brackets, a collection without its own is a `key: value`
+        // pair written as a sequence item (`[a: 1]`): block lines cannot go
+        // there, and a second entry would be a second item.
+        if matches!(
+            node.kind,
+            NodeKind::Map { flow: false, .. } | NodeKind::Seq { flow: false, .. }
+        ) {
+            return Err(EditError {
+                message: "cannot edit a `key: value` pair written as an item of a flow sequence; \
+                          write it as a mapping in braces ({key: value})"
+                    .into(),
+                offset: node.start,
+            });
         }
         self.node(node, target, shared)
     }
@@ -1205,6 +1221,22 @@ fn has_anchors(node: &Node<'_>) -> bool {
             NodeKind::Seq { items, .. } => items.iter().any(has_anchors),
             NodeKind::Scalar { .. } => false,
         }
+}
+
+/// A mapping is edited key by key, by the keys' text: one with a key that
+/// is a collection or an alias (whose value reads it as a string of JSON)
+/// would have that entry rewritten.
+fn keys_are_scalars(node: &Node<'_>, entries: &[(Node<'_>, Node<'_>)]) -> Result<(), EditError> {
+    match entries
+        .iter()
+        .find(|(key, _)| !matches!(key.kind, NodeKind::Scalar { .. }))
+    {
+        Some((key, _)) => Err(EditError {
+            message: "cannot edit a mapping with a key that is not a plain scalar (a mapping, a list or an alias as a key)".into(),
+            offset: key.start.max(node.start),
+        }),
+        None => Ok(()),
+    }
 }
 
 fn key_text<'a>(key: &'a Node<'_>) -> &'a str {

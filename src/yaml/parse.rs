@@ -255,7 +255,7 @@ pub fn each_document<'a>(
                 size = frame.expanded;
                 // A block collection runs from its first child to its last.
                 let (start, end) = if frame.flow {
-                    (frame.start, end)
+                    (frame.start, flow_end(text, end, frame.is_map))
                 } else {
                     let first = frame
                         .children
@@ -396,8 +396,43 @@ fn place_implicit_null(text: &str, key: &Node<'_>, value: &mut Node<'_>) {
     } else {
         at = key.end;
     }
+    // An empty value with a tag of its own (`key: !custom`) is the tag.
+    let tag = text
+        .get(at..)
+        .filter(|t| t.starts_with('!'))
+        .map_or(0, |t| {
+            t.find([' ', '\t', '\r', '\n', ',', '[', ']', '{', '}'])
+                .unwrap_or(t.len())
+        });
     value.start = at;
-    value.end = at;
+    value.end = at + tag;
+}
+
+/// Where a flow collection whose end event ends at `end` really ends: after
+/// its closing bracket. After a trailing comma (`{a: 1, }`) the parser ends
+/// the collection before the bracket, where an edit would then land outside it.
+fn flow_end(text: &str, end: usize, is_map: bool) -> usize {
+    let close = if is_map { '}' } else { ']' };
+    let Some(rest) = text.get(end..) else {
+        return end;
+    };
+    if text
+        .get(..end)
+        .is_some_and(|before| before.ends_with(close))
+    {
+        return end;
+    }
+    let mut chars = rest.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            ' ' | '\t' | '\r' | '\n' => {}
+            // A comment runs to the end of its line.
+            '#' => while chars.next_if(|&(_, c)| c != '\n').is_some() {},
+            c if c == close => return end + i + c.len_utf8(),
+            _ => break,
+        }
+    }
+    end
 }
 
 /// Byte offsets that cut `text` into about `parts` ranges of whole
@@ -450,6 +485,18 @@ mod tests {
         assert!(docs[0].root.is_some());
         assert!(docs[1].root.is_none());
         assert_eq!(docs[2].index, 3);
+    }
+
+    #[test]
+    fn a_flow_collection_ends_after_its_bracket_and_a_tagged_empty_value_is_its_tag() {
+        let text = "a: {b: 1,\n  }\nc: [1, # one\n  ]\nd: {e: !custom}\n";
+        let docs = spans(text);
+        let root = docs[0].root.as_ref().expect("root");
+        let span = |node: &Node<'_>| &text[node.start..node.end];
+        assert_eq!(span(root.get("a").expect("a")), "{b: 1,\n  }");
+        assert_eq!(span(root.get("c").expect("c")), "[1, # one\n  ]");
+        let e = root.get("d").and_then(|d| d.get("e")).expect("e");
+        assert_eq!(span(e), "!custom");
     }
 
     #[test]
