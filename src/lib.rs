@@ -30,13 +30,7 @@ pub mod cluster;
 pub mod complete;
 pub mod error;
 pub mod krm;
-// Indexing and slicing here are being rewritten with checked access; until then
-// the lint is allowed for this module only (see [lints.clippy] in Cargo.toml).
-#[allow(clippy::indexing_slicing)]
 pub mod output;
-// Indexing and slicing here are being rewritten with checked access; until then
-// the lint is allowed for this module only (see [lints.clippy] in Cargo.toml).
-#[allow(clippy::indexing_slicing)]
 pub mod pipeline;
 pub mod profile;
 pub mod report;

@@ -221,7 +221,7 @@ pub fn write_in_place(results: &[Processed]) -> Result<Vec<String>, Error> {
     }
     for (index, (temp, target)) in staged.iter().enumerate() {
         if let Err(e) = std::fs::rename(temp, target) {
-            for (temp, _) in &staged[index..] {
+            for (temp, _) in staged.iter().skip(index) {
                 let _ = std::fs::remove_file(temp);
             }
             return Err(Error::Output {

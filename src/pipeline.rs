@@ -198,10 +198,20 @@ struct Planner<'a> {
 }
 
 /// A stretch of whole documents of one source: a source, or a part of a large one.
-struct Unit {
-    source: usize,
+struct Unit<'s> {
+    /// The source, and where it stands among the sources.
+    source: &'s Source,
+    index: usize,
     from: usize,
     to: usize,
+}
+
+/// The ranges between consecutive cut points.
+fn ranges(points: &[usize]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    points.windows(2).filter_map(|w| match w {
+        [from, to] => Some((*from, *to)),
+        _ => None,
+    })
 }
 
 /// What processing a unit gives.
@@ -239,24 +249,27 @@ fn process_sources(
         } else {
             vec![0, text.len()]
         };
-        units.extend(points.windows(2).map(|w| Unit {
-            source: index,
-            from: w[0],
-            to: w[1],
+        units.extend(ranges(&points).map(|(from, to)| Unit {
+            source,
+            index,
+            from,
+            to,
         }));
     }
     // Contiguous groups of units, one per core, of about equal bytes.
     let total: usize = units.iter().map(|u| u.to - u.from).sum();
     let share = total.div_ceil(threads).max(1);
-    let mut groups: Vec<&[Unit]> = Vec::new();
-    let (mut first, mut bytes) = (0, 0);
-    for (i, unit) in units.iter().enumerate() {
-        bytes += unit.to - unit.from;
-        if bytes >= share || i + 1 == units.len() {
-            groups.push(&units[first..=i]);
-            (first, bytes) = (i + 1, 0);
-        }
-    }
+    let mut bytes = 0;
+    let groups: Vec<&[Unit]> = units
+        .split_inclusive(|unit| {
+            bytes += unit.to - unit.from;
+            let full = bytes >= share;
+            if full {
+                bytes = 0;
+            }
+            full
+        })
+        .collect();
     let planner = Planner {
         settings,
         env,
@@ -267,21 +280,23 @@ fn process_sources(
         let mut blocks = yaml::edit::Blocks::default();
         group
             .iter()
-            .map(|unit| {
-                let source = &sources[unit.source];
-                process_unit(source, unit, planner, gather, &mut blocks)
-            })
+            .map(|unit| process_unit(unit, planner, gather, &mut blocks))
             .collect::<Vec<_>>()
     });
 
-    let mut rendered: Vec<Rendered> = sources.iter().map(|_| Rendered::default()).collect();
+    // Units come source after source, each source in one or more.
+    let mut rendered: Vec<Rendered> = Vec::with_capacity(sources.len());
     let mut found = Vec::new();
-    let mut seen = vec![0; sources.len()];
+    let mut seen = 0;
     let (mut syntax, mut failure) = (None, None);
     for (unit, result) in units.iter().zip(results.into_iter().flatten()) {
+        if rendered.len() <= unit.index {
+            rendered.push(Rendered::default());
+            seen = 0;
+        }
         // Documents count from 1 in each unit; in the source, after those before it.
-        let before = seen[unit.source];
-        seen[unit.source] += result.documents;
+        let before = seen;
+        seen += result.documents;
         let renumber = |err: Error| match err {
             Error::Document(mut at) => {
                 at.document += before;
@@ -291,14 +306,15 @@ fn process_sources(
         };
         syntax = syntax.or(result.syntax.map(renumber));
         failure = failure.or(result.failure.map(renumber));
-        let into = &mut rendered[unit.source];
-        into.objects
-            .extend(result.rendered.objects.into_iter().map(|mut o| {
-                o.document += before;
-                o
-            }));
-        into.values.extend(result.rendered.values);
-        into.edits.extend(result.rendered.edits);
+        if let Some(into) = rendered.last_mut() {
+            into.objects
+                .extend(result.rendered.objects.into_iter().map(|mut o| {
+                    o.document += before;
+                    o
+                }));
+            into.values.extend(result.rendered.values);
+            into.edits.extend(result.rendered.edits);
+        }
         found.extend(result.found);
     }
     match syntax.or(failure) {
@@ -311,12 +327,12 @@ fn process_sources(
 /// its document is done. After an error, the rest is only parsed: a syntax
 /// error anywhere is what the user hears first.
 fn process_unit(
-    source: &Source,
-    unit: &Unit,
+    unit: &Unit<'_>,
     planner: Planner<'_>,
     gather: bool,
     blocks: &mut yaml::edit::Blocks,
 ) -> UnitResult {
+    let source = unit.source;
     let name = source.name();
     let text = source.text.as_str();
     let mut result = UnitResult {
@@ -401,7 +417,7 @@ pub(crate) fn parse(source: &Source) -> Result<Vec<Document<'_>>, Error> {
     } else {
         vec![0, text.len()]
     };
-    let ranges: Vec<(usize, usize)> = points.windows(2).map(|w| (w[0], w[1])).collect();
+    let ranges: Vec<(usize, usize)> = ranges(&points).collect();
     let parts = on_all_cores(&ranges, |&(from, to)| {
         yaml::parse::parse_range(text, from, to)
     });
@@ -572,8 +588,10 @@ fn render_document(
     })?;
     // Only a plan that injected or took something out changes its object
     // (every other outcome hands the object back as it came).
-    let planned_change = out.objects[first_object..]
+    let planned_change = out
+        .objects
         .iter()
+        .skip(first_object)
         .any(|o| matches!(o.outcome, Outcome::Injected | Outcome::Uninjected));
     if planned_change {
         let (from, to) = (document.start.min(root.start), document.end.max(root.end));
@@ -592,7 +610,7 @@ fn render_document(
                 // else (a shared anchor): leave the document as it is and say why.
                 let at = Located::at(name, text, document.index, err.offset, err.message);
                 let reason = format!("{} (line {}:{})", at.message, at.line, at.column);
-                for object in &mut out.objects[first_object..] {
+                for object in out.objects.iter_mut().skip(first_object) {
                     if matches!(object.outcome, Outcome::Injected | Outcome::Uninjected) {
                         object.outcome = Outcome::Skipped(reason.clone());
                         object.ops.clear();

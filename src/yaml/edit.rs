@@ -132,7 +132,7 @@ impl Hasher for FoldHasher {
     fn write(&mut self, bytes: &[u8]) {
         for chunk in bytes.chunks(8) {
             let mut word = [0u8; 8];
-            word[..chunk.len()].copy_from_slice(chunk);
+            word.iter_mut().zip(chunk).for_each(|(w, b)| *w = *b);
             self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
                 .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
         }
@@ -263,7 +263,9 @@ pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
     edits.sort_by_key(|e| (e.start, e.end));
     let edits = merge_deletions(text, edits);
     debug_assert!(
-        edits.windows(2).all(|w| w[0].end <= w[1].start),
+        edits
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if a.end <= b.start)),
         "overlapping edits: {edits:?}"
     );
     edits
@@ -615,13 +617,13 @@ impl Differ<'_> {
         let col = column(self.text, node.start);
         let merged = self.merged_keys(entries)?;
         let mut removed = vec![false; entries.len()];
-        for (i, (key, value)) in entries.iter().enumerate() {
+        for (i, ((key, value), removed)) in entries.iter().zip(&mut removed).enumerate() {
             if is_merge_key(key) {
                 continue;
             }
             let name = key_text(key);
             match wanted.get(name) {
-                None => removed[i] = true,
+                None => *removed = true,
                 Some(target) if self.same(value, target)? => {}
                 Some(target) if self.can_edit_within(value, target) => {
                     self.node(value, target, shared)?
@@ -655,11 +657,14 @@ impl Differ<'_> {
             }
         }
         for (first, last) in runs(&removed) {
-            let (start, end) = self.block_lines(
-                &entries[first].0,
-                &entries[last].1,
-                entries.get(last + 1).map(|e| &e.0),
-            );
+            // (`runs` gives indexes of `removed`, one per entry.)
+            let (Some((first_key, _)), Some((_, last_value))) =
+                (entries.get(first), entries.get(last))
+            else {
+                continue;
+            };
+            let next = entries.get(last + 1).map(|e| &e.0);
+            let (start, end) = self.block_lines(first_key, last_value, next);
             self.delete(shared, start, end)?;
         }
         let mut added: Vec<Text> = Vec::new();
@@ -734,38 +739,59 @@ impl Differ<'_> {
             ..self.layout
         };
         let mut removed = vec![false; items.len()];
+        // (`align` gives indexes within `items` and `wanted`; `dashes` has one per item.)
         for step in self.align_items(items, wanted)? {
             match step {
                 Step::Keep(..) => {}
-                Step::Change(i, j) if self.can_edit_within(&items[i], &wanted[j]) => {
-                    self.node(&items[i], &wanted[j], shared)?;
-                }
                 Step::Change(i, j) => {
+                    let (Some(item), Some(&dash), Some(want)) =
+                        (items.get(i), dashes.get(i), wanted.get(j))
+                    else {
+                        continue;
+                    };
+                    if self.can_edit_within(item, want) {
+                        self.node(item, want, shared)?;
+                        continue;
+                    }
                     // Rewrite the item where it stands.
-                    let at = line_start(self.text, dashes[i]);
-                    let text = self.item_text(layout, col, &wanted[j]);
+                    let at = line_start(self.text, dash);
+                    let text = self.item_text(layout, col, want);
                     self.insert(shared, at, text)?;
-                    let (start, end) =
-                        self.block_range(dashes[i], items[i].end, dashes.get(i + 1).copied());
+                    let (start, end) = self.block_range(dash, item.end, dashes.get(i + 1).copied());
                     self.delete(shared, start, end)?;
                 }
-                Step::Remove(i) => removed[i] = true,
-                Step::Insert(Some(i), j) => {
-                    // Above the comment lines that lead into item i.
-                    let at = above_comments(self.text, line_start(self.text, dashes[i]));
-                    let text = self.item_text(layout, col, &wanted[j]);
-                    self.insert(shared, at, text)?;
+                Step::Remove(i) => {
+                    if let Some(removed) = removed.get_mut(i) {
+                        *removed = true;
+                    }
                 }
-                Step::Insert(None, j) => {
-                    let at = line_end_after(self.text, items.last().map_or(node.end, |i| i.end));
-                    let text = self.at_line_end(at, layout.block_item(col, &wanted[j]));
-                    self.insert(shared, at, text)?;
+                Step::Insert(before, j) => {
+                    let Some(want) = wanted.get(j) else {
+                        continue;
+                    };
+                    match before.and_then(|i| dashes.get(i)) {
+                        Some(&dash) => {
+                            // Above the comment lines that lead into that item.
+                            let at = above_comments(self.text, line_start(self.text, dash));
+                            let text = self.item_text(layout, col, want);
+                            self.insert(shared, at, text)?;
+                        }
+                        None => {
+                            let last_end = items.last().map_or(node.end, |i| i.end);
+                            let at = line_end_after(self.text, last_end);
+                            let text = self.at_line_end(at, layout.block_item(col, want));
+                            self.insert(shared, at, text)?;
+                        }
+                    }
                 }
             }
         }
         for (first, last) in runs(&removed) {
+            let (Some(&dash), Some(item)) = (dashes.get(first), items.get(last)) else {
+                continue;
+            };
             let next = dashes.get(last + 1).copied();
-            let (start, end) = self.block_range(dashes[first], items[last].end, next);
+            let (start, end) = self.block_range(dash, item.end, next);
             self.delete(shared, start, end)?;
         }
         Ok(())
@@ -980,16 +1006,25 @@ impl Differ<'_> {
     ) -> Result<(), EditError> {
         let mut parts = Vec::new();
         let mut changed = false;
+        // (`align` gives indexes within `items` and `wanted`.)
         for step in self.align_items(items, wanted)? {
             match step {
-                Step::Keep(i, _) => parts.push(Part::Keep(items[i].start, items[i].end)),
+                Step::Keep(i, _) => {
+                    if let Some(item) = items.get(i) {
+                        parts.push(Part::Keep(item.start, item.end));
+                    }
+                }
                 Step::Change(i, j) => {
-                    self.flow_child(&items[i], &wanted[j], shared)?;
-                    parts.push(Part::Keep(items[i].start, items[i].end));
+                    if let (Some(item), Some(want)) = (items.get(i), wanted.get(j)) {
+                        self.flow_child(item, want, shared)?;
+                        parts.push(Part::Keep(item.start, item.end));
+                    }
                 }
                 Step::Remove(_) => changed = true,
                 Step::Insert(_, j) => {
-                    parts.push(Part::New(self.layout.flow(&wanted[j])));
+                    if let Some(want) = wanted.get(j) {
+                        parts.push(Part::New(self.layout.flow(want)));
+                    }
                     changed = true;
                 }
             }
@@ -1123,23 +1158,30 @@ fn align(n: usize, m: usize, mut same: impl FnMut(usize, usize) -> bool) -> Vec<
             })
             .collect();
     }
-    // Each pair compared once.
-    let mut equal = vec![vec![false; m]; n];
-    for (i, row) in equal.iter_mut().enumerate() {
-        for (j, cell) in row.iter_mut().enumerate() {
-            *cell = same(i, j);
-        }
-    }
-    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    // Each pair compared once, row by row.
+    let equal: Vec<bool> = (0..n)
+        .flat_map(|i| (0..m).map(move |j| (i, j)))
+        .map(|(i, j)| same(i, j))
+        .collect();
+    let equal = |i: usize, j: usize| i < n && j < m && equal.get(i * m + j) == Some(&true);
+    // lcs(i, j): the longest common subsequence of old[i..] and new[j..],
+    // rows of m + 1, the last row and column zero.
+    let width = m + 1;
+    let mut table = vec![0u32; (n + 1) * width];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            lcs[i][j] = if equal[i][j] {
-                lcs[i + 1][j + 1] + 1
+            let at = |i: usize, j: usize| table.get(i * width + j).copied().unwrap_or(0);
+            let length = if equal(i, j) {
+                at(i + 1, j + 1) + 1
             } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
+                at(i + 1, j).max(at(i, j + 1))
             };
+            if let Some(cell) = table.get_mut(i * width + j) {
+                *cell = length;
+            }
         }
     }
+    let lcs = |i: usize, j: usize| table.get(i * width + j).copied().unwrap_or(0);
     let mut steps = Vec::new();
     let (mut i, mut j) = (0, 0);
     let mut pending_removed: Vec<usize> = Vec::new();
@@ -1163,7 +1205,7 @@ fn align(n: usize, m: usize, mut same: impl FnMut(usize, usize) -> bool) -> Vec<
         inserted.clear();
     };
     while i < n || j < m {
-        if i < n && j < m && equal[i][j] {
+        if equal(i, j) {
             flush(
                 &mut steps,
                 &mut pending_removed,
@@ -1173,7 +1215,7 @@ fn align(n: usize, m: usize, mut same: impl FnMut(usize, usize) -> bool) -> Vec<
             steps.push(Step::Keep(i, j));
             i += 1;
             j += 1;
-        } else if j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j]) {
+        } else if j < m && (i == n || lcs(i, j + 1) >= lcs(i + 1, j)) {
             pending_inserted.push(j);
             j += 1;
         } else {

@@ -304,7 +304,9 @@ pub fn each_document<'a>(
             if anchor_sizes.len() <= anchor {
                 anchor_sizes.resize(anchor + 1, 1);
             }
-            anchor_sizes[anchor] = size;
+            if let Some(slot) = anchor_sizes.get_mut(anchor) {
+                *slot = size;
+            }
         }
         match stack.last_mut() {
             Some(frame) => {
