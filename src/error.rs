@@ -34,18 +34,18 @@ impl Located {
     /// Locate byte `offset` of `text` (a stream from `source`) in document `document`.
     pub fn at(source: &str, text: &str, document: usize, offset: usize, message: String) -> Self {
         let offset = floor_char_boundary(text, offset.min(text.len()));
-        let before = &text[..offset];
+        let (before, after) = text.split_at_checked(offset).unwrap_or((text, ""));
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = text[line_start..offset].chars().count() + 1;
-        let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+        let in_line = before.get(line_start..).unwrap_or_default();
+        let rest_of_line = after.split('\n').next().unwrap_or_default();
         Located {
             source: source.to_string(),
             document,
             line,
-            column,
+            column: in_line.chars().count() + 1,
             message,
-            line_text: text[line_start..line_end]
+            line_text: format!("{in_line}{rest_of_line}")
                 .trim_end_matches('\r')
                 .to_string(),
         }

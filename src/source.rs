@@ -131,7 +131,7 @@ pub fn read(path: Option<&Path>) -> Result<Source, Error> {
         let name = path.map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
         let bytes = e.into_bytes();
         let shown = String::from_utf8_lossy(&bytes);
-        let document = document_at(&shown[..offset]);
+        let document = document_at(shown.get(..offset).unwrap_or(&shown));
         Error::Document(Located::at(
             &name,
             &shown,

@@ -53,8 +53,9 @@ impl WorkloadType {
 fn group_of(api_version: &str) -> &str {
     match api_version.split_once('/') {
         Some((group, _)) => group,
-        None if api_version.starts_with('v')
-            && api_version[1..].starts_with(|c: char| c.is_ascii_digit()) =>
+        None if api_version
+            .strip_prefix('v')
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit())) =>
         {
             ""
         }

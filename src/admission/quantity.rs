@@ -42,10 +42,13 @@ impl Quantity {
     /// Parse a quantity the way the apiserver does; `None` when it is not one.
     pub fn parse(text: &str) -> Option<Quantity> {
         let text = text.trim();
-        let (negative, rest) = match text.as_bytes().first()? {
-            b'-' => (true, &text[1..]),
-            b'+' => (false, &text[1..]),
-            _ => (false, text),
+        if text.is_empty() {
+            return None;
+        }
+        let (negative, rest) = match (text.strip_prefix('-'), text.strip_prefix('+')) {
+            (Some(rest), _) => (true, rest),
+            (None, Some(rest)) => (false, rest),
+            (None, None) => (false, text),
         };
         let number_end = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))

@@ -82,25 +82,25 @@ fn render_str(s: &str, lookup: &Lookup<'_>) -> Result<Option<Value>, String> {
     }
     let mut out = String::new();
     let mut rest = s;
-    while let Some(open) = rest.find("{{") {
-        let Some(close) = rest[open..].find("}}") else {
+    while let Some((before, opened)) = rest.split_once("{{") {
+        let Some((name, after)) = opened.split_once("}}") else {
             return Err(format!("unclosed placeholder in {s:?}"));
         };
-        let name = rest[open + 2..open + close].trim();
+        let name = name.trim();
         let value =
             lookup(name).ok_or_else(|| format!("unknown placeholder {{{{{name}}}}} in {s:?}"))?;
         if is_empty(&value) {
             return Ok(None);
         }
-        if open == 0 && close + 2 == rest.len() && out.is_empty() {
+        if before.is_empty() && after.is_empty() && out.is_empty() {
             return Ok(Some(value));
         }
-        out.push_str(&rest[..open]);
+        out.push_str(before);
         match value {
             Value::String(v) => out.push_str(&v),
             other => out.push_str(&other.to_string()),
         }
-        rest = &rest[open + close + 2..];
+        rest = after;
     }
     out.push_str(rest);
     Ok(Some(Value::String(out)))

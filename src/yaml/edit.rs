@@ -248,11 +248,11 @@ pub fn apply_range(text: &str, from: usize, to: usize, edits: Vec<Edit>) -> Stri
     let mut at = from;
     for edit in edits {
         let start = edit.start.clamp(at, to);
-        out.push_str(&text[at..start]);
+        out.push_str(between(text, at, start));
         out.push_str(&edit.text);
         at = edit.end.clamp(start, to);
     }
-    out.push_str(&text[at..to]);
+    out.push_str(between(text, at, to));
     out
 }
 
@@ -298,8 +298,8 @@ fn merge_deletions(text: &str, edits: Vec<Edit>) -> Vec<Edit> {
             .last_mut()
             .filter(|e| e.text.is_empty() && e.end == text.len())
         {
-            if text[..last.start].ends_with('\n') {
-                last.start -= if text[..last.start].ends_with("\r\n") {
+            if before(text, last.start).ends_with('\n') {
+                last.start -= if before(text, last.start).ends_with("\r\n") {
                     2
                 } else {
                     1
@@ -315,8 +315,8 @@ pub fn detect_layout(text: &str, root: &Node<'_>) -> Layout {
     let mut layout = Layout {
         // Look at the document's own lines only: scanning the whole stream per
         // document would make large streams quadratic.
-        newline: match text[root.start..].find('\n') {
-            Some(i) if text[..root.start + i].ends_with('\r') => "\r\n",
+        newline: match after(text, root.start).find('\n') {
+            Some(i) if before(text, root.start + i).ends_with('\r') => "\r\n",
             _ => "\n",
         },
         json: matches!(&root.kind, NodeKind::Map { flow: true, entries }
@@ -479,7 +479,8 @@ impl Differ<'_> {
                     Some(Value::Object(base))
                         if !self.layout.json && base.keys().all(|k| wanted.contains_key(k)) =>
                     {
-                        let mut parts = vec![format!("<<: {}", &self.text[node.start..node.end])];
+                        let mut parts =
+                            vec![format!("<<: {}", between(self.text, node.start, node.end))];
                         for (k, v) in wanted.iter().filter(|(k, v)| base.get(*k) != Some(*v)) {
                             parts.push(self.layout.flow_entry(k, v));
                         }
@@ -511,10 +512,10 @@ impl Differ<'_> {
                 let mut text = self.inline(target);
                 if node.start == node.end {
                     // A value left out (`key:`): keep it apart from the `:` and a comment.
-                    if !self.text[..node.start].ends_with([' ', '\t']) {
+                    if !before(self.text, node.start).ends_with([' ', '\t']) {
                         text.insert(0, ' ');
                     }
-                    if self.text[node.end..].starts_with('#') {
+                    if after(self.text, node.end).starts_with('#') {
                         text.push(' ');
                     }
                 }
@@ -638,7 +639,10 @@ impl Differ<'_> {
                         (line_start(self.text, key.start), entry)
                     } else if next.is_some() {
                         // The entry follows a `- `: the next line needs its indentation back.
-                        (key.start, format!("{}{}", &entry[col..], " ".repeat(col)))
+                        (
+                            key.start,
+                            format!("{}{}", after(&entry, col), " ".repeat(col)),
+                        )
                     } else {
                         // The only entry of a `- ` item: write the item's map in flow style.
                         return self.map_in_flow(node, wanted, shared);
@@ -729,7 +733,9 @@ impl Differ<'_> {
         let col = dashes.first().map_or(0, |&d| column(self.text, d));
         // Items written `-   name: x` keep their spacing.
         let dash_gap = match (dashes.first(), items.first()) {
-            (Some(&dash), Some(item)) if !self.text[dash + 1..item.start].contains('\n') => {
+            (Some(&dash), Some(item))
+                if !between(self.text, dash + 1, item.start).contains('\n') =>
+            {
                 item.start - dash - 1
             }
             _ => 1,
@@ -866,7 +872,7 @@ impl Differ<'_> {
         let to = line_end_after(self.text, end);
         if to == self.text.len() && !self.text.ends_with('\n') && from > 0 {
             // The last line has no line break: take the one before it instead.
-            let before = if self.text[..from - 1].ends_with('\r') {
+            let before = if before(self.text, from - 1).ends_with('\r') {
                 from - 2
             } else {
                 from - 1
@@ -956,7 +962,7 @@ impl Differ<'_> {
             )) = kept
             {
                 if is_merge_key(key) {
-                    let text = self.text[alias.start..alias.end].to_string();
+                    let text = between(self.text, alias.start, alias.end).to_string();
                     return self.replace(node, text, shared);
                 }
             }
@@ -1047,10 +1053,10 @@ impl Differ<'_> {
     ) -> Result<(), EditError> {
         let separator = match spans {
             [(_, first_end), (second_start, _), ..] => {
-                self.text[*first_end..*second_start].to_string()
+                between(self.text, *first_end, *second_start).to_string()
             }
             // One entry on its own line: the next goes on a line of its own too.
-            [(first_start, _)] if self.text[node.start..*first_start].contains('\n') => {
+            [(first_start, _)] if between(self.text, node.start, *first_start).contains('\n') => {
                 format!(
                     ",{}{}",
                     self.layout.newline,
@@ -1091,7 +1097,7 @@ impl Differ<'_> {
                             text: ed.text,
                         })
                         .collect();
-                    text.push_str(&apply(&self.text[*s..*e], shifted));
+                    text.push_str(&apply(between(self.text, *s, *e), shifted));
                 }
                 Part::New(new) if multi_line && self.layout.json => {
                     text.push_str(&reindent(new, entry_col, self.layout.newline));
@@ -1281,13 +1287,29 @@ fn keys_are_scalars(node: &Node<'_>, entries: &[(Node<'_>, Node<'_>)]) -> Result
     }
 }
 
+/// `text[from..to]`; empty if that is not a stretch of `text` (offsets
+/// come from the parser, on character boundaries: never in practice).
+fn between(text: &str, from: usize, to: usize) -> &str {
+    text.get(from..to).unwrap_or_default()
+}
+
+/// `text[..at]`, as [`between`].
+fn before(text: &str, at: usize) -> &str {
+    text.get(..at).unwrap_or_default()
+}
+
+/// `text[at..]`, as [`between`].
+fn after(text: &str, at: usize) -> &str {
+    text.get(at..).unwrap_or_default()
+}
+
 fn key_text<'a>(key: &'a Node<'_>) -> &'a str {
     key.as_str().unwrap_or_default()
 }
 
 /// Byte offset of the start of the line holding `pos`.
 pub fn line_start(text: &str, pos: usize) -> usize {
-    text[..pos].rfind('\n').map_or(0, |i| i + 1)
+    before(text, pos).rfind('\n').map_or(0, |i| i + 1)
 }
 
 /// Column of `pos` in bytes (indentation is ASCII spaces).
@@ -1297,7 +1319,9 @@ fn column(text: &str, pos: usize) -> usize {
 
 /// Whether only spaces stand before `pos` on its line.
 fn starts_line(text: &str, pos: usize) -> bool {
-    text[line_start(text, pos)..pos].bytes().all(|b| b == b' ')
+    between(text, line_start(text, pos), pos)
+        .bytes()
+        .all(|b| b == b' ')
 }
 
 /// Whether `node` is a literal (`|`) or folded (`>`) scalar.
@@ -1315,7 +1339,7 @@ fn is_block_scalar(node: &Node<'_>) -> bool {
 fn above_comments(text: &str, mut at: usize) -> usize {
     while at > 0 {
         let previous = line_start(text, at - 1);
-        if !text[previous..at].trim_start().starts_with('#') {
+        if !between(text, previous, at).trim_start().starts_with('#') {
             break;
         }
         at = previous;
@@ -1327,13 +1351,19 @@ fn above_comments(text: &str, mut at: usize) -> usize {
 /// Block scalars end at the indentation of the next line: that line is the answer.
 fn line_end_after(text: &str, end: usize) -> usize {
     let start = line_start(text, end);
-    if end > start && text[start..end].bytes().all(|b| b == b' ' || b == b'\t') {
+    if end > start
+        && between(text, start, end)
+            .bytes()
+            .all(|b| b == b' ' || b == b'\t')
+    {
         return start;
     }
     if end == start && end > 0 {
         return start;
     }
-    text[end..].find('\n').map_or(text.len(), |i| end + i + 1)
+    after(text, end)
+        .find('\n')
+        .map_or(text.len(), |i| end + i + 1)
 }
 
 /// The `-` of a block sequence item whose content starts at `item_start`:
@@ -1343,14 +1373,14 @@ fn dash_of(text: &str, item_start: usize) -> Option<usize> {
     let mut end = item_start;
     loop {
         let start = line_start(text, end);
-        let mut before = &text[start..end];
+        let mut before = between(text, start, end);
         if end != item_start {
             // An earlier line: ignore a trailing comment.
             if let Some(hash) = before
                 .find(" #")
                 .or_else(|| before.trim_start().starts_with('#').then_some(0))
             {
-                before = &before[..hash];
+                before = self::before(before, hash);
             }
         }
         let mut trimmed = before.trim_end();
@@ -1360,11 +1390,9 @@ fn dash_of(text: &str, item_start: usize) -> Option<usize> {
             .next()
             .filter(|t| t.starts_with(['&', '!']))
         {
-            trimmed = trimmed[..trimmed.len() - last.len()].trim_end();
+            trimmed = trimmed.strip_suffix(last).unwrap_or_default().trim_end();
         }
-        if trimmed.ends_with('-')
-            && (trimmed.len() == 1 || trimmed[..trimmed.len() - 1].ends_with(' '))
-        {
+        if trimmed.ends_with('-') && (trimmed == "-" || trimmed.ends_with(" -")) {
             return Some(start + trimmed.len() - 1);
         }
         if !trimmed.trim_start().is_empty() || start == 0 {

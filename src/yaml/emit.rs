@@ -200,13 +200,8 @@ impl Layout {
     }
 }
 
-fn push_spaces(out: &mut String, mut n: usize) {
-    const SPACES: &str = "                                                                ";
-    while n > 0 {
-        let step = n.min(SPACES.len());
-        out.push_str(&SPACES[..step]);
-        n -= step;
-    }
+fn push_spaces(out: &mut String, n: usize) {
+    out.extend(std::iter::repeat_n(' ', n));
 }
 
 /// A string as a plain scalar when that reads back as the same string,
