@@ -438,8 +438,15 @@ impl Differ<'_> {
                     // Duplicate keys could make the counts differ on equal values.
                     return Ok(self.value(node)? == *target);
                 }
-                for (key, value) in entries {
-                    let Some(want) = key.as_str().and_then(|k| wanted.get(k)) else {
+                // Keys mostly come in the node's order: they are paired side
+                // by side, and looked up only where the order differs.
+                for ((key, value), (wanted_key, wanted_value)) in entries.iter().zip(wanted) {
+                    let want = match key.as_str() {
+                        Some(k) if k == wanted_key => Some(wanted_value),
+                        Some(k) => wanted.get(k),
+                        None => None,
+                    };
+                    let Some(want) = want else {
                         return Ok(false);
                     };
                     if !self.same(value, want)? {
