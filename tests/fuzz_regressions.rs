@@ -22,6 +22,19 @@ fn independent_values(text: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Inject `name` (with `args` before `-f`): the tool leaves it as it is,
+/// exit 0, and says `reason`. Returns the input.
+fn assert_left_with_reason(name: &str, args: &[&str], reason: &str) -> String {
+    let (path, text) = input(name);
+    let mut all = args.to_vec();
+    all.extend(["-f", &path]);
+    let run = common::run(&all, None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, text);
+    assert!(run.stderr.contains(reason), "{}", run.stderr);
+    text
+}
+
 /// A template with two `metadata` keys was injected into the first while
 /// kubectl would read the second; such a document is now refused, placed at
 /// the second key.
@@ -77,16 +90,31 @@ fn a_value_rewritten_inside_a_flow_mapping_reads_back_as_written() {
     );
 }
 
-/// The smallest form of the case above: a stale record in a flow mapping.
+/// The smallest form of the case above: a stale record in a flow mapping
+/// (it names the proxy, which is there, but nothing else inject added).
 #[test]
 fn a_stale_record_in_flow_annotations_is_replaced_quoted() {
-    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: web, annotations: {mesh-inject.io/added: \"stale\"}}\nspec:\n  containers: [{name: web, image: nginx}]\n";
+    let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: web, annotations: {mesh-inject.io/added: \"containers=linkerd-proxy\"}}\nspec:\n  containers: [{name: web, image: nginx}, {name: linkerd-proxy, image: proxy:old}]\n";
     let out = common::pipe(None, text);
     assert!(
         out.contains("{mesh-inject.io/added: \"initContainers=linkerd-init,linkerd-proxy;"),
         "{out}"
     );
     assert_eq!(common::pipe(None, &out), out);
+}
+
+/// A record annotation that records no injection (edited by hand, or
+/// garbled), on a pod with nothing injected: inject overwrote it, and
+/// uninject then took it away, so the input did not come back. The pod is
+/// now left as it is, with the reason.
+#[test]
+fn a_record_that_records_no_injection_is_left_with_the_reason() {
+    let text = assert_left_with_reason(
+        "record-of-no-injection.yaml",
+        &[],
+        "pod/web skipped: the pod has a mesh-inject.io/added annotation that records no injection of this profile (edited by hand?); remove it to inject",
+    );
+    assert_eq!(common::pipe(Some("uninject"), &text), text);
 }
 
 /// A lone CR (no LF after it) in a comment: YAML reads it as a line break,
@@ -141,6 +169,13 @@ fn assert_lossless(text: &str) -> String {
     let out = assert_injects_again_the_same(text);
     assert_eq!(common::pipe(Some("uninject"), &out), text, "uninject");
     out
+}
+
+/// `assert_lossless` on the input `name`, whose output holds `expected`.
+fn assert_lossless_and_contains(name: &str, expected: &str) {
+    let (_, text) = input(name);
+    let out = assert_lossless(&text);
+    assert!(out.contains(expected), "{out}");
 }
 
 /// Inject `text`; injecting the output again changes nothing, and the output
@@ -241,11 +276,9 @@ fn spaces_after_an_opening_brace_keep_the_mapping_a_flow_mapping() {
 /// and one brace short. The mapping now ends after its bracket.
 #[test]
 fn a_trailing_comma_before_a_closing_brace_keeps_the_brace() {
-    let (_, text) = input("trailing-comma-before-a-closing-brace.yaml");
-    let out = assert_lossless(&text);
-    assert!(
-        out.contains("linkerd.io/proxy-deployment: web,\n      }, annotations: {"),
-        "{out}"
+    assert_lossless_and_contains(
+        "trailing-comma-before-a-closing-brace.yaml",
+        "linkerd.io/proxy-deployment: web,\n      }, annotations: {",
     );
 }
 
@@ -271,16 +304,10 @@ fn an_empty_value_with_a_tag_keeps_its_tag() {
 /// such an item, so the pod is left as it is, and says why and where.
 #[test]
 fn a_pair_as_a_flow_sequence_item_is_left_as_it_is_with_the_reason() {
-    let (path, text) = input("pair-as-a-flow-sequence-item.yaml");
-    let run = common::run(&["--kube-version", "1.28", "-f", &path], None);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout, text);
-    assert!(
-        run.stderr.contains(
-            "pod/web skipped: cannot edit a `key: value` pair written as an item of a flow sequence; write it as a mapping in braces ({key: value}) (line 8:43)"
-        ),
-        "{}",
-        run.stderr
+    assert_left_with_reason(
+        "pair-as-a-flow-sequence-item.yaml",
+        &["--kube-version", "1.28"],
+        "pod/web skipped: cannot edit a `key: value` pair written as an item of a flow sequence; write it as a mapping in braces ({key: value}) (line 8:43)",
     );
 }
 
@@ -290,16 +317,58 @@ fn a_pair_as_a_flow_sequence_item_is_left_as_it_is_with_the_reason() {
 /// the input back. The pod is now left as it is, with the reason.
 #[test]
 fn a_mapping_with_a_mapping_as_a_key_is_left_as_it_is_with_the_reason() {
-    let (path, text) = input("mapping-as-a-key.yaml");
-    let run = common::run(&["-f", &path], None);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout, text);
-    assert!(
-        run.stderr.contains(
-            "pod/web skipped: cannot edit a mapping with a key that is not a plain scalar (a mapping, a list or an alias as a key) (line 5:12)"
-        ),
-        "{}",
-        run.stderr
+    assert_left_with_reason(
+        "mapping-as-a-key.yaml",
+        &[],
+        "pod/web skipped: cannot edit a mapping with a key that is not a plain scalar (a mapping, a list or an alias as a key) (line 5:12)",
+    );
+}
+
+/// An anchored value left empty (`annotations: &notes` with only a comment
+/// under it): inject wrote the annotations in its place and the anchor went
+/// with the old text, so uninject could not give it back. Such a value is
+/// left as it is, with the reason and its place.
+#[test]
+fn an_anchored_empty_value_is_left_as_it_is_with_the_reason() {
+    assert_left_with_reason(
+        "anchored-empty-value.yaml",
+        &[],
+        "pod/web skipped: cannot rewrite an anchored value (&…) as another kind of value without losing its anchor (line 5:16)",
+    );
+}
+
+/// An alias of an empty value (`annotations: *none`) inject had to fill:
+/// the alias was written out whole and uninject could not give it back. An
+/// alias can only take keys added to the mapping it stands for, so the pod
+/// is left as it is, with the reason.
+#[test]
+fn an_alias_of_an_empty_value_is_left_as_it_is_with_the_reason() {
+    assert_left_with_reason(
+        "alias-of-an-empty-value.yaml",
+        &[],
+        "deployment/web skipped: cannot change a value written as an alias (*name) other than by adding keys to the mapping it stands for (line 11:20)",
+    );
+}
+
+/// A value left out before a comment inside braces (`{team: #payments`):
+/// the entries inject added were glued to the comment (`"x"#payments`),
+/// which then was no comment. They now keep a space before it.
+#[test]
+fn a_value_left_out_before_a_comment_in_a_flow_mapping_keeps_the_comment() {
+    assert_lossless_and_contains(
+        "value-left-out-before-a-comment-in-a-flow-mapping.yaml",
+        "labels: {team: , linkerd.io/control-plane-ns: linkerd, linkerd.io/workload-ns: default #payments\n  }",
+    );
+}
+
+/// A name whose last word is a dash (`name: api   -`), copied into a label
+/// in braces: plain there, the dash read as a sequence entry and the output
+/// no longer parsed. It is now quoted.
+#[test]
+fn a_last_word_dash_is_quoted_inside_braces() {
+    assert_lossless_and_contains(
+        "last-word-a-dash-in-a-flow-mapping.yaml",
+        "linkerd.io/proxy-deployment: \"api   -\"}",
     );
 }
 
@@ -315,7 +384,7 @@ fn every_crash_the_fuzzer_kept_now_holds_the_properties() {
         .map(|entry| entry.expect("an entry").path())
         .collect();
     files.sort();
-    assert!(files.len() >= 13, "{files:?}");
+    assert!(files.len() >= 20, "{files:?}");
     for file in files {
         let name = file.display().to_string();
         let Ok(text) = std::fs::read_to_string(&file) else {

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
-use super::uninject::{injection_found, remove_injection};
+use super::uninject::{injection_found, record_present, remove_injection};
 use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template_problem};
 use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
@@ -51,6 +51,16 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     };
     if let Some(reason) = skip_reason(&patcher, &paths, env) {
         return unchanged(patcher, before, reason);
+    }
+    if before.is_none() && record_present(&patcher, kind) {
+        // Overwriting it would lose it: uninject could not give it back.
+        return unchanged(
+            patcher,
+            before,
+            format!(
+                "the pod has a {RECORD_ANNOTATION} annotation that records no injection of this profile (edited by hand?); remove it to inject"
+            ),
+        );
     }
     let pod = Pod::read(&patcher, &paths, kind, env);
     let values = env

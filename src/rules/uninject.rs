@@ -46,6 +46,11 @@ pub(crate) fn injection_found(patcher: &Patcher, kind: &WorkloadType, profile: &
     injected_by(patcher, &paths, profile, record.as_ref(), &ours)
 }
 
+/// Whether the pod carries a record annotation, whatever it says.
+pub(crate) fn record_present(patcher: &Patcher, kind: &WorkloadType) -> bool {
+    read_record(patcher, &PodPaths::of(kind)).is_some()
+}
+
 /// The record inject left on the pod, if any.
 fn read_record(patcher: &Patcher, paths: &PodPaths) -> Option<Record> {
     let mut record_path = paths.metadata("annotations");

@@ -493,7 +493,14 @@ impl Differ<'_> {
                         }
                         format!("{{{}}}", parts.join(", "))
                     }
-                    _ => self.layout.flow(target),
+                    // Written out whole, the alias would be lost: undoing the
+                    // change could not give it back.
+                    _ => {
+                        return Err(EditError {
+                            message: "cannot change a value written as an alias (*name) other than by adding keys to the mapping it stands for".into(),
+                            offset: node.start,
+                        });
+                    }
                 };
                 self.replace(node, text, shared)
             }
@@ -516,14 +523,16 @@ impl Differ<'_> {
                 }
             }
             (NodeKind::Scalar { .. }, _) if !target.is_object() && !target.is_array() => {
-                let mut text = self.inline(target);
-                if node.start == node.end {
-                    // A value left out (`key:`): keep it apart from the `:` and a comment.
-                    if !before(self.text, node.start).ends_with([' ', '\t']) {
-                        text.insert(0, ' ');
-                    }
-                    if after(self.text, node.end).starts_with('#') {
-                        text.push(' ');
+                let mut text = self.apart(node, self.inline(target));
+                // A scalar's text begins with its anchor (`&a foo`): keep it.
+                let span = between(self.text, node.start, node.end);
+                if let Some(anchor) = span
+                    .split_whitespace()
+                    .next()
+                    .filter(|_| node.anchor.is_some())
+                {
+                    if anchor.starts_with('&') {
+                        text = format!("{anchor} {}", text.trim_start());
                     }
                 }
                 self.replace(node, text, shared)
@@ -601,6 +610,20 @@ impl Differ<'_> {
             .text(layout, col, None, value, || layout.block_item(col, value))
     }
 
+    /// `text` for `node`; a value left out (`key:`, `{key: }`) keeps apart
+    /// from the `:` before it and a comment after it.
+    fn apart(&self, node: &Node<'_>, mut text: String) -> String {
+        if node.start == node.end {
+            if !before(self.text, node.start).ends_with([' ', '\t']) {
+                text.insert(0, ' ');
+            }
+            if after(self.text, node.end).starts_with('#') {
+                text.push(' ');
+            }
+        }
+        text
+    }
+
     fn inline(&self, value: &Value) -> String {
         match value {
             // Quoted on one line: a literal block would need this node's indentation.
@@ -636,6 +659,7 @@ impl Differ<'_> {
                 Some(target) if self.can_edit_within(value, target) => {
                     self.node(value, target, shared)?
                 }
+                Some(_) if value.anchor.is_some() => return Err(anchor_lost(value)),
                 Some(target) => {
                     // Rewrite the whole entry where it stands: its own lines go
                     // (not merged with neighbours, so the insertion stays outside
@@ -765,6 +789,9 @@ impl Differ<'_> {
                     if self.can_edit_within(item, want) {
                         self.node(item, want, shared)?;
                         continue;
+                    }
+                    if item.anchor.is_some() {
+                        return Err(anchor_lost(item));
                     }
                     // Rewrite the item where it stands.
                     let at = line_start(self.text, dash);
@@ -990,7 +1017,7 @@ impl Differ<'_> {
         if matches!(node.kind, NodeKind::Scalar { .. }) && !target.is_object() && !target.is_array()
         {
             let shared = shared || node.anchor.is_some_and(|a| self.referenced.contains(&a));
-            let text = self.layout.flow(target);
+            let text = self.apart(node, self.layout.flow(target));
             return self.replace(node, text, shared);
         }
         // Inside brackets, a collection without its own is a `key: value`
@@ -1080,6 +1107,15 @@ impl Differ<'_> {
                 node.end.saturating_sub(1).max(node.start + 1),
             ),
         };
+        // Spaces between the last entry and a comment after it are the
+        // rewritten text's to keep (or to give back, when entries go).
+        let rest = after(self.text, end);
+        let spaces = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        let end = if after(self.text, end + spaces).starts_with('#') {
+            end + spaces
+        } else {
+            end
+        };
         let entry_col = column(self.text, start);
         let mut text = String::new();
         for (i, part) in parts.iter().enumerate() {
@@ -1111,6 +1147,10 @@ impl Differ<'_> {
                 }
                 Part::New(new) => text.push_str(new),
             }
+        }
+        // A comment right after the last entry (`{a: #c`) stays a comment.
+        if after(self.text, end).starts_with('#') && !text.ends_with([' ', '\t']) {
+            text.push(' ');
         }
         self.push(
             shared,
@@ -1291,6 +1331,15 @@ fn keys_are_scalars(node: &Node<'_>, entries: &[(Node<'_>, Node<'_>)]) -> Result
             offset: key.start.max(node.start),
         }),
         None => Ok(()),
+    }
+}
+
+/// Why an anchored node is not rewritten as another kind of value: its
+/// anchor (`&name`) would go with the old text.
+fn anchor_lost(node: &Node<'_>) -> EditError {
+    EditError {
+        message: "cannot rewrite an anchored value (&…) as another kind of value without losing its anchor".into(),
+        offset: node.start,
     }
 }
 

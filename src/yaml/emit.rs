@@ -254,6 +254,10 @@ pub fn plain_is_safe(s: &str, in_flow: bool) -> bool {
     if b",[]{}#&*!|>'\"%@`".contains(&first) {
         return false;
     }
+    // In brackets, a last word `-` is taken for a sequence entry (`{k: a -}`).
+    if in_flow && last == '-' && s.trim_end_matches('-').ends_with([' ', '\t']) {
+        return false;
+    }
     let mut previous = 0u8;
     for &b in bytes {
         let breaks = match b {
@@ -355,5 +359,11 @@ mod tests {
         ] {
             assert!(plain_is_safe(s, false), "{s:?} can be plain");
         }
+        // In brackets, flow indicators and a last word `-` need quotes too.
+        for s in ["a,b", "a -", "api   --"] {
+            assert!(plain_is_safe(s, false), "{s:?} can be plain in a block");
+            assert!(!plain_is_safe(s, true), "{s:?} must be quoted in brackets");
+        }
+        assert!(plain_is_safe("a-", true));
     }
 }

@@ -263,7 +263,7 @@ pub fn each_document<'a>(
                 size = frame.expanded;
                 // A block collection runs from its first child to its last.
                 let (start, end) = if frame.flow {
-                    (frame.start, flow_end(text, end, frame.is_map))
+                    (frame.start, flow_end(text, start, end, frame.is_map))
                 } else {
                     let first = frame
                         .children
@@ -424,27 +424,22 @@ fn place_implicit_null(text: &str, key: &Node<'_>, value: &mut Node<'_>) {
     value.end = at + tag;
 }
 
-/// Where a flow collection whose end event ends at `end` really ends: after
-/// its closing bracket. After a trailing comma (`{a: 1, }`) the parser ends
-/// the collection before the bracket, where an edit would then land outside it.
-fn flow_end(text: &str, end: usize, is_map: bool) -> usize {
+/// Where a flow collection whose end event spans `start..end` ends: just
+/// after its closing bracket. The event starts at the bracket and may run
+/// over the spaces after it; after a trailing comma (`{a: 1, }`) it starts
+/// at the comma and stops before the bracket.
+fn flow_end(text: &str, start: usize, end: usize, is_map: bool) -> usize {
     let close = if is_map { '}' } else { ']' };
-    let Some(rest) = text.get(end..) else {
+    let Some(rest) = text.get(start..) else {
         return end;
     };
-    if text
-        .get(..end)
-        .is_some_and(|before| before.ends_with(close))
-    {
-        return end;
-    }
     let mut chars = rest.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         match c {
-            ' ' | '\t' | '\r' | '\n' => {}
+            ',' | ' ' | '\t' | '\r' | '\n' => {}
             // A comment runs to the end of its line.
             '#' => while chars.next_if(|&(_, c)| c != '\n').is_some() {},
-            c if c == close => return end + i + c.len_utf8(),
+            c if c == close => return start + i + c.len_utf8(),
             _ => break,
         }
     }
@@ -515,6 +510,14 @@ mod tests {
         assert_eq!(span(root.get("c").expect("c")), "[1, # one\n  ]");
         let e = root.get("d").and_then(|d| d.get("e")).expect("e");
         assert_eq!(span(e), "!custom");
+        // Spaces after an inner bracket are not the inner collection's.
+        let text = "x: {y: {z: 1}   }
+";
+        let docs = spans(text);
+        let x = docs[0].root.as_ref().and_then(|r| r.get("x")).expect("x");
+        let y = x.get("y").expect("y");
+        assert_eq!(&text[x.start..x.end], "{y: {z: 1}   }");
+        assert_eq!(&text[y.start..y.end], "{z: 1}");
     }
 
     #[test]
