@@ -243,6 +243,23 @@ fn tags_are_kept_and_read_as_tagged() {
     assert!(has_proxy(&value));
 }
 
+/// A value inject rewrites (the grace period, raised for the proxy's wait
+/// before exit) keeps the tag and anchor written before it, and uninject
+/// gives the input back byte for byte.
+#[test]
+fn a_rewritten_value_keeps_its_tag_and_anchor() {
+    let input = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  terminationGracePeriodSeconds: !!int &grace 1\n  containers:\n  - name: web\n    image: nginx\n";
+    let run = common::run(&["-q", "--set", "waitBeforeExitSeconds=10"], Some(input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("\n  terminationGracePeriodSeconds: !!int &grace 20\n"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(common::pipe(Some("uninject"), &run.stdout), input);
+}
+
 #[test]
 fn anchors_aliases_and_merge_keys_in_a_pod_template_are_kept() {
     let path = hostile("anchors-merge.yaml");

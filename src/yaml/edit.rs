@@ -524,16 +524,10 @@ impl Differ<'_> {
             }
             (NodeKind::Scalar { .. }, _) if !target.is_object() && !target.is_array() => {
                 let mut text = self.apart(node, self.inline(target));
-                // A scalar's text begins with its anchor (`&a foo`): keep it.
                 let span = between(self.text, node.start, node.end);
-                if let Some(anchor) = span
-                    .split_whitespace()
-                    .next()
-                    .filter(|_| node.anchor.is_some())
-                {
-                    if anchor.starts_with('&') {
-                        text = format!("{anchor} {}", text.trim_start());
-                    }
+                let kept = kept_properties(span, target);
+                if !kept.is_empty() {
+                    text = format!("{} {}", kept.join(" "), text.trim_start());
                 }
                 self.replace(node, text, shared)
             }
@@ -1334,6 +1328,30 @@ fn keys_are_scalars(node: &Node<'_>, entries: &[(Node<'_>, Node<'_>)]) -> Result
     }
 }
 
+/// The properties written before a scalar (`&anchor`, `!!tag`, in either
+/// order) that its new value `target` keeps: the anchor always (aliases and
+/// uninject need it), a core tag when `target` is of its kind.
+fn kept_properties<'t>(span: &'t str, target: &Value) -> Vec<&'t str> {
+    span.split_whitespace()
+        .take_while(|word| word.starts_with(['&', '!']))
+        .filter(|word| {
+            let tag = word
+                .strip_prefix("!<tag:yaml.org,2002:")
+                .and_then(|t| t.strip_suffix('>'))
+                .or_else(|| word.strip_prefix("!!"));
+            match tag {
+                None => word.starts_with('&'),
+                Some("str") => target.is_string(),
+                Some("int") => target.is_i64() || target.is_u64(),
+                Some("float") => target.is_number(),
+                Some("bool") => target.is_boolean(),
+                Some("null") => target.is_null(),
+                Some(_) => false,
+            }
+        })
+        .collect()
+}
+
 /// Why an anchored node is not rewritten as another kind of value: its
 /// anchor (`&name`) would go with the old text.
 fn anchor_lost(node: &Node<'_>) -> EditError {
@@ -1538,6 +1556,23 @@ mod tests {
             out,
             "sel: &s\n  app: web\ntpl:\n  labels: {<<: *s, l: \"1\"}\n"
         );
+    }
+
+    #[test]
+    fn a_rewritten_scalar_keeps_its_anchor_and_a_tag_of_its_kind() {
+        for (from, to) in [
+            ("&g 1", "&g 20"),
+            ("!!int &g 1", "!!int &g 20"),
+            ("&g !!int 1", "&g !!int 20"),
+            ("!<tag:yaml.org,2002:int> 1", "!<tag:yaml.org,2002:int> 20"),
+        ] {
+            let text = format!("grace: {from}\n");
+            let out = round_trip(&text, |v| v["grace"] = json!(20));
+            assert_eq!(out, format!("grace: {to}\n"));
+        }
+        // A tag of another kind would contradict the new value: it goes.
+        let out = render("grace: !!str &g 1\n", |v| v["grace"] = json!(20));
+        assert_eq!(out, "grace: &g 20\n");
     }
 
     #[test]
