@@ -4,8 +4,9 @@
 #   fuzz/run.sh [SECONDS] [extra libFuzzer flags...]
 #
 # Seeds the corpus from testdata/ and ../shared/corpus/ (when it is beside the
-# checkout), runs the `pipeline` target on stable Rust (no sanitizer; the
-# nightly-only flags cargo-fuzz passes are allowed with RUSTC_BOOTSTRAP), then
+# checkout), each file behind a settings byte (see fuzz_targets/pipeline.rs),
+# runs the `pipeline` target on stable Rust (no sanitizer; the nightly-only
+# flags cargo-fuzz passes are allowed with RUSTC_BOOTSTRAP), then
 # prints how many inputs were executed, the corpus size and the crashes kept.
 # A crash does not end the run: the input is kept and fuzzing goes on.
 # FUZZ_TARGET_DIR chooses the build directory (default: fuzz/target).
@@ -22,7 +23,13 @@ for dir in "$here/../testdata" "$here/../../shared/corpus"; do
     [ -d "$dir" ] || continue
     find "$dir" -type f \( -name '*.yaml' -o -name '*.yml' -o -name '*.json' -o -path '*/fuzz/*' \) -print0 |
         while IFS= read -r -d '' file; do
-            cp "$file" "$corpus/seed-$(sha1sum <"$file" | cut -c1-16)"
+            # The target's first byte chooses the settings: each seed goes in
+            # with the defaults (0) and with a choice of its own.
+            sum=$(sha1sum <"$file" | cut -c1-16)
+            choice=$((16#${sum:0:2} % 32))
+            for byte in 0 "$choice"; do
+                { printf "\\$(printf '%03o' "$byte")"; cat "$file"; } >"$corpus/seed-$sum-$byte"
+            done
         done
 done
 

@@ -376,44 +376,98 @@ fn a_last_word_dash_is_quoted_inside_braces() {
 /// through or is refused with exit 2 and nothing written; what goes through
 /// is injected again unchanged, and when uninject leaves the input as it
 /// is (it was never injected), uninject gives it back from the output.
+/// Inputs in `crashes/` were found with the default settings; in
+/// `crashes/with-settings/`, the first byte chose them (see `settings_flags`).
 #[test]
 fn every_crash_the_fuzzer_kept_now_holds_the_properties() {
-    let dir = common::testdata("fuzz/crashes");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("the crashes directory")
-        .map(|entry| entry.expect("an entry").path())
-        .collect();
-    files.sort();
-    assert!(files.len() >= 20, "{files:?}");
-    for file in files {
-        let name = file.display().to_string();
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            continue; // Not UTF-8: the fuzz target skips such inputs too.
-        };
-        // Admission's verdicts do not matter here: the text does.
-        let first = common::run(&["-q", "--warn-only"], Some(&text));
-        if first.code == 2 {
-            assert!(first.stdout.is_empty(), "{name}: partial output");
+    let mut count = 0;
+    for (dir, with_settings) in [
+        ("fuzz/crashes", false),
+        ("fuzz/crashes/with-settings", true),
+    ] {
+        let dir = common::testdata(dir);
+        let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
+        };
+        let mut files: Vec<_> = entries
+            .map(|entry| entry.expect("an entry").path())
+            .filter(|path| path.is_file())
+            .collect();
+        files.sort();
+        for file in files {
+            let bytes = std::fs::read(&file).expect("read the crash");
+            let (flags, bytes) = match bytes.split_first() {
+                Some((&choice, rest)) if with_settings => (settings_flags(choice), rest.to_vec()),
+                _ => (Flags::default(), bytes),
+            };
+            // Not UTF-8: the fuzz target skips such inputs too.
+            if let Ok(text) = String::from_utf8(bytes) {
+                assert_crash_holds(&file.display().to_string(), &flags, &text);
+                count += 1;
+            }
         }
-        assert_eq!(first.code, 0, "{name}: {}", first.stderr);
-        let again = common::run(&["-q", "--warn-only"], Some(&first.stdout));
+    }
+    assert!(count >= 20, "{count} crashes read");
+}
+
+/// The command-line flags of a fuzz settings byte.
+#[derive(Default)]
+struct Flags {
+    /// Those that choose and fill the profile: uninject takes them too.
+    profile: Vec<&'static str>,
+    /// Those only inject takes.
+    inject: Vec<&'static str>,
+}
+
+/// The flags for the fuzz target's settings byte: bit 0 the istio profile,
+/// bit 1 a wait before exit, bit 2 Kubernetes 1.28, bits 3-4
+/// `--native-sidecar` always (1) or never (2).
+fn settings_flags(choice: u8) -> Flags {
+    let mut flags = Flags::default();
+    if choice & 1 != 0 {
+        flags.profile.extend(["--profile", "istio"]);
+    }
+    if choice & 2 != 0 {
+        flags.profile.extend(["--set", "waitBeforeExitSeconds=10"]);
+    }
+    if choice & 4 != 0 {
+        flags.inject.extend(["--kube-version", "1.28"]);
+    }
+    match (choice >> 3) & 3 {
+        1 => flags.inject.extend(["--native-sidecar", "always"]),
+        2 => flags.inject.extend(["--native-sidecar", "never"]),
+        _ => {}
+    }
+    flags
+}
+
+/// The fuzz target's properties for `text` run with `flags`.
+fn assert_crash_holds(name: &str, flags: &Flags, text: &str) {
+    // Admission's verdicts do not matter here: the text does.
+    let inject = [&["-q", "--warn-only"], &flags.profile[..], &flags.inject].concat();
+    let uninject = [&["uninject", "-q"], &flags.profile[..]].concat();
+    let first = common::run(&inject, Some(text));
+    if first.code == 2 {
+        assert!(first.stdout.is_empty(), "{name}: partial output");
+        return;
+    }
+    assert_eq!(first.code, 0, "{name}: {}", first.stderr);
+    let again = common::run(&inject, Some(&first.stdout));
+    assert_eq!(
+        again.code, 0,
+        "{name}: the output is refused: {}",
+        again.stderr
+    );
+    assert_eq!(
+        again.stdout, first.stdout,
+        "{name}: injecting again changed it"
+    );
+    let restored = common::run(&uninject, Some(text));
+    if restored.code == 0 && restored.stdout == text {
+        let back = common::run(&uninject, Some(&first.stdout));
         assert_eq!(
-            again.code, 0,
-            "{name}: the output is refused: {}",
-            again.stderr
+            back.stdout, text,
+            "{name}: uninject did not give the input back"
         );
-        assert_eq!(
-            again.stdout, first.stdout,
-            "{name}: injecting again changed it"
-        );
-        let restored = common::run(&["uninject", "-q"], Some(&text));
-        if restored.code == 0 && restored.stdout == text {
-            let back = common::run(&["uninject", "-q"], Some(&first.stdout));
-            assert_eq!(
-                back.stdout, text,
-                "{name}: uninject did not give the input back"
-            );
-        }
     }
 }

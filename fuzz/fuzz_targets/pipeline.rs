@@ -1,5 +1,7 @@
-//! The whole pipeline on arbitrary bytes, as `kubectl mesh-inject` runs it by
-//! default (embedded profile, current Kubernetes version, admission checks).
+//! The whole pipeline on arbitrary bytes, as `kubectl mesh-inject` runs it.
+//! The first byte chooses the settings (the mesh's profile, a wait before
+//! exit, the Kubernetes version, native sidecars), so that the rules'
+//! branches are fuzzed too; the rest is the input. The admission checks run.
 //!
 //! Any input may be refused with an error, never with a panic or a hang.
 //! When the first inject goes through, its output must satisfy the lossless
@@ -12,19 +14,39 @@
 use libfuzzer_sys::fuzz_target;
 use mesh_inject::cluster::KubeVersion;
 use mesh_inject::pipeline::{self, Action, Processed, Settings};
-use mesh_inject::profile::{self, Profile};
+use mesh_inject::profile::{self, NativeChoice, Profile};
 use mesh_inject::rules::SecurityMode;
 use mesh_inject::source::Source;
 use mesh_inject::yaml;
 use serde_json::{Map, Value};
 
-fn settings(action: Action) -> Settings {
+/// The settings `choice` picks: bit 0 the profile, bit 1 a wait before
+/// exit (`--set waitBeforeExitSeconds=10`, which raises grace periods),
+/// bit 2 Kubernetes 1.28 (no native sidecars), bits 3-4 `--native-sidecar`.
+fn settings(choice: u8) -> Settings {
+    let (name, _) = profile::EMBEDDED[usize::from(choice & 1)];
+    let profile = Profile::embedded(name).expect("the embedded profile loads");
+    let mut flags = Map::new();
+    if choice & 2 != 0 {
+        let (key, value) = profile
+            .parse_assignment("waitBeforeExitSeconds=10")
+            .expect("the profile has the value");
+        flags.insert(key, value);
+    }
     Settings {
-        action,
-        profile: Profile::embedded(profile::EMBEDDED[0].0).expect("the embedded profile loads"),
-        flags: Map::new(),
-        native: None,
-        version: KubeVersion::CURRENT,
+        action: Action::Inject,
+        profile,
+        flags,
+        native: match (choice >> 3) & 3 {
+            1 => Some(NativeChoice::Always),
+            2 => Some(NativeChoice::Never),
+            _ => None,
+        },
+        version: if choice & 4 != 0 {
+            KubeVersion::new(1, 28)
+        } else {
+            KubeVersion::CURRENT
+        },
         security: SecurityMode::Auto,
         namespace: "default".to_string(),
         keep_values: false,
@@ -32,13 +54,21 @@ fn settings(action: Action) -> Settings {
     }
 }
 
-fn run(text: &str, action: Action) -> Result<Processed, mesh_inject::error::Error> {
+fn run(
+    text: &str,
+    settings: &Settings,
+    action: Action,
+) -> Result<Processed, mesh_inject::error::Error> {
     let source = Source {
         path: None,
         text: text.to_string(),
         found_in: None,
     };
-    let mut results = pipeline::process_all(vec![source], &[], &settings(action))?;
+    let settings = Settings {
+        action,
+        ..settings.clone()
+    };
+    let mut results = pipeline::process_all(vec![source], &[], &settings)?;
     Ok(results.pop().expect("one result per source"))
 }
 
@@ -66,9 +96,14 @@ fn document_texts(text: &str) -> Vec<(usize, String)> {
 }
 
 fuzz_target!(|data: &[u8]| {
+    let Some((&choice, data)) = data.split_first() else {
+        return;
+    };
     let Ok(input) = std::str::from_utf8(data) else {
         return;
     };
+    let settings = settings(choice);
+    let run = |text: &str, action: Action| run(text, &settings, action);
     let first = match run(input, Action::Inject) {
         Ok(first) => first,
         Err(err) => {
