@@ -372,6 +372,44 @@ fn a_last_word_dash_is_quoted_inside_braces() {
     );
 }
 
+/// A bare `labels:` with spaces after it (and a comment line under it):
+/// inject rewrote the entry as `labels:` and its new lines, so uninject gave
+/// back `labels:` without the spaces. The new lines now go under the key's
+/// line, kept as written, and uninject takes just them away.
+#[test]
+fn a_bare_key_keeps_its_line_as_written() {
+    assert_lossless_and_contains(
+        "bare-key-with-spaces-and-a-comment.yaml",
+        "      labels:   \n        linkerd.io/control-plane-ns: linkerd\n",
+    );
+}
+
+/// A flow mapping whose separators differ (`{team-a,name: web, labels: …}`):
+/// rewritten to add the annotations, every separator became the first one,
+/// and uninject gave back `web,labels`. Entries that stay side by side now
+/// keep what stood between them.
+#[test]
+fn flow_entries_side_by_side_keep_their_separator() {
+    assert_lossless_and_contains(
+        "flow-mapping-separators.yaml",
+        "metadata: {team-a,name: web, labels: {team: payments, linkerd.io/control-plane-ns: linkerd",
+    );
+}
+
+/// A block mapping ending with a value left out after a key holding a colon
+/// (`- containerPort:adata:`, in a proxy the fuzzer garbled): the mapping
+/// ended before the last `:`, so rewriting the item left it behind
+/// (`- {…}:`). The mapping now ends after it.
+#[test]
+fn a_mapping_ending_with_a_value_left_out_is_rewritten_whole() {
+    let (_, text) = input("value-left-out-after-a-colon-in-a-key.yaml");
+    let out = assert_injects_again_the_same(&text);
+    assert!(
+        out.contains("\n    - {containerPort: 4191, name: linkerd-admin}\n"),
+        "{out}"
+    );
+}
+
 /// Every input the fuzzer found failing, as it found it: injecting it goes
 /// through or is refused with exit 2 and nothing written; what goes through
 /// is injected again unchanged, and when uninject leaves the input as it
@@ -407,7 +445,7 @@ fn every_crash_the_fuzzer_kept_now_holds_the_properties() {
             }
         }
     }
-    assert!(count >= 20, "{count} crashes read");
+    assert!(count >= 23, "{count} crashes read");
 }
 
 /// The command-line flags of a fuzz settings byte.

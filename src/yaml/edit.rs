@@ -604,6 +604,49 @@ impl Differ<'_> {
             .text(layout, col, None, value, || layout.block_item(col, value))
     }
 
+    /// Whether `key:` starts its line and only spaces or a comment follow
+    /// the colon: a bare key, whose value is on the lines under it.
+    fn is_bare_key(&self, key: &Node<'_>) -> bool {
+        let line = after(self.text, key.end)
+            .split('\n')
+            .next()
+            .unwrap_or_default();
+        let rest = line.trim_start_matches([' ', '\t']).strip_prefix(':');
+        starts_line(self.text, key.start)
+            && rest.is_some_and(|rest| {
+                let rest = rest.trim_end_matches('\r').trim_start_matches([' ', '\t']);
+                rest.is_empty() || rest.starts_with('#')
+            })
+    }
+
+    /// Whether `value` is left out after a bare `key:` and becomes `target`,
+    /// a collection with something in it, written in block style under it.
+    fn fills_a_bare_key(&self, key: &Node<'_>, value: &Node<'_>, target: &Value) -> bool {
+        let filled = match target {
+            Value::Object(map) => !map.is_empty(),
+            Value::Array(items) => !items.is_empty(),
+            _ => false,
+        };
+        filled
+            && value.start == value.end
+            && matches!(value.kind, NodeKind::Scalar { .. })
+            && !self.layout.json
+            && self.is_bare_key(key)
+    }
+
+    /// Whether `value`, a block collection on the lines under a bare `key:`,
+    /// can become empty by taking those lines away.
+    fn empties_to_a_bare_key(&self, key: &Node<'_>, value: &Node<'_>) -> bool {
+        let block = matches!(
+            value.kind,
+            NodeKind::Map { flow: false, .. } | NodeKind::Seq { flow: false, .. }
+        );
+        block
+            && value.anchor.is_none()
+            && line_start(self.text, value.start) > key.end
+            && self.is_bare_key(key)
+    }
+
     /// `text` for `node`; a value left out (`key:`, `{key: }`) keeps apart
     /// from the `:` before it and a comment after it.
     fn apart(&self, node: &Node<'_>, mut text: String) -> String {
@@ -654,6 +697,27 @@ impl Differ<'_> {
                     self.node(value, target, shared)?
                 }
                 Some(_) if value.anchor.is_some() => return Err(anchor_lost(value)),
+                Some(target) if self.fills_a_bare_key(key, value, target) => {
+                    // The new lines go under `key:`, its line kept as written
+                    // (spaces, a comment): emptying it again gives it back.
+                    let entry = self.layout.block_entry(col, name, target);
+                    let lines = entry.split_once('\n').map_or("", |(_, lines)| lines);
+                    let at = line_end_after(self.text, value.end);
+                    let text = self.at_line_end(at, lines.to_string());
+                    self.insert(shared, at, text)?;
+                }
+                Some(Value::Null) if self.empties_to_a_bare_key(key, value) => {
+                    // The lines under `key:` go; its line stays as written
+                    // (with its line break, unless the file ends with them).
+                    let mut start = line_start(self.text, value.start);
+                    let end = line_end_after(self.text, value.end);
+                    if end == self.text.len() && !self.text.ends_with('\n') {
+                        let kept = before(self.text, start);
+                        let kept = kept.strip_suffix('\n').unwrap_or(kept);
+                        start = kept.strip_suffix('\r').unwrap_or(kept).len();
+                    }
+                    self.delete(shared, start, end)?;
+                }
                 Some(target) => {
                     // Rewrite the whole entry where it stands: its own lines go
                     // (not merged with neighbours, so the insertion stays outside
@@ -1112,10 +1176,20 @@ impl Differ<'_> {
         };
         let entry_col = column(self.text, start);
         let mut text = String::new();
-        for (i, part) in parts.iter().enumerate() {
-            if i > 0 {
-                text.push_str(&separator);
+        let mut previous: Option<&Part> = None;
+        for part in &parts {
+            match (previous, part) {
+                // Neighbours in the source keep what stood between them.
+                (Some(Part::Keep(_, kept_end)), Part::Keep(kept_start, _))
+                    if kept_end <= kept_start
+                        && !spans.iter().any(|(s, _)| s > kept_end && s < kept_start) =>
+                {
+                    text.push_str(between(self.text, *kept_end, *kept_start));
+                }
+                (Some(_), _) => text.push_str(&separator),
+                (None, _) => {}
             }
+            previous = Some(part);
             match part {
                 Part::Keep(s, e) => {
                     // Edits inside kept entries are applied by splicing them in here.
@@ -1573,6 +1647,25 @@ mod tests {
         // A tag of another kind would contradict the new value: it goes.
         let out = render("grace: !!str &g 1\n", |v| v["grace"] = json!(20));
         assert_eq!(out, "grace: &g 20\n");
+    }
+
+    #[test]
+    fn a_bare_key_takes_lines_under_it_and_keeps_its_own() {
+        let text = "metadata:\n  labels:   # none yet\n  # about the name\n  name: web\n";
+        let out = round_trip(text, |v| v["metadata"]["labels"] = json!({"app": "web"}));
+        assert_eq!(
+            out,
+            "metadata:\n  labels:   # none yet\n    app: web\n  # about the name\n  name: web\n"
+        );
+        let text = "spec:\n  volumes:  \n  containers: []\n";
+        let out = round_trip(text, |v| v["spec"]["volumes"] = json!([{"name": "a"}]));
+        assert_eq!(
+            out,
+            "spec:\n  volumes:  \n    - name: a\n  containers: []\n"
+        );
+        // At the end of a file without a line break.
+        let out = round_trip("labels:  ", |v| v["labels"] = json!({"a": "b"}));
+        assert_eq!(out, "labels:  \n  a: b");
     }
 
     #[test]

@@ -300,6 +300,15 @@ pub fn each_document<'a>(
                         flow: frame.flow,
                     }
                 };
+                // A block mapping ending with a value left out (`a:b:`) ends
+                // where that value now stands, after its `:`.
+                let end = match &kind {
+                    NodeKind::Map {
+                        entries,
+                        flow: false,
+                    } => entries.last().map_or(end, |(_, value)| value.end),
+                    _ => end,
+                };
                 Node {
                     start,
                     end,
@@ -510,6 +519,13 @@ mod tests {
         assert_eq!(span(root.get("c").expect("c")), "[1, # one\n  ]");
         let e = root.get("d").and_then(|d| d.get("e")).expect("e");
         assert_eq!(span(e), "!custom");
+        // A block mapping ending with a value left out ends after its `:`.
+        let text = "- a:b:\n- c\n";
+        let docs = spans(text);
+        let root = docs[0].root.as_ref().expect("root");
+        if let NodeKind::Seq { items, .. } = &root.kind {
+            assert_eq!(&text[items[0].start..items[0].end], "a:b:");
+        }
         // Spaces after an inner bracket are not the inner collection's.
         let text = "x: {y: {z: 1}   }
 ";
