@@ -605,46 +605,53 @@ impl Differ<'_> {
     }
 
     /// Whether `key:` starts its line and only spaces or a comment follow
-    /// the colon: a bare key, whose value is on the lines under it.
-    fn is_bare_key(&self, key: &Node<'_>) -> bool {
+    /// the colon, after `kind_tag` (`!!map`, `!!seq`) maybe: a bare key,
+    /// whose value is on the lines under it.
+    fn is_bare_key(&self, key: &Node<'_>, kind_tag: &str) -> bool {
         let line = after(self.text, key.end)
             .split('\n')
             .next()
             .unwrap_or_default();
-        let rest = line.trim_start_matches([' ', '\t']).strip_prefix(':');
-        starts_line(self.text, key.start)
-            && rest.is_some_and(|rest| {
-                let rest = rest.trim_end_matches('\r').trim_start_matches([' ', '\t']);
-                rest.is_empty() || rest.starts_with('#')
-            })
+        let Some(rest) = line.trim_start_matches([' ', '\t']).strip_prefix(':') else {
+            return false;
+        };
+        let rest = rest.trim_end_matches('\r').trim_start_matches([' ', '\t']);
+        let rest = match rest.strip_prefix(kind_tag) {
+            Some(after_tag) if after_tag.is_empty() || after_tag.starts_with([' ', '\t']) => {
+                after_tag.trim_start_matches([' ', '\t'])
+            }
+            _ => rest,
+        };
+        starts_line(self.text, key.start) && (rest.is_empty() || rest.starts_with('#'))
     }
 
-    /// Whether `value` is left out after a bare `key:` and becomes `target`,
-    /// a collection with something in it, written in block style under it.
+    /// Whether `value` is left out after a bare `key:` (or is only a tag
+    /// of `target`'s kind) and becomes `target`, a collection with something
+    /// in it, written in block style under it.
     fn fills_a_bare_key(&self, key: &Node<'_>, value: &Node<'_>, target: &Value) -> bool {
-        let filled = match target {
-            Value::Object(map) => !map.is_empty(),
-            Value::Array(items) => !items.is_empty(),
-            _ => false,
+        let kind_tag = match target {
+            Value::Object(map) if !map.is_empty() => "!!map",
+            Value::Array(items) if !items.is_empty() => "!!seq",
+            _ => return false,
         };
-        filled
-            && value.start == value.end
+        let span = between(self.text, value.start, value.end);
+        (span.is_empty() || span == kind_tag)
             && matches!(value.kind, NodeKind::Scalar { .. })
             && !self.layout.json
-            && self.is_bare_key(key)
+            && self.is_bare_key(key, kind_tag)
     }
 
     /// Whether `value`, a block collection on the lines under a bare `key:`,
     /// can become empty by taking those lines away.
     fn empties_to_a_bare_key(&self, key: &Node<'_>, value: &Node<'_>) -> bool {
-        let block = matches!(
-            value.kind,
-            NodeKind::Map { flow: false, .. } | NodeKind::Seq { flow: false, .. }
-        );
-        block
-            && value.anchor.is_none()
+        let kind_tag = match value.kind {
+            NodeKind::Map { flow: false, .. } => "!!map",
+            NodeKind::Seq { flow: false, .. } => "!!seq",
+            _ => return false,
+        };
+        value.anchor.is_none()
             && line_start(self.text, value.start) > key.end
-            && self.is_bare_key(key)
+            && self.is_bare_key(key, kind_tag)
     }
 
     /// `text` for `node`; a value left out (`key:`, `{key: }`) keeps apart
@@ -717,6 +724,12 @@ impl Differ<'_> {
                         start = kept.strip_suffix('\r').unwrap_or(kept).len();
                     }
                     self.delete(shared, start, end)?;
+                }
+                Some(target) if tag_lost(self.text, value, target) => {
+                    return Err(EditError {
+                        message: "cannot rewrite a tagged value (!…) as a collection without losing its tag".into(),
+                        offset: value.start,
+                    });
                 }
                 Some(target) => {
                     // Rewrite the whole entry where it stands: its own lines go
@@ -1426,6 +1439,14 @@ fn kept_properties<'t>(span: &'t str, target: &Value) -> Vec<&'t str> {
         .collect()
 }
 
+/// Whether writing `target`, a collection, in place of the scalar `node`
+/// would drop the tag written before it (`key: !!str`).
+fn tag_lost(text: &str, node: &Node<'_>, target: &Value) -> bool {
+    matches!(node.kind, NodeKind::Scalar { .. })
+        && (target.is_object() || target.is_array())
+        && between(text, node.start, node.end).starts_with('!')
+}
+
 /// Why an anchored node is not rewritten as another kind of value: its
 /// anchor (`&name`) would go with the old text.
 fn anchor_lost(node: &Node<'_>) -> EditError {
@@ -1666,6 +1687,21 @@ mod tests {
         // At the end of a file without a line break.
         let out = round_trip("labels:  ", |v| v["labels"] = json!({"a": "b"}));
         assert_eq!(out, "labels:  \n  a: b");
+        // A tag of the new value's kind stays on the key's line.
+        let text = "labels: !!map # none\nname: web\n";
+        let out = round_trip(text, |v| v["labels"] = json!({"a": "b"}));
+        assert_eq!(out, "labels: !!map # none\n  a: b\nname: web\n");
+    }
+
+    #[test]
+    fn a_tagged_value_is_not_rewritten_as_a_collection() {
+        let text = "labels: !!str\nname: web\n";
+        let docs = parse_stream(text).expect("parses");
+        let root = docs[0].root.as_ref().expect("root");
+        let mut target = value::to_value(root).expect("value");
+        target["labels"] = json!({"a": "b"});
+        let err = diff(text, root, &target).expect_err("refused");
+        assert!(err.message.contains("without losing its tag"), "{err:?}");
     }
 
     #[test]
