@@ -422,6 +422,32 @@ fn a_tag_of_the_new_kind_stays_on_a_bare_key() {
     );
 }
 
+/// A list whose first item is empty (a lone `-`): the spacing after the
+/// dash was read from it as none, and the proxy went in as `-name:`, which
+/// no longer parsed. An empty item now says nothing of the spacing.
+/// (Found with the istio profile, which adds the proxy after it; linkerd's
+/// goes before it.)
+#[test]
+fn an_empty_item_leaves_new_items_their_space_after_the_dash() {
+    let (path, text) = input("empty-item-before-new-items.yaml");
+    let flags = ["-q", "--warn-only", "--native-sidecar", "never"];
+    let run = common::run(&[&flags[..], &["-f", &path]].concat(), None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("\n  containers:\n  - name: linkerd-proxy\n"),
+        "{}",
+        run.stdout
+    );
+    let again = common::run(&flags, Some(&run.stdout));
+    assert_eq!(again.stdout, run.stdout, "injecting again changed it");
+    assert_eq!(
+        common::pipe(Some("uninject"), &run.stdout),
+        text,
+        "uninject"
+    );
+}
+
 /// Every input the fuzzer found failing, as it found it: injecting it goes
 /// through or is refused with exit 2 and nothing written; what goes through
 /// is injected again unchanged, and when uninject leaves the input as it
@@ -457,7 +483,7 @@ fn every_crash_the_fuzzer_kept_now_holds_the_properties() {
             }
         }
     }
-    assert!(count >= 26, "{count} crashes read");
+    assert!(count >= 27, "{count} crashes read");
 }
 
 /// The command-line flags of a fuzz settings byte.

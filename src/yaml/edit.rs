@@ -833,15 +833,14 @@ impl Differ<'_> {
                 offset: node.start,
             })?;
         let col = dashes.first().map_or(0, |&d| column(self.text, d));
-        // Items written `-   name: x` keep their spacing.
-        let dash_gap = match (dashes.first(), items.first()) {
-            (Some(&dash), Some(item))
-                if !between(self.text, dash + 1, item.start).contains('\n') =>
-            {
-                item.start - dash - 1
-            }
-            _ => 1,
-        };
+        // Items written `-   name: x` keep their spacing (an empty item,
+        // a lone `-`, says nothing of it).
+        let dash_gap = dashes
+            .iter()
+            .zip(items)
+            .find(|(_, item)| item.start < item.end)
+            .filter(|&(&dash, item)| !between(self.text, dash + 1, item.start).contains('\n'))
+            .map_or(1, |(&dash, item)| (item.start - dash - 1).max(1));
         let layout = Layout {
             dash_gap,
             ..self.layout
@@ -1691,6 +1690,20 @@ mod tests {
         let text = "labels: !!map # none\nname: web\n";
         let out = round_trip(text, |v| v["labels"] = json!({"a": "b"}));
         assert_eq!(out, "labels: !!map # none\n  a: b\nname: web\n");
+    }
+
+    #[test]
+    fn an_empty_item_says_nothing_of_the_space_after_dashes() {
+        let push = |v: &mut Value| {
+            if let Some(items) = v["list"].as_array_mut() {
+                items.push(json!("b"));
+            }
+        };
+        assert_eq!(
+            round_trip("list:\n-\n-   a\n", push),
+            "list:\n-\n-   a\n-   b\n"
+        );
+        assert_eq!(round_trip("list:\n-", push), "list:\n-\n- b");
     }
 
     #[test]
