@@ -448,6 +448,18 @@ fn an_empty_item_leaves_new_items_their_space_after_the_dash() {
     );
 }
 
+/// A space before a trailing comma in braces (`{note: x ,}`), after which
+/// inject's record, quoted, came last: the parser ran a quoted scalar over
+/// the spaces after its closing quote, so uninject took the space away with
+/// the record. A quoted scalar now ends at its quote.
+#[test]
+fn a_space_before_a_trailing_comma_stays() {
+    assert_lossless_and_contains(
+        "space-before-a-trailing-comma.yaml",
+        "\"initContainers=linkerd-init,linkerd-proxy;",
+    );
+}
+
 /// Every input the fuzzer found failing, as it found it: injecting it goes
 /// through or is refused with exit 2 and nothing written; what goes through
 /// is injected again unchanged, and when uninject leaves the input as it
@@ -483,7 +495,7 @@ fn every_crash_the_fuzzer_kept_now_holds_the_properties() {
             }
         }
     }
-    assert!(count >= 27, "{count} crashes read");
+    assert!(count >= 28, "{count} crashes read");
 }
 
 /// The command-line flags of a fuzz settings byte.

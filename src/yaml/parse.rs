@@ -219,12 +219,20 @@ pub fn each_document<'a>(
                     kind: NodeKind::Alias(id),
                 }
             }
-            Event::Scalar(text, style, anchor, tag) => Node {
+            Event::Scalar(value, style, anchor, tag) => Node {
                 start,
-                end,
+                // A quoted scalar ends at its closing quote; the event may
+                // run over spaces after it (`"a" ,}`).
+                end: match style {
+                    ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
+                        let quoted = text.get(start..end).unwrap_or_default();
+                        start + quoted.trim_end_matches([' ', '\t', '\r', '\n']).len()
+                    }
+                    _ => end,
+                },
                 anchor: (anchor > 0).then_some(anchor),
                 kind: NodeKind::Scalar {
-                    text,
+                    text: value,
                     style,
                     tag: tag
                         .filter(|t| t.is_yaml_core_schema())
@@ -519,6 +527,16 @@ mod tests {
         assert_eq!(span(root.get("c").expect("c")), "[1, # one\n  ]");
         let e = root.get("d").and_then(|d| d.get("e")).expect("e");
         assert_eq!(span(e), "!custom");
+        // A quoted scalar ends at its closing quote, not after spaces past it.
+        let text = "a: {b: \"c,d\" ,}\n";
+        let docs = spans(text);
+        let b = docs[0]
+            .root
+            .as_ref()
+            .and_then(|r| r.get("a"))
+            .and_then(|a| a.get("b"));
+        let b = b.expect("b");
+        assert_eq!(&text[b.start..b.end], "\"c,d\"");
         // A block mapping ending with a value left out ends after its `:`.
         let text = "- a:b:\n- c\n";
         let docs = spans(text);
