@@ -6,7 +6,7 @@
 //! input source is planned and rendered with that context.
 
 use json_patch::PatchOperation;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::admission::{self, Severity, Verdict};
 use crate::cluster::{ClusterContext, KubeVersion};
@@ -230,9 +230,16 @@ struct UnitResult {
 /// stream uses every core.
 const SPLIT_MIN_BYTES: usize = 128 << 10;
 
+/// A large source is cut into about this many stretches per core: the cores
+/// take them in turn as they finish, so none waits on a slower stretch.
+const STRETCHES_PER_CORE: usize = 8;
+
+/// Nor into stretches smaller than this: each costs a start of the parser.
+const STRETCH_MIN_BYTES: usize = 64 << 10;
+
 /// Parse, plan and render every document of `sources`, spread over the
-/// cores in stretches of about equal size, results in source order. With
-/// `gather`, also return the context objects the sources hold.
+/// cores in stretches, results in source order. With `gather`, also return
+/// the context objects the sources hold.
 fn process_sources(
     sources: &[Source],
     settings: &Settings,
@@ -244,8 +251,10 @@ fn process_sources(
     let mut units = Vec::new();
     for (index, source) in sources.iter().enumerate() {
         let text = source.text.as_str();
-        let points = if text.len() >= SPLIT_MIN_BYTES {
-            yaml::parse::split_points(text, threads)
+        let points = if text.len() >= SPLIT_MIN_BYTES && threads > 1 {
+            let parts =
+                (text.len() / STRETCH_MIN_BYTES).clamp(threads, threads * STRETCHES_PER_CORE);
+            yaml::parse::split_points(text, parts)
         } else {
             vec![0, text.len()]
         };
@@ -256,32 +265,14 @@ fn process_sources(
             to,
         }));
     }
-    // Contiguous groups of units, one per core, of about equal bytes.
-    let total: usize = units.iter().map(|u| u.to - u.from).sum();
-    let share = total.div_ceil(threads).max(1);
-    let mut bytes = 0;
-    let groups: Vec<&[Unit]> = units
-        .split_inclusive(|unit| {
-            bytes += unit.to - unit.from;
-            let full = bytes >= share;
-            if full {
-                bytes = 0;
-            }
-            full
-        })
-        .collect();
     let planner = Planner {
         settings,
         env,
         types,
     };
-    let results = on_all_cores(&groups, |group| {
-        // Blocks of new lines written so far, shared by every document of the group.
-        let mut blocks = yaml::edit::Blocks::default();
-        group
-            .iter()
-            .map(|unit| process_unit(unit, planner, gather, &mut blocks))
-            .collect::<Vec<_>>()
+    // Blocks of new lines written so far, shared by every document a core renders.
+    let results = on_all_cores(&units, yaml::edit::Blocks::default, |blocks, unit| {
+        process_unit(unit, planner, gather, blocks)
     });
 
     // Units come source after source, each source in one or more.
@@ -289,7 +280,7 @@ fn process_sources(
     let mut found = Vec::new();
     let mut seen = 0;
     let (mut syntax, mut failure) = (None, None);
-    for (unit, result) in units.iter().zip(results.into_iter().flatten()) {
+    for (unit, result) in units.iter().zip(results) {
         if rendered.len() <= unit.index {
             rendered.push(Rendered::default());
             seen = 0;
@@ -418,9 +409,11 @@ pub(crate) fn parse(source: &Source) -> Result<Vec<Document<'_>>, Error> {
         vec![0, text.len()]
     };
     let ranges: Vec<(usize, usize)> = ranges(&points).collect();
-    let parts = on_all_cores(&ranges, |&(from, to)| {
-        yaml::parse::parse_range(text, from, to)
-    });
+    let parts = on_all_cores(
+        &ranges,
+        || (),
+        |(), &(from, to)| yaml::parse::parse_range(text, from, to),
+    );
     let mut documents = Vec::new();
     for part in parts {
         let seen = documents.len();
@@ -486,26 +479,45 @@ fn gather_context(
     Ok(())
 }
 
-/// Run `work` on each part, one thread per part (the caller sizes the parts
-/// to the cores); results in the order of the parts. A panic in a worker is
-/// the caller's panic, as it would be on one thread.
-fn on_all_cores<T: Sync, R: Send>(parts: &[T], work: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    if parts.len() <= 1 {
-        return parts.iter().map(&work).collect();
+/// Run `work` on each part on every core, results in the order of the parts.
+/// Each core takes the next part as it finishes one, with a `state` of its
+/// own made by `init`. A panic in a worker is the caller's panic, as it would
+/// be on one thread.
+fn on_all_cores<T: Sync, R: Send, S>(
+    parts: &[T],
+    init: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, &T) -> R + Sync,
+) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = threads.min(parts.len());
+    if workers <= 1 {
+        let mut state = init();
+        return parts.iter().map(|part| work(&mut state, part)).collect();
     }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = parts
-            .iter()
-            .map(|part| scope.spawn(|| work(part)))
-            .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let take = || {
+        let mut state = init();
+        let mut done = Vec::new();
+        loop {
+            let index = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(part) = parts.get(index) else {
+                return done;
+            };
+            done.push((index, work(&mut state, part)));
+        }
+    };
+    let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(take)).collect();
         handles
             .into_iter()
-            .map(|h| {
+            .flat_map(|h| {
                 h.join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
             })
             .collect()
-    })
+    });
+    results.sort_unstable_by_key(|(index, _)| *index);
+    results.into_iter().map(|(_, result)| result).collect()
 }
 
 /// What planning documents gives: their objects and values, and the new
@@ -642,7 +654,7 @@ fn plan_document(
         || crate::krm::is_resource_list(&value))
         && value.get("items").is_some_and(Value::is_array);
     if !is_list {
-        let (plan, verdicts) = plan_object(value, settings, env, types)?;
+        let (plan, verdicts) = plan_object(value, reference.as_ref(), settings, env, types)?;
         objects.push(ObjectResult {
             document,
             reference,
@@ -665,7 +677,13 @@ fn plan_document(
                 continue;
             }
             let reference = ObjectRef::of(item);
-            let (plan, verdicts) = plan_object(std::mem::take(item), settings, env, types)?;
+            let (plan, verdicts) = plan_object(
+                std::mem::take(item),
+                reference.as_ref(),
+                settings,
+                env,
+                types,
+            )?;
             let prefix = ["items".to_string(), index.to_string()];
             objects.push(ObjectResult {
                 document,
@@ -689,14 +707,16 @@ fn plan_document(
     Ok(result)
 }
 
-/// Plan one object, and review an injected workload as the cluster would.
+/// Plan one object (`reference` is its identity), and review an injected
+/// workload as the cluster would.
 fn plan_object(
     object: Value,
+    reference: Option<&ObjectRef>,
     settings: &Settings,
     env: &Env<'_>,
     types: &WorkloadTypes,
 ) -> Result<(Plan, Vec<Verdict>), rules::PlanError> {
-    let kind = ObjectRef::of(&object).and_then(|r| types.find(&r.api_version, &r.kind));
+    let kind = reference.and_then(|r| types.find(&r.api_version, &r.kind));
     let Some(kind) = kind else {
         let outcome = match &object {
             Value::Object(map) if map.get("kind").is_some_and(|k| !k.is_string()) => {
@@ -752,16 +772,15 @@ fn identity_of(root: &Node<'_>) -> Option<ObjectRef> {
         _ => None,
     };
     let metadata = root.get("metadata");
-    let value = json!({
-        "apiVersion": scalar(root.get("apiVersion")),
-        "kind": scalar(root.get("kind"))?,
-        "metadata": {
-            "name": scalar(metadata.and_then(|m| m.get("name"))),
-            "generateName": scalar(metadata.and_then(|m| m.get("generateName"))),
-            "namespace": scalar(metadata.and_then(|m| m.get("namespace"))),
-        }
-    });
-    ObjectRef::of(&value)
+    let field = |name: &str| scalar(metadata.and_then(|m| m.get(name)));
+    Some(ObjectRef {
+        api_version: scalar(root.get("apiVersion")).unwrap_or_default(),
+        kind: scalar(root.get("kind"))?,
+        name: field("name")
+            .or_else(|| field("generateName"))
+            .unwrap_or_default(),
+        namespace: field("namespace"),
+    })
 }
 
 /// An operation on a list item, re-rooted at the list document.

@@ -417,6 +417,17 @@ impl Rendered {
 impl Profile {
     /// Parse a profile from YAML text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self, Error> {
+        let profile = Self::read(text, origin)?;
+        profile
+            .check_rendering()
+            .map_err(|m| Error::Config(format!("{origin}: {m}")))?;
+        Ok(profile)
+    }
+
+    /// Read and check a profile, but not what it renders: embedded profiles'
+    /// renderings are checked by the test suite
+    /// (`embedded_profiles_render_valid_objects`), not at each run.
+    fn read(text: &str, origin: &str) -> Result<Self, Error> {
         let config = |m: String| Error::Config(format!("{origin}: {m}"));
         let docs = yaml::parse_stream(text)
             .map_err(|e| config(format!("line {}:{}: {}", e.line, e.column, e.message)))?;
@@ -433,7 +444,7 @@ impl Profile {
     /// An embedded profile by name.
     pub fn embedded(name: &str) -> Result<Self, Error> {
         let (_, text) = embedded_text(name)?;
-        Self::parse(text, &format!("embedded profile {name}"))
+        Self::read(text, &format!("embedded profile {name}"))
     }
 
     /// The default embedded profile.
@@ -721,6 +732,12 @@ impl Profile {
                 return Err(format!("required value {name:?} is not in values"));
             }
         }
+        Ok(())
+    }
+
+    /// Render the profile for a sample workload and check that what it
+    /// renders are valid containers and volumes.
+    fn check_rendering(&self) -> Result<(), String> {
         let sample = WorkloadVars {
             kind: "deployment".into(),
             name: "sample".into(),
@@ -927,6 +944,17 @@ fn unknown_field(given: &Value, known: &Value, at: String) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A run does not check what an embedded profile renders: this does.
+    #[test]
+    fn embedded_profiles_render_valid_objects() {
+        for (name, _) in EMBEDDED {
+            let profile = Profile::embedded(name).expect("embedded profile reads");
+            profile
+                .check_rendering()
+                .unwrap_or_else(|e| panic!("embedded profile {name}: {e}"));
+        }
+    }
 
     /// The rendering cache compares answers in place: it must agree with
     /// the answers the templates get.

@@ -759,18 +759,10 @@ fn set_entries(
         return Ok(Vec::new());
     }
     ensure(patcher, path, field, Value::Object(Map::new()), record)?;
-    let mut added = Vec::new();
-    for (key, value) in entries {
-        let at = child_key(path, key);
-        // A key the pod already has keeps its value: the workload's own
-        // settings win (a `prometheus.io/scrape: "false"`, a tlsMode), and
-        // uninject has nothing of the user's to restore.
-        if patcher.get(&at).is_none() {
-            patcher.add(&at, value.clone())?;
-            added.push(key.clone());
-        }
-    }
-    Ok(added)
+    // A key the pod already has keeps its value: the workload's own
+    // settings win (a `prometheus.io/scrape: "false"`, a tlsMode), and
+    // uninject has nothing of the user's to restore.
+    patcher.add_missing(path, entries)
 }
 
 fn child(path: &[String], index: usize) -> Vec<String> {

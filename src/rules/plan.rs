@@ -2,7 +2,7 @@
 
 use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, PatchOperation, RemoveOperation};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// What happened to one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +116,40 @@ impl Patcher {
             }));
         }
         Ok(())
+    }
+
+    /// `add` each of `entries` the mapping at `path` lacks (in their order),
+    /// walking to the mapping once; returns the keys added.
+    pub fn add_missing(
+        &mut self,
+        path: &[String],
+        entries: &Map<String, Value>,
+    ) -> Result<Vec<String>, PlanError> {
+        let Value::Object(map) = self.parent(path, path)? else {
+            return Err(PlanError(format!(
+                "add: {} is not a mapping",
+                pointer(path)
+            )));
+        };
+        let mut added = Vec::new();
+        for (key, value) in entries {
+            if !map.contains_key(key) {
+                map.insert(key.clone(), value.clone());
+                added.push(key.clone());
+            }
+        }
+        self.changes += added.len();
+        if self.record {
+            for key in &added {
+                let mut at = path.to_vec();
+                at.push(key.clone());
+                self.ops.push(PatchOperation::Add(AddOperation {
+                    path: PointerBuf::from_tokens(&at),
+                    value: entries.get(key).cloned().unwrap_or_default(),
+                }));
+            }
+        }
+        Ok(added)
     }
 
     /// RFC 6902 `remove`; members keep the order of the rest.
