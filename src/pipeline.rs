@@ -275,6 +275,15 @@ fn process_sources(
         process_unit(unit, planner, gather, blocks)
     });
 
+    // Room for each source's objects and edits, so that gathering them from
+    // its units copies each once.
+    let mut room = vec![(0, 0); sources.len()];
+    for (unit, result) in units.iter().zip(&results) {
+        if let Some((objects, edits)) = room.get_mut(unit.index) {
+            *objects += result.rendered.objects.len();
+            *edits += result.rendered.edits.len();
+        }
+    }
     // Units come source after source, each source in one or more.
     let mut rendered: Vec<Rendered> = Vec::with_capacity(sources.len());
     let mut found = Vec::new();
@@ -282,7 +291,12 @@ fn process_sources(
     let (mut syntax, mut failure) = (None, None);
     for (unit, result) in units.iter().zip(results) {
         if rendered.len() <= unit.index {
-            rendered.push(Rendered::default());
+            let (objects, edits) = room.get(unit.index).copied().unwrap_or_default();
+            rendered.push(Rendered {
+                objects: Vec::with_capacity(objects),
+                values: Vec::new(),
+                edits: Vec::with_capacity(edits),
+            });
             seen = 0;
         }
         // Documents count from 1 in each unit; in the source, after those before it.

@@ -128,7 +128,7 @@ pub fn rejections(results: &[Processed]) -> Vec<String> {
     let mut lines = Vec::new();
     for processed in results {
         for object in &processed.objects {
-            let subject = match &object.reference {
+            let subject = || match &object.reference {
                 Some(reference) => reference.to_string(),
                 None => format!("document {}", object.document),
             };
@@ -138,8 +138,9 @@ pub fn rejections(results: &[Processed]) -> Vec<String> {
                 .filter(|v| v.severity == Severity::Rejection)
             {
                 lines.push(format!(
-                    "{}: {subject}: {}",
+                    "{}: {}: {}",
                     processed.source.name(),
+                    subject(),
                     verdict.message
                 ));
             }

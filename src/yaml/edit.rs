@@ -55,9 +55,17 @@ impl From<String> for Text {
 /// cache serves every document a thread renders.
 #[derive(Debug, Default)]
 pub struct Blocks {
-    by_hash: HashMap<u64, Vec<(Block, Arc<str>)>>,
-    len: usize,
+    written: Vec<(Block, Arc<str>)>,
+    /// Indexes into `written`, by hash.
+    by_hash: HashMap<u64, Vec<usize>>,
+    /// The blocks used last, most recent first: a run of alike workloads asks
+    /// for the same few again and again, and comparing with them is cheaper
+    /// than hashing the value.
+    recent: Vec<usize>,
 }
+
+/// How many recently used blocks are tried before hashing.
+const RECENT_MAX: usize = 4;
 
 /// What a block's text depends on.
 #[derive(Debug, PartialEq)]
@@ -88,38 +96,55 @@ impl Blocks {
         if !is_large(value) {
             return Text::Own(write());
         }
-        let mut hasher = FoldHasher(0);
-        (col, key, layout.indent, layout.seq_indent).hash(&mut hasher);
-        (layout.dash_gap, layout.json, layout.newline).hash(&mut hasher);
-        hash_value(value, &mut hasher);
-        let hash = hasher.finish();
         let same = |b: &Block| {
             b.layout == layout
                 && b.col == col
                 && b.key.as_deref() == key
                 && super::value::same_in_order(&b.value, value)
         };
-        if let Some(found) = self
-            .by_hash
-            .get(&hash)
-            .and_then(|list| list.iter().find(|(b, _)| same(b)))
-        {
-            return Text::Shared(found.1.clone());
+        let recent = self
+            .recent
+            .iter()
+            .position(|&i| self.written.get(i).is_some_and(|(block, _)| same(block)));
+        if let Some(at) = recent {
+            let index = self.recent.remove(at);
+            self.recent.insert(0, index);
+            if let Some((_, text)) = self.written.get(index) {
+                return Text::Shared(text.clone());
+            }
         }
-        let text: Arc<str> = write().into();
-        if self.len < BLOCKS_MAX {
-            self.len += 1;
-            let block = Block {
-                layout,
-                col,
-                key: key.map(str::to_string),
-                value: value.clone(),
-            };
-            self.by_hash
-                .entry(hash)
-                .or_default()
-                .push((block, text.clone()));
-        }
+        let mut hasher = FoldHasher(0);
+        (col, key, layout.indent, layout.seq_indent).hash(&mut hasher);
+        (layout.dash_gap, layout.json, layout.newline).hash(&mut hasher);
+        hash_value(value, &mut hasher);
+        let hash = hasher.finish();
+        let found = self.by_hash.get(&hash).and_then(|list| {
+            list.iter()
+                .copied()
+                .find(|&i| self.written.get(i).is_some_and(|(block, _)| same(block)))
+        });
+        let (index, text) = match found.and_then(|i| Some((i, self.written.get(i)?.1.clone()))) {
+            Some(hit) => hit,
+            None => {
+                let text: Arc<str> = write().into();
+                if self.written.len() >= BLOCKS_MAX {
+                    return Text::Shared(text);
+                }
+                let block = Block {
+                    layout,
+                    col,
+                    key: key.map(str::to_string),
+                    value: value.clone(),
+                };
+                self.written.push((block, text.clone()));
+                let index = self.written.len() - 1;
+                self.by_hash.entry(hash).or_default().push(index);
+                (index, text)
+            }
+        };
+        self.recent.retain(|&i| i != index);
+        self.recent.insert(0, index);
+        self.recent.truncate(RECENT_MAX);
         Text::Shared(text)
     }
 }
