@@ -427,15 +427,46 @@ fn large_streams_split_among_cores_keep_every_document_in_order() {
         .lines()
         .filter(|l| l.ends_with(" injected"))
         .collect();
-    assert_eq!(injected.len(), 400);
-    assert_eq!(injected[0], "deployment/web-0 injected");
-    assert_eq!(injected[399], "deployment/web-399 injected");
+    // Cut into stretches that the cores take in turn: results keep the stream's order.
+    let expected: Vec<String> = (0..400)
+        .map(|i| format!("deployment/web-{i} injected"))
+        .collect();
+    assert_eq!(injected, expected);
     assert_eq!(common::pipe(None, &run.stdout), run.stdout, "idempotent");
     assert_eq!(
         common::pipe(Some("uninject"), &run.stdout),
         stream,
         "uninject restores"
     );
+}
+
+#[test]
+fn an_error_late_in_a_large_stream_names_its_document() {
+    // The stream is cut into many stretches; documents are counted across them.
+    let example = example_text();
+    let padding = format!("# {}\n", "x".repeat(1000));
+    let mut stream = String::new();
+    for i in 0..400 {
+        if i == 377 {
+            stream.push_str("kind: Deployment\nmetadata: {name: \"unclosed\n");
+        } else {
+            stream.push_str(&example);
+        }
+        stream.push_str(&padding.repeat(3));
+        stream.push_str("---\n");
+    }
+    assert!(stream.len() > 1 << 20);
+    let run = run(&["-f", "-"], Some(&stream));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "nothing is written");
+    // The example holds two documents: the bad one is the 2 × 377 + 1st,
+    // and its line is counted from the start of the stream.
+    assert_eq!(example.matches("\n---\n").count(), 1);
+    let quote = stream.find("{name: \"unclosed").expect("bad document") + "{name: ".len();
+    let line = stream[..quote].matches('\n').count() + 1;
+    let column = quote - stream[..quote].rfind('\n').expect("a line before");
+    let at = format!("<stdin>: document 755, line {line}:{column}: ");
+    assert!(run.stderr.contains(&at), "{at} in: {}", run.stderr);
 }
 
 #[test]
