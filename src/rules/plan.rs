@@ -202,3 +202,39 @@ fn pointer(path: &[String]) -> String {
 pub fn path(prefix: &[&str], rest: &[&str]) -> Vec<String> {
     prefix.iter().chain(rest).map(|s| s.to_string()).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn add_missing_keeps_what_is_there_and_records_each_addition() {
+        let object = json!({"metadata": {"annotations": {"a": "mine"}}});
+        let mut patcher = Patcher::new(object, true);
+        let entries = json!({"a": "theirs", "b": "new", "c": "too"});
+        let Value::Object(entries) = entries else {
+            unreachable!()
+        };
+        let annotations = path(&["metadata", "annotations"], &[]);
+        let added = patcher
+            .add_missing(&annotations, &entries)
+            .expect("a mapping");
+        assert_eq!(added, ["b", "c"]);
+        assert_eq!(
+            patcher.value,
+            json!({"metadata": {"annotations": {"a": "mine", "b": "new", "c": "too"}}})
+        );
+        let ops = serde_json::to_value(&patcher.ops).expect("ops");
+        assert_eq!(
+            ops,
+            json!([
+                {"op": "add", "path": "/metadata/annotations/b", "value": "new"},
+                {"op": "add", "path": "/metadata/annotations/c", "value": "too"}
+            ])
+        );
+        assert_eq!(patcher.changes, 2);
+        let a_string = path(&["metadata", "annotations", "a"], &[]);
+        assert!(patcher.add_missing(&a_string, &entries).is_err());
+    }
+}

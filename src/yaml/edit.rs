@@ -1651,6 +1651,47 @@ mod tests {
         out
     }
 
+    /// Blocks met again, in any order, are shared; a new value gets a block
+    /// of its own, and the text is always the value's.
+    #[test]
+    fn blocks_are_shared_whatever_the_order_they_come_in() {
+        let text = "spec:\n  replicas: 1\n";
+        let docs = parse_stream(text).expect("parses");
+        let root = docs[0].root.as_ref().expect("root");
+        let with = |key: &str, port: u16| {
+            let mut target = value::to_value(root).expect("value");
+            target["spec"][key] = json!([{"name": "proxy", "ports": [{"containerPort": port}]}]);
+            target
+        };
+        let mut blocks = Blocks::default();
+        let mut render = |target: &Value| {
+            let edits = diff_with(text, root, target, &mut blocks).expect("diff");
+            let [edit] = edits.as_slice() else {
+                panic!("one insertion: {edits:?}")
+            };
+            edit.text.clone()
+        };
+        let (a, b, c) = (with("inits", 1), with("sidecars", 1), with("inits", 2));
+        let first = [render(&a), render(&b), render(&c)];
+        let again = [render(&a), render(&c), render(&b), render(&a)];
+        for (text, target) in first.iter().zip([&a, &b, &c]) {
+            let doc = format!("spec:\n  replicas: 1\n{}", &**text);
+            let reparsed = parse_stream(&doc).expect("block parses");
+            let got = value::to_value(reparsed[0].root.as_ref().expect("root")).expect("value");
+            assert_eq!(got, *target);
+        }
+        let shared = |x: &Text, y: &Text| match (x, y) {
+            (Text::Shared(x), Text::Shared(y)) => Arc::ptr_eq(x, y),
+            _ => false,
+        };
+        assert!(shared(&again[0], &first[0]) && shared(&again[3], &first[0]));
+        assert!(shared(&again[1], &first[2]) && shared(&again[2], &first[1]));
+        assert!(
+            !shared(&first[0], &first[2]),
+            "another value, another block"
+        );
+    }
+
     #[test]
     fn adds_block_entries_after_the_last_line() {
         let text = "metadata:\n  labels:\n    app: web   # note\n  # about spec\nspec: {}\n";
