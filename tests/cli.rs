@@ -405,21 +405,27 @@ fn version_and_help() {
     assert!(help.stdout.contains("uninject"));
 }
 
+/// A stream of over 1 MB: 400 parts (`part(i)`), each padded with comments
+/// and ended by `---`, so that it is cut into stretches for the cores.
+fn large_stream(part: impl Fn(usize) -> String) -> String {
+    let padding = format!("# {}\n", "x".repeat(1000)).repeat(3);
+    let stream: String = (0..400)
+        .map(|i| format!("{}{padding}---\n", part(i)))
+        .collect();
+    assert!(stream.len() > 1 << 20);
+    stream
+}
+
 #[test]
 fn large_streams_split_among_cores_keep_every_document_in_order() {
     // Over 1 MB and 64 documents: parsed and planned in parallel.
     let example = example_text();
-    let padding = format!("# {}\n", "x".repeat(1000));
-    let mut stream = String::new();
-    for i in 0..400 {
-        stream.push_str(&example.replace(
+    let stream = large_stream(|i| {
+        example.replace(
             "name: web\n  namespace",
             &format!("name: web-{i}\n  namespace"),
-        ));
-        stream.push_str(&padding.repeat(3));
-        stream.push_str("---\n");
-    }
-    assert!(stream.len() > 1 << 20);
+        )
+    });
     let run = run(&["-f", "-"], Some(&stream));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let injected: Vec<&str> = run
@@ -444,18 +450,10 @@ fn large_streams_split_among_cores_keep_every_document_in_order() {
 fn an_error_late_in_a_large_stream_names_its_document() {
     // The stream is cut into many stretches; documents are counted across them.
     let example = example_text();
-    let padding = format!("# {}\n", "x".repeat(1000));
-    let mut stream = String::new();
-    for i in 0..400 {
-        if i == 377 {
-            stream.push_str("kind: Deployment\nmetadata: {name: \"unclosed\n");
-        } else {
-            stream.push_str(&example);
-        }
-        stream.push_str(&padding.repeat(3));
-        stream.push_str("---\n");
-    }
-    assert!(stream.len() > 1 << 20);
+    let stream = large_stream(|i| match i {
+        377 => "kind: Deployment\nmetadata: {name: \"unclosed\n".to_string(),
+        _ => example.clone(),
+    });
     let run = run(&["-f", "-"], Some(&stream));
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stdout.is_empty(), "nothing is written");
