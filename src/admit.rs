@@ -8,6 +8,7 @@
 //! `kubectl mesh-inject` it shows the static path: the pod arrives with its
 //! proxy and the injector leaves it alone. `--compare` runs both.
 
+use crate::json::Field;
 use serde_json::{Map, Value};
 
 use crate::admission::chain::{Injected, Injector};
@@ -157,8 +158,8 @@ pub fn admit_all(
 
 /// The objects of a document: itself, or the items of a `List`.
 fn objects_of(value: &Value) -> Vec<&Value> {
-    match value.get("items").and_then(Value::as_array) {
-        Some(items) if value.get("kind").and_then(Value::as_str) == Some("List") => {
+    match value.field("items").and_then(Value::as_array) {
+        Some(items) if value.field("kind").and_then(Value::as_str) == Some("List") => {
             items.iter().filter(|i| i.is_object()).collect()
         }
         _ => vec![value],
@@ -193,9 +194,9 @@ fn mesh_injector(pod: &Value, env: &Env<'_>, cluster: &ClusterContext) -> Result
             .and_then(Value::as_str)
             .map(str::to_string)
     };
-    let metadata = pod.get("metadata");
+    let metadata = pod.field("metadata");
     let pod_annotations = metadata
-        .and_then(|m| m.get("annotations"))
+        .and_then(|m| m.field("annotations"))
         .and_then(Value::as_object);
     if let Some(opt_in) = profile
         .injector_webhook
@@ -203,7 +204,7 @@ fn mesh_injector(pod: &Value, env: &Env<'_>, cluster: &ClusterContext) -> Result
         .and_then(|w| w.opt_in.as_ref())
     {
         let namespace = metadata
-            .and_then(|m| m.get("namespace"))
+            .and_then(|m| m.field("namespace"))
             .and_then(Value::as_str)
             .unwrap_or_default();
         let chosen = annotation(pod_annotations, &opt_in.key)
@@ -224,17 +225,17 @@ fn mesh_injector(pod: &Value, env: &Env<'_>, cluster: &ClusterContext) -> Result
     }
     let proxy = profile
         .proxy
-        .get("name")
+        .field("name")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let has_proxy = ["containers", "initContainers"].iter().any(|list| {
-        pod.get("spec")
+        pod.field("spec")
             .and_then(|s| s.get(*list))
             .and_then(Value::as_array)
             .is_some_and(|items| {
                 items
                     .iter()
-                    .any(|c| c.get("name").and_then(Value::as_str) == Some(proxy))
+                    .any(|c| c.field("name").and_then(Value::as_str) == Some(proxy))
             })
     });
     if has_proxy {
@@ -264,15 +265,16 @@ fn mesh_injector(pod: &Value, env: &Env<'_>, cluster: &ClusterContext) -> Result
         .ops
         .iter()
         .filter_map(|op| serde_json::to_value(op).ok())
-        .filter(|op| op.get("path").and_then(Value::as_str) != Some(record_path.as_str()))
+        .filter(|op| op.field("path").and_then(Value::as_str) != Some(record_path.as_str()))
         .collect();
     Ok(Injected::Patched(injected, Value::Array(ops)))
 }
 
 fn pod_type() -> WorkloadType {
     crate::workload::builtin_types()
-        .into_iter()
+        .iter()
         .find(|t| t.kind == "Pod")
+        .cloned()
         .unwrap_or(WorkloadType {
             api_version: "v1".into(),
             kind: "Pod".into(),
@@ -345,7 +347,7 @@ pub fn render(admitted: &[Admitted], trace: bool) -> String {
 fn trace_header(subject: &str, object: &Admitted) -> String {
     let pod = object.review.admission.as_ref().map(|a| &a.pod);
     let field = |name: &str| {
-        pod.and_then(|p| p.get("metadata"))
+        pod.and_then(|p| p.field("metadata"))
             .and_then(|m| m.get(name))
             .and_then(Value::as_str)
             .unwrap_or_default()
@@ -421,7 +423,7 @@ fn render_trace(review: &Review) -> String {
 fn patch_line(op: &Value) -> String {
     let field = |k: &str| op.get(k).and_then(Value::as_str).unwrap_or_default();
     let mut line = format!("{} {}", field("op"), field("path"));
-    if let Some(value) = op.get("value") {
+    if let Some(value) = op.field("value") {
         let mut text = value.to_string();
         if text.chars().count() > 100 {
             text = text.chars().take(99).collect::<String>() + "…";
@@ -448,7 +450,7 @@ fn differences(webhook: &Review, static_path: &Review) -> String {
         .into_iter()
         .flatten()
         .filter(|op| {
-            let path = op.get("path").and_then(Value::as_str).unwrap_or_default();
+            let path = op.field("path").and_then(Value::as_str).unwrap_or_default();
             !path.contains(&RECORD_ANNOTATION.replace('/', "~1"))
         })
         .collect();
@@ -475,7 +477,7 @@ fn keyed_by_name(value: &Value) -> Value {
         Value::Array(items) => {
             let names: Option<Vec<&str>> = items
                 .iter()
-                .map(|i| i.get("name").and_then(Value::as_str))
+                .map(|i| i.field("name").and_then(Value::as_str))
                 .collect();
             match names {
                 Some(names) if !items.is_empty() => Value::Object(

@@ -2,6 +2,7 @@
 //! policy objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace) and
 //! ConfigMaps found in the input or in `--context` files.
 
+use crate::json::Field;
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -122,16 +123,16 @@ impl ClusterContext {
     /// `default_namespace`, as `kubectl apply -n` would place them.
     pub fn add(&mut self, object: &Value, default_namespace: &str) {
         let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
-        let kind = text(object.get("kind"));
-        let metadata = object.get("metadata");
-        let name = text(metadata.and_then(|m| m.get("name")));
+        let kind = text(object.field("kind"));
+        let metadata = object.field("metadata");
+        let name = text(metadata.and_then(|m| m.field("name")));
         if !self.wants(&kind, &name) {
             return;
         }
         let namespace = if CLUSTER_KINDS.contains(&kind.as_str()) {
             String::new()
         } else {
-            Some(text(metadata.and_then(|m| m.get("namespace"))))
+            Some(text(metadata.and_then(|m| m.field("namespace"))))
                 .filter(|ns| !ns.is_empty())
                 .unwrap_or_else(|| default_namespace.to_string())
         };
@@ -190,7 +191,7 @@ impl ClusterContext {
         self.objects
             .iter()
             .find(|o| o.kind == "Namespace" && o.name == namespace)
-            .and_then(|o| o.value.get("metadata")?.get("labels")?.as_object())
+            .and_then(|o| o.value.field("metadata")?.field("labels")?.as_object())
     }
 
     /// Whether the context has the Namespace object `namespace`.
@@ -205,7 +206,7 @@ impl ClusterContext {
         self.objects
             .iter()
             .find(|o| o.kind == "Namespace" && o.name == namespace)
-            .and_then(|o| o.value.get("metadata")?.get("annotations")?.as_object())
+            .and_then(|o| o.value.field("metadata")?.field("annotations")?.as_object())
     }
 
     /// `data[key]` of an object.
@@ -213,7 +214,7 @@ impl ClusterContext {
         self.objects
             .iter()
             .find(|o| o.kind == kind && o.namespace == namespace && o.name == name)
-            .and_then(|o| o.value.get("data")?.get(key)?.as_str())
+            .and_then(|o| o.value.field("data")?.get(key)?.as_str())
             .map(str::to_string)
     }
 }
@@ -277,7 +278,7 @@ mod tests {
         );
         assert!(context.objects("ConfigMap", "shop").is_empty());
         assert_eq!(
-            context.namespace_labels("shop").and_then(|l| l.get("a")),
+            context.namespace_labels("shop").and_then(|l| l.field("a")),
             Some(&json!("b"))
         );
     }

@@ -3,6 +3,7 @@
 //! standard input, its `items` injected, its `functionConfig` read as
 //! settings, and `results` written back for skips and the cluster's verdicts.
 
+use crate::json::Field;
 use serde_json::{Map, Value, json};
 
 use crate::admission::Severity;
@@ -16,12 +17,12 @@ pub const KIND: &str = "ResourceList";
 
 /// Whether `value` is a ResourceList.
 pub fn is_resource_list(value: &Value) -> bool {
-    value.get("kind").and_then(Value::as_str) == Some(KIND)
+    value.field("kind").and_then(Value::as_str) == Some(KIND)
         && value
-            .get("apiVersion")
+            .field("apiVersion")
             .and_then(Value::as_str)
             .is_some_and(|v| v.starts_with("config.kubernetes.io/"))
-        && value.get("items").is_some_and(Value::is_array)
+        && value.field("items").is_some_and(Value::is_array)
 }
 
 /// The ResourceList in `text`, when the text is one.
@@ -52,9 +53,9 @@ pub struct FunctionConfig {
 }
 
 pub fn function_config(list: &Value) -> FunctionConfig {
-    let config = list.get("functionConfig");
+    let config = list.field("functionConfig");
     let entries: Map<String, Value> = config
-        .and_then(|c| c.get("data").or_else(|| c.get("values")))
+        .and_then(|c| c.field("data").or_else(|| c.field("values")))
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
@@ -86,7 +87,7 @@ pub fn function_config(list: &Value) -> FunctionConfig {
 /// `warning`, a rejection `error` (with `warn_only`, a `warning`); each names
 /// the item and the file it came from, when kpt or kustomize say so.
 pub fn results(processed: &Processed, list: &Value, warn_only: bool) -> Vec<Value> {
-    let items = list.get("items").and_then(Value::as_array);
+    let items = list.field("items").and_then(Value::as_array);
     let mut results = Vec::new();
     for (index, object) in processed.objects.iter().enumerate() {
         let item = items.and_then(|i| i.get(index));
@@ -143,7 +144,7 @@ pub fn results(processed: &Processed, list: &Value, warn_only: bool) -> Vec<Valu
 
 /// Where an item came from, as kpt and kustomize annotate it.
 fn file_of(item: &Value) -> Option<Value> {
-    let annotations = item.get("metadata")?.get("annotations")?;
+    let annotations = item.field("metadata")?.field("annotations")?;
     let read = |keys: &[&str]| {
         keys.iter()
             .find_map(|k| annotations.get(*k).and_then(Value::as_str))

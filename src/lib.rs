@@ -30,6 +30,7 @@ pub mod cli;
 pub mod cluster;
 pub mod complete;
 pub mod error;
+pub mod json;
 pub mod krm;
 pub mod output;
 pub mod pipeline;

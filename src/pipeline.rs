@@ -5,6 +5,7 @@
 //! and ConfigMaps in the input and in `--context` files) is gathered, then each
 //! input source is planned and rendered with that context.
 
+use crate::json::Field;
 use json_patch::PatchOperation;
 use serde_json::{Map, Value};
 
@@ -399,11 +400,11 @@ fn gather_found(
         ))
     })?;
     let wanted = |item: &Value| {
-        let kind = item.get("kind").and_then(Value::as_str);
+        let kind = item.field("kind").and_then(Value::as_str);
         let name = item.pointer("/metadata/name").and_then(Value::as_str);
         cluster.wants(kind.unwrap_or_default(), name.unwrap_or_default())
     };
-    match value.get("items").and_then(Value::as_array) {
+    match value.field("items").and_then(Value::as_array) {
         Some(items) if is_list => found.extend(items.iter().filter(|i| wanted(i)).cloned()),
         _ if wanted(&value) => found.push(value),
         _ => {}
@@ -666,7 +667,7 @@ fn plan_document(
     // A `List`, or a KRM function's `ResourceList`: its items are the objects.
     let is_list = (reference.as_ref().is_some_and(|r| r.kind == "List")
         || crate::krm::is_resource_list(&value))
-        && value.get("items").is_some_and(Value::is_array);
+        && value.field("items").is_some_and(Value::is_array);
     if !is_list {
         let (plan, verdicts) = plan_object(value, reference.as_ref(), settings, env, types)?;
         objects.push(ObjectResult {
@@ -733,7 +734,7 @@ fn plan_object(
     let kind = reference.and_then(|r| types.find(&r.api_version, &r.kind));
     let Some(kind) = kind else {
         let outcome = match &object {
-            Value::Object(map) if map.get("kind").is_some_and(|k| !k.is_string()) => {
+            Value::Object(map) if map.field("kind").is_some_and(|k| !k.is_string()) => {
                 Outcome::Skipped("kind is not a string".into())
             }
             Value::Object(map) if map.contains_key("kind") => not_injectable(settings.action),

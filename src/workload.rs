@@ -5,6 +5,7 @@
 //! Profiles add more (Argo Rollouts, Knative Services, OpenShift
 //! DeploymentConfigs, users' own CRDs) as `{apiVersion, kind, path}` entries.
 
+use crate::json::Field;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -63,21 +64,24 @@ fn group_of(api_version: &str) -> &str {
     }
 }
 
-/// The kinds Kubernetes itself runs pods for.
-pub fn builtin_types() -> Vec<WorkloadType> {
-    vec![
-        WorkloadType::new("v1", "Pod", ""),
-        WorkloadType::new("v1", "ReplicationController", "spec.template"),
-        WorkloadType::new("apps/v1", "Deployment", "spec.template"),
-        WorkloadType::new("apps/v1", "StatefulSet", "spec.template"),
-        WorkloadType::new("apps/v1", "DaemonSet", "spec.template"),
-        WorkloadType::new("apps/v1", "ReplicaSet", "spec.template"),
-        WorkloadType::new("extensions/v1beta1", "Deployment", "spec.template"),
-        WorkloadType::new("extensions/v1beta1", "DaemonSet", "spec.template"),
-        WorkloadType::new("extensions/v1beta1", "ReplicaSet", "spec.template"),
-        WorkloadType::new("batch/v1", "Job", "spec.template"),
-        WorkloadType::new("batch/v1", "CronJob", "spec.jobTemplate.spec.template"),
-    ]
+/// The kinds Kubernetes itself runs pods for (built once: every review asks).
+pub fn builtin_types() -> &'static [WorkloadType] {
+    static BUILTIN: std::sync::LazyLock<Vec<WorkloadType>> = std::sync::LazyLock::new(|| {
+        vec![
+            WorkloadType::new("v1", "Pod", ""),
+            WorkloadType::new("v1", "ReplicationController", "spec.template"),
+            WorkloadType::new("apps/v1", "Deployment", "spec.template"),
+            WorkloadType::new("apps/v1", "StatefulSet", "spec.template"),
+            WorkloadType::new("apps/v1", "DaemonSet", "spec.template"),
+            WorkloadType::new("apps/v1", "ReplicaSet", "spec.template"),
+            WorkloadType::new("extensions/v1beta1", "Deployment", "spec.template"),
+            WorkloadType::new("extensions/v1beta1", "DaemonSet", "spec.template"),
+            WorkloadType::new("extensions/v1beta1", "ReplicaSet", "spec.template"),
+            WorkloadType::new("batch/v1", "Job", "spec.template"),
+            WorkloadType::new("batch/v1", "CronJob", "spec.jobTemplate.spec.template"),
+        ]
+    });
+    &BUILTIN
 }
 
 /// Every workload kind a run recognises.
@@ -87,7 +91,7 @@ pub struct WorkloadTypes(Vec<WorkloadType>);
 impl WorkloadTypes {
     /// The built-in kinds plus `extra`.
     pub fn with(extra: &[WorkloadType]) -> Self {
-        let mut all = builtin_types();
+        let mut all = builtin_types().to_vec();
         all.extend(extra.iter().cloned());
         WorkloadTypes(all)
     }
@@ -111,11 +115,14 @@ impl ObjectRef {
     /// Read the identity fields of an object, if it has a string `kind`.
     pub fn of(object: &Value) -> Option<Self> {
         let text = |v: &Value| v.as_str().map(str::to_string);
-        let kind = object.get("kind").and_then(text)?;
-        let metadata = object.get("metadata");
-        let field = |name: &str| metadata.and_then(|m| m.get(name)).and_then(text);
+        let kind = object.field("kind").and_then(text)?;
+        let metadata = object.field("metadata");
+        let field = |name: &str| metadata.and_then(|m| m.field(name)).and_then(text);
         Some(ObjectRef {
-            api_version: object.get("apiVersion").and_then(text).unwrap_or_default(),
+            api_version: object
+                .field("apiVersion")
+                .and_then(text)
+                .unwrap_or_default(),
             kind,
             name: field("name")
                 .or_else(|| field("generateName"))

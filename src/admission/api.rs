@@ -6,6 +6,7 @@
 //! Paths are built from `prefix`, where the pod spec sits in the object
 //! being created: `spec` for a Pod, `spec.template.spec` for a Deployment.
 
+use crate::json::Field;
 use serde_json::{Value, json};
 
 use super::field::{FieldError, go_quote};
@@ -54,7 +55,10 @@ fn default_container(container: &mut Value) {
         return;
     };
     if !map.contains_key("imagePullPolicy") {
-        let image = map.get("image").and_then(Value::as_str).unwrap_or_default();
+        let image = map
+            .field("image")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         // The tag is what follows the last ':' after the last '/'; a digest pins the image.
         let tag = image
             .rsplit('/')
@@ -101,7 +105,11 @@ pub fn default_container_requests(container: &mut Value) {
     else {
         return;
     };
-    let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+    let Some(limits) = resources
+        .field("limits")
+        .and_then(Value::as_object)
+        .cloned()
+    else {
         return;
     };
     if limits.is_empty() {
@@ -135,7 +143,7 @@ pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion
                 continue;
             }
             let name = container
-                .get("name")
+                .field("name")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let path = format!("{prefix}.initContainers[{index}].restartPolicy");
@@ -269,7 +277,7 @@ pub fn validate(
     }
     let inits = entries(spec, "initContainers");
     let grace = spec
-        .get("terminationGracePeriodSeconds")
+        .field("terminationGracePeriodSeconds")
         .and_then(Value::as_i64)
         .unwrap_or(30);
 
@@ -322,7 +330,7 @@ pub fn unnamed_containers(spec: &Value, prefix: &str) -> Vec<FieldError> {
 }
 
 fn entries<'a>(spec: &'a Value, list: &str) -> Vec<&'a Value> {
-    spec.get(list)
+    spec.field(list)
         .and_then(Value::as_array)
         .map(|items| items.iter().collect())
         .unwrap_or_default()
@@ -331,17 +339,17 @@ fn entries<'a>(spec: &'a Value, list: &str) -> Vec<&'a Value> {
 fn port_errors(container: &Value, path: &str, host_ports: &mut Vec<String>) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut port_names: Vec<&str> = Vec::new();
-    let ports = container.get("ports").and_then(Value::as_array);
+    let ports = container.field("ports").and_then(Value::as_array);
     for (index, port) in ports.into_iter().flatten().enumerate() {
         // Paths are written only for an error: most ports have none.
         let at = |field: &str| format!("{path}.ports[{index}].{field}");
-        if let Some(name) = port.get("name").and_then(Value::as_str) {
+        if let Some(name) = port.field("name").and_then(Value::as_str) {
             if port_names.contains(&name) {
                 errors.push(FieldError::duplicate(at("name"), go_quote(name)));
             }
             port_names.push(name);
         }
-        let host_port = port.get("hostPort").and_then(Value::as_i64).unwrap_or(0);
+        let host_port = port.field("hostPort").and_then(Value::as_i64).unwrap_or(0);
         if host_port != 0 {
             let key = format!(
                 "{}/{}/{host_port}",
@@ -358,7 +366,10 @@ fn port_errors(container: &Value, path: &str, host_ports: &mut Vec<String>) -> V
 }
 
 fn text_or<'a>(value: &'a Value, field: &str, default: &'a str) -> &'a str {
-    value.get(field).and_then(Value::as_str).unwrap_or(default)
+    value
+        .field(field)
+        .and_then(Value::as_str)
+        .unwrap_or(default)
 }
 
 /// A request above its limit (after LimitRanger filled in what was missing,
@@ -390,7 +401,7 @@ fn init_container_errors(container: &Value, path: &str, version: KubeVersion) ->
         "startupProbe",
     ]
     .iter()
-    .filter(|field| container.get(**field).is_some_and(|v| !v.is_null()))
+    .filter(|field| container.field(field).is_some_and(|v| !v.is_null()))
     .map(|field| {
         let at = format!("{path}.{field}");
         if version >= KubeVersion::new(1, 28) {
@@ -426,7 +437,7 @@ fn sleep_errors(
 ) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for hook in ["preStop", "postStart"] {
-        let Some(handler) = container.get("lifecycle").and_then(|l| l.get(hook)) else {
+        let Some(handler) = container.field("lifecycle").and_then(|l| l.field(hook)) else {
             continue;
         };
         let at = format!("{path}.lifecycle.{hook}");
@@ -435,8 +446,8 @@ fn sleep_errors(
             continue;
         }
         let Some(seconds) = handler
-            .get("sleep")
-            .and_then(|s| s.get("seconds"))
+            .field("sleep")
+            .and_then(|s| s.field("seconds"))
             .and_then(Value::as_i64)
         else {
             continue;
@@ -486,9 +497,9 @@ fn port_warnings(spec: &Value, prefix: &str) -> Vec<String> {
     let mut seen: Vec<Seen<'_>> = Vec::new();
     for list in ["initContainers", "containers"] {
         for (container, entry) in entries(spec, list).into_iter().enumerate() {
-            let ports = entry.get("ports").and_then(Value::as_array);
+            let ports = entry.field("ports").and_then(Value::as_array);
             for (index, port) in ports.into_iter().flatten().enumerate() {
-                let Some(number) = port.get("containerPort").and_then(Value::as_i64) else {
+                let Some(number) = port.field("containerPort").and_then(Value::as_i64) else {
                     continue;
                 };
                 let here = Seen {
@@ -497,7 +508,7 @@ fn port_warnings(spec: &Value, prefix: &str) -> Vec<String> {
                     index,
                     number,
                     protocol: text_or(port, "protocol", "TCP"),
-                    host_port: port.get("hostPort").and_then(Value::as_i64).unwrap_or(0),
+                    host_port: port.field("hostPort").and_then(Value::as_i64).unwrap_or(0),
                     host_ip: text_or(port, "hostIP", ""),
                 };
                 for other in &seen {
@@ -633,7 +644,7 @@ mod tests {
         let mut dropped = spec(10);
         let warnings = drop_disabled_fields(&mut dropped, "spec", v(29));
         assert_eq!(warnings.len(), 1);
-        assert!(dropped["containers"][0].get("lifecycle").is_none());
+        assert!(dropped["containers"][0].field("lifecycle").is_none());
         // Before 1.29 the field is unknown: the hook is left without an action.
         let mut unknown = spec(10);
         drop_disabled_fields(&mut unknown, "spec", v(27));

@@ -4,6 +4,7 @@
 //! the dropping of fields behind disabled gates and validation, then the
 //! validating plugins. Every step is recorded for `--trace`.
 
+use crate::json::Field;
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
@@ -281,8 +282,8 @@ impl Run<'_, '_> {
             };
             let pod_labels = self
                 .pod
-                .get("metadata")
-                .and_then(|m| m.get("labels"))
+                .field("metadata")
+                .and_then(|m| m.field("labels"))
                 .and_then(Value::as_object)
                 .cloned()
                 .unwrap_or_default();
@@ -442,7 +443,7 @@ impl Run<'_, '_> {
             }
             Ok(Outcome::default())
         });
-        let spec = self.pod.get("spec").cloned().unwrap_or(Value::Null);
+        let spec = self.pod.field("spec").cloned().unwrap_or(Value::Null);
         let (errors, more) = api::validate(&spec, "spec", version);
         if !self.chain.template_checked {
             warnings.extend(more);
@@ -532,11 +533,14 @@ fn add_default_tolerations(pod: &mut Value) {
         "node.kubernetes.io/unreachable",
     ] {
         let covered = tolerations.iter().any(|t| {
-            let effect = t.get("effect").and_then(Value::as_str).unwrap_or_default();
+            let effect = t
+                .field("effect")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let applies = effect.is_empty() || effect == "NoExecute";
-            let named = t.get("key").and_then(Value::as_str) == Some(key);
-            let everything = t.get("key").is_none()
-                && t.get("operator").and_then(Value::as_str) == Some("Exists");
+            let named = t.field("key").and_then(Value::as_str) == Some(key);
+            let everything = t.field("key").is_none()
+                && t.field("operator").and_then(Value::as_str) == Some("Exists");
             applies && (named || everything)
         });
         if !covered {
@@ -561,14 +565,14 @@ fn mount_service_account_token(pod: &mut Value, version: KubeVersion) {
         return;
     };
     let account = spec
-        .get("serviceAccountName")
+        .field("serviceAccountName")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .unwrap_or("default")
         .to_string();
     spec.entry("serviceAccountName")
         .or_insert_with(|| Value::String(account.clone()));
-    if spec.get("automountServiceAccountToken") == Some(&Value::Bool(false)) {
+    if spec.field("automountServiceAccountToken") == Some(&Value::Bool(false)) {
         return;
     }
     let prefix = if version >= KubeVersion::new(1, 21) {
@@ -577,11 +581,11 @@ fn mount_service_account_token(pod: &mut Value, version: KubeVersion) {
         format!("{account}-token-")
     };
     let existing = spec
-        .get("volumes")
+        .field("volumes")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-        .filter_map(|v| v.get("name").and_then(Value::as_str))
+        .filter_map(|v| v.field("name").and_then(Value::as_str))
         .find(|n| n.starts_with(&prefix))
         .map(str::to_string);
     let volume_name = existing.clone().unwrap_or_else(|| format!("{prefix}xxxxx"));
@@ -593,11 +597,11 @@ fn mount_service_account_token(pod: &mut Value, version: KubeVersion) {
                 continue;
             };
             let has_mount = container
-                .get("volumeMounts")
+                .field("volumeMounts")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .any(|m| m.get("mountPath").and_then(Value::as_str) == Some(TOKEN_MOUNT_PATH));
+                .any(|m| m.field("mountPath").and_then(Value::as_str) == Some(TOKEN_MOUNT_PATH));
             if has_mount {
                 continue;
             }

@@ -2,6 +2,7 @@
 //! (mutating), then min, max and limit/request ratio (validating), from the
 //! LimitRange objects of the namespace (`admission.md` §1).
 
+use crate::json::Field;
 use serde_json::{Map, Value, json};
 
 use super::quantity::Quantity;
@@ -70,15 +71,17 @@ impl Defaults {
 
 fn items(limit_range: &Value) -> impl Iterator<Item = &Value> {
     limit_range
-        .get("spec")
-        .and_then(|s| s.get("limits"))
+        .field("spec")
+        .and_then(|s| s.field("limits"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
 }
 
 fn item_type(item: &Value) -> &str {
-    item.get("type").and_then(Value::as_str).unwrap_or_default()
+    item.field("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// Fill what `container` lacks from `defaults`, never changing a value it
@@ -97,7 +100,7 @@ pub fn fill_container(container: &mut Value, defaults: &Defaults) -> (Vec<String
             .iter()
             .filter(|(k, _)| {
                 container
-                    .get("resources")
+                    .field("resources")
                     .and_then(|r| r.get(section))
                     .and_then(|s| s.get(k.as_str()))
                     .is_none()
@@ -196,7 +199,7 @@ pub fn set_annotation(pod: &mut Value, key: &str, value: String) {
 /// every LimitRange is met. Resources are checked in the order the
 /// LimitRange lists them (the apiserver's order is Go's random map order).
 pub fn validate(pod: &Value, limit_ranges: &[&Value], version: KubeVersion) -> Option<String> {
-    let spec = pod.get("spec").unwrap_or(&Value::Null);
+    let spec = pod.field("spec").unwrap_or(&Value::Null);
     limit_ranges.iter().find_map(|range| {
         let errors = range_errors(spec, range, version);
         (!errors.is_empty()).then(|| super::aggregate(&errors))

@@ -21,6 +21,7 @@ pub mod resources;
 pub mod review;
 pub mod webhook;
 
+use crate::json::Field;
 use std::fmt;
 
 use serde_json::Value;
@@ -108,8 +109,8 @@ pub fn aggregate(errors: &[String]) -> String {
 /// `metadata.name` of an object, or `""`.
 pub fn metadata_name(object: &Value) -> &str {
     object
-        .get("metadata")
-        .and_then(|m| m.get("name"))
+        .field("metadata")
+        .and_then(|m| m.field("name"))
         .and_then(Value::as_str)
         .unwrap_or_default()
 }
@@ -119,7 +120,7 @@ pub fn metadata_name(object: &Value) -> &str {
 pub fn object_name(object: &Value) -> String {
     let field = |name: &str| {
         object
-            .get("metadata")
+            .field("metadata")
             .and_then(|m| m.get(name))
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
@@ -148,13 +149,13 @@ pub fn containers_with_paths(spec: &Value) -> Vec<(String, &Value)> {
 /// quota's `scopeSelector` one) on a value that may be absent.
 pub fn requirement_matches(requirement: &Value, value: Option<&str>) -> bool {
     let values: Vec<&str> = requirement
-        .get("values")
+        .field("values")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
         .collect();
-    match requirement.get("operator").and_then(Value::as_str) {
+    match requirement.field("operator").and_then(Value::as_str) {
         Some("In") => value.is_some_and(|v| values.contains(&v)),
         Some("NotIn") => value.is_none_or(|v| !values.contains(&v)),
         Some("Exists") => value.is_some(),
@@ -166,7 +167,7 @@ pub fn requirement_matches(requirement: &Value, value: Option<&str>) -> bool {
 /// A container's `name`, or `""`.
 pub fn container_name(container: &Value) -> &str {
     container
-        .get("name")
+        .field("name")
         .and_then(Value::as_str)
         .unwrap_or_default()
 }

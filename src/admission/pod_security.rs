@@ -8,6 +8,7 @@
 //! `policy/check_*.go` for the checks, `policy/registry.go` for their order,
 //! `admission/admission.go` for the messages).
 
+use crate::json::Field;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -58,7 +59,7 @@ impl fmt::Display for Policy {
 /// An invalid level or version is evaluated as the plugin does and reported in `problems`:
 /// a bad enforce level is `restricted`, a bad warn or audit level is `privileged`
 /// (the plugin fails open for those two), a bad version is `latest`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NamespacePolicies {
     pub enforce: Option<Policy>,
     pub warn: Option<Policy>,
@@ -71,6 +72,11 @@ const BAD_LEVEL: &str = "must be one of privileged, baseline, restricted";
 const BAD_VERSION: &str = "must be \"latest\" or \"v1.x\"";
 
 pub fn namespace_policies(labels: Option<&Map<String, Value>>) -> NamespacePolicies {
+    // Most namespaces (and every unknown one) have no such label: all privileged.
+    let labels = labels.filter(|l| l.keys().any(|k| k.starts_with(LABEL_PREFIX)));
+    if labels.is_none() {
+        return NamespacePolicies::default();
+    }
     let mut problems = Vec::new();
     // The plugin reads enforce, audit, then warn; the problems keep that order.
     let enforce = mode_policy(labels, "enforce", Level::Restricted, &mut problems);
@@ -350,8 +356,8 @@ static ABSENT: Value = Value::Null;
 
 impl<'a> PodView<'a> {
     fn new(pod: &'a Value, version: KubeVersion, cluster: KubeVersion) -> Self {
-        let metadata = pod.get("metadata").unwrap_or(&ABSENT);
-        let spec = pod.get("spec").unwrap_or(&ABSENT);
+        let metadata = pod.field("metadata").unwrap_or(&ABSENT);
+        let spec = pod.field("spec").unwrap_or(&ABSENT);
         let containers = containers_with_paths(spec)
             .into_iter()
             .map(|(_, container)| container)
@@ -540,7 +546,7 @@ fn host_ports(pod: &PodView<'_>) -> Option<Violation> {
     let bad = pod.names_where(|c| {
         let mut any = false;
         for port in list(c, &["ports"]) {
-            match port.get("hostPort").and_then(Value::as_i64) {
+            match port.field("hostPort").and_then(Value::as_i64) {
                 Some(0) | None => {}
                 Some(number) => {
                     ports.insert(number.to_string());

@@ -9,6 +9,7 @@
 //! API's field paths, as the apiserver does (`spec.securityContext.hostNetwork`
 //! for the pod's `spec.hostNetwork`). A value of the wrong type counts as absent.
 
+use crate::json::Field;
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
@@ -198,12 +199,12 @@ pub fn worded_for(message: &str, version: crate::cluster::KubeVersion) -> String
 /// Whether the policy lets `container` keep the seccomp profile its own
 /// `seccompProfile` field sets (a container without one always may).
 pub fn allows_container_seccomp(psp: &Value, container: &Value) -> bool {
-    let Some(profile) = seccomp_field(container.get("securityContext")) else {
+    let Some(profile) = seccomp_field(container.field("securityContext")) else {
         return true;
     };
     let annotated = |key: &str| {
-        psp.get("metadata")
-            .and_then(|m| m.get("annotations"))
+        psp.field("metadata")
+            .and_then(|m| m.field("annotations"))
             .and_then(|a| a.get(key))
             .and_then(Value::as_str)
     };
@@ -277,11 +278,11 @@ impl IdRule {
             return Ok(IdRule::RunAsAny);
         }
         let rule = options
-            .and_then(|o| o.get("rule"))
+            .and_then(|o| o.field("rule"))
             .and_then(Value::as_str)
             .unwrap_or_default();
         let ranges = || {
-            let ranges = id_ranges(options.and_then(|o| o.get("ranges")));
+            let ranges = id_ranges(options.and_then(|o| o.field("ranges")));
             if ranges.is_empty() {
                 Err(format!("ranges must be supplied for {rule}"))
             } else {
@@ -406,9 +407,9 @@ struct Policy<'a> {
 
 impl<'a> Policy<'a> {
     fn new(psp: &'a Value) -> Self {
-        let spec = psp.get("spec").unwrap_or(&NULL);
-        let metadata = psp.get("metadata").unwrap_or(&NULL);
-        let annotations = metadata.get("annotations").and_then(Value::as_object);
+        let spec = psp.field("spec").unwrap_or(&NULL);
+        let metadata = psp.field("metadata").unwrap_or(&NULL);
+        let annotations = metadata.field("annotations").and_then(Value::as_object);
         let mut problems = Vec::new();
         let mut rule = |key: &str, rules: &[&str], optional: bool| {
             IdRule::parse(spec.get(key), rules, optional).unwrap_or_else(|problem| {
@@ -420,14 +421,14 @@ impl<'a> Policy<'a> {
         let run_as_group = rule("runAsGroup", &GROUP_RULES, true);
         let fs_group = rule("fsGroup", &GROUP_RULES, false);
         let supplemental_groups = rule("supplementalGroups", &GROUP_RULES, false);
-        let se_linux = se_linux_options(spec.get("seLinux")).unwrap_or_else(|problem| {
+        let se_linux = se_linux_options(spec.field("seLinux")).unwrap_or_else(|problem| {
             problems.push(format!("seLinux: {problem}"));
             None
         });
         let annotated = |key: &str| annotations.and_then(|a| a.get(key)).and_then(Value::as_str);
         Policy {
             name: metadata
-                .get("name")
+                .field("name")
                 .and_then(Value::as_str)
                 .unwrap_or_default(),
             spec,
@@ -533,14 +534,19 @@ impl<'a> Policy<'a> {
     }
 
     fn runtime_class_default(&self, pod: &Value) -> Option<String> {
-        let class = self.spec.get("runtimeClass").filter(|c| c.is_object())?;
+        let class = self.spec.field("runtimeClass").filter(|c| c.is_object())?;
         if spec(pod)
-            .get("runtimeClassName")
+            .field("runtimeClassName")
             .is_some_and(|n| !n.is_null())
         {
             return None;
         }
-        Some(class.get("defaultRuntimeClassName")?.as_str()?.to_string())
+        Some(
+            class
+                .field("defaultRuntimeClassName")?
+                .as_str()?
+                .to_string(),
+        )
     }
 
     fn apparmor_default(&self, container: &str) -> Option<(String, String)> {
@@ -571,7 +577,7 @@ impl<'a> Policy<'a> {
         container: &Value,
         pod_context: Option<&Value>,
     ) -> Vec<(&'static str, Value)> {
-        let context = Effective::new(container.get("securityContext"), pod_context);
+        let context = Effective::new(container.field("securityContext"), pod_context);
         let mut defaults = Vec::new();
         let mut uid = context.inherited("runAsUser", Value::as_i64);
         if uid.is_none() {
@@ -737,7 +743,7 @@ impl<'a> Policy<'a> {
         let mut errors = Vec::new();
         for (index, sysctl) in items.into_iter().flatten().enumerate() {
             let name = sysctl
-                .get("name")
+                .field("name")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let path = format!("pod.spec.securityContext.sysctls[{index}]");
@@ -756,7 +762,7 @@ impl<'a> Policy<'a> {
     fn validate_volumes(&self, pod: &Value) -> Vec<FieldError> {
         let allowed = self.list("volumes");
         let allows_all = allowed.contains(&"*");
-        let volumes = spec(pod).get("volumes").and_then(Value::as_array);
+        let volumes = spec(pod).field("volumes").and_then(Value::as_array);
         let mut errors = Vec::new();
         for (index, volume) in volumes.into_iter().flatten().enumerate() {
             let path = format!("spec.volumes[{index}]");
@@ -799,7 +805,7 @@ impl<'a> Policy<'a> {
         path: &str,
     ) -> Vec<FieldError> {
         let host_path = source
-            .get("path")
+            .field("path")
             .and_then(Value::as_str)
             .unwrap_or_default();
         let (allowed, read_only) = self.host_path_allowance(host_path);
@@ -815,15 +821,15 @@ impl<'a> Policy<'a> {
             return Vec::new();
         }
         let name = volume
-            .get("name")
+            .field("name")
             .and_then(Value::as_str)
             .unwrap_or_default();
         let mut errors = Vec::new();
         for (container_path, container) in containers_with_paths(spec(pod)) {
-            let mounts = container.get("volumeMounts").and_then(Value::as_array);
+            let mounts = container.field("volumeMounts").and_then(Value::as_array);
             for (index, mount) in mounts.into_iter().flatten().enumerate() {
-                let writable = mount.get("readOnly").and_then(Value::as_bool) != Some(true);
-                if writable && mount.get("name").and_then(Value::as_str) == Some(name) {
+                let writable = mount.field("readOnly").and_then(Value::as_bool) != Some(true);
+                if writable && mount.field("name").and_then(Value::as_str) == Some(name) {
                     let path = format!("{container_path}.volumeMounts[{index}].readOnly");
                     errors.push(FieldError::invalid(
                         path,
@@ -838,7 +844,10 @@ impl<'a> Policy<'a> {
 
     /// (allowed, must be read-only) for a host path; no list allows any path.
     fn host_path_allowance(&self, host_path: &str) -> (bool, bool) {
-        let prefixes = self.spec.get("allowedHostPaths").and_then(Value::as_array);
+        let prefixes = self
+            .spec
+            .field("allowedHostPaths")
+            .and_then(Value::as_array);
         let prefixes: Vec<&Value> = prefixes.into_iter().flatten().collect();
         if prefixes.is_empty() {
             return (true, false);
@@ -846,11 +855,11 @@ impl<'a> Policy<'a> {
         let mut allowed = false;
         for entry in prefixes {
             let prefix = entry
-                .get("pathPrefix")
+                .field("pathPrefix")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             if has_path_prefix(host_path, prefix) {
-                if entry.get("readOnly").and_then(Value::as_bool) != Some(true) {
+                if entry.field("readOnly").and_then(Value::as_bool) != Some(true) {
                     return (true, false);
                 }
                 allowed = true;
@@ -872,7 +881,7 @@ impl<'a> Policy<'a> {
             return None;
         }
         let driver = source
-            .get("driver")
+            .field("driver")
             .and_then(Value::as_str)
             .unwrap_or_default();
         let found = allowed
@@ -882,16 +891,16 @@ impl<'a> Policy<'a> {
     }
 
     fn validate_runtime_class(&self, pod: &Value) -> Option<FieldError> {
-        let class = self.spec.get("runtimeClass").filter(|c| c.is_object())?;
-        let actual = spec(pod).get("runtimeClassName")?.as_str()?;
-        let names = strings(class.get("allowedRuntimeClassNames"));
+        let class = self.spec.field("runtimeClass").filter(|c| c.is_object())?;
+        let actual = spec(pod).field("runtimeClassName")?.as_str()?;
+        let names = strings(class.field("allowedRuntimeClassNames"));
         let allowed = names.iter().any(|n| *n == "*" || *n == actual);
         (!allowed).then(|| FieldError::invalid("spec.runtimeClassName", go_quote(actual), ""))
     }
 
     /// `validateContainer`, on the container's effective security context.
     fn validate_container(&self, pod: &Value, container: &Value, path: &str) -> Vec<FieldError> {
-        let context = Effective::new(container.get("securityContext"), pod_context(pod));
+        let context = Effective::new(container.field("securityContext"), pod_context(pod));
         let sc_path = format!("{path}.securityContext");
         let mut errors = self.run_as_user.validate_user(
             &sc_path,
@@ -982,7 +991,7 @@ impl<'a> Policy<'a> {
             return Vec::new();
         }
         let mut errors = Vec::new();
-        for capability in strings(capabilities.get("add")) {
+        for capability in strings(capabilities.field("add")) {
             if !default_add.contains(&capability) && !allowed.contains(&capability) {
                 let path = format!("{path}.add");
                 errors.push(FieldError::invalid(
@@ -992,7 +1001,7 @@ impl<'a> Policy<'a> {
                 ));
             }
         }
-        let drop = capabilities.get("drop");
+        let drop = capabilities.field("drop");
         let dropped = strings(drop);
         for required in required_drop.iter().filter(|c| !dropped.contains(c)) {
             let detail = format!("{required} is required to be dropped but was not found");
@@ -1006,11 +1015,11 @@ impl<'a> Policy<'a> {
     }
 
     fn validate_host_ports(&self, container: &Value, path: &str) -> Vec<FieldError> {
-        let ranges = self.spec.get("hostPorts").and_then(Value::as_array);
+        let ranges = self.spec.field("hostPorts").and_then(Value::as_array);
         let ranges: Vec<(i64, i64)> = ranges
             .into_iter()
             .flatten()
-            .filter_map(|r| Some((r.get("min")?.as_i64()?, r.get("max")?.as_i64()?)))
+            .filter_map(|r| Some((r.field("min")?.as_i64()?, r.field("max")?.as_i64()?)))
             .collect();
         let shown: Vec<String> = ranges
             .iter()
@@ -1019,11 +1028,11 @@ impl<'a> Policy<'a> {
                 false => format!("{min}-{max}"),
             })
             .collect();
-        let ports = container.get("ports").and_then(Value::as_array);
+        let ports = container.field("ports").and_then(Value::as_array);
         ports
             .into_iter()
             .flatten()
-            .filter_map(|p| p.get("hostPort").and_then(Value::as_i64))
+            .filter_map(|p| p.field("hostPort").and_then(Value::as_i64))
             .filter(|port| *port > 0 && !ranges.iter().any(|(min, max)| min <= port && port <= max))
             .map(|port| {
                 let detail = format!(
@@ -1113,12 +1122,12 @@ fn seccomp_strategy<'a>(default: Option<&'a str>, allowed: Option<&'a str>) -> S
 /// The SELinux strategy: Some(options) under MustRunAs, None under RunAsAny.
 fn se_linux_options(options: Option<&Value>) -> Result<Option<&Value>, String> {
     let rule = options
-        .and_then(|o| o.get("rule"))
+        .and_then(|o| o.field("rule"))
         .and_then(Value::as_str)
         .unwrap_or_default();
     match rule {
         "RunAsAny" => Ok(None),
-        "MustRunAs" => match options.and_then(|o| o.get("seLinuxOptions")) {
+        "MustRunAs" => match options.and_then(|o| o.field("seLinuxOptions")) {
             Some(selinux) if selinux.is_object() => Ok(Some(selinux)),
             _ => Err("MustRunAs requires SELinuxOptions".into()),
         },
@@ -1149,13 +1158,13 @@ fn categories(list: &str) -> Vec<&str> {
 /// The annotation value the `seccompProfile` field of a security context
 /// stands for (`SeccompAnnotationForField`), when the field is set.
 fn seccomp_field(context: Option<&Value>) -> Option<String> {
-    let field = context?.get("seccompProfile").filter(|f| f.is_object())?;
+    let field = context?.field("seccompProfile").filter(|f| f.is_object())?;
     Some(seccomp_annotation_for_field(field))
 }
 
 fn seccomp_annotation_for_field(field: &Value) -> String {
-    let localhost = field.get("localhostProfile").and_then(Value::as_str);
-    match (field.get("type").and_then(Value::as_str), localhost) {
+    let localhost = field.field("localhostProfile").and_then(Value::as_str);
+    match (field.field("type").and_then(Value::as_str), localhost) {
         (Some("Unconfined"), _) => "unconfined".into(),
         (Some("RuntimeDefault"), _) => "runtime/default".into(),
         (Some("Localhost"), Some(profile)) => format!("localhost/{profile}"),
@@ -1174,7 +1183,7 @@ fn pod_seccomp_profile(pod: &Value) -> String {
 
 /// A container's profile: its field, its annotation, the pod's field, the pod's annotation.
 fn container_seccomp_profile(pod: &Value, container: &Value) -> String {
-    if let Some(profile) = seccomp_field(container.get("securityContext")) {
+    if let Some(profile) = seccomp_field(container.field("securityContext")) {
         return profile;
     }
     let key = format!("{SECCOMP_CONTAINER}{}", super::container_name(container));
@@ -1206,15 +1215,18 @@ fn allows_volume_type(allowed: &[&str], fs_type: &str, source: &Value) -> bool {
 /// the `kube-root-ca.crt` ConfigMap and the namespace.
 fn only_service_account_token_sources(projected: &Value) -> bool {
     let namespace_item = |item: &Value| {
-        let field_ref = item.get("fieldRef").filter(|f| f.is_object());
+        let field_ref = item.field("fieldRef").filter(|f| f.is_object());
         text(item, "path") == "namespace"
             && field_ref.is_some_and(|f| {
                 // The API defaults an unset apiVersion to v1.
-                let version = f.get("apiVersion").and_then(Value::as_str).unwrap_or("v1");
+                let version = f
+                    .field("apiVersion")
+                    .and_then(Value::as_str)
+                    .unwrap_or("v1");
                 version == "v1" && text(f, "fieldPath") == "metadata.namespace"
             })
     };
-    let sources = projected.get("sources").and_then(Value::as_array);
+    let sources = projected.field("sources").and_then(Value::as_array);
     sources.into_iter().flatten().all(|source| {
         let part = |key: &str| source.get(key).filter(|p| !p.is_null());
         let (token, config_map, downward) = (
@@ -1226,7 +1238,7 @@ fn only_service_account_token_sources(projected: &Value) -> bool {
             && token.is_none_or(|t| text(t, "path") == "token" && text(t, "audience").is_empty())
             && config_map.is_none_or(|c| text(c, "name") == "kube-root-ca.crt")
             && downward.is_none_or(|d| {
-                let items = d.get("items").and_then(Value::as_array);
+                let items = d.field("items").and_then(Value::as_array);
                 items.into_iter().flatten().all(namespace_item)
             })
     })
@@ -1248,8 +1260,8 @@ fn id_ranges(ranges: Option<&Value>) -> Vec<IdRange> {
         .flatten()
         .filter_map(|r| {
             Some(IdRange {
-                min: r.get("min")?.as_i64()?,
-                max: r.get("max")?.as_i64()?,
+                min: r.field("min")?.as_i64()?,
+                max: r.field("max")?.as_i64()?,
             })
         })
         .collect()
@@ -1311,15 +1323,18 @@ fn as_object(value: &Value) -> Option<&Value> {
 }
 
 fn spec(pod: &Value) -> &Value {
-    pod.get("spec").unwrap_or(&NULL)
+    pod.field("spec").unwrap_or(&NULL)
 }
 
 fn pod_context(pod: &Value) -> Option<&Value> {
-    spec(pod).get("securityContext").filter(|c| c.is_object())
+    spec(pod).field("securityContext").filter(|c| c.is_object())
 }
 
 fn annotation<'v>(pod: &'v Value, key: &str) -> Option<&'v str> {
-    pod.get("metadata")?.get("annotations")?.get(key)?.as_str()
+    pod.field("metadata")?
+        .field("annotations")?
+        .get(key)?
+        .as_str()
 }
 
 fn set_annotation(pod: &mut Value, key: &str, value: &str) {

@@ -4,6 +4,7 @@
 //! and its `status.used` counts as zero where it is not written: offline,
 //! no controller has filled them in.
 
+use crate::json::Field;
 use serde_json::Value;
 
 use super::quantity::Quantity;
@@ -22,18 +23,18 @@ const MUST_SPECIFY: [&str; 6] = [
 /// Whether `quota` applies to the pod: every scope in `spec.scopes` and
 /// every `spec.scopeSelector` expression matches.
 pub fn applies(quota: &Value, pod: &Value) -> bool {
-    let spec = pod.get("spec").unwrap_or(&Value::Null);
-    let quota_spec = quota.get("spec");
+    let spec = pod.field("spec").unwrap_or(&Value::Null);
+    let quota_spec = quota.field("spec");
     let scopes = quota_spec
-        .and_then(|s| s.get("scopes"))
+        .and_then(|s| s.field("scopes"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
         .filter_map(Value::as_str);
     let scopes_match = scopes.into_iter().all(|scope| scope_matches(scope, spec));
     let expressions = quota_spec
-        .and_then(|s| s.get("scopeSelector"))
-        .and_then(|s| s.get("matchExpressions"))
+        .and_then(|s| s.field("scopeSelector"))
+        .and_then(|s| s.field("matchExpressions"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten();
@@ -42,7 +43,7 @@ pub fn applies(quota: &Value, pod: &Value) -> bool {
 
 fn scope_matches(scope: &str, spec: &Value) -> bool {
     let terminating = spec
-        .get("activeDeadlineSeconds")
+        .field("activeDeadlineSeconds")
         .and_then(Value::as_i64)
         .is_some_and(|s| s >= 0);
     match scope {
@@ -50,7 +51,7 @@ fn scope_matches(scope: &str, spec: &Value) -> bool {
         "NotTerminating" => !terminating,
         "BestEffort" => resources::is_best_effort(spec),
         "NotBestEffort" => !resources::is_best_effort(spec),
-        "PriorityClass" => spec.get("priorityClassName").is_some(),
+        "PriorityClass" => spec.field("priorityClassName").is_some(),
         "CrossNamespacePodAffinity" => uses_cross_namespace_affinity(spec),
         _ => false,
     }
@@ -58,23 +59,23 @@ fn scope_matches(scope: &str, spec: &Value) -> bool {
 
 fn expression_matches(expression: &Value, spec: &Value) -> bool {
     let scope = expression
-        .get("scopeName")
+        .field("scopeName")
         .and_then(Value::as_str)
         .unwrap_or_default();
     if scope == "PriorityClass" {
-        let class = spec.get("priorityClassName").and_then(Value::as_str);
+        let class = spec.field("priorityClassName").and_then(Value::as_str);
         return super::requirement_matches(expression, class);
     }
     // The other scopes take `Exists` (and `DoesNotExist` for their opposite).
     let present = scope_matches(scope, spec).then_some("");
-    match expression.get("operator").and_then(Value::as_str) {
+    match expression.field("operator").and_then(Value::as_str) {
         Some("Exists" | "DoesNotExist") => super::requirement_matches(expression, present),
         _ => false,
     }
 }
 
 fn uses_cross_namespace_affinity(spec: &Value) -> bool {
-    let affinity = spec.get("affinity");
+    let affinity = spec.field("affinity");
     ["podAffinity", "podAntiAffinity"].iter().any(|kind| {
         let terms = affinity.and_then(|a| a.get(kind));
         [
@@ -90,10 +91,10 @@ fn uses_cross_namespace_affinity(spec: &Value) -> bool {
                 .flatten()
         })
         .any(|term| {
-            let term = term.get("podAffinityTerm").unwrap_or(term);
-            term.get("namespaceSelector").is_some()
+            let term = term.field("podAffinityTerm").unwrap_or(term);
+            term.field("namespaceSelector").is_some()
                 || term
-                    .get("namespaces")
+                    .field("namespaces")
                     .and_then(Value::as_array)
                     .is_some_and(|n| !n.is_empty())
         })
@@ -103,9 +104,9 @@ fn uses_cross_namespace_affinity(spec: &Value) -> bool {
 /// The resource names a quota tracks (`status.hard`, here `spec.hard`).
 fn hard(quota: &Value) -> ResourceList {
     quota
-        .get("status")
-        .and_then(|s| s.get("hard"))
-        .or_else(|| quota.get("spec").and_then(|s| s.get("hard")))
+        .field("status")
+        .and_then(|s| s.field("hard"))
+        .or_else(|| quota.field("spec").and_then(|s| s.field("hard")))
         .and_then(Value::as_object)
         .map(resources::list_of)
         .unwrap_or_default()
@@ -113,8 +114,8 @@ fn hard(quota: &Value) -> ResourceList {
 
 fn used(quota: &Value) -> ResourceList {
     quota
-        .get("status")
-        .and_then(|s| s.get("used"))
+        .field("status")
+        .and_then(|s| s.field("used"))
         .and_then(Value::as_object)
         .map(resources::list_of)
         .unwrap_or_default()
@@ -199,7 +200,7 @@ struct Exceeded {
 /// the pod, as the message after `pods "x" is forbidden: `; `None` when it
 /// is admitted.
 pub fn check(pod: &Value, quotas: &[&Value]) -> Option<String> {
-    let spec = pod.get("spec").unwrap_or(&Value::Null);
+    let spec = pod.field("spec").unwrap_or(&Value::Null);
     let applying: Vec<&&Value> = quotas.iter().filter(|q| applies(q, pod)).collect();
     for quota in &applying {
         if let Some(error) = missing(quota, spec) {

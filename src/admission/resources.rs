@@ -1,5 +1,6 @@
 //! A container's and a pod's compute resources as the apiserver reads them.
 
+use crate::json::Field;
 use serde_json::{Map, Value};
 
 use super::quantity::Quantity;
@@ -12,8 +13,8 @@ pub type ResourceList = Vec<(String, Quantity)>;
 /// that are not quantities are left out.
 pub fn container_list(container: &Value, section: &str) -> ResourceList {
     container
-        .get("resources")
-        .and_then(|r| r.get(section))
+        .field("resources")
+        .and_then(|r| r.field(section))
         .and_then(Value::as_object)
         .map(list_of)
         .unwrap_or_default()
@@ -51,7 +52,7 @@ fn max_into(total: &mut ResourceList, list: &ResourceList) {
 
 /// Whether an init container is a native sidecar (`restartPolicy: Always`).
 pub fn is_sidecar(container: &Value) -> bool {
-    container.get("restartPolicy").and_then(Value::as_str) == Some("Always")
+    container.field("restartPolicy").and_then(Value::as_str) == Some("Always")
 }
 
 /// The pod's total of `section`, the way the scheduler, quota and (from
@@ -150,7 +151,7 @@ pub fn has_pod_level(spec: &Value) -> bool {
 
 /// The entries of a container list of the pod spec.
 pub fn list<'a>(spec: &'a Value, name: &str) -> impl Iterator<Item = &'a Value> {
-    spec.get(name)
+    spec.field(name)
         .and_then(Value::as_array)
         .into_iter()
         .flatten()

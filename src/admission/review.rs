@@ -2,6 +2,7 @@
 //! pod template validated), then its controller creates a pod, which goes
 //! through the admission plugins in the apiserver's order.
 
+use crate::json::Field;
 use serde_json::{Value, json};
 
 use super::chain::{Admission, Chain, Injected, Injector};
@@ -46,12 +47,12 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
     let template = kind
         .template_path()
         .iter()
-        .try_fold(object, |at, token| at.get(token))
+        .try_fold(object, |at, token| at.field(token))
         .unwrap_or(&Value::Null);
     let is_pod = kind.template_path().is_empty();
     let namespace = object
-        .get("metadata")
-        .and_then(|m| m.get("namespace"))
+        .field("metadata")
+        .and_then(|m| m.field("namespace"))
         .and_then(Value::as_str)
         .filter(|ns| !ns.is_empty())
         .unwrap_or(target.default_namespace)
@@ -61,7 +62,7 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
     // itself, which refuses a container without a name; a custom resource's
     // controller (Knative's, for one) names them.
     if crate::workload::builtin_types().contains(kind) {
-        let spec = template.get("spec").unwrap_or(&Value::Null);
+        let spec = template.field("spec").unwrap_or(&Value::Null);
         let errors = api::unnamed_containers(spec, &spec_path(kind));
         if !errors.is_empty() {
             reject_invalid(&errors, object, kind, &mut verdicts);
@@ -80,14 +81,14 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
         || target.cluster.has_policies(&namespace, version);
     let drops = version < KubeVersion::new(1, 34);
     if !chain_matters && !drops {
-        let spec = template.get("spec").unwrap_or(&Value::Null);
+        let spec = template.field("spec").unwrap_or(&Value::Null);
         check_object(spec, object, kind, version, &mut verdicts);
         return Review {
             verdicts,
             admission: None,
         };
     }
-    let mut spec = template.get("spec").cloned().unwrap_or(Value::Null);
+    let mut spec = template.field("spec").cloned().unwrap_or(Value::Null);
 
     // Creating a workload: fields of disabled features dropped from its
     // template, then validation. (A Pod goes through this after admission.)
@@ -204,7 +205,7 @@ fn pod_of(
     namespace: &str,
     kind: &WorkloadType,
 ) -> Value {
-    let metadata = template.get("metadata");
+    let metadata = template.field("metadata");
     let mut meta = serde_json::Map::new();
     if kind.template_path().is_empty() || kind.kind == "StatefulSet" {
         meta.insert("name".into(), json!(name));
@@ -214,7 +215,7 @@ fn pod_of(
     meta.insert("namespace".into(), json!(namespace));
     for field in ["labels", "annotations"] {
         if let Some(value) = metadata
-            .and_then(|m| m.get(field))
+            .and_then(|m| m.field(field))
             .filter(|v| v.is_object())
         {
             meta.insert(field.into(), value.clone());
@@ -236,8 +237,9 @@ mod tests {
 
     fn kind(name: &str) -> WorkloadType {
         builtin_types()
-            .into_iter()
+            .iter()
             .find(|t| t.kind == name)
+            .cloned()
             .expect("a built-in kind")
     }
 

@@ -4,6 +4,7 @@
 //! other webhooks cannot be called, so their mutation is declared in a
 //! `WebhookEmulation` object (`admission.md` §4a, §6).
 
+use crate::json::Field;
 use serde_json::{Map, Value};
 
 /// The kind that declares what a webhook does.
@@ -111,10 +112,10 @@ pub fn webhooks(
     let mut all = Vec::new();
     for configuration in sorted {
         let config_name = super::metadata_name(configuration).to_string();
-        let items = configuration.get("webhooks").and_then(Value::as_array);
+        let items = configuration.field("webhooks").and_then(Value::as_array);
         for item in items.into_iter().flatten() {
             let name = item
-                .get("name")
+                .field("name")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string();
@@ -127,19 +128,19 @@ pub fn webhooks(
             };
             all.push(Webhook {
                 configuration: config_name.clone(),
-                reinvocation: match item.get("reinvocationPolicy").and_then(Value::as_str) {
+                reinvocation: match item.field("reinvocationPolicy").and_then(Value::as_str) {
                     Some("IfNeeded") => Reinvocation::IfNeeded,
                     _ => Reinvocation::Never,
                 },
-                namespace_selector: item.get("namespaceSelector").cloned(),
-                object_selector: item.get("objectSelector").cloned(),
+                namespace_selector: item.field("namespaceSelector").cloned(),
+                object_selector: item.field("objectSelector").cloned(),
                 rules: item
-                    .get("rules")
+                    .field("rules")
                     .and_then(Value::as_array)
                     .cloned()
                     .unwrap_or_default(),
                 match_conditions: item
-                    .get("matchConditions")
+                    .field("matchConditions")
                     .and_then(Value::as_array)
                     .is_some_and(|c| !c.is_empty()),
                 name,
@@ -163,19 +164,19 @@ pub fn webhooks(
 /// ```
 fn declared(emulations: &[&Value], configuration: &str, name: &str) -> Behaviour {
     let found = emulations.iter().find(|e| {
-        let webhook = e.get("webhook");
+        let webhook = e.field("webhook");
         let field = |key: &str| webhook.and_then(|w| w.get(key)).and_then(Value::as_str);
         field("name") == Some(name) && field("configuration").is_none_or(|c| c == configuration)
     });
     let Some(emulation) = found else {
         return Behaviour::NotEmulated;
     };
-    if let Some(patch) = emulation.get("patch").filter(|p| p.is_array()) {
+    if let Some(patch) = emulation.field("patch").filter(|p| p.is_array()) {
         return Behaviour::Patch(patch.clone());
     }
-    let containers = emulation.get("containers");
+    let containers = emulation.field("containers");
     let names: Vec<String> = containers
-        .and_then(|c| c.get("names"))
+        .and_then(|c| c.field("names"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -183,7 +184,7 @@ fn declared(emulations: &[&Value], configuration: &str, name: &str) -> Behaviour
         .map(str::to_string)
         .collect();
     match containers
-        .and_then(|c| c.get("merge"))
+        .and_then(|c| c.field("merge"))
         .filter(|m| m.is_object())
     {
         Some(merge) if !names.is_empty() => Behaviour::MergeIntoContainers {
@@ -198,22 +199,22 @@ fn declared(emulations: &[&Value], configuration: &str, name: &str) -> Behaviour
 /// and declares exactly one of a JSON Patch or a merge into named containers.
 pub fn emulation_problem(emulation: &Value) -> Option<String> {
     let name = super::metadata_name(emulation);
-    let webhook = emulation.get("webhook");
+    let webhook = emulation.field("webhook");
     if webhook
-        .and_then(|w| w.get("name"))
+        .and_then(|w| w.field("name"))
         .and_then(Value::as_str)
         .is_none()
     {
         return Some(format!("WebhookEmulation {name}: webhook.name is missing"));
     }
-    let problem = match (emulation.get("patch"), emulation.get("containers")) {
+    let problem = match (emulation.field("patch"), emulation.field("containers")) {
         (Some(patch), None) => serde_json::from_value::<json_patch::Patch>(patch.clone())
             .err()
             .map(|e| format!("patch is not an RFC 6902 JSON Patch: {e}")),
         (None, Some(containers)) => {
-            let names = containers.get("names").and_then(Value::as_array);
+            let names = containers.field("names").and_then(Value::as_array);
             let names_ok = names.is_some_and(|n| !n.is_empty() && n.iter().all(Value::is_string));
-            let merge_ok = containers.get("merge").is_some_and(Value::is_object);
+            let merge_ok = containers.field("merge").is_some_and(Value::is_object);
             (!names_ok || !merge_ok).then(|| {
                 "containers needs names (a list of container names) and merge (a map)".to_string()
             })
@@ -236,7 +237,7 @@ fn rule_matches_pod_create(rule: &Value) -> bool {
             })
     };
     // Pods are namespaced: a rule scoped to the cluster does not cover them.
-    let scope = rule.get("scope").and_then(Value::as_str).unwrap_or("*");
+    let scope = rule.field("scope").and_then(Value::as_str).unwrap_or("*");
     has("operations", &["CREATE", "*"])
         && has("apiGroups", &["", "*"])
         && has("apiVersions", &["v1", "*"])
@@ -251,14 +252,14 @@ pub fn selector_matches(selector: Option<&Value>, labels: &Map<String, Value>) -
         return true;
     };
     let label = |key: &str| labels.get(key).and_then(Value::as_str);
-    let match_labels = selector.get("matchLabels").and_then(Value::as_object);
+    let match_labels = selector.field("matchLabels").and_then(Value::as_object);
     let labels_ok = match_labels
         .into_iter()
         .flatten()
         .all(|(k, v)| label(k).is_some() && label(k) == v.as_str());
-    let expressions = selector.get("matchExpressions").and_then(Value::as_array);
+    let expressions = selector.field("matchExpressions").and_then(Value::as_array);
     let expressions_ok = expressions.into_iter().flatten().all(|e| {
-        let key = e.get("key").and_then(Value::as_str).unwrap_or_default();
+        let key = e.field("key").and_then(Value::as_str).unwrap_or_default();
         super::requirement_matches(e, label(key))
     });
     labels_ok && expressions_ok
@@ -284,7 +285,7 @@ pub fn apply_declared(behaviour: &Behaviour, pod: &Value) -> Result<Value, Strin
                     .and_then(Value::as_array_mut);
                 for container in containers.into_iter().flatten() {
                     let named = container
-                        .get("name")
+                        .field("name")
                         .and_then(Value::as_str)
                         .is_some_and(|n| names.iter().any(|w| w == n));
                     if named {
@@ -412,7 +413,7 @@ mod tests {
             merge: json!({"lifecycle": {"preStop": {"exec": {"command": ["sleep", "5"]}}}}),
         };
         let out = apply_declared(&merge, &pod).expect("applies");
-        assert!(out["spec"]["containers"][0].get("lifecycle").is_none());
+        assert!(out["spec"]["containers"][0].field("lifecycle").is_none());
         assert_eq!(
             out["spec"]["containers"][1]["lifecycle"]["preStop"]["exec"]["command"][1],
             "5"

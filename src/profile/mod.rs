@@ -10,6 +10,7 @@
 
 pub mod template;
 
+use crate::json::Field;
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
@@ -247,7 +248,10 @@ impl Prepared {
             got
         };
         let rendered = Arc::new(filled.profile.render_with(&recording)?);
+        // The values are those of `filled`, whose renderings these are: only
+        // the workload's answers can differ among them.
         let mut asked = asked.into_inner();
+        asked.retain(|(name, _)| !name.starts_with("values."));
         asked.sort_by(|a, b| a.0.cmp(&b.0));
         asked.dedup_by(|a, b| a.0 == b.0);
         if let Ok(mut cached) = filled.rendered.lock() {
@@ -644,7 +648,7 @@ impl Profile {
             name.strip_prefix("values.")
                 .and_then(|v| self.values.get(v).cloned())
         };
-        let image = template::render(self.proxy.get("image")?, &lookup).ok()?;
+        let image = template::render(self.proxy.field("image")?, &lookup).ok()?;
         image.as_str().map(str::to_string)
     }
 
@@ -661,13 +665,13 @@ impl Profile {
             .iter()
             .chain(&self.cni_init_containers)
             .chain(std::iter::once(&self.proxy))
-            .filter_map(|c| c.get("name").and_then(Value::as_str))
+            .filter_map(|c| c.field("name").and_then(Value::as_str))
     }
 
     pub fn volume_names(&self) -> impl Iterator<Item = &str> {
         self.volumes
             .iter()
-            .filter_map(|v| v.get("name").and_then(Value::as_str))
+            .filter_map(|v| v.field("name").and_then(Value::as_str))
     }
 
     /// The annotation and label keys the profile adds to a workload of `kind`
@@ -854,7 +858,7 @@ impl SidecarSettings {
                 format!("waitBeforeExitSeconds must be a whole number of seconds, not {wait:?}")
             })?
         };
-        let sleep_command = match map.get("sleepCommand") {
+        let sleep_command = match map.field("sleepCommand") {
             Some(Value::Array(items)) => items
                 .iter()
                 .filter_map(Value::as_str)
@@ -905,7 +909,7 @@ where
     T: serde::de::DeserializeOwned + serde::Serialize,
 {
     let name = value
-        .get("name")
+        .field("name")
         .and_then(Value::as_str)
         .unwrap_or("<unnamed>");
     let typed: T =

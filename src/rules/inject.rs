@@ -11,6 +11,7 @@
 //! 5. [`Sidecar::add_shutdown_wait`]: a preStop wait and a grace period it fits in;
 //! 6. [`place`]: the containers, volumes, marker annotations and labels, and the record.
 
+use crate::json::Field;
 use serde_json::{Map, Value, json};
 
 use super::plan::{Outcome, Patcher, Plan, PlanError};
@@ -151,7 +152,7 @@ impl Sidecar {
         } else if first {
             profile::merge(&mut proxy, &rendered.classic_first);
         }
-        let restart = pod.spec.get("restartPolicy").and_then(Value::as_str);
+        let restart = pod.spec.field("restartPolicy").and_then(Value::as_str);
         if !native && (kind.runs_to_completion() || matches!(restart, Some("Never" | "OnFailure")))
         {
             let fix = if env.version.has_native_sidecars() {
@@ -231,7 +232,7 @@ impl Sidecar {
     /// Security context: a PodSecurityPolicy's defaulting, or what the app
     /// container got; then what the namespace's Pod Security level demands.
     fn secure(&mut self, pod: &Pod, env: &Env<'_>) {
-        let pod_context = pod.spec.get("securityContext");
+        let pod_context = pod.spec.field("securityContext");
         let psps = env.cluster.objects("PodSecurityPolicy", "");
         let use_psp = match env.security {
             SecurityMode::Auto => env.version.has_pod_security_policy() && !psps.is_empty(),
@@ -259,8 +260,8 @@ impl Sidecar {
             }
             self.annotations.extend(annotations);
             let name = psp
-                .get("metadata")
-                .and_then(|m| m.get("name"))
+                .field("metadata")
+                .and_then(|m| m.field("name"))
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             self.notes.push(format!(
@@ -290,7 +291,7 @@ impl Sidecar {
                 ));
             }
         } else if env.security != SecurityMode::Off {
-            if let Some(app) = pod.spec.get("containers").and_then(|c| c.get(0)) {
+            if let Some(app) = pod.spec.field("containers").and_then(|c| c.get(0)) {
                 for container in self.containers_mut() {
                     security::copy_from_app(container, app);
                 }
@@ -351,7 +352,7 @@ impl Sidecar {
         }
         let current = pod
             .spec
-            .get("terminationGracePeriodSeconds")
+            .field("terminationGracePeriodSeconds")
             .and_then(Value::as_u64);
         let needed = shutdown::grace_needed(wait, current)?;
         self.notes.push(format!(
@@ -525,22 +526,22 @@ impl<'a> Pod<'a> {
         let spec = patcher.get(&paths.spec).unwrap_or(&Value::Null);
         let metadata = patcher.get(&paths.metadata);
         let annotations = metadata
-            .and_then(|m| m.get("annotations"))
+            .and_then(|m| m.field("annotations"))
             .and_then(Value::as_object);
         let labels = metadata
-            .and_then(|m| m.get("labels"))
+            .and_then(|m| m.field("labels"))
             .and_then(Value::as_object);
         let label = |key: &str| {
             labels
-                .and_then(|l| l.get(key))
+                .and_then(|l| l.field(key))
                 .and_then(Value::as_str)
                 .map(str::to_string)
         };
         // Names come from the object's own metadata (the template's has none).
-        let object_meta = patcher.value.get("metadata");
+        let object_meta = patcher.value.field("metadata");
         let field = |name: &str| {
             object_meta
-                .and_then(|m| m.get(name))
+                .and_then(|m| m.field(name))
                 .and_then(Value::as_str)
         };
         let name = field("name")
@@ -548,15 +549,15 @@ impl<'a> Pod<'a> {
             .unwrap_or_default()
             .to_string();
         let containers = spec
-            .get("containers")
+            .field("containers")
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
         let app_container_names: Vec<String> = containers.iter().map(name_of).collect();
         let mut ports: Vec<u64> = containers
             .iter()
-            .filter_map(|c| c.get("ports").and_then(Value::as_array))
+            .filter_map(|c| c.field("ports").and_then(Value::as_array))
             .flatten()
-            .filter_map(|p| p.get("containerPort").and_then(Value::as_u64))
+            .filter_map(|p| p.field("containerPort").and_then(Value::as_u64))
             .collect();
         ports.sort_unstable();
         ports.dedup();
@@ -620,8 +621,8 @@ fn choose_psp<'a>(psps: &[&'a Value], spec: &Value) -> Option<&'a Value> {
     }
     let chosen = psp::admit(&pod_of(spec), psps).ok().map(|a| a.policy);
     let name = |p: &Value| {
-        p.get("metadata")
-            .and_then(|m| m.get("name"))
+        p.field("metadata")
+            .and_then(|m| m.field("name"))
             .and_then(Value::as_str)
             .map(str::to_string)
     };
@@ -645,15 +646,15 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
     // The pod's spec and metadata are found once; fields are read from them.
     let spec = patcher.get(&paths.spec);
     let metadata = patcher.get(&paths.metadata);
-    let in_spec = |field: &str| spec.and_then(|s| s.get(field));
-    let in_metadata = |field: &str| metadata.and_then(|m| m.get(field));
+    let in_spec = |field: &str| spec.and_then(|s| s.field(field));
+    let in_metadata = |field: &str| metadata.and_then(|m| m.field(field));
     if in_spec("hostNetwork") == Some(&Value::Bool(true)) {
         return Some("hostNetwork is enabled".into());
     }
     if let Some(disable) = &env.profile.disable_annotation {
         // As an annotation, or as a label (which Istio prefers).
         for field in ["annotations", "labels"] {
-            let set = in_metadata(field).and_then(|m| m.get(&disable.key));
+            let set = in_metadata(field).and_then(|m| m.field(&disable.key));
             if set.and_then(Value::as_str) == Some(disable.value.as_str()) {
                 let kind = if field == "labels" {
                     "label"
@@ -675,7 +676,7 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
         if let Some(name) = items
             .into_iter()
             .flatten()
-            .filter_map(|c| c.get("name").and_then(Value::as_str))
+            .filter_map(|c| c.field("name").and_then(Value::as_str))
             .find(|n| ours.contains(n))
         {
             return Some(format!(
@@ -689,9 +690,12 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
             continue;
         };
         for item in items {
-            let name = item.get("name").and_then(Value::as_str).unwrap_or_default();
+            let name = item
+                .field("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let image = item
-                .get("image")
+                .field("image")
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             if foreign.names.iter().any(|n| n == name)
@@ -781,7 +785,7 @@ fn child_key(path: &[String], key: &str) -> Vec<String> {
 
 /// The `name` of a container, volume or mount.
 fn name_of(item: &Value) -> String {
-    item.get("name")
+    item.field("name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string()
@@ -789,7 +793,7 @@ fn name_of(item: &Value) -> String {
 
 fn mounted_volumes<'a>(containers: impl Iterator<Item = &'a Value>) -> Vec<String> {
     containers
-        .filter_map(|c| c.get("volumeMounts").and_then(Value::as_array))
+        .filter_map(|c| c.field("volumeMounts").and_then(Value::as_array))
         .flatten()
         .map(name_of)
         .collect()
@@ -908,7 +912,11 @@ mod tests {
         assert_eq!(names(&pod["spec"]["containers"]), ["linkerd-proxy", "app"]);
         assert_eq!(names(&pod["spec"]["initContainers"]), ["linkerd-init"]);
         assert!(pod["spec"]["containers"][0]["lifecycle"]["postStart"].is_object());
-        assert!(pod["spec"]["containers"][0].get("restartPolicy").is_none());
+        assert!(
+            pod["spec"]["containers"][0]
+                .field("restartPolicy")
+                .is_none()
+        );
         assert_eq!(pod["metadata"]["annotations"][DEFAULT_CONTAINER], "app");
         let back = uninject(
             &plan.result,

@@ -12,6 +12,7 @@ pub use inject::inject;
 pub use plan::{Outcome, Plan, PlanError};
 pub use uninject::uninject;
 
+use crate::json::Field;
 use serde_json::{Map, Value};
 
 use crate::cluster::{ClusterContext, KubeVersion};
@@ -81,7 +82,7 @@ impl PodPaths {
 /// Why a workload has no pod template this tool can work on, if it has none.
 pub(crate) fn template_problem(object: &Value, kind: &WorkloadType) -> Option<String> {
     let prefix = kind.template_path();
-    let template = prefix.iter().try_fold(object, |at, token| at.get(token));
+    let template = prefix.iter().try_fold(object, |at, token| at.field(token));
     let where_ = if prefix.is_empty() {
         "the pod".to_string()
     } else {
@@ -90,7 +91,7 @@ pub(crate) fn template_problem(object: &Value, kind: &WorkloadType) -> Option<St
     let Some(template) = template.filter(|t| t.is_object()) else {
         return Some(format!("no pod template at {where_}"));
     };
-    match template.get("spec").and_then(|s| s.get("containers")) {
+    match template.field("spec").and_then(|s| s.field("containers")) {
         Some(Value::Array(_)) => None,
         Some(_) => Some(format!("containers in {where_} is not a list")),
         None => Some(format!("no containers in {where_}")),

@@ -4,6 +4,8 @@ use json_patch::jsonptr::PointerBuf;
 use json_patch::{AddOperation, PatchOperation, RemoveOperation};
 use serde_json::{Map, Value};
 
+use crate::json::Field;
+
 /// What happened to one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -75,7 +77,7 @@ impl Patcher {
 
     pub fn get(&self, path: &[String]) -> Option<&Value> {
         path.iter().try_fold(&self.value, |at, token| match at {
-            Value::Object(map) => map.get(token),
+            Value::Object(map) => map.field(token),
             Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
             _ => None,
         })
@@ -184,7 +186,7 @@ impl Patcher {
         let mut at = &mut self.value;
         for token in parent {
             at = match at {
-                Value::Object(map) => map.get_mut(token),
+                Value::Object(map) => map.field_mut(token),
                 Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
                 _ => None,
             }

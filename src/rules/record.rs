@@ -40,16 +40,28 @@ impl Record {
     }
 
     pub fn encode(&self) -> String {
-        let mut parts: Vec<String> = self
-            .fields()
+        let mut text = String::with_capacity(256);
+        let fields = self.fields();
+        let grace = self.grace.as_slice();
+        let parts = fields
             .iter()
-            .filter(|(_, names)| !names.is_empty())
-            .map(|(field, names)| format!("{field}={}", names.join(",")))
-            .collect();
-        if let Some(grace) = &self.grace {
-            parts.push(format!("grace={grace}"));
+            .map(|(field, names)| (*field, names.as_slice()))
+            .chain(std::iter::once(("grace", grace)))
+            .filter(|(_, names)| !names.is_empty());
+        for (field, names) in parts {
+            if !text.is_empty() {
+                text.push(';');
+            }
+            text.push_str(field);
+            text.push('=');
+            for (i, name) in names.iter().enumerate() {
+                if i > 0 {
+                    text.push(',');
+                }
+                text.push_str(name);
+            }
         }
-        parts.join(";")
+        text
     }
 
     /// Read a record back; unknown fields are ignored so newer records still uninject.

@@ -3,6 +3,7 @@
 //! admission emulation ([`crate::admission`]) owns the rules; this module
 //! applies them to the containers being injected and says what it set.
 
+use crate::json::Field;
 use serde_json::{Map, Value};
 
 use crate::admission::limit_ranger::{self, Defaults};
@@ -31,14 +32,18 @@ pub fn cap_requests(container: &mut Value) -> Vec<String> {
     else {
         return changed;
     };
-    let Some(limits) = resources.get("limits").and_then(Value::as_object).cloned() else {
+    let Some(limits) = resources
+        .field("limits")
+        .and_then(Value::as_object)
+        .cloned()
+    else {
         return changed;
     };
     let Some(Value::Object(requests)) = resources.get_mut("requests") else {
         return changed;
     };
     for (k, limit) in limits {
-        let request = requests.get(&k).and_then(Quantity::from_value);
+        let request = requests.field(&k).and_then(Quantity::from_value);
         if let (Some(request), Some(max)) = (request, Quantity::from_value(&limit)) {
             if request > max {
                 changed.push(format!("requests.{k} lowered to its limit {max}"));
@@ -106,9 +111,9 @@ pub fn fit_limit_ranges(container: &mut Value, limit_ranges: &[&Value]) -> Vec<S
 
 fn get(container: &Value, section: &str, resource: &str) -> Option<Quantity> {
     container
-        .get("resources")?
-        .get(section)?
-        .get(resource)
+        .field("resources")?
+        .field(section)?
+        .field(resource)
         .and_then(Quantity::from_value)
 }
 
@@ -134,12 +139,12 @@ pub fn fill_required(
     for (section, resource) in required {
         let current = |section: &str| {
             container
-                .get("resources")?
-                .get(section)?
-                .get(resource)
+                .field("resources")?
+                .field(section)?
+                .field(resource)
                 .cloned()
         };
-        let Some(value) = defaults.get(section).and_then(|s| s.get(resource)) else {
+        let Some(value) = defaults.field(section).and_then(|s| s.field(resource)) else {
             continue;
         };
         if current(section).is_some() {

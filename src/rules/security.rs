@@ -8,6 +8,7 @@
 //! given it (here). Pod Security `restricted` namespaces get the settings that
 //! level demands.
 
+use crate::json::Field;
 use serde_json::{Value, json};
 
 use crate::admission::pod_security::BASELINE_CAPABILITIES;
@@ -18,7 +19,7 @@ use crate::admission::pod_security::BASELINE_CAPABILITIES;
 /// options; and set `allowPrivilegeEscalation: false`, `readOnlyRootFilesystem: true`
 /// where the container leaves them unset.
 pub fn copy_from_app(container: &mut Value, app: &Value) {
-    let Some(app_context) = app.get("securityContext").and_then(Value::as_object) else {
+    let Some(app_context) = app.field("securityContext").and_then(Value::as_object) else {
         return;
     };
     let Value::Object(c) = container else { return };
@@ -32,14 +33,14 @@ pub fn copy_from_app(container: &mut Value, app: &Value) {
             .map(str::to_string)
             .collect()
     };
-    let own_add = names(context.get("capabilities").and_then(|c| c.get("add")));
-    let own_drop = names(context.get("capabilities").and_then(|c| c.get("drop")));
-    let app_caps = app_context.get("capabilities");
+    let own_add = names(context.field("capabilities").and_then(|c| c.field("add")));
+    let own_drop = names(context.field("capabilities").and_then(|c| c.field("drop")));
+    let app_caps = app_context.field("capabilities");
     // Only what the app gives up is copied: a capability the app adds is its
     // own need, never the proxy's.
     let add = own_add.clone();
     let mut drop = own_drop.clone();
-    for cap in names(app_caps.and_then(|c| c.get("drop"))) {
+    for cap in names(app_caps.and_then(|c| c.field("drop"))) {
         // Never drop what the container needs (ALL would drop NET_ADMIN too, but
         // capabilities added explicitly are kept by the runtime).
         if !drop.contains(&cap) && !own_add.contains(&cap) {
@@ -59,7 +60,7 @@ pub fn copy_from_app(container: &mut Value, app: &Value) {
     }
     // The app's seccomp and SELinux settings are what its policy gave it.
     for field in ["seccompProfile", "seLinuxOptions"] {
-        if let Some(value) = app_context.get(field) {
+        if let Some(value) = app_context.field(field) {
             context.insert(field.to_string(), value.clone());
         }
     }
@@ -75,18 +76,18 @@ pub fn copy_from_app(container: &mut Value, app: &Value) {
 /// `seccompProfile` field into the annotation an old apiserver reads, and
 /// return that annotation.
 pub fn seccomp_field_to_annotation(container: &mut Value) -> Option<(String, String)> {
-    let name = container.get("name")?.as_str()?.to_string();
+    let name = container.field("name")?.as_str()?.to_string();
     let context = container.get_mut("securityContext")?.as_object_mut()?;
     let profile = context.shift_remove("seccompProfile")?;
     if context.is_empty() {
         container.as_object_mut()?.shift_remove("securityContext");
     }
-    let value = match profile.get("type").and_then(Value::as_str)? {
+    let value = match profile.field("type").and_then(Value::as_str)? {
         "RuntimeDefault" => "runtime/default".to_string(),
         "Unconfined" => "unconfined".to_string(),
         "Localhost" => format!(
             "localhost/{}",
-            profile.get("localhostProfile").and_then(Value::as_str)?
+            profile.field("localhostProfile").and_then(Value::as_str)?
         ),
         _ => return None,
     };
@@ -99,15 +100,16 @@ pub fn seccomp_field_to_annotation(container: &mut Value) -> Option<(String, Str
 /// Why `container` cannot run in a Pod Security `baseline` namespace, if it cannot.
 pub fn baseline_problem(container: &Value) -> Option<String> {
     let name = container
-        .get("name")
+        .field("name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let context = container.get("securityContext")?;
-    let added: Vec<&str> = capability_names(context.get("capabilities").and_then(|c| c.get("add")))
-        .into_iter()
-        .filter(|cap| !BASELINE_CAPABILITIES.contains(cap))
-        .collect();
-    let privileged = context.get("privileged") == Some(&Value::Bool(true));
+    let context = container.field("securityContext")?;
+    let added: Vec<&str> =
+        capability_names(context.field("capabilities").and_then(|c| c.field("add")))
+            .into_iter()
+            .filter(|cap| !BASELINE_CAPABILITIES.contains(cap))
+            .collect();
+    let privileged = context.field("privileged") == Some(&Value::Bool(true));
     (!added.is_empty() || privileged).then(|| {
         let what = if privileged { "is privileged".to_string() } else { format!("adds {}", added.join(" and ")) };
         format!("{name} {what}, which Pod Security \"baseline\" forbids: use CNI mode (--set cni=true) so that no iptables init container is needed")
@@ -127,7 +129,7 @@ fn capability_names(list: Option<&Value>) -> Vec<&str> {
 /// non-root. Returns why it still cannot meet the level, if it cannot.
 pub fn restrict(container: &mut Value, pod_context: Option<&Value>) -> Option<String> {
     let name = container
-        .get("name")
+        .field("name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
@@ -148,7 +150,7 @@ pub fn restrict(container: &mut Value, pod_context: Option<&Value>) -> Option<St
             }
         }
         let added: Vec<String> = caps
-            .get("add")
+            .field("add")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
@@ -160,7 +162,9 @@ pub fn restrict(container: &mut Value, pod_context: Option<&Value>) -> Option<St
             problems.push(format!("adds {}", added.join(" and ")));
         }
     }
-    let pod_has_seccomp = pod_context.and_then(|p| p.get("seccompProfile")).is_some();
+    let pod_has_seccomp = pod_context
+        .and_then(|p| p.field("seccompProfile"))
+        .is_some();
     if !pod_has_seccomp {
         context
             .entry("seccompProfile")
@@ -169,15 +173,15 @@ pub fn restrict(container: &mut Value, pod_context: Option<&Value>) -> Option<St
     context
         .entry("allowPrivilegeEscalation")
         .or_insert(Value::Bool(false));
-    let root = context.get("runAsUser").and_then(Value::as_u64) == Some(0);
+    let root = context.field("runAsUser").and_then(Value::as_u64) == Some(0);
     if root {
         problems.push("runs as root".into());
-    } else if context.get("runAsNonRoot") != Some(&Value::Bool(false)) {
+    } else if context.field("runAsNonRoot") != Some(&Value::Bool(false)) {
         context.insert("runAsNonRoot".into(), Value::Bool(true));
     } else {
         problems.push("sets runAsNonRoot: false".into());
     }
-    if context.get("privileged") == Some(&Value::Bool(true)) {
+    if context.field("privileged") == Some(&Value::Bool(true)) {
         problems.push("is privileged".into());
     }
     (!problems.is_empty()).then(|| {

@@ -1,5 +1,6 @@
 //! Graceful shutdown: a wait before the proxy stops, and a grace period it fits in.
 
+use crate::json::Field;
 use serde_json::{Value, json};
 
 use crate::cluster::KubeVersion;
@@ -22,8 +23,8 @@ pub fn add_pre_stop(
         return Ok(());
     }
     if proxy
-        .get("lifecycle")
-        .and_then(|l| l.get("preStop"))
+        .field("lifecycle")
+        .and_then(|l| l.field("preStop"))
         .is_some()
     {
         return Err(format!(
@@ -84,7 +85,7 @@ mod tests {
         );
         let mut distroless = json!({"name": "p"});
         assert!(add_pre_stop(&mut distroless, 5, &[], KubeVersion::new(1, 29)).is_err());
-        assert!(distroless.get("lifecycle").is_none());
+        assert!(distroless.field("lifecycle").is_none());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! containers and volumes even without a record (a pod injected by the mesh's
 //! own tooling), so that re-injecting never gives a second proxy.
 
+use crate::json::Field;
 use std::collections::HashSet;
 
 use serde_json::Value;
@@ -42,7 +43,7 @@ pub fn uninject(
 pub(crate) fn injection_found(patcher: &Patcher, kind: &WorkloadType, profile: &Profile) -> bool {
     let paths = PodPaths::of(kind);
     let record = read_record(patcher, &paths);
-    let ours: HashSet<&str> = profile.container_names().collect();
+    let ours: Vec<&str> = profile.container_names().collect();
     injected_by(patcher, &paths, profile, record.as_ref(), &ours)
 }
 
@@ -73,7 +74,7 @@ pub(crate) fn remove_injection(
     let had_record = record.is_some();
     let record = record.unwrap_or_default();
 
-    let ours: HashSet<&str> = profile.container_names().collect();
+    let ours: Vec<&str> = profile.container_names().collect();
     if !injected_by(
         patcher,
         &paths,
@@ -162,14 +163,14 @@ fn injected_by(
     paths: &PodPaths,
     profile: &Profile,
     record: Option<&Record>,
-    ours: &HashSet<&str>,
+    ours: &[&str],
 ) -> bool {
     if let Some(record) = record {
         return record
             .containers
             .iter()
             .chain(&record.init_containers)
-            .any(|n| ours.contains(n.as_str()));
+            .any(|n| ours.contains(&n.as_str()));
     }
     let marked = profile.injection_marker.as_ref().is_some_and(|marker| {
         patcher
@@ -186,11 +187,11 @@ fn injected_by(
             .is_some_and(|items| {
                 items.iter().any(|item| {
                     let named = item
-                        .get("name")
+                        .field("name")
                         .and_then(Value::as_str)
-                        .is_some_and(|n| ours.contains(n));
+                        .is_some_and(|n| ours.contains(&n));
                     // No image at all is a leftover of an injection, not a container of its own.
-                    let image = item.get("image").and_then(Value::as_str);
+                    let image = item.field("image").and_then(Value::as_str);
                     named
                         && (marked
                             || image.is_none_or(|i| {
@@ -217,7 +218,7 @@ fn remove_named(
         .iter()
         .enumerate()
         .filter(|(_, item)| {
-            item.get("name")
+            item.field("name")
                 .and_then(Value::as_str)
                 .is_some_and(|n| names.contains(n))
         })

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use super::emit::Layout;
 use super::node::{Node, NodeKind, ScalarStyle};
 use super::value::{Resolver, ValueError, is_merge_key};
+use crate::json::Field;
 
 /// Replace `start..end` of the original text with `text`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -495,7 +496,7 @@ impl Differ<'_> {
                 for ((key, value), (wanted_key, wanted_value)) in entries.iter().zip(wanted) {
                     let want = match key.as_str() {
                         Some(k) if k == wanted_key => Some(wanted_value),
-                        Some(k) => wanted.get(k),
+                        Some(k) => wanted.field(k),
                         None => None,
                     };
                     let Some(want) = want else {
@@ -749,7 +750,7 @@ impl Differ<'_> {
                 continue;
             }
             let name = key_text(key);
-            match wanted.get(name) {
+            match wanted.field(name) {
                 None => *removed = true,
                 Some(target) if self.same(value, target)? => {}
                 Some(target) if self.can_edit_within(value, target) => {
@@ -1079,7 +1080,7 @@ impl Differ<'_> {
                 continue;
             }
             let name = key_text(key);
-            match wanted.get(name) {
+            match wanted.field(name) {
                 None => changed = true,
                 Some(target) if over_alias && merged.get(name) == Some(target) => redundant = true,
                 Some(target) if self.same(value, target)? => {
