@@ -26,6 +26,7 @@
 
 pub mod admission;
 pub mod admit;
+pub mod allocator;
 pub mod cli;
 pub mod cluster;
 pub mod complete;
