@@ -8,7 +8,6 @@
 //! `kubectl mesh-inject` it shows the static path: the pod arrives with its
 //! proxy and the injector leaves it alone. `--compare` runs both.
 
-use crate::json::Field;
 use serde_json::{Map, Value};
 
 use crate::admission::chain::{Injected, Injector};
@@ -16,6 +15,7 @@ use crate::admission::review::{self, Review, Target};
 use crate::admission::webhook::{self, Behaviour, Webhook};
 use crate::cluster::{ClusterContext, KubeVersion};
 use crate::error::{Error, Located};
+use crate::json::Field;
 use crate::pipeline;
 use crate::profile::{NativeChoice, Prepared, Profile};
 use crate::rules::record::RECORD_ANNOTATION;

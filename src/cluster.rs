@@ -2,10 +2,11 @@
 //! policy objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace) and
 //! ConfigMaps found in the input or in `--context` files.
 
-use crate::json::Field;
 use std::fmt;
 
 use serde_json::{Map, Value};
+
+use crate::json::Field;
 
 /// A Kubernetes minor version, e.g. 1.29.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -3,10 +3,10 @@
 //! standard input, its `items` injected, its `functionConfig` read as
 //! settings, and `results` written back for skips and the cluster's verdicts.
 
-use crate::json::Field;
 use serde_json::{Map, Value, json};
 
 use crate::admission::Severity;
+use crate::json::Field;
 use crate::pipeline::Processed;
 use crate::rules::Outcome;
 use crate::yaml;

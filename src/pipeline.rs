@@ -5,13 +5,13 @@
 //! and ConfigMaps in the input and in `--context` files) is gathered, then each
 //! input source is planned and rendered with that context.
 
-use crate::json::Field;
 use json_patch::PatchOperation;
 use serde_json::{Map, Value};
 
 use crate::admission::{self, Severity, Verdict};
 use crate::cluster::{ClusterContext, KubeVersion};
 use crate::error::{Error, Located};
+use crate::json::Field;
 use crate::profile::{NativeChoice, Prepared, Profile};
 use crate::rules::{self, Env, Outcome, Plan, SecurityMode};
 use crate::source::Source;

@@ -5,9 +5,10 @@
 //! Profiles add more (Argo Rollouts, Knative Services, OpenShift
 //! DeploymentConfigs, users' own CRDs) as `{apiVersion, kind, path}` entries.
 
-use crate::json::Field;
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::json::Field;
 
 /// A kind that carries a pod template, and where the template is.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -6,12 +6,12 @@
 //! Paths are built from `prefix`, where the pod spec sits in the object
 //! being created: `spec` for a Pod, `spec.template.spec` for a Deployment.
 
-use crate::json::Field;
 use serde_json::{Value, json};
 
 use super::field::{FieldError, go_quote};
 use super::resources::is_sidecar;
 use crate::cluster::KubeVersion;
+use crate::json::Field;
 
 /// `SetDefaults_Pod`'s resource part: a resource with a limit and no request
 /// gets the limit as its request, in every container and init container.

@@ -4,7 +4,6 @@
 //! the dropping of fields behind disabled gates and validation, then the
 //! validating plugins. Every step is recorded for `--trace`.
 
-use crate::json::Field;
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value, json};
@@ -12,6 +11,7 @@ use serde_json::{Map, Value, json};
 use super::webhook::{Behaviour, Reinvocation, Webhook, apply_declared};
 use super::{Verdict, api, forbidden, limit_ranger, pod_security, psp, quota};
 use crate::cluster::{ClusterContext, KubeVersion};
+use crate::json::Field;
 
 /// One step of the chain, as `--trace` shows it.
 #[derive(Debug, Clone, PartialEq)]

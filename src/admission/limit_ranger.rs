@@ -2,12 +2,12 @@
 //! (mutating), then min, max and limit/request ratio (validating), from the
 //! LimitRange objects of the namespace (`admission.md` §1).
 
-use crate::json::Field;
 use serde_json::{Map, Value, json};
 
 use super::quantity::Quantity;
 use super::resources::{self, ResourceList};
 use crate::cluster::KubeVersion;
+use crate::json::Field;
 
 /// The annotation LimitRanger writes on a pod it gave defaults to.
 pub const ANNOTATION: &str = "kubernetes.io/limit-ranger";

@@ -21,10 +21,11 @@ pub mod resources;
 pub mod review;
 pub mod webhook;
 
-use crate::json::Field;
 use std::fmt;
 
 use serde_json::Value;
+
+use crate::json::Field;
 
 /// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -8,7 +8,6 @@
 //! `policy/check_*.go` for the checks, `policy/registry.go` for their order,
 //! `admission/admission.go` for the messages).
 
-use crate::json::Field;
 use std::collections::BTreeSet;
 use std::fmt;
 
@@ -17,6 +16,7 @@ use serde_json::{Map, Value};
 use super::field::{FieldError, go_quote};
 use super::{Verdict, aggregate, container_name, containers_with_paths, forbidden};
 use crate::cluster::KubeVersion;
+use crate::json::Field;
 
 const PLUGIN: &str = "PodSecurity";
 

@@ -9,13 +9,13 @@
 //! API's field paths, as the apiserver does (`spec.securityContext.hostNetwork`
 //! for the pod's `spec.hostNetwork`). A value of the wrong type counts as absent.
 
-use crate::json::Field;
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
 use super::containers_with_paths;
 use super::field::{FieldError, go_quote, go_string_slice};
+use crate::json::Field;
 
 /// The annotation naming the policy that admitted a pod.
 const VALIDATED_PSP: &str = "kubernetes.io/psp";

@@ -4,11 +4,11 @@
 //! and its `status.used` counts as zero where it is not written: offline,
 //! no controller has filled them in.
 
-use crate::json::Field;
 use serde_json::Value;
 
 use super::quantity::Quantity;
 use super::resources::{self, ResourceList};
+use crate::json::Field;
 
 /// The compute resources a quota can make every container specify.
 const MUST_SPECIFY: [&str; 6] = [

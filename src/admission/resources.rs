@@ -1,10 +1,10 @@
 //! A container's and a pod's compute resources as the apiserver reads them.
 
-use crate::json::Field;
 use serde_json::{Map, Value};
 
 use super::quantity::Quantity;
 use crate::cluster::KubeVersion;
+use crate::json::Field;
 
 /// Resource name → quantity, in the order written.
 pub type ResourceList = Vec<(String, Quantity)>;

@@ -2,13 +2,13 @@
 //! pod template validated), then its controller creates a pod, which goes
 //! through the admission plugins in the apiserver's order.
 
-use crate::json::Field;
 use serde_json::{Value, json};
 
 use super::chain::{Admission, Chain, Injected, Injector};
 use super::webhook::Webhook;
 use super::{Verdict, api};
 use crate::cluster::{ClusterContext, KubeVersion};
+use crate::json::Field;
 use crate::workload::WorkloadType;
 
 /// What the apiserver would say about a workload, and what happened to its pod.

@@ -4,8 +4,9 @@
 //! other webhooks cannot be called, so their mutation is declared in a
 //! `WebhookEmulation` object (`admission.md` §4a, §6).
 
-use crate::json::Field;
 use serde_json::{Map, Value};
+
+use crate::json::Field;
 
 /// The kind that declares what a webhook does.
 pub const EMULATION_KIND: &str = "WebhookEmulation";

@@ -10,13 +10,13 @@
 
 pub mod template;
 
-use crate::json::Field;
 use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::Error;
+use crate::json::Field;
 use crate::workload::WorkloadType;
 use crate::yaml;
 
@@ -188,9 +188,14 @@ pub struct ValueFromObject {
 /// they rendered for the workloads met so far: most workloads share one set of
 /// values and differ only in what the templates do not read (their names), so
 /// the filling and the rendering are done once, not per workload.
+///
+/// One `Prepared` serves one profile.
 #[derive(Debug, Default)]
 pub struct Prepared {
     filled: Mutex<Vec<Arc<Filled>>>,
+    /// The filling for each set of settings met so far, found without
+    /// building the values they lead to.
+    by_settings: Mutex<Vec<FilledFor>>,
 }
 
 /// A workload-specific set (from annotations) is not worth keeping forever:
@@ -199,10 +204,20 @@ const CACHED_MAX: usize = 64;
 
 /// A set of values, the profile filled with them, and its renderings.
 #[derive(Debug)]
-struct Filled {
+pub struct Filled {
     values: Map<String, Value>,
     profile: Arc<Profile>,
     rendered: Mutex<Vec<RenderedFor>>,
+}
+
+/// What sets a workload's values besides the profile (its annotations, the
+/// flags, objects in context), and the filling they lead to.
+#[derive(Debug)]
+struct FilledFor {
+    from_annotations: Vec<(String, Value)>,
+    flags: Map<String, Value>,
+    from_objects: Vec<(String, String)>,
+    filled: Arc<Filled>,
 }
 
 /// A rendering and the placeholders it asked for, with their answers: any
@@ -210,56 +225,43 @@ struct Filled {
 type RenderedFor = (Vec<(String, Option<Value>)>, Arc<Rendered>);
 
 impl Prepared {
-    /// `profile` filled with `values`, from the cache when it has them.
-    pub fn get(
+    /// The values for a workload whose pod has `pod_annotations` (see
+    /// [`Profile::values_for`]), with the profile filled with them.
+    pub fn for_workload(
         &self,
         profile: &Profile,
-        values: &Map<String, Value>,
-    ) -> Result<Arc<Profile>, String> {
-        Ok(self.filled(profile, values)?.profile.clone())
-    }
-
-    /// `profile` filled with `values` and rendered for a workload with `vars`.
-    pub fn render(
-        &self,
-        profile: &Profile,
-        values: &Map<String, Value>,
-        vars: &WorkloadVars,
-    ) -> Result<Arc<Rendered>, String> {
-        let filled = self.filled(profile, values)?;
-        let answer = |name: &str| lookup(values, vars, name);
-        let hit = |cached: &Vec<RenderedFor>| {
-            cached
+        pod_annotations: Option<&Map<String, Value>>,
+        flags: &Map<String, Value>,
+        object_value: &dyn Fn(&ValueFromObject, &str) -> Option<String>,
+    ) -> Result<Arc<Filled>, String> {
+        let from_annotations = profile.annotation_values(pod_annotations)?;
+        let from_objects = profile.object_values(&from_annotations, flags, object_value)?;
+        let known = |known: &Vec<FilledFor>| {
+            known
                 .iter()
-                .find(|(asked, _)| {
-                    asked
-                        .iter()
-                        .all(|(name, got)| answers(values, vars, name, got.as_ref()))
+                .find(|k| {
+                    k.from_annotations == from_annotations
+                        && k.from_objects == from_objects
+                        && k.flags == *flags
                 })
-                .map(|(_, rendered)| rendered.clone())
+                .map(|k| k.filled.clone())
         };
-        if let Some(found) = filled.rendered.lock().ok().and_then(|c| hit(&c)) {
+        if let Some(found) = self.by_settings.lock().ok().and_then(|k| known(&k)) {
             return Ok(found);
         }
-        let asked = std::cell::RefCell::new(Vec::new());
-        let recording = |name: &str| {
-            let got = answer(name);
-            asked.borrow_mut().push((name.to_string(), got.clone()));
-            got
-        };
-        let rendered = Arc::new(filled.profile.render_with(&recording)?);
-        // The values are those of `filled`, whose renderings these are: only
-        // the workload's answers can differ among them.
-        let mut asked = asked.into_inner();
-        asked.retain(|(name, _)| !name.starts_with("values."));
-        asked.sort_by(|a, b| a.0.cmp(&b.0));
-        asked.dedup_by(|a, b| a.0 == b.0);
-        if let Ok(mut cached) = filled.rendered.lock() {
-            if cached.len() < CACHED_MAX {
-                cached.push((asked, rendered.clone()));
+        let values = profile.values_with(&from_annotations, flags, &from_objects);
+        let filled = self.filled(profile, &values)?;
+        if let Ok(mut known) = self.by_settings.lock() {
+            if known.len() < CACHED_MAX {
+                known.push(FilledFor {
+                    from_annotations,
+                    flags: flags.clone(),
+                    from_objects,
+                    filled: filled.clone(),
+                });
             }
         }
-        Ok(rendered)
+        Ok(filled)
     }
 
     fn filled(
@@ -288,6 +290,50 @@ impl Prepared {
             }
         }
         Ok(filled)
+    }
+}
+
+impl Filled {
+    /// The values the profile was filled with.
+    pub fn values(&self) -> &Map<String, Value> {
+        &self.values
+    }
+
+    /// The profile rendered for a workload with `vars`.
+    pub fn render(&self, vars: &WorkloadVars) -> Result<Arc<Rendered>, String> {
+        let values = &self.values;
+        let hit = |cached: &Vec<RenderedFor>| {
+            cached
+                .iter()
+                .find(|(asked, _)| {
+                    asked
+                        .iter()
+                        .all(|(name, got)| answers(values, vars, name, got.as_ref()))
+                })
+                .map(|(_, rendered)| rendered.clone())
+        };
+        if let Some(found) = self.rendered.lock().ok().and_then(|c| hit(&c)) {
+            return Ok(found);
+        }
+        let asked = std::cell::RefCell::new(Vec::new());
+        let recording = |name: &str| {
+            let got = lookup(values, vars, name);
+            asked.borrow_mut().push((name.to_string(), got.clone()));
+            got
+        };
+        let rendered = Arc::new(self.profile.render_with(&recording)?);
+        // The values are this filling's own: only the workload's answers
+        // can differ among its renderings.
+        let mut asked = asked.into_inner();
+        asked.retain(|(name, _)| !name.starts_with("values."));
+        asked.sort_by(|a, b| a.0.cmp(&b.0));
+        asked.dedup_by(|a, b| a.0 == b.0);
+        if let Ok(mut cached) = self.rendered.lock() {
+            if cached.len() < CACHED_MAX {
+                cached.push((asked, rendered.clone()));
+            }
+        }
+        Ok(rendered)
     }
 }
 
@@ -482,10 +528,20 @@ impl Profile {
         flags: &Map<String, Value>,
         object_value: &dyn Fn(&ValueFromObject, &str) -> Option<String>,
     ) -> Result<Map<String, Value>, String> {
-        let mut values = self.values.clone();
-        let mut explicit: Vec<&str> = flags.keys().map(String::as_str).collect();
+        let from_annotations = self.annotation_values(pod_annotations)?;
+        let from_objects = self.object_values(&from_annotations, flags, object_value)?;
+        Ok(self.values_with(&from_annotations, flags, &from_objects))
+    }
+
+    /// The values the pod template's annotations set, in the order of the
+    /// profile's override rules.
+    pub fn annotation_values(
+        &self,
+        pod_annotations: Option<&Map<String, Value>>,
+    ) -> Result<Vec<(String, Value)>, String> {
+        let mut set = Vec::new();
         for rule in &self.overrides {
-            let Some(raw) = pod_annotations.and_then(|a| a.get(&rule.annotation)) else {
+            let Some(raw) = pod_annotations.and_then(|a| a.field(&rule.annotation)) else {
                 continue;
             };
             let raw = match raw {
@@ -513,28 +569,74 @@ impl Profile {
             let current = self.values.get(&rule.value).unwrap_or(&Value::Null);
             let value = typed_like(current, &mapped)
                 .map_err(|e| format!("annotation {}: {e}", rule.annotation))?;
-            values.insert(rule.value.clone(), value);
-            explicit.push(&rule.value);
+            set.push((rule.value.clone(), value));
+        }
+        Ok(set)
+    }
+
+    /// What objects give for the values neither `from_annotations` nor
+    /// `flags` set, each found with the values so far (a --set
+    /// controlPlaneNamespace moves the ConfigMap too).
+    fn object_values(
+        &self,
+        from_annotations: &[(String, Value)],
+        flags: &Map<String, Value>,
+        object_value: &dyn Fn(&ValueFromObject, &str) -> Option<String>,
+    ) -> Result<Vec<(String, String)>, String> {
+        let mut found: Vec<(String, String)> = Vec::new();
+        for source in &self.values_from_objects {
+            let explicit = flags.contains_key(&source.value)
+                || from_annotations
+                    .iter()
+                    .any(|(name, _)| *name == source.value);
+            if explicit {
+                continue;
+            }
+            // The latest setting of a value wins, as in `values_with`.
+            let lookup = |name: &str| {
+                let name = name.strip_prefix("values.")?;
+                let latest = |set: &[(String, Value)]| {
+                    set.iter()
+                        .rev()
+                        .find(|(n, _)| n == name)
+                        .map(|(_, v)| v.clone())
+                };
+                found
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| Value::String(v.clone()))
+                    .or_else(|| flags.get(name).cloned())
+                    .or_else(|| latest(from_annotations))
+                    .or_else(|| self.values.get(name).cloned())
+            };
+            let namespace = template::render(&Value::String(source.namespace.clone()), &lookup)?;
+            if let Some(value) = object_value(source, namespace.as_str().unwrap_or_default()) {
+                found.push((source.value.clone(), value));
+            }
+        }
+        Ok(found)
+    }
+
+    /// The profile's values, with those set by annotations, then by
+    /// `flags`, then read from objects over them.
+    fn values_with(
+        &self,
+        from_annotations: &[(String, Value)],
+        flags: &Map<String, Value>,
+        from_objects: &[(String, String)],
+    ) -> Map<String, Value> {
+        let mut values = self.values.clone();
+        for (name, value) in from_annotations {
+            values.insert(name.clone(), value.clone());
         }
         for (name, value) in flags {
             values.insert(name.clone(), value.clone());
         }
-        // Objects fill what neither annotations nor flags set, found with the
-        // final values (a --set controlPlaneNamespace moves the ConfigMap too).
-        for source in &self.values_from_objects {
-            if explicit.contains(&source.value.as_str()) {
-                continue;
-            }
-            let lookup = |name: &str| {
-                name.strip_prefix("values.")
-                    .and_then(|n| values.get(n).cloned())
-            };
-            let namespace = template::render(&Value::String(source.namespace.clone()), &lookup)?;
-            if let Some(found) = object_value(source, namespace.as_str().unwrap_or_default()) {
-                values.insert(source.value.clone(), Value::String(found));
-            }
+        for (name, value) in from_objects {
+            values.insert(name.clone(), Value::String(value.clone()));
         }
-        Ok(values)
+        values
     }
 
     /// Warnings about required values that are still empty.
@@ -1057,6 +1159,80 @@ mod tests {
             profile
                 .values_for(bad.as_object(), &Map::new(), &|_, _| None)
                 .is_err()
+        );
+    }
+
+    #[test]
+    fn workloads_with_the_same_annotation_values_share_one_filling() {
+        let profile = Profile::default_profile().expect("valid");
+        let prepared = Prepared::default();
+        let flags = Map::new();
+        let none = |_: &ValueFromObject, _: &str| None;
+        let filled = |annotations: Value| {
+            prepared.for_workload(&profile, annotations.as_object(), &flags, &none)
+        };
+        let plain = filled(json!({"prometheus.io/scrape": "true"})).expect("values");
+        let also_plain = filled(json!({})).expect("values");
+        assert!(Arc::ptr_eq(&plain, &also_plain));
+        assert_eq!(plain.values(), &profile.values);
+
+        let debug = json!({"config.linkerd.io/proxy-log-level": "debug"});
+        let verbose = filled(debug.clone()).expect("values");
+        assert!(!Arc::ptr_eq(&plain, &verbose));
+        assert_eq!(verbose.values()["logLevel"], json!("debug"));
+        assert!(Arc::ptr_eq(&verbose, &filled(debug).expect("values")));
+        // An annotation that sets a value to what the profile has already
+        // leads to the same filling.
+        let same = json!({"config.linkerd.io/proxy-log-level": profile.values["logLevel"]});
+        assert!(Arc::ptr_eq(&plain, &filled(same).expect("values")));
+        assert!(filled(json!({"config.linkerd.io/proxy-uid": "root"})).is_err());
+        // Other flags, or other objects in context, lead to another filling.
+        let mut trace = Map::new();
+        trace.insert("logLevel".into(), json!("trace"));
+        let traced = prepared
+            .for_workload(&profile, None, &trace, &none)
+            .expect("values");
+        assert_eq!(traced.values()["logLevel"], json!("trace"));
+        let roots = |source: &ValueFromObject, ns: &str| {
+            (source.name == "linkerd-identity-trust-roots" && ns == "linkerd")
+                .then(|| "PEM".to_string())
+        };
+        let anchored = prepared
+            .for_workload(&profile, None, &flags, &roots)
+            .expect("values");
+        assert_eq!(anchored.values()["trustAnchorsPEM"], json!("PEM"));
+        assert!(!Arc::ptr_eq(&plain, &anchored));
+
+        let vars = WorkloadVars {
+            kind: "deployment".into(),
+            name: "web".into(),
+            namespace: "shop".into(),
+            inbound_ports: "8080".into(),
+            app_name: "web".into(),
+            app_version: String::new(),
+            app_containers: "app".into(),
+        };
+        let rendered = plain.render(&vars).expect("rendered");
+        let other_name = WorkloadVars {
+            name: "api".into(),
+            ..vars.clone()
+        };
+        let other_ports = WorkloadVars {
+            inbound_ports: "9090".into(),
+            ..vars.clone()
+        };
+        // The proxy does not read the workload's name; it reads its ports.
+        assert!(Arc::ptr_eq(
+            &rendered,
+            &plain.render(&other_name).expect("rendered")
+        ));
+        assert!(!Arc::ptr_eq(
+            &rendered,
+            &plain.render(&other_ports).expect("rendered")
+        ));
+        assert_eq!(
+            *rendered,
+            profile.render(&profile.values, &vars).expect("rendered")
         );
     }
 

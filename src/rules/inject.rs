@@ -11,7 +11,6 @@
 //! 5. [`Sidecar::add_shutdown_wait`]: a preStop wait and a grace period it fits in;
 //! 6. [`place`]: the containers, volumes, marker annotations and labels, and the record.
 
-use crate::json::Field;
 use serde_json::{Map, Value, json};
 
 use super::plan::{Outcome, Patcher, Plan, PlanError};
@@ -20,6 +19,7 @@ use super::uninject::{injection_found, record_present, remove_injection};
 use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template_problem};
 use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
+use crate::json::Field;
 use crate::profile::{self, NativeChoice, Position, Rendered, WorkloadVars};
 use crate::workload::WorkloadType;
 use crate::yaml;
@@ -64,23 +64,26 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         );
     }
     let pod = Pod::read(&patcher, &paths, kind, env);
-    let values = env
-        .profile
-        .values_for(pod.annotations, env.flags, &|source, namespace| {
+    let filled = env.prepared.for_workload(
+        env.profile,
+        pod.annotations,
+        env.flags,
+        &|source, namespace| {
             env.cluster
                 .data_value(&source.kind, namespace, &source.name, &source.key)
-        });
-    let values = match values {
-        Ok(values) => values,
+        },
+    );
+    let filled = match filled {
+        Ok(filled) => filled,
         Err(reason) => return unchanged(patcher, before, reason),
     };
-    let rendered = match env.prepared.render(env.profile, &values, &pod.vars) {
+    let rendered = match filled.render(&pod.vars) {
         Ok(rendered) => rendered,
         Err(reason) => return unchanged(patcher, before, reason),
     };
     let notes = env
         .profile
-        .missing_required(&values)
+        .missing_required(filled.values())
         .into_iter()
         .map(|w| format!("warning: {w}"))
         .collect();

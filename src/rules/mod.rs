@@ -12,10 +12,10 @@ pub use inject::inject;
 pub use plan::{Outcome, Plan, PlanError};
 pub use uninject::uninject;
 
-use crate::json::Field;
 use serde_json::{Map, Value};
 
 use crate::cluster::{ClusterContext, KubeVersion};
+use crate::json::Field;
 use crate::profile::{NativeChoice, Prepared, Profile};
 use crate::workload::WorkloadType;
 

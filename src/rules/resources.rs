@@ -3,11 +3,11 @@
 //! admission emulation ([`crate::admission`]) owns the rules; this module
 //! applies them to the containers being injected and says what it set.
 
-use crate::json::Field;
 use serde_json::{Map, Value};
 
 use crate::admission::limit_ranger::{self, Defaults};
 use crate::admission::quantity::Quantity;
+use crate::json::Field;
 
 /// The apiserver's defaulting, then the LimitRange defaults: fill what the
 /// container lacks; returns what was set, as `limits.memory` and the like.

@@ -8,10 +8,10 @@
 //! given it (here). Pod Security `restricted` namespaces get the settings that
 //! level demands.
 
-use crate::json::Field;
 use serde_json::{Value, json};
 
 use crate::admission::pod_security::BASELINE_CAPABILITIES;
+use crate::json::Field;
 
 /// Copy from `app` (the first app container) what a policy would have given it:
 /// its dropped capabilities (keeping what `container` itself adds,

@@ -1,9 +1,9 @@
 //! Graceful shutdown: a wait before the proxy stops, and a grace period it fits in.
 
-use crate::json::Field;
 use serde_json::{Value, json};
 
 use crate::cluster::KubeVersion;
+use crate::json::Field;
 
 /// Kubernetes' default `terminationGracePeriodSeconds`.
 pub const DEFAULT_GRACE_SECONDS: u64 = 30;

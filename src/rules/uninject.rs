@@ -2,7 +2,6 @@
 //! containers and volumes even without a record (a pod injected by the mesh's
 //! own tooling), so that re-injecting never gives a second proxy.
 
-use crate::json::Field;
 use std::collections::HashSet;
 
 use serde_json::Value;
@@ -10,6 +9,7 @@ use serde_json::Value;
 use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::{PodPaths, template_problem};
+use crate::json::Field;
 use crate::profile::{Profile, image_name};
 use crate::workload::WorkloadType;
 

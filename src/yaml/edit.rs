@@ -388,6 +388,9 @@ fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mu
             flow: false,
         } => {
             for (key, value) in entries {
+                if indent.is_some() && seq.is_some() {
+                    return;
+                }
                 let key_col = column(text, key.start);
                 match &value.kind {
                     NodeKind::Map {
@@ -416,6 +419,9 @@ fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mu
         }
         NodeKind::Seq { items, flow: false } => {
             for item in items {
+                if indent.is_some() && seq.is_some() {
+                    return;
+                }
                 find_layout(text, item, indent, seq);
             }
         }
