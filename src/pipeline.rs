@@ -650,6 +650,11 @@ fn render_document(
     }
     if settings.keep_values {
         out.values.push(result);
+    } else if planned_change && settings.action == Action::Inject {
+        // Written: the containers it got can hold the next workload's.
+        if let Some(kind) = identity.and_then(|r| types.find(&r.api_version, &r.kind)) {
+            rules::inject::keep_injected(&mut result, kind, &settings.profile);
+        }
     }
     Ok(())
 }

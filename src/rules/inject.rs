@@ -19,8 +19,8 @@ use super::uninject::{injection_found, record_present, remove_injection};
 use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template_problem};
 use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
-use crate::json::Field;
-use crate::profile::{self, NativeChoice, Position, Rendered, WorkloadVars};
+use crate::json::{Field, spare};
+use crate::profile::{self, NativeChoice, Position, Profile, Rendered, WorkloadVars};
 use crate::workload::WorkloadType;
 use crate::yaml;
 
@@ -119,6 +119,35 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     })
 }
 
+/// Keep the containers of the profile's that `object` (a workload of `kind`)
+/// has as spares for the next workload's (see [`spare`]). Called once the
+/// object is written and no longer needed.
+pub fn keep_injected(object: &mut Value, kind: &WorkloadType, profile: &Profile) {
+    let names: Vec<&str> = profile.container_names().collect();
+    let spec = kind
+        .template_path()
+        .iter()
+        .try_fold(&mut *object, |at, token| at.field_mut(token))
+        .and_then(|template| template.field_mut("spec"));
+    let Some(spec) = spec else {
+        return;
+    };
+    for list in ["initContainers", "containers"] {
+        let Some(Value::Array(items)) = spec.field_mut(list) else {
+            continue;
+        };
+        for item in items {
+            let ours = item
+                .field("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| names.contains(&name));
+            if ours {
+                spare::keep(std::mem::take(item));
+            }
+        }
+    }
+}
+
 /// The containers being injected, built stage by stage as a webhook would
 /// build them, with what the user should hear about them.
 struct Sidecar {
@@ -148,7 +177,7 @@ impl Sidecar {
             env,
             &mut notes,
         );
-        let mut proxy = rendered.proxy.clone();
+        let mut proxy = spare::copy_of(&rendered.proxy);
         let first = !native && rendered.sidecar.classic_position == Position::First;
         if native {
             profile::merge(&mut proxy, &rendered.native);
@@ -173,7 +202,11 @@ impl Sidecar {
         }
         Sidecar {
             proxy,
-            inits: rendered.init_containers.clone(),
+            inits: rendered
+                .init_containers
+                .iter()
+                .map(spare::copy_of)
+                .collect(),
             native,
             first,
             annotations: Map::new(),

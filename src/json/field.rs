@@ -1,5 +1,5 @@
-//! Reading the members of JSON values the way the rules do most: by key, in
-//! the small mappings Kubernetes objects are made of.
+//! Finding the members of JSON values by key, in the small mappings
+//! Kubernetes objects are made of.
 //!
 //! serde_json's maps hash every key looked up with SipHash. A container, a
 //! probe or an env entry has a handful of keys, where comparing them in order

@@ -1,0 +1,8 @@
+//! Working with JSON values (the objects the rules plan on) at the cost the
+//! tool's volume needs: members found without hashing, and the allocations
+//! of the containers injected into one workload reused for the next.
+
+mod field;
+pub mod spare;
+
+pub use field::Field;

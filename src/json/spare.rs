@@ -1,0 +1,161 @@
+//! Values the tool is done with, kept so that their allocations hold the
+//! next copy of a similar value.
+//!
+//! Every workload gets its own copy of the proxy and its init containers,
+//! a few hundred strings and mappings each, and drops it once the output is
+//! written. Overwriting the copy made for the workload before, which has
+//! the same keys and almost the same strings, costs a fraction of copying
+//! anew and freeing the old one. The spares are kept per thread: each core
+//! works on its own workloads.
+
+use std::cell::RefCell;
+
+use serde_json::Value;
+
+use super::Field;
+
+/// Spares kept per thread: the containers of a few workloads.
+const KEPT_MAX: usize = 8;
+
+thread_local! {
+    static SPARES: RefCell<Vec<Value>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A copy of `source`, written into a spare when there is one (the spare of
+/// the same name if any), else cloned.
+pub fn copy_of(source: &Value) -> Value {
+    let spare = SPARES.with(|spares| {
+        let mut spares = spares.borrow_mut();
+        let name = source.field("name");
+        let at = spares
+            .iter()
+            .rposition(|s| s.field("name") == name)
+            .or_else(|| spares.len().checked_sub(1))?;
+        Some(spares.swap_remove(at))
+    });
+    match spare {
+        Some(mut spare) => {
+            overwrite(&mut spare, source);
+            spare
+        }
+        None => source.clone(),
+    }
+}
+
+/// Keep `value` as a spare (or drop it when enough are kept).
+pub fn keep(value: Value) {
+    if !matches!(value, Value::Object(_) | Value::Array(_)) {
+        return;
+    }
+    SPARES.with(|spares| {
+        let mut spares = spares.borrow_mut();
+        if spares.len() < KEPT_MAX {
+            spares.push(value);
+        }
+    });
+}
+
+/// Make `target` equal to `source` (keys in the same order), reusing the
+/// strings, lists and mappings `target` already has where the shapes agree.
+pub fn overwrite(target: &mut Value, source: &Value) {
+    match (&mut *target, source) {
+        (Value::String(text), Value::String(from)) => {
+            text.clear();
+            text.push_str(from);
+        }
+        (Value::Array(items), Value::Array(from)) => {
+            items.truncate(from.len());
+            for (item, from) in items.iter_mut().zip(from) {
+                overwrite(item, from);
+            }
+            let kept = items.len();
+            items.extend(from.iter().skip(kept).cloned());
+        }
+        (Value::Object(map), Value::Object(from)) => {
+            // What was added to the copy before (a preStop hook, resources)
+            // comes out; the keys left must then be the source's, in order.
+            let mut wanted = from.keys().peekable();
+            map.retain(|key, _| {
+                let keep = wanted.peek() == Some(&key);
+                if keep {
+                    wanted.next();
+                }
+                keep
+            });
+            if wanted.next().is_none() && map.len() == from.len() {
+                for ((_, value), (_, from)) in map.iter_mut().zip(from) {
+                    overwrite(value, from);
+                }
+            } else {
+                *map = from.clone();
+            }
+        }
+        (target, source) => *target = source.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// Values of every kind, nested, with keys from a small set so that
+    /// shapes often agree.
+    fn values() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            "[a-z]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::vec(("[abc]{1,2}", inner), 0..6)
+                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn keys_in_order(value: &Value) -> Vec<String> {
+        let mut keys = Vec::new();
+        fn walk(value: &Value, keys: &mut Vec<String>) {
+            match value {
+                Value::Object(map) => {
+                    for (key, value) in map {
+                        keys.push(key.clone());
+                        walk(value, keys);
+                    }
+                }
+                Value::Array(items) => items.iter().for_each(|item| walk(item, keys)),
+                _ => {}
+            }
+        }
+        walk(value, &mut keys);
+        keys
+    }
+
+    proptest! {
+        #[test]
+        fn overwriting_gives_the_source_with_its_key_order(mut target in values(), source in values()) {
+            overwrite(&mut target, &source);
+            prop_assert_eq!(&target, &source);
+            prop_assert_eq!(keys_in_order(&target), keys_in_order(&source));
+        }
+    }
+
+    #[test]
+    fn a_kept_value_holds_the_next_copy_of_its_name() {
+        let proxy = json!({"name": "proxy", "image": "p:1", "env": [{"name": "A", "value": "1"}]});
+        let init = json!({"name": "init", "args": ["--x"]});
+        keep(json!({"name": "init", "args": ["--y", "--z"]}));
+        keep(json!({"name": "proxy", "image": "p:0", "env": []}));
+        assert_eq!(copy_of(&init), init);
+        assert_eq!(copy_of(&proxy), proxy);
+        // None left: a plain copy.
+        assert_eq!(copy_of(&proxy), proxy);
+        keep(json!("a scalar is not worth keeping"));
+        assert_eq!(SPARES.with(|s| s.borrow().len()), 0);
+    }
+}
