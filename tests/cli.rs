@@ -447,6 +447,52 @@ fn large_streams_split_among_cores_keep_every_document_in_order() {
 }
 
 #[test]
+fn workloads_with_different_settings_in_one_stream_each_get_their_own_proxy() {
+    // A core reuses the containers it injected into one workload for the
+    // next: a stream mixing settings must give each workload what it would
+    // get alone.
+    let variants = [
+        "",
+        "        config.linkerd.io/proxy-enable-native-sidecar: \"false\"\n",
+        "        config.linkerd.io/proxy-cpu-request: 200m\n        config.linkerd.io/proxy-log-level: debug\n",
+        "        config.linkerd.io/proxy-enable-native-sidecar: \"false\"\n        config.linkerd.io/proxy-await: disabled\n",
+        "        config.linkerd.io/proxy-uid: \"3000\"\n        config.linkerd.io/skip-outbound-ports: \"5432\"\n",
+    ];
+    let workload = |name: &str, variant: usize| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  \
+             template:\n    metadata:\n      annotations:\n        team: shop\n{}    spec:\n      \
+             containers:\n        - name: app\n          image: example/app:1\n",
+            variants[variant]
+        )
+    };
+    let stream = large_stream(|i| workload(&format!("web-{i}"), i % variants.len()));
+    let run = run(&["-q", "-f", "-"], Some(&stream));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The output of a workload alone, its name left to fill in.
+    let padding = format!("# {}\n", "x".repeat(1000)).repeat(3);
+    let alone: Vec<String> = (0..variants.len())
+        .map(|v| {
+            common::pipe(
+                None,
+                &format!("{}{padding}---\n", workload("placeholder-name", v)),
+            )
+        })
+        .collect();
+    assert!(
+        alone.windows(2).all(|w| w[0] != w[1]),
+        "each variant injects differently"
+    );
+    let expected: String = (0..400)
+        .map(|i| alone[i % variants.len()].replace("placeholder-name", &format!("web-{i}")))
+        .collect();
+    assert!(
+        run.stdout == expected,
+        "the stream's output differs from each workload's alone"
+    );
+}
+
+#[test]
 fn an_error_late_in_a_large_stream_names_its_document() {
     // The stream is cut into many stretches; documents are counted across them.
     let example = example_text();
