@@ -271,9 +271,8 @@ fn process_sources(
         env,
         types,
     };
-    // Blocks of new lines written so far, shared by every document a core renders.
-    let results = on_all_cores(&units, yaml::edit::Blocks::default, |blocks, unit| {
-        process_unit(unit, planner, gather, blocks)
+    let results = on_all_cores(&units, Scratch::default, |scratch, unit| {
+        process_unit(unit, planner, gather, scratch)
     });
 
     // Room for each source's objects and edits, so that gathering them from
@@ -329,6 +328,16 @@ fn process_sources(
     }
 }
 
+/// What a core keeps from one document to the next, to spend less on each.
+#[derive(Default)]
+struct Scratch {
+    /// Blocks of new lines written so far.
+    blocks: yaml::edit::Blocks,
+    /// The value of the last document planned, done with: the next one's is
+    /// built over it.
+    done_value: Option<Value>,
+}
+
 /// Parse, plan and render the documents of one unit, each tree dropped once
 /// its document is done. After an error, the rest is only parsed: a syntax
 /// error anywhere is what the user hears first.
@@ -336,7 +345,7 @@ fn process_unit(
     unit: &Unit<'_>,
     planner: Planner<'_>,
     gather: bool,
-    blocks: &mut yaml::edit::Blocks,
+    scratch: &mut Scratch,
 ) -> UnitResult {
     let source = unit.source;
     let name = source.name();
@@ -360,7 +369,7 @@ fn process_unit(
         })
         .and_then(|()| {
             let out = &mut result.rendered;
-            render_document(source, &name, &document, planner, blocks, out)
+            render_document(source, &name, &document, planner, scratch, out)
         });
         result.failure = done.err();
     });
@@ -563,7 +572,7 @@ fn render_document(
     name: &str,
     document: &Document<'_>,
     planner: Planner<'_>,
-    blocks: &mut yaml::edit::Blocks,
+    scratch: &mut Scratch,
     out: &mut Rendered,
 ) -> Result<(), Error> {
     let Planner {
@@ -597,7 +606,8 @@ fn render_document(
         });
         return Ok(());
     }
-    let value = yaml::value::to_value(root).map_err(|e| locate(e.offset, e.message))?;
+    let value = yaml::value::to_value_over(root, scratch.done_value.take())
+        .map_err(|e| locate(e.offset, e.message))?;
     let first_object = out.objects.len();
     let mut result = plan_document(
         value,
@@ -630,7 +640,7 @@ fn render_document(
                     .into(),
             ));
         }
-        match yaml::edit::diff_with(text, root, &result, blocks) {
+        match yaml::edit::diff_with(text, root, &result, &mut scratch.blocks) {
             Ok(changes) => out.edits.extend(yaml::edit::settle(text, changes)),
             Err(err) => {
                 // The text cannot take the change without altering something
@@ -650,12 +660,16 @@ fn render_document(
     }
     if settings.keep_values {
         out.values.push(result);
-    } else if planned_change && settings.action == Action::Inject {
-        // Written: the containers it got can hold the next workload's.
+        return Ok(());
+    }
+    // Written: the containers it got can hold the next workload's, the rest
+    // the next document's value.
+    if planned_change && settings.action == Action::Inject {
         if let Some(kind) = identity.and_then(|r| types.find(&r.api_version, &r.kind)) {
             rules::inject::keep_injected(&mut result, kind, &settings.profile);
         }
     }
+    scratch.done_value = Some(result);
     Ok(())
 }
 
