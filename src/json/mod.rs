@@ -4,5 +4,7 @@
 
 mod field;
 pub mod spare;
+#[cfg(test)]
+pub mod testing;
 
 pub use field::Field;

@@ -74,15 +74,7 @@ pub fn overwrite(target: &mut Value, source: &Value) {
         (Value::Object(map), Value::Object(from)) => {
             // What was added to the copy before (a preStop hook, resources)
             // comes out; the keys left must then be the source's, in order.
-            let mut wanted = from.keys().peekable();
-            map.retain(|key, _| {
-                let keep = wanted.peek() == Some(&key);
-                if keep {
-                    wanted.next();
-                }
-                keep
-            });
-            if wanted.next().is_none() && map.len() == from.len() {
+            if retain_in_order(map, from.keys().map(String::as_str)) {
                 for ((_, value), (_, from)) in map.iter_mut().zip(from) {
                     overwrite(value, from);
                 }
@@ -94,29 +86,30 @@ pub fn overwrite(target: &mut Value, source: &Value) {
     }
 }
 
+/// Take out of `map` the keys that are not next in `wanted`, and say whether
+/// what is left is all of `wanted`, in its order (so that values can then be
+/// written over one by one).
+pub fn retain_in_order<'a>(
+    map: &mut serde_json::Map<String, Value>,
+    wanted: impl IntoIterator<Item = &'a str>,
+) -> bool {
+    let mut wanted = wanted.into_iter().peekable();
+    map.retain(|key, _| {
+        let keep = wanted.peek() == Some(&key.as_str());
+        if keep {
+            wanted.next();
+        }
+        keep
+    });
+    wanted.next().is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::testing::values;
     use proptest::prelude::*;
     use serde_json::json;
-
-    /// Values of every kind, nested, with keys from a small set so that
-    /// shapes often agree.
-    fn values() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<i64>().prop_map(|n| json!(n)),
-            "[a-z]{0,12}".prop_map(Value::String),
-        ];
-        leaf.prop_recursive(4, 48, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-                prop::collection::vec(("[abc]{1,2}", inner), 0..6)
-                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
-            ]
-        })
-    }
 
     fn keys_in_order(value: &Value) -> Vec<String> {
         let mut keys = Vec::new();

@@ -8,6 +8,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
+use crate::json::spare;
+
 use super::node::{Node, NodeKind, ScalarStyle};
 
 /// Most values one document may expand to; stops alias bombs early.
@@ -231,15 +233,7 @@ fn keep_keys_of(entries: &[(Node<'_>, Node<'_>)], map: &mut Map<String, Value>) 
     {
         return false;
     }
-    let mut wanted = entries.iter().filter_map(|(k, _)| k.as_str()).peekable();
-    map.retain(|key, _| {
-        let keep = wanted.peek() == Some(&key.as_str());
-        if keep {
-            wanted.next();
-        }
-        keep
-    });
-    wanted.next().is_none() && map.len() == entries.len()
+    spare::retain_in_order(map, entries.iter().filter_map(|(k, _)| k.as_str()))
 }
 
 /// Whether a scalar resolves to a string (see [`resolve_scalar`]).
@@ -426,6 +420,7 @@ fn is_float(text: &str) -> bool {
 #[allow(clippy::string_slice)]
 mod tests {
     use super::*;
+    use crate::json::testing::values;
     use crate::yaml::parse::parse_stream;
     use serde_json::json;
 
@@ -489,12 +484,7 @@ mod tests {
 
     #[test]
     fn a_value_built_over_an_earlier_one_is_the_documents_own() {
-        let earlier = value_of(
-            "a: {x: one, y: [1, 2, 3], z: zed}
-b: old
-c: [p, q]
-",
-        );
+        let earlier = value_of("a: {x: one, y: [1, 2, 3], z: zed}\nb: old\nc: [p, q]\n");
         // Keys dropped, added and moved; lists longer and shorter; a string
         // becoming a number, a null, a tagged value; anchors and merge keys.
         let text = "a: {x: 0644, z: \"zed\", w: yes}\nb: !!str 12\nc: [p, ~, {k: v}]\n\
@@ -507,27 +497,6 @@ c: [p, q]
             json!({"a": {"x": 420, "z": "zed", "w": true}, "b": "12", "c": ["p", null, {"k": "v"}],
                    "d": {"m": "n"}, "e": {"m": "n", "o": "p"}, "f": {"m": "n"}})
         );
-    }
-
-    /// Values of every kind, nested, with keys from a small set so that
-    /// shapes often agree, and strings that read as other kinds when plain.
-    fn values() -> impl proptest::strategy::Strategy<Value = Value> {
-        use proptest::prelude::*;
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            (-1000i64..1000).prop_map(|n| json!(n)),
-            prop_oneof![Just("yes"), Just("1"), Just("~"), Just(""), Just("a b")]
-                .prop_map(|s| Value::String(s.to_string())),
-            "[a-z]{1,6}".prop_map(Value::String),
-        ];
-        leaf.prop_recursive(4, 48, 6, |inner| {
-            prop_oneof![
-                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-                prop::collection::vec(("[abc]{1,2}", inner), 0..6)
-                    .prop_map(|entries| Value::Object(entries.into_iter().collect())),
-            ]
-        })
     }
 
     proptest::proptest! {
