@@ -2,9 +2,16 @@
 //! event parser (`saphyr-parser`) over every document, on all cores, and do
 //! nothing else. Injecting cannot be faster than this.
 //!
+//! It uses the tool's own allocator: the parser allocates a string for every
+//! scalar, and with the system allocator the baseline would be slower (by
+//! about 6% on 5,000 workloads) for a reason that is not parsing.
+//!
 //! usage: parse_only FILE
 
 use saphyr_parser::{Event, Parser};
+
+#[global_allocator]
+static ALLOCATOR: mesh_inject::allocator::Allocator = mesh_inject::allocator::Allocator;
 
 fn main() {
     let Some(path) = std::env::args().nth(1) else {
