@@ -89,7 +89,11 @@ struct Frame<'a> {
     anchor: Option<usize>,
     flow: bool,
     is_map: bool,
+    /// A sequence's items so far.
     children: Vec<Node<'a>>,
+    /// A mapping's entries so far, and the key waiting for its value.
+    entries: Vec<(Node<'a>, Node<'a>)>,
+    key: Option<Node<'a>>,
     /// How many nodes the collection stands for once its aliases are expanded.
     expanded: u64,
 }
@@ -262,6 +266,8 @@ pub fn each_document<'a>(
                     flow,
                     is_map: matches!(event, Event::MappingStart(..)),
                     children: Vec::new(),
+                    entries: Vec::new(),
+                    key: None,
                     expanded: 1,
                 });
                 continue;
@@ -274,16 +280,20 @@ pub fn each_document<'a>(
                     (frame.start, flow_end(text, start, end, frame.is_map))
                 } else {
                     let first = frame
-                        .children
+                        .entries
                         .first()
+                        .map(|(key, _)| key)
+                        .or(frame.children.first())
                         .map_or(frame.start, |child| child.start);
+                    let last = frame.entries.last().map(|(_, value)| value);
                     (
                         first,
-                        frame.children.last().map_or(first, |child| child.end),
+                        last.or(frame.children.last())
+                            .map_or(first, |child| child.end),
                     )
                 };
                 let kind = if frame.is_map {
-                    if let Some((message, at)) = duplicate_key(text, &frame.children) {
+                    if let Some((message, at)) = duplicate_key(text, &frame.entries) {
                         return Err(SyntaxError {
                             line: line_of(text, at),
                             column: column_of(text, at),
@@ -292,14 +302,8 @@ pub fn each_document<'a>(
                             offset: at,
                         });
                     }
-                    let mut entries = Vec::with_capacity(frame.children.len() / 2);
-                    let mut children = frame.children.into_iter();
-                    while let (Some(key), Some(mut value)) = (children.next(), children.next()) {
-                        place_implicit_null(text, &key, &mut value);
-                        entries.push((key, value));
-                    }
                     NodeKind::Map {
-                        entries,
+                        entries: frame.entries,
                         flow: frame.flow,
                     }
                 } else {
@@ -336,7 +340,15 @@ pub fn each_document<'a>(
         match stack.last_mut() {
             Some(frame) => {
                 frame.expanded = frame.expanded.saturating_add(size);
-                frame.children.push(node);
+                if !frame.is_map {
+                    frame.children.push(node);
+                } else if let Some(key) = frame.key.take() {
+                    let mut value = node;
+                    place_implicit_null(text, &key, &mut value);
+                    frame.entries.push((key, value));
+                } else {
+                    frame.key = Some(node);
+                }
             }
             None => root = Some(node),
         }
@@ -344,13 +356,13 @@ pub fn each_document<'a>(
     Ok(())
 }
 
-/// The first key among a mapping's `children` (keys and values in turn) that
+/// The first key among a mapping's `entries` that
 /// repeats an earlier one, as kubectl refuses it: the message and the byte
 /// offset of the repeated key. Keys compare by their text, so `name` and
 /// `"name"` are the same key, as they are once the object is JSON; merge keys
 /// (`<<`) may repeat.
-fn duplicate_key(text: &str, children: &[Node<'_>]) -> Option<(String, usize)> {
-    if children.len() < 4 {
+fn duplicate_key(text: &str, entries: &[(Node<'_>, Node<'_>)]) -> Option<(String, usize)> {
+    if entries.len() < 2 {
         return None;
     }
     let name_of = |key: &Node<'_>| match &key.kind {
@@ -366,10 +378,10 @@ fn duplicate_key(text: &str, children: &[Node<'_>]) -> Option<(String, usize)> {
             at,
         ))
     };
-    let keys = || children.iter().step_by(2);
+    let keys = || entries.iter().map(|(key, _)| key);
     // Small mappings (nearly all of them) compare pairwise without
     // allocating; large ones hash.
-    if children.len() <= 32 {
+    if entries.len() <= 16 {
         for (i, key) in keys().enumerate().skip(1) {
             let NodeKind::Scalar { text: name, .. } = &key.kind else {
                 continue;
