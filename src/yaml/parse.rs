@@ -356,11 +356,10 @@ pub fn each_document<'a>(
     Ok(())
 }
 
-/// The first key among a mapping's `entries` that
-/// repeats an earlier one, as kubectl refuses it: the message and the byte
-/// offset of the repeated key. Keys compare by their text, so `name` and
-/// `"name"` are the same key, as they are once the object is JSON; merge keys
-/// (`<<`) may repeat.
+/// The first key among a mapping's `entries` that repeats an earlier one, as
+/// kubectl refuses it: the message and the byte offset of the repeated key.
+/// Keys compare by their text, so `name` and `"name"` are the same key, as
+/// they are once the object is JSON; merge keys (`<<`) may repeat.
 fn duplicate_key(text: &str, entries: &[(Node<'_>, Node<'_>)]) -> Option<(String, usize)> {
     if entries.len() < 2 {
         return None;
