@@ -640,7 +640,7 @@ fn render_document(
                     .into(),
             ));
         }
-        match yaml::edit::diff_with(text, root, &result, &mut scratch.blocks) {
+        match yaml::edit::diff_with(text, root, document.anchored, &result, &mut scratch.blocks) {
             Ok(changes) => out.edits.extend(yaml::edit::settle(text, changes)),
             Err(err) => {
                 // The text cannot take the change without altering something

@@ -256,13 +256,23 @@ impl From<ValueError> for EditError {
 
 /// The edits that turn `root` (parsed from `text`) into `target`.
 pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, EditError> {
-    diff_with(text, root, target, &mut Blocks::default())
+    diff_with(
+        text,
+        root,
+        has_anchors(root),
+        target,
+        &mut Blocks::default(),
+    )
 }
 
-/// [`diff`], taking new blocks from `blocks` where it has written them before.
+/// [`diff`], taking new blocks from `blocks` where it has written them
+/// before. `anchored` says whether the document holds any anchor or alias
+/// (the parser knows: [`super::Document::anchored`]); without, the anchors'
+/// values and users are not looked for.
 pub fn diff_with(
     text: &str,
     root: &Node<'_>,
+    anchored: bool,
     target: &Value,
     blocks: &mut Blocks,
 ) -> Result<Vec<Edit>, EditError> {
@@ -270,8 +280,7 @@ pub fn diff_with(
         blocks,
         text,
         layout: detect_layout(text, root),
-        // Nodes are resolved with the document's anchors when it has any.
-        resolver: if has_anchors(root) {
+        resolver: if anchored {
             Resolver::for_document(root)?
         } else {
             Resolver::unbounded()
@@ -279,7 +288,9 @@ pub fn diff_with(
         referenced: HashSet::new(),
         edits: Vec::new(),
     };
-    differ.index_aliases(root);
+    if anchored {
+        differ.index_aliases(root);
+    }
     if !differ.same(root, target)? {
         differ.node(root, target, false)?;
     }
@@ -1675,7 +1686,7 @@ mod tests {
         };
         let mut blocks = Blocks::default();
         let mut render = |target: &Value| {
-            let edits = diff_with(text, root, target, &mut blocks).expect("diff");
+            let edits = diff_with(text, root, false, target, &mut blocks).expect("diff");
             let [edit] = edits.as_slice() else {
                 panic!("one insertion: {edits:?}")
             };

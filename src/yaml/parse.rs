@@ -19,6 +19,9 @@ pub struct Document<'a> {
     /// in a document without `---` fall outside it.
     pub start: usize,
     pub end: usize,
+    /// Whether any node of the document carries an anchor or is an alias:
+    /// the editor needs the anchors' values and users only then.
+    pub anchored: bool,
 }
 
 /// A syntax error, positioned for the user (1-based line and column).
@@ -147,6 +150,7 @@ pub fn each_document<'a>(
     // nodes the current document's aliases have stood for so far.
     let mut anchor_sizes: Vec<u64> = Vec::new();
     let mut aliased: u64 = 0;
+    let mut anchored = false;
 
     let error_at = |message: String, mark: &Marker, index: usize| SyntaxError {
         message,
@@ -186,6 +190,7 @@ pub fn each_document<'a>(
                 root = None;
                 doc_start = start;
                 aliased = 0;
+                anchored = false;
                 continue;
             }
             Event::DocumentEnd => {
@@ -201,10 +206,12 @@ pub fn each_document<'a>(
                     root,
                     start: doc_start,
                     end: end.max(doc_start),
+                    anchored,
                 });
                 continue;
             }
             Event::Alias(id) => {
+                anchored = true;
                 size = anchor_sizes.get(id).copied().unwrap_or(1);
                 aliased = aliased.saturating_add(size);
                 if aliased > MAX_ALIAS_EXPANSION {
@@ -330,6 +337,7 @@ pub fn each_document<'a>(
             }
         };
         if let Some(anchor) = node.anchor {
+            anchored = true;
             if anchor_sizes.len() <= anchor {
                 anchor_sizes.resize(anchor + 1, 1);
             }
@@ -526,6 +534,13 @@ mod tests {
         assert!(docs[0].root.is_some());
         assert!(docs[1].root.is_none());
         assert_eq!(docs[2].index, 3);
+    }
+
+    #[test]
+    fn documents_with_anchors_or_aliases_are_flagged() {
+        let text = "a: 1\n---\nb: &x {c: 1}\n---\nd: [*x]\n---\ne: !!str &y f\n---\ng: '&h'\n";
+        let flags: Vec<bool> = spans(text).iter().map(|d| d.anchored).collect();
+        assert_eq!(flags, [false, true, true, true, false]);
     }
 
     #[test]
