@@ -576,9 +576,7 @@ fn render_document(
     out: &mut Rendered,
 ) -> Result<(), Error> {
     let Planner {
-        settings,
-        env,
-        types,
+        settings, types, ..
     } = planner;
     let text = source.text.as_str();
     let Some(root) = &document.root else {
@@ -609,12 +607,11 @@ fn render_document(
     let value = yaml::value::to_value_over(root, scratch.done_value.take())
         .map_err(|e| locate(e.offset, e.message))?;
     let first_object = out.objects.len();
-    let mut result = plan_document(
+    let planned = plan_document(
         value,
         document.index,
-        settings,
-        env,
-        types,
+        settings.action,
+        planner,
         &mut out.objects,
     )
     .map_err(|e| {
@@ -623,6 +620,7 @@ fn render_document(
             format!("internal error while planning: {}", e.0),
         )
     })?;
+    let mut result = planned.value;
     // Only a plan that injected or took something out changes its object
     // (every other outcome hands the object back as it came).
     let planned_change = out
@@ -640,7 +638,21 @@ fn render_document(
                     .into(),
             ));
         }
-        match yaml::edit::diff_with(text, root, document.anchored, &result, &mut scratch.blocks) {
+        let anew = planned
+            .reinjected
+            .then(|| reinjected_text(text, (from, to), root, planner))
+            .flatten();
+        let changes = match anew {
+            Some(anew) => Ok(vec![yaml::Edit {
+                start: from,
+                end: to,
+                text: anew.into(),
+            }]),
+            None => {
+                yaml::edit::diff_with(text, root, document.anchored, &result, &mut scratch.blocks)
+            }
+        };
+        match changes {
             Ok(changes) => out.edits.extend(yaml::edit::settle(text, changes)),
             Err(err) => {
                 // The text cannot take the change without altering something
@@ -673,22 +685,60 @@ fn render_document(
     Ok(())
 }
 
-/// Plan one document (an object, or a `List` of them) and return its final value.
+/// The text of a document (`text[range]`, whose tree is `root`) that held an
+/// injection to be replaced, written the way injecting its workloads anew
+/// writes it: the old injection is taken out of the text first, exactly as
+/// uninject does, then the workloads are injected into that text. Editing
+/// the old injection in place would leave its traces (line layout, scalar
+/// styles) and give other bytes than injecting the original manifest.
+/// `None` when a step cannot be taken: the caller edits the values in place.
+fn reinjected_text(
+    text: &str,
+    (from, to): (usize, usize),
+    root: &Node<'_>,
+    planner: Planner<'_>,
+) -> Option<String> {
+    let mut objects = Vec::new();
+    let value = yaml::value::to_value(root).ok()?;
+    let bare = plan_document(value, 1, Action::Uninject, planner, &mut objects).ok()?;
+    let edits = yaml::edit::diff(text, root, &bare.value).ok()?;
+    let bare_text = yaml::edit::apply_range(text, from, to, edits);
+    let documents = yaml::parse::parse_stream(&bare_text).ok()?;
+    let [document] = documents.as_slice() else {
+        return None;
+    };
+    let bare_root = document.root.as_ref()?;
+    let value = yaml::value::to_value(bare_root).ok()?;
+    let injected = plan_document(value, 1, Action::Inject, planner, &mut objects).ok()?;
+    let edits = yaml::edit::diff(&bare_text, bare_root, &injected.value).ok()?;
+    Some(yaml::edit::apply(&bare_text, edits))
+}
+
+/// What planning a document gives besides its objects' results.
+struct PlannedDocument {
+    value: Value,
+    /// Some object of it had an injection taken out and put in anew.
+    reinjected: bool,
+}
+
+/// Plan `action` on one document (an object, or a `List` of them) and return
+/// its final value.
 fn plan_document(
     value: Value,
     document: usize,
-    settings: &Settings,
-    env: &Env<'_>,
-    types: &WorkloadTypes,
+    action: Action,
+    planner: Planner<'_>,
     objects: &mut Vec<ObjectResult>,
-) -> Result<Value, rules::PlanError> {
+) -> Result<PlannedDocument, rules::PlanError> {
+    let settings = planner.settings;
+    let mut reinjected = false;
     let reference = ObjectRef::of(&value);
     // A `List`, or a KRM function's `ResourceList`: its items are the objects.
     let is_list = (reference.as_ref().is_some_and(|r| r.kind == "List")
         || crate::krm::is_resource_list(&value))
         && value.field("items").is_some_and(Value::is_array);
     if !is_list {
-        let (plan, verdicts) = plan_object(value, reference.as_ref(), settings, env, types)?;
+        let (plan, verdicts) = plan_object(value, reference.as_ref(), action, planner)?;
         objects.push(ObjectResult {
             document,
             reference,
@@ -702,7 +752,10 @@ fn plan_document(
             verdicts,
             hints: plan.hints,
         });
-        return Ok(plan.result);
+        return Ok(PlannedDocument {
+            value: plan.result,
+            reinjected: plan.reinjected,
+        });
     }
     let mut result = value;
     if let Some(Value::Array(items)) = result.get_mut("items") {
@@ -711,13 +764,9 @@ fn plan_document(
                 continue;
             }
             let reference = ObjectRef::of(item);
-            let (plan, verdicts) = plan_object(
-                std::mem::take(item),
-                reference.as_ref(),
-                settings,
-                env,
-                types,
-            )?;
+            let (plan, verdicts) =
+                plan_object(std::mem::take(item), reference.as_ref(), action, planner)?;
+            reinjected |= plan.reinjected;
             let prefix = ["items".to_string(), index.to_string()];
             objects.push(ObjectResult {
                 document,
@@ -738,7 +787,10 @@ fn plan_document(
             *item = plan.result;
         }
     }
-    Ok(result)
+    Ok(PlannedDocument {
+        value: result,
+        reinjected,
+    })
 }
 
 /// Plan one object (`reference` is its identity), and review an injected
@@ -746,23 +798,27 @@ fn plan_document(
 fn plan_object(
     object: Value,
     reference: Option<&ObjectRef>,
-    settings: &Settings,
-    env: &Env<'_>,
-    types: &WorkloadTypes,
+    action: Action,
+    planner: Planner<'_>,
 ) -> Result<(Plan, Vec<Verdict>), rules::PlanError> {
+    let Planner {
+        settings,
+        env,
+        types,
+    } = planner;
     let kind = reference.and_then(|r| types.find(&r.api_version, &r.kind));
     let Some(kind) = kind else {
         let outcome = match &object {
             Value::Object(map) if map.field("kind").is_some_and(|k| !k.is_string()) => {
                 Outcome::Skipped("kind is not a string".into())
             }
-            Value::Object(map) if map.contains_key("kind") => not_injectable(settings.action),
+            Value::Object(map) if map.contains_key("kind") => not_injectable(action),
             Value::Object(_) => Outcome::Skipped("document has no kind".into()),
             _ => Outcome::Skipped("not a Kubernetes object".into()),
         };
         return Ok((Plan::unchanged(object, outcome), Vec::new()));
     };
-    let plan = match settings.action {
+    let plan = match action {
         Action::Inject => rules::inject(object, kind, env)?,
         Action::Uninject => {
             rules::uninject(&object, kind, &settings.profile, settings.keep_patches)?

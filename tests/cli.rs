@@ -525,3 +525,68 @@ fn version_names_the_default_proxies() {
         )
     );
 }
+
+/// A gateway: the mesh's proxy image as the pod's own (and only) container,
+/// with no record of an injection.
+const GATEWAY: &str = "\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: istio-ingressgateway
+spec:
+  selector:
+    matchLabels: {app: gw}
+  template:
+    metadata:
+      labels: {app: gw}
+      annotations:
+        sidecar.istio.io/inject: \"false\"
+    spec:
+      containers:
+      - name: istio-proxy
+        image: docker.io/istio/proxyv2:1.29.1
+        args: [proxy, router]
+      volumes:
+      - name: istio-envoy
+        emptyDir: {}
+";
+
+#[test]
+fn a_container_that_was_not_injected_is_never_removed_or_replaced() {
+    // Uninject leaves it byte for byte, and says why.
+    let run1 = run(&["uninject", "--profile", "istio"], Some(GATEWAY));
+    assert_eq!(run1.code, 0, "{}", run1.stderr);
+    assert_eq!(run1.stdout, GATEWAY);
+    assert!(
+        run1.stderr.contains("istio-proxy") && run1.stderr.contains("left as it is"),
+        "{}",
+        run1.stderr
+    );
+    // Without the opt-out, inject leaves it too.
+    let opted_in = GATEWAY.replace("sidecar.istio.io/inject: \"false\"", "team: edge");
+    let run2 = run(&["--profile", "istio"], Some(&opted_in));
+    assert_eq!(run2.code, 0, "{}", run2.stderr);
+    assert_eq!(run2.stdout, opted_in);
+    assert!(
+        run2.stderr
+            .contains("container named istio-proxy that was not injected"),
+        "{}",
+        run2.stderr
+    );
+    // The same for Linkerd: its proxy image in a container of the pod's own.
+    let linkerd = opted_in.replace("istio-proxy", "linkerd-proxy").replace(
+        "docker.io/istio/proxyv2:1.29.1",
+        "cr.l5d.io/linkerd/proxy:edge-26.5.2",
+    );
+    let run3 = run(&["uninject"], Some(&linkerd));
+    assert_eq!(run3.stdout, linkerd, "{}", run3.stderr);
+    let run4 = run(&[], Some(&linkerd));
+    assert_eq!(run4.stdout, linkerd, "{}", run4.stderr);
+    // What the mesh's status annotation names is its injection: removed.
+    let injected = common::pipe(
+        Some("--profile=istio"),
+        &opted_in.replace("istio-proxy", "app"),
+    );
+    let back = run(&["uninject", "--profile", "istio"], Some(&injected));
+    assert_eq!(back.stdout, opted_in.replace("istio-proxy", "app"));
+}

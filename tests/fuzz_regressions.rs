@@ -97,7 +97,7 @@ fn a_stale_record_in_flow_annotations_is_replaced_quoted() {
     let text = "apiVersion: v1\nkind: Pod\nmetadata: {name: web, annotations: {mesh-inject.io/added: \"containers=linkerd-proxy\"}}\nspec:\n  containers: [{name: web, image: nginx}, {name: linkerd-proxy, image: proxy:old}]\n";
     let out = common::pipe(None, text);
     assert!(
-        out.contains("{mesh-inject.io/added: \"initContainers=linkerd-init,linkerd-proxy;"),
+        out.contains(" mesh-inject.io/added: \"initContainers=linkerd-init,linkerd-proxy;"),
         "{out}"
     );
     assert_eq!(common::pipe(None, &out), out);
@@ -235,18 +235,18 @@ fn entries_without_a_value_in_a_flow_mapping_take_new_entries_after_them() {
 /// A value left out before a comment (`- name: #LINKERD2_PROXY_IDENTITY_DIR`
 /// in an injected proxy's env): the parser placed the missing value before
 /// the `:`, so re-injecting wrote the name there (`nameLINKERD2_…: #…`),
-/// and again differently the next time. It now goes after the `: `, apart
-/// from the comment.
+/// and again differently the next time. The value now goes after the `: `
+/// (see the editor's tests), and a previous injection is taken out whole
+/// before the workload is injected anew: the garbled proxy goes.
 #[test]
-fn a_value_left_out_before_a_comment_is_written_after_the_colon() {
+fn a_value_left_out_before_a_comment_is_replaced_with_the_proxy() {
     let (_, text) = input("value-left-out-before-a-comment.yaml");
     let out = assert_injects_again_the_same(&text);
     assert!(
-        out.contains(
-            "\n        - name: LINKERD2_PROXY_IDENTITY_DIR #LINKERD2_PROXY_IDENTITY_DIR\n"
-        ),
+        out.contains("\n        - name: LINKERD2_PROXY_IDENTITY_DIR\n"),
         "{out}"
     );
+    assert!(!out.contains("#LINKERD2_PROXY_IDENTITY_DIR"), "{out}");
 }
 
 /// A flow mapping whose `{` is followed by spaces (`: {     "restartPolicy"`)
@@ -299,16 +299,32 @@ fn an_empty_value_with_a_tag_keeps_its_tag() {
 }
 
 /// A `key: value` pair written as an item of a flow sequence (`[…, name:
-/// linkerd-proxy]`, a mapping without braces) that the edit had to change:
-/// block lines were written into the brackets. The tool cannot write into
-/// such an item, so the pod is left as it is, and says why and where.
+/// linkerd-proxy]`, a mapping without braces), the remains of an injection
+/// that the edit had to change: block lines were written into the brackets.
+/// A previous injection is now taken out of the text before the workload is
+/// injected anew, so the pair goes and a whole proxy takes its place.
 #[test]
-fn a_pair_as_a_flow_sequence_item_is_left_as_it_is_with_the_reason() {
-    assert_left_with_reason(
-        "pair-as-a-flow-sequence-item.yaml",
-        &["--kube-version", "1.28"],
-        "pod/web skipped: cannot edit a `key: value` pair written as an item of a flow sequence; write it as a mapping in braces ({key: value}) (line 8:43)",
+fn a_pair_as_a_flow_sequence_item_is_replaced_by_a_whole_proxy() {
+    let (path, text) = input("pair-as-a-flow-sequence-item.yaml");
+    let run = common::run(&["-q", "--kube-version", "1.28", "-f", &path], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !run.stdout.contains("name: linkerd-proxy]"),
+        "{}",
+        run.stdout
     );
+    assert_eq!(
+        run.stdout.matches("{name: linkerd-proxy,").count(),
+        1,
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        independent_values(&run.stdout).len(),
+        independent_values(&text).len()
+    );
+    let again = common::run(&["-q", "--kube-version", "1.28"], Some(&run.stdout));
+    assert_eq!(again.stdout, run.stdout, "injecting again changed it");
 }
 
 /// A mapping with a key that is itself a mapping (`{{team: a}: x, …}`):
@@ -399,15 +415,14 @@ fn flow_entries_side_by_side_keep_their_separator() {
 /// A block mapping ending with a value left out after a key holding a colon
 /// (`- containerPort:adata:`, in a proxy the fuzzer garbled): the mapping
 /// ended before the last `:`, so rewriting the item left it behind
-/// (`- {…}:`). The mapping now ends after it.
+/// (`- {…}:`). The mapping now ends after it (see the parser's tests), and
+/// the garbled proxy is taken out whole before the workload is injected anew.
 #[test]
-fn a_mapping_ending_with_a_value_left_out_is_rewritten_whole() {
+fn a_mapping_ending_with_a_value_left_out_is_replaced_with_the_proxy() {
     let (_, text) = input("value-left-out-after-a-colon-in-a-key.yaml");
     let out = assert_injects_again_the_same(&text);
-    assert!(
-        out.contains("\n    - {containerPort: 4191, name: linkerd-admin}\n"),
-        "{out}"
-    );
+    assert!(out.contains("\n    - containerPort: 4191\n"), "{out}");
+    assert!(!out.contains("containerPort:adata:"), "{out}");
 }
 
 /// A bare key whose empty value is only a tag of its kind (`labels:

@@ -19,7 +19,7 @@ use std::fmt;
 
 use mesh_inject::cluster::KubeVersion;
 use mesh_inject::pipeline::{self, Action, Processed, Settings};
-use mesh_inject::profile::{self, Profile};
+use mesh_inject::profile::{self, NativeChoice, Profile};
 use mesh_inject::rules::SecurityMode;
 use mesh_inject::source::Source;
 use proptest::prelude::*;
@@ -650,12 +650,106 @@ fn stream() -> impl Strategy<Value = Stream> {
 // Running the tool, as the command line does by default.
 
 fn run(text: &str, action: Action) -> Processed {
+    let processed = run_in(text, action, &Mode::default());
+    assert!(
+        processed.objects.iter().all(|o| !o.rejected()),
+        "a generated workload is rejected: {:?}\n{text}",
+        processed
+            .objects
+            .iter()
+            .map(|o| &o.verdicts)
+            .collect::<Vec<_>>()
+    );
+    processed
+}
+
+/// The settings a run is given: profile, `--set` values, target version and
+/// `--native-sidecar`.
+#[derive(Clone, Debug, Default)]
+struct Mode {
+    istio: bool,
+    values: Vec<(&'static str, &'static str)>,
+    /// `None` for the current version.
+    version: Option<KubeVersion>,
+    native: Option<NativeChoice>,
+}
+
+/// Two self-signed trust anchors, as a rotation replaces one by the other.
+const ANCHORS: [&str; 2] = [
+    "-----BEGIN CERTIFICATE-----\nMIIBaTCCAQ+gAwIBAgIUKyXtAJnt\nQ2QwMDAwMDAwMDAwMDAwMDAwMDAw\n-----END CERTIFICATE-----",
+    "-----BEGIN CERTIFICATE-----\nMIIBbDCCAROgAwIBAgIUfqqIix9X\nRGVwbG95IGFub3RoZXIgYW5jaG9y\n-----END CERTIFICATE-----\n",
+];
+
+fn mode() -> impl Strategy<Value = Mode> {
+    let linkerd_values = proptest::collection::vec(
+        select(vec![
+            ("trustAnchorsPEM", ANCHORS[0]),
+            ("trustAnchorsPEM", ANCHORS[1]),
+            ("proxyVersion", "edge-26.8.3"),
+            ("waitBeforeExitSeconds", "5"),
+            ("proxyMemoryLimit", "256Mi"),
+            ("proxyPosition", "last"),
+            ("logLevel", "debug"),
+            ("skipOutboundPorts", "3306,5432"),
+            ("cni", "true"),
+        ]),
+        0..3,
+    );
+    let istio_values = proptest::collection::vec(
+        select(vec![
+            ("proxyImage", "docker.io/istio/proxyv2:1.29.1"),
+            ("proxyMemoryLimit", "512Mi"),
+            ("proxyPosition", "first"),
+            ("waitBeforeExitSeconds", "5"),
+            ("excludeOutboundPorts", "3306"),
+        ]),
+        0..3,
+    );
+    (
+        any::<bool>(),
+        linkerd_values,
+        istio_values,
+        select(vec![
+            None,
+            Some(KubeVersion::new(1, 28)),
+            Some(KubeVersion::new(1, 30)),
+        ]),
+        select(vec![
+            None,
+            Some(NativeChoice::Always),
+            Some(NativeChoice::Never),
+        ]),
+    )
+        .prop_map(
+            |(istio, linkerd_values, istio_values, version, native)| Mode {
+                istio,
+                values: if istio { istio_values } else { linkerd_values },
+                version,
+                native,
+            },
+        )
+}
+
+fn run_in(text: &str, action: Action, mode: &Mode) -> Processed {
+    let name = if mode.istio {
+        "istio"
+    } else {
+        profile::EMBEDDED[0].0
+    };
+    let profile = Profile::embedded(name).expect("embedded profile");
+    let mut flags = Map::new();
+    for (name, value) in &mode.values {
+        let (name, value) = profile
+            .parse_assignment(&format!("{name}={value}"))
+            .expect("a value of the profile");
+        flags.insert(name, value);
+    }
     let settings = Settings {
         action,
-        profile: Profile::embedded(profile::EMBEDDED[0].0).expect("embedded profile"),
-        flags: Map::new(),
-        native: None,
-        version: KubeVersion::CURRENT,
+        profile,
+        flags,
+        native: mode.native,
+        version: mode.version.unwrap_or(KubeVersion::CURRENT),
         security: SecurityMode::Auto,
         namespace: "default".into(),
         keep_values: false,
@@ -668,17 +762,9 @@ fn run(text: &str, action: Action) -> Processed {
     };
     let mut results = pipeline::process_all(vec![source], &[], &settings)
         .unwrap_or_else(|e| panic!("the tool refuses a generated stream: {e}\n{text}"));
-    let processed = results.pop().expect("one result");
-    assert!(
-        processed.objects.iter().all(|o| !o.rejected()),
-        "a generated workload is rejected: {:?}\n{text}",
-        processed
-            .objects
-            .iter()
-            .map(|o| &o.verdicts)
-            .collect::<Vec<_>>()
-    );
-    processed
+    // Settings other than the defaults may give workloads the cluster
+    // refuses (native sidecars on 1.28): their text is written all the same.
+    results.pop().expect("one result")
 }
 
 /// The documents of a generated stream, split at its `---` lines (which
@@ -741,6 +827,30 @@ proptest! {
         let once = run(&stream.text(), Action::Inject).text().into_owned();
         let twice = run(&once, Action::Inject).text().into_owned();
         prop_assert_eq!(twice, once);
+    }
+
+    /// Injecting with other settings what was injected before gives what
+    /// injecting the original with them gives, byte for byte, and uninject
+    /// still restores the original. A workload the other mesh injected is
+    /// left as it is; the others are injected as if fresh.
+    #[test]
+    fn reinjecting_with_other_settings_converges(stream in stream(), first in mode(), then in mode()) {
+        let input = stream.text();
+        let once = run_in(&input, Action::Inject, &first).text().into_owned();
+        let again = run_in(&once, Action::Inject, &then).text().into_owned();
+        let fresh = run_in(&input, Action::Inject, &then).text().into_owned();
+        if first.istio == then.istio {
+            prop_assert_eq!(&again, &fresh, "injected first with {:?}", first);
+            let back = run_in(&again, Action::Uninject, &then).text().into_owned();
+            prop_assert_eq!(back, input);
+        } else {
+            let documents = split_documents(&input).into_iter().zip(split_documents(&once));
+            let expected: String = documents
+                .zip(split_documents(&fresh))
+                .map(|((original, injected), fresh)| if injected == original { fresh } else { injected })
+                .collect();
+            prop_assert_eq!(again, expected, "the other mesh's workloads changed");
+        }
     }
 
     #[test]

@@ -7,7 +7,11 @@
 //! When the first inject goes through, its output must satisfy the lossless
 //! properties: injecting it again changes nothing, uninject restores an input
 //! that was never injected, documents without a patch are byte-identical, and
-//! the output reads as the input with the patch applied.
+//! the output reads as the input with the patch applied. The high bits of the
+//! first byte choose second settings of the same mesh (other trust anchors,
+//! wait, version, native sidecars): injecting the output with them gives what
+//! injecting the input with them gives, byte for byte, and uninject still
+//! restores the input.
 
 #![no_main]
 
@@ -20,18 +24,39 @@ use mesh_inject::source::Source;
 use mesh_inject::yaml;
 use serde_json::{Map, Value};
 
+/// Two trust anchors for the linkerd profile, as a rotation replaces one by
+/// the other (a literal block, then a quoted value with a final line break).
+const ANCHORS: [&str; 2] = [
+    "-----BEGIN CERTIFICATE-----\nMIIBaTCCAQ+gAwIBAgIU\n-----END CERTIFICATE-----",
+    "-----BEGIN CERTIFICATE-----\nMIIBbDCCAROgAwIBAgIUfqq\n-----END CERTIFICATE-----\n",
+];
+
 /// The settings `choice` picks: bit 0 the profile, bit 1 a wait before
 /// exit (`--set waitBeforeExitSeconds=10`, which raises grace periods),
 /// bit 2 Kubernetes 1.28 (no native sidecars), bits 3-4 `--native-sidecar`.
-fn settings(choice: u8) -> Settings {
+/// The `second` settings flip bits 1-3 where bits 5-7 are set, and take the
+/// other trust anchors where bit 5 is.
+fn settings(choice: u8, second: bool) -> Settings {
+    let flips = choice >> 5;
+    let (choice, anchors) = if second {
+        (choice ^ (flips << 1), ANCHORS[usize::from(flips & 1)])
+    } else {
+        (choice, ANCHORS[0])
+    };
     let (name, _) = profile::EMBEDDED[usize::from(choice & 1)];
     let profile = Profile::embedded(name).expect("the embedded profile loads");
     let mut flags = Map::new();
-    if choice & 2 != 0 {
+    let mut set = |assignment: &str| {
         let (key, value) = profile
-            .parse_assignment("waitBeforeExitSeconds=10")
+            .parse_assignment(assignment)
             .expect("the profile has the value");
         flags.insert(key, value);
+    };
+    if choice & 2 != 0 {
+        set("waitBeforeExitSeconds=10");
+    }
+    if name == "linkerd" {
+        set(&format!("trustAnchorsPEM={anchors}"));
     }
     Settings {
         action: Action::Inject,
@@ -54,7 +79,7 @@ fn settings(choice: u8) -> Settings {
     }
 }
 
-fn run(
+fn run_with(
     text: &str,
     settings: &Settings,
     action: Action,
@@ -102,8 +127,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(input) = std::str::from_utf8(data) else {
         return;
     };
-    let settings = settings(choice);
-    let run = |text: &str, action: Action| run(text, &settings, action);
+    let first_settings = settings(choice, false);
+    let run = |text: &str, action: Action| run_with(text, &first_settings, action);
     let first = match run(input, Action::Inject) {
         Ok(first) => first,
         Err(err) => {
@@ -117,13 +142,44 @@ fuzz_target!(|data: &[u8]| {
     // inject(inject(x)) == inject(x)
     let second = run(output, Action::Inject)
         .unwrap_or_else(|e| panic!("the output of inject is refused: {e}"));
-    assert_eq!(second.text().into_owned(), output, "injecting again changed the output");
+    assert_eq!(
+        second.text().into_owned(),
+        output,
+        "injecting again changed the output"
+    );
 
     // uninject(inject(x)) == x, for x never injected
-    if run(input, Action::Uninject).is_ok_and(|u| u.text().into_owned() == input) {
+    let never_injected = run(input, Action::Uninject).is_ok_and(|u| u.text().into_owned() == input);
+    if never_injected {
         let back = run(output, Action::Uninject)
             .unwrap_or_else(|e| panic!("uninject refuses the output of inject: {e}"));
-        assert_eq!(back.text().into_owned(), input, "uninject did not restore the input");
+        assert_eq!(
+            back.text().into_owned(),
+            input,
+            "uninject did not restore the input"
+        );
+    }
+
+    // inject(s2, inject(s1, x)) == inject(s2, x), and uninject still gives x.
+    let then = settings(choice, true);
+    let again = run_with(output, &then, Action::Inject)
+        .unwrap_or_else(|e| panic!("the output of inject is refused with other settings: {e}"));
+    let again = again.text().into_owned();
+    if let Ok(fresh) = run_with(input, &then, Action::Inject) {
+        assert_eq!(
+            again,
+            fresh.text().into_owned(),
+            "injecting with other settings differs from injecting the input with them"
+        );
+    }
+    if never_injected {
+        let back = run_with(&again, &then, Action::Uninject)
+            .unwrap_or_else(|e| panic!("uninject refuses the output of a second inject: {e}"));
+        assert_eq!(
+            back.text().into_owned(),
+            input,
+            "uninject after a second inject did not restore the input"
+        );
     }
 
     // Documents without a patch come out byte-identical.

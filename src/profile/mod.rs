@@ -52,6 +52,10 @@ pub struct Profile {
     pub disable_annotation: Option<KeyValue>,
     /// Annotation the mesh's own injector leaves on a pod it injected.
     pub injection_marker: Option<String>,
+    /// Annotations the mesh's own injector writes besides the profile's:
+    /// removed with an injection that left no record of this tool's.
+    #[serde(default)]
+    pub mesh_annotations: Vec<String>,
     /// The mesh's injecting webhook, as `admit` recognises and runs it.
     pub injector_webhook: Option<InjectorWebhook>,
     #[serde(default)]
@@ -779,7 +783,12 @@ impl Profile {
     /// The annotation and label keys the profile adds to a workload of `kind`
     /// (lower case), for removing an injection that left no record.
     pub fn marker_keys(&self, kind: &str) -> (Vec<String>, Vec<String>) {
-        let annotations = self.annotations.keys().cloned().collect();
+        let annotations = self
+            .annotations
+            .keys()
+            .chain(&self.mesh_annotations)
+            .cloned()
+            .collect();
         let mut labels: Vec<String> = self.labels.keys().cloned().collect();
         if let Some(owner) = &self.owner_label {
             let lookup = |name: &str| match name {

@@ -101,6 +101,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     let notes = place(&mut patcher, &paths, &placed_in, &rendered, sidecar, grace)?;
 
     // Without a previous injection, `place` added the proxy: it changed.
+    let reinjected = before.is_some();
     let same = |before: &Value| {
         yaml::value::same_in_order(&patcher.value, before) || patcher.value == *before
     };
@@ -116,6 +117,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         result: patcher.value,
         notes,
         hints,
+        reinjected,
     })
 }
 

@@ -30,6 +30,10 @@ pub struct Plan {
     /// What the user can change where the injection alone cannot meet the
     /// namespace's policies (e.g. CNI mode under Pod Security `restricted`).
     pub hints: Vec<String>,
+    /// A previous injection was taken out and the workload injected anew,
+    /// with a different result: the text is best rewritten from the
+    /// uninjected workload (see `pipeline`).
+    pub reinjected: bool,
 }
 
 /// Why a kind is left alone by inject: it carries no pod template.
@@ -44,6 +48,7 @@ impl Plan {
             result: object,
             notes: Vec::new(),
             hints: Vec::new(),
+            reinjected: false,
         }
     }
 }

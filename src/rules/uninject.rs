@@ -1,6 +1,8 @@
-//! Remove what inject added: the recorded pieces, and the profile's own
-//! containers and volumes even without a record (a pod injected by the mesh's
-//! own tooling), so that re-injecting never gives a second proxy.
+//! Remove what an injection demonstrably added, and nothing else: the pieces
+//! this tool's record names, or, without a record, what the mesh's own
+//! injector marked as its injection (its status annotation's lists, or the
+//! profile's containers and volumes beside the mesh's marker). A container
+//! that merely has the proxy's name or image (a gateway) stays.
 
 use std::collections::HashSet;
 
@@ -27,7 +29,10 @@ pub fn uninject(
     let mut patcher = Patcher::new(object.clone(), record_ops);
     remove_injection(&mut patcher, kind, profile)?;
     if patcher.changes == 0 {
-        return Ok(Plan::unchanged(patcher.value, Outcome::NotInjected));
+        let mut plan = Plan::unchanged(patcher.value, Outcome::NotInjected);
+        plan.notes
+            .extend(unproven_containers(object, kind, profile));
+        return Ok(plan);
     }
     Ok(Plan {
         outcome: Outcome::Uninjected,
@@ -35,16 +40,72 @@ pub fn uninject(
         result: patcher.value,
         notes: Vec::new(),
         hints: Vec::new(),
+        reinjected: false,
     })
 }
 
 /// Whether the pod holds an injection of `profile` that
 /// [`remove_injection`] would take out.
 pub(crate) fn injection_found(patcher: &Patcher, kind: &WorkloadType, profile: &Profile) -> bool {
-    let paths = PodPaths::of(kind);
-    let record = read_record(patcher, &paths);
+    injection_of(patcher, &PodPaths::of(kind), profile).is_some()
+}
+
+/// Why containers with the profile's names stay in a pod with no injection
+/// to remove: a note for each.
+fn unproven_containers(object: &Value, kind: &WorkloadType, profile: &Profile) -> Vec<String> {
     let ours: Vec<&str> = profile.container_names().collect();
-    injected_by(patcher, &paths, profile, record.as_ref(), &ours)
+    let spec = kind
+        .template_path()
+        .iter()
+        .try_fold(object, |at, token| at.field(token))
+        .and_then(|template| template.field("spec"));
+    let marker = profile.injection_marker.as_deref().unwrap_or("a marker");
+    ["containers", "initContainers"]
+        .iter()
+        .filter_map(|list| spec.and_then(|s| s.field(list)).and_then(Value::as_array))
+        .flatten()
+        .filter_map(|c| c.field("name").and_then(Value::as_str))
+        .filter(|name| ours.contains(name))
+        .map(|name| {
+            format!(
+                "container {name} has the proxy's name, but nothing records it as injected (no {RECORD_ANNOTATION}, no {marker}): left as it is"
+            )
+        })
+        .collect()
+}
+
+/// What the mesh's own injector says it injected, from its marker
+/// annotation: the lists of a status (`{"containers": [...], ...}`, as
+/// Istio writes it), or, for a marker that lists nothing (Linkerd's proxy
+/// version), the profile's own names. `None` without the marker.
+fn marked_by_mesh(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Option<Record> {
+    let marker = profile.injection_marker.as_ref()?;
+    let value = patcher
+        .get(&paths.metadata("annotations"))
+        .and_then(|a| a.get(marker))?;
+    let names = |field: &str, status: &Value| -> Vec<String> {
+        status
+            .get(field)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let status = value
+        .as_str()
+        .and_then(|text| serde_json::from_str::<Value>(text).ok())
+        .filter(Value::is_object);
+    Some(match status {
+        Some(status) => Record {
+            containers: names("containers", &status),
+            init_containers: names("initContainers", &status),
+            volumes: names("volumes", &status),
+            ..Record::default()
+        },
+        None => profile_names(profile),
+    })
 }
 
 /// Whether the pod carries a record annotation, whatever it says.
@@ -70,36 +131,14 @@ pub(crate) fn remove_injection(
 ) -> Result<(), PlanError> {
     let paths = PodPaths::of(kind);
     let annotations = paths.metadata("annotations");
-    let record = read_record(patcher, &paths);
-    let had_record = record.is_some();
-    let record = record.unwrap_or_default();
-
-    let ours: Vec<&str> = profile.container_names().collect();
-    if !injected_by(
-        patcher,
-        &paths,
-        profile,
-        had_record.then_some(&record),
-        &ours,
-    ) {
+    let had_record = read_record(patcher, &paths).is_some();
+    let Some(record) = injection_of(patcher, &paths, profile) else {
         return Ok(());
-    }
-    // Containers the profile names are always ours: never leave a second proxy.
-    let with_ours = |names: &[String]| -> HashSet<String> {
-        names
-            .iter()
-            .cloned()
-            .chain(ours.iter().map(|s| s.to_string()))
-            .collect()
     };
-    let containers = with_ours(&record.containers);
-    let init_containers = with_ours(&record.init_containers);
-    // Volumes by record; without one, the profile's volume names.
-    let volumes: HashSet<String> = if had_record {
-        record.volumes.iter().cloned().collect()
-    } else {
-        profile.volume_names().map(str::to_string).collect()
-    };
+    let names = |names: &[String]| -> HashSet<String> { names.iter().cloned().collect() };
+    let containers = names(&record.containers);
+    let init_containers = names(&record.init_containers);
+    let volumes = names(&record.volumes);
     remove_named(patcher, &paths.spec("containers"), &containers)?;
     remove_named(patcher, &paths.spec("initContainers"), &init_containers)?;
     remove_named(patcher, &paths.spec("volumes"), &volumes)?;
@@ -148,61 +187,75 @@ pub(crate) fn remove_injection(
     Ok(())
 }
 
-/// Whether this profile's injection is in the pod: a record of this tool
-/// naming the profile's containers (a record naming others is another
-/// profile's, say Istio's under the linkerd profile: not ours to remove), or,
-/// without a record, the mesh's own tooling's work: one of its containers
-/// there with the mesh's injection marker on the pod, or running the mesh's
-/// proxy image from any registry, or with no image at all (what a
-/// half-removed injection leaves). Annotations alone prove nothing
-/// (`prometheus.io/*` are everyone's). A
-/// container that merely has the proxy's name (a gateway, a user-defined
-/// proxy) is not an injection.
-fn injected_by(
-    patcher: &Patcher,
-    paths: &PodPaths,
-    profile: &Profile,
-    record: Option<&Record>,
-    ours: &[&str],
-) -> bool {
-    if let Some(record) = record {
-        return record
+/// The injection of this profile in the pod, and what it added, when it is
+/// demonstrably one:
+/// 1. this tool's record, when it names the profile's containers (a record
+///    naming others is another profile's, say Istio's under the linkerd
+///    profile: not ours to remove);
+/// 2. the mesh's marker annotation, with one of the containers it lists
+///    (its status's lists, or the profile's names for a marker that lists
+///    nothing) there;
+/// 3. without either, the shape the mesh's own tooling leaves: a container
+///    with the proxy's name running the mesh's proxy image (from any
+///    registry), or no image at all, beside the pod's own containers.
+///    Linkerd re-injects such pods too.
+///
+/// Annotations alone prove nothing (`prometheus.io/*` are everyone's), and
+/// neither does a proxy that is the pod's only container: that is a gateway,
+/// the proxy run as the application.
+fn injection_of(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Option<Record> {
+    let ours: Vec<&str> = profile.container_names().collect();
+    if let Some(record) = read_record(patcher, paths) {
+        let names_ours = record
             .containers
             .iter()
             .chain(&record.init_containers)
             .any(|n| ours.contains(&n.as_str()));
+        return names_ours.then_some(record);
     }
-    let marked = profile.injection_marker.as_ref().is_some_and(|marker| {
-        patcher
-            .get(&paths.metadata("annotations"))
-            .and_then(|a| a.get(marker))
-            .is_some()
-    });
-    // Rendered from the profile only when a container has one of our names.
-    let proxy_image = std::cell::OnceCell::new();
-    ["containers", "initContainers"].iter().any(|list| {
+    let containers = |list: &str| -> &[Value] {
         patcher
             .get(&paths.spec(list))
             .and_then(Value::as_array)
-            .is_some_and(|items| {
-                items.iter().any(|item| {
-                    let named = item
-                        .field("name")
-                        .and_then(Value::as_str)
-                        .is_some_and(|n| ours.contains(&n));
-                    // No image at all is a leftover of an injection, not a container of its own.
-                    let image = item.field("image").and_then(Value::as_str);
-                    named
-                        && (marked
-                            || image.is_none_or(|i| {
-                                proxy_image
-                                    .get_or_init(|| profile.proxy_image_name())
-                                    .as_deref()
-                                    .is_some_and(|p| image_name(i).starts_with(p))
-                            }))
-                })
-            })
-    })
+            .map_or(&[], Vec::as_slice)
+    };
+    let present = |list: &str, names: &[String]| {
+        containers(list)
+            .iter()
+            .filter_map(name_of)
+            .any(|n| ours.contains(&n) && names.iter().any(|m| m == n))
+    };
+    if let Some(marked) = marked_by_mesh(patcher, paths, profile) {
+        let found = present("containers", &marked.containers)
+            || present("initContainers", &marked.init_containers);
+        return found.then_some(marked);
+    }
+    let has_app = containers("containers")
+        .iter()
+        .any(|c| name_of(c).is_none_or(|n| !ours.contains(&n)));
+    let proxy_image = profile.proxy_image_name()?;
+    let runs_proxy = ["containers", "initContainers"].iter().any(|list| {
+        containers(list).iter().any(|item| {
+            // No image at all is what a half-removed injection leaves.
+            name_of(item).is_some_and(|n| ours.contains(&n))
+                && item
+                    .field("image")
+                    .and_then(Value::as_str)
+                    .is_none_or(|i| image_name(i).starts_with(proxy_image.as_str()))
+        })
+    });
+    (has_app && runs_proxy).then(|| profile_names(profile))
+}
+
+/// The profile's containers and volumes, as a record of what it adds.
+fn profile_names(profile: &Profile) -> Record {
+    let ours: Vec<String> = profile.container_names().map(str::to_string).collect();
+    Record {
+        containers: ours.clone(),
+        init_containers: ours,
+        volumes: profile.volume_names().map(str::to_string).collect(),
+        ..Record::default()
+    }
 }
 
 /// Remove the items of the list at `path` whose `name` is in `names`.
@@ -241,4 +294,9 @@ fn remove_keys(patcher: &mut Patcher, path: &[String], keys: &[String]) -> Resul
         }
     }
     Ok(())
+}
+
+/// A container's name.
+fn name_of(item: &Value) -> Option<&str> {
+    item.field("name").and_then(Value::as_str)
 }

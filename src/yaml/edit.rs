@@ -595,6 +595,10 @@ impl Differ<'_> {
                     self.block_seq(node, items, wanted, shared)
                 }
             }
+            // A block scalar's text runs from its header to its last line.
+            (NodeKind::Scalar { .. }, _) if is_block_scalar(node) => {
+                self.replace_block_scalar(node, target, shared)
+            }
             (NodeKind::Scalar { .. }, _) if !target.is_object() && !target.is_array() => {
                 let mut text = self.apart(node, self.inline(target));
                 let span = between(self.text, node.start, node.end);
@@ -659,6 +663,79 @@ impl Differ<'_> {
                 start: node.start,
                 end: node.end,
                 text: text.into(),
+            },
+        )
+    }
+
+    /// Write `target` over a literal or folded scalar. Its node starts at
+    /// its content (or at properties before the header) and ends at the
+    /// next line's token, so the header, the content and a comment after
+    /// the header are found here: text after the content (line break, blank
+    /// lines, the next line's indentation) stays. A string that reads well
+    /// as a literal block stays one, at the content's own column; anything
+    /// else goes on the header's line, with the header's comment after it.
+    fn replace_block_scalar(
+        &mut self,
+        node: &Node<'_>,
+        target: &Value,
+        shared: bool,
+    ) -> Result<(), EditError> {
+        let text = self.text;
+        let Some(header) = block_header(text, node.start) else {
+            return Err(EditError {
+                message: "cannot find the header (| or >) of this block scalar".into(),
+                offset: node.start,
+            });
+        };
+        let from = node.start.min(header.indicator);
+        let content = between(text, node.start.max(header.line_end), node.end);
+        let content_end = if content.trim().is_empty() {
+            header.line_end
+        } else {
+            node.start.max(header.line_end) + content.trim_end().len()
+        };
+        // Properties before the header (`&a !!str |`) that the value keeps.
+        let kept = kept_properties(between(text, from, header.indicator), target);
+        let mut out = kept.join(" ");
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let comment = between(text, header.indicator_end, header.line_end);
+        match target {
+            Value::String(s) if !self.layout.json && super::emit::can_be_literal(s) => {
+                // The content's column when it has lines of its own, else one
+                // step in from what the header belongs to.
+                let col = if starts_line(text, node.start) && !content.trim().is_empty() {
+                    column(text, node.start)
+                } else {
+                    header.owner_column + self.layout.indent
+                };
+                out.push_str(if s.ends_with('\n') { "|" } else { "|-" });
+                out.push_str(comment);
+                for line in s.strip_suffix('\n').unwrap_or(s).split('\n') {
+                    out.push_str(self.layout.newline);
+                    if !line.is_empty() {
+                        out.push_str(&" ".repeat(col));
+                        out.push_str(line);
+                    }
+                }
+            }
+            Value::Object(_) | Value::Array(_) => {
+                out.push_str(&self.layout.flow(target));
+                out.push_str(comment);
+            }
+            _ => {
+                out.push_str(&self.inline(target));
+                out.push_str(comment);
+            }
+        }
+        self.push(
+            shared,
+            from,
+            Edit {
+                start: from,
+                end: content_end,
+                text: out.into(),
             },
         )
     }
@@ -1576,6 +1653,64 @@ fn is_block_scalar(node: &Node<'_>) -> bool {
     )
 }
 
+/// Where a block scalar's header stands.
+struct BlockHeader {
+    /// The `|` or `>`, and the end of its indicators.
+    indicator: usize,
+    indicator_end: usize,
+    /// The end of the header's line, before its line break.
+    line_end: usize,
+    /// The column of what the header belongs to: its key, or the item's
+    /// content after a `- `.
+    owner_column: usize,
+}
+
+/// The header of the block scalar whose node starts at `start`: on the line
+/// of `start` when properties stand before it there, else on the last line
+/// before `start` that is not blank.
+fn block_header(text: &str, start: usize) -> Option<BlockHeader> {
+    let mut line = line_start(text, start);
+    if starts_line(text, start) {
+        loop {
+            line = line_start(text, line.checked_sub(1)?);
+            if !line_text(text, line).trim().is_empty() {
+                break;
+            }
+        }
+    }
+    let whole = line_text(text, line);
+    // Past a comment: ` #` starts one; a header has no other `#`.
+    let code = whole.find(" #").map_or(whole, |hash| before(whole, hash));
+    let code = code.trim_end();
+    let word = code.rfind([' ', '\t']).map_or(0, |i| i + 1);
+    if !after(code, word).starts_with(['|', '>']) {
+        return None;
+    }
+    let indented = whole.len() - whole.trim_start().len();
+    let mut owner = indented;
+    // `- ` before the owner: items nested on one line (`- - key: |`).
+    while let Some(rest) = whole.get(owner..).and_then(|r| r.strip_prefix('-')) {
+        let gap = rest.len() - rest.trim_start().len();
+        if gap == 0 {
+            break;
+        }
+        owner += 1 + gap;
+    }
+    Some(BlockHeader {
+        indicator: line + word,
+        indicator_end: line + code.len(),
+        line_end: line + whole.len(),
+        owner_column: owner,
+    })
+}
+
+/// The line starting at `start`, without its line break.
+fn line_text(text: &str, start: usize) -> &str {
+    let line = after(text, start);
+    let line = line.split('\n').next().unwrap_or_default();
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
 /// Move a line-start position `at` up over the comment lines right above it.
 fn above_comments(text: &str, mut at: usize) -> usize {
     while at > 0 {
@@ -1948,5 +2083,99 @@ mod tests {
         let text = "metadata:\nspec:\n  x: 1\n";
         let out = round_trip(text, |v| v["metadata"] = json!({"labels": {"a": "b"}}));
         assert_eq!(out, "metadata:\n  labels:\n    a: b\nspec:\n  x: 1\n");
+    }
+
+    /// The original scalar of the style property below: every style YAML has,
+    /// with chomping and indentation indicators, a comment or properties
+    /// after the header, and blank lines in and after block content.
+    fn written_scalars() -> impl proptest::strategy::Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "plain",
+            "'single'",
+            "\"double\"",
+            "''",
+            "|\n  one\n  two",
+            "|-\n  one\n  two",
+            "|+\n  one\n\n",
+            "|2-\n    lead\n  two",
+            ">\n  folded\n  text\n\n",
+            ">- # note\n  folded",
+            "|",
+            "| # empty\n",
+            "&a |-\n  anchored",
+            "!!str |\n  tagged",
+            "|-\n\n  after a blank line",
+        ])
+    }
+
+    fn new_values() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        prop_oneof![
+            crate::json::testing::values(),
+            proptest::sample::select(vec![
+                "-----BEGIN X-----\nAAAA\n-----END X-----",
+                "two\nlines\n",
+                "kept\n\n",
+                " leading space\nline",
+                "\nleading newline",
+                "tab\there\nline",
+                "trailing space \nline",
+                "{\"ns\":\"$(_pod_ns)\"}",
+                "one line",
+                "",
+                "- dash",
+                "# hash",
+            ])
+            .prop_map(|s| json!(s)),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+
+        /// A scalar of any style, in any place a block scalar can stand,
+        /// replaced by a value of any kind, gives YAML that reads as the new
+        /// value, with what follows it kept.
+        #[test]
+        fn any_scalar_takes_any_value(
+            written in written_scalars(),
+            place in 0usize..4,
+            wanted in new_values(),
+        ) {
+            let indented = |text: &str, by: usize| -> String {
+                let pad = " ".repeat(by);
+                text.replace('\n', &format!("\n{pad}"))
+            };
+            // The scalar as the value of `v`, with a sibling after it.
+            let (text, path): (String, &[&str]) = match place {
+                0 => (format!("v: {written}\nnext: 1\n"), &["v"]),
+                1 => (format!("a:\n  v: {}\n  next: 1\n", indented(written, 2)), &["a", "v"]),
+                2 => (format!("l:\n- v: {}\n  next: 1\n- other\n", indented(written, 2)), &["l", "0", "v"]),
+                _ => (format!("l:\n  - {}\n  - other\n", indented(written, 4)), &["l", "0"]),
+            };
+            let Ok(docs) = parse_stream(&text) else {
+                return Err(proptest::test_runner::TestCaseError::reject("not a document"));
+            };
+            let root = docs[0].root.as_ref().expect("root");
+            let mut target = value::to_value(root).expect("value");
+            let slot = path.iter().try_fold(&mut target, |at, token| match at {
+                Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
+                other => other.get_mut(*token),
+            });
+            *slot.expect("the scalar is there") = wanted;
+            let Ok(edits) = diff(&text, root, &target) else {
+                // Refused with a reason (an anchor that would be lost): fine.
+                return Ok(());
+            };
+            let out = apply(&text, edits);
+            let reparsed = parse_stream(&out);
+            proptest::prop_assert!(reparsed.is_ok(), "does not parse:\n{}\nfrom:\n{}", out, text);
+            let reparsed = reparsed.expect("checked");
+            let got = value::to_value(reparsed[0].root.as_ref().expect("root")).expect("value");
+            proptest::prop_assert_eq!(got, target, "reads otherwise:\n{}", out);
+        }
     }
 }

@@ -280,7 +280,13 @@ pub fn plain_is_safe(s: &str, in_flow: bool) -> bool {
 
 /// Multi-line text reads best as a literal block (`|`), when it can be one.
 fn literal_block_fits(s: &str) -> bool {
-    s.contains('\n')
+    s.contains('\n') && can_be_literal(s)
+}
+
+/// Whether `s` can be written as a literal block (`|` or `|-`) whose
+/// indentation is found from its first line.
+pub(super) fn can_be_literal(s: &str) -> bool {
+    !s.is_empty()
         && !s.starts_with([' ', '\t', '\n'])
         && !s.ends_with("\n\n")
         && !s.chars().any(|c| c.is_control() && c != '\n')

@@ -1,0 +1,201 @@
+//! The meshes' own injected outputs (the goldens of Linkerd's and Istio's
+//! injection tests, in `../shared/fidelity`), injected again: a GitOps
+//! repository often holds manifests that the mesh's own tooling injected.
+//!
+//! 1. The output is valid YAML with no duplicate key, as an independent
+//!    parser (serde_yaml_ng, libyaml's rules) reads it.
+//! 2. Injecting that output again changes nothing.
+//! 3. For the Linkerd cases run with Linkerd's defaults, the objects equal a
+//!    fresh injection of the golden's input with the same settings: the
+//!    mesh's injection is replaced, not edited into.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// `../shared/fidelity`, if this checkout has it beside it.
+fn fidelity() -> Option<PathBuf> {
+    let dir = common::repo().join("../shared/fidelity");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("SKIPPED: ../shared/fidelity is not beside this checkout; goldens not checked");
+        None
+    }
+}
+
+/// Each document of `text` as serde_yaml_ng reads it; an error names the
+/// first problem (a duplicate key among them).
+fn independent_values(text: &str) -> Result<Vec<Value>, String> {
+    serde_yaml_ng::Deserializer::from_str(text)
+        .map(|document| {
+            let value: serde_yaml_ng::Value =
+                serde::Deserialize::deserialize(document).map_err(|e| e.to_string())?;
+            serde_json::to_value(value).map_err(|e| e.to_string())
+        })
+        .collect()
+}
+
+/// What Linkerd's serialiser adds or drops without meaning taken away:
+/// `creationTimestamp: null`, `status: {}`, `resources: {}` added, and
+/// `hostNetwork: false` dropped (Go's `omitempty`). And the tool's own
+/// record, whose list of fields it created depends on what the input held.
+fn normalised(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.shift_remove("mesh-inject.io/added");
+            for child in map.values_mut() {
+                normalised(child);
+            }
+            map.retain(|_, v| {
+                !v.is_null() && *v != false && v.as_object().is_none_or(|m| !m.is_empty())
+            });
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalised),
+        _ => {}
+    }
+}
+
+/// The objects of a stream, `List`s opened, normalised.
+fn objects(text: &str, what: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    for mut value in independent_values(text).unwrap_or_else(|e| panic!("{what}: {e}")) {
+        if value.is_null() {
+            continue;
+        }
+        normalised(&mut value);
+        match value.get("items").and_then(Value::as_array) {
+            Some(items) if value["kind"] == "List" => out.extend(items.iter().cloned()),
+            _ => out.push(value),
+        }
+    }
+    out
+}
+
+/// The rows of a CASES.md table whose last column is `kind`: (input, golden, settings).
+fn linkerd_cases(dir: &Path, kind: &str) -> Vec<(String, String, String)> {
+    let cases = std::fs::read_to_string(dir.join("CASES.md")).expect("CASES.md");
+    cases
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            match cells.as_slice() {
+                ["", _, input, golden, settings, k, ""] if *k == kind => {
+                    Some((input.to_string(), golden.to_string(), settings.to_string()))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Inject `file` with `args`; the output, which must be written.
+fn inject(file: &Path, args: &[&str]) -> String {
+    let path = file.to_string_lossy();
+    let mut all = vec!["-q", "--warn-only", "-f", &path];
+    all.extend_from_slice(args);
+    let run = common::run(&all, None);
+    assert_eq!(run.code, 0, "{}: {}", file.display(), run.stderr);
+    run.stdout
+}
+
+/// Injecting `text` again with `args` changes nothing.
+fn assert_stable(text: &str, args: &[&str], what: &str) {
+    let mut all = vec!["-q", "--warn-only"];
+    all.extend_from_slice(args);
+    let again = common::run(&all, Some(text));
+    assert_eq!(again.code, 0, "{what}: {}", again.stderr);
+    assert!(
+        again.stdout == text,
+        "{what}: injecting the output again changes it"
+    );
+}
+
+#[test]
+fn linkerd_goldens_injected_again_equal_a_fresh_injection() {
+    let Some(fidelity) = fidelity() else { return };
+    let dir = fidelity.join("linkerd");
+    let inputs = fidelity.join("../corpus/linkerd-inject-inputs");
+    let anchors = std::fs::read_to_string(dir.join("valid-trust-anchors.pem")).expect("anchors");
+    let set_anchors = format!("trustAnchorsPEM={anchors}");
+    let args = ["--set", set_anchors.as_str()];
+    let (mut checked, mut compared) = (0, 0);
+    for (input, golden, settings) in linkerd_cases(&dir, "inject") {
+        let golden_path = dir.join("golden").join(&golden);
+        let again = inject(&golden_path, &args);
+        let got = objects(&again, &golden);
+        assert_stable(&again, &args, &golden);
+        checked += 1;
+        // Settings other than the defaults are not all the tool's yet.
+        if settings != "defaults" {
+            continue;
+        }
+        let fresh = inject(&inputs.join(&input), &args);
+        let want = objects(&fresh, &input);
+        assert_eq!(got.len(), want.len(), "{golden}: object count");
+        for (got, want) in got.iter().zip(&want) {
+            assert!(
+                got == want,
+                "{golden} injected again differs from {input} injected:\n{}",
+                field_differences(got, want, "").join("\n")
+            );
+        }
+        compared += 1;
+    }
+    assert!(
+        checked >= 25 && compared >= 10,
+        "checked {checked}, compared {compared}"
+    );
+}
+
+#[test]
+fn istio_goldens_injected_again_are_valid_and_stable() {
+    let Some(fidelity) = fidelity() else { return };
+    let golden = fidelity.join("istio/golden");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&golden)
+        .expect("istio goldens")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "injected"))
+        .collect();
+    files.sort();
+    let args = ["--profile", "istio"];
+    for file in &files {
+        let what = file.display().to_string();
+        let again = inject(file, &args);
+        objects(&again, &what);
+        assert_stable(&again, &args, &what);
+    }
+    assert!(files.len() >= 100, "{} goldens", files.len());
+}
+
+/// The paths where `got` and `want` differ, with both values.
+fn field_differences(got: &Value, want: &Value, at: &str) -> Vec<String> {
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => {
+            let mut keys: Vec<&String> = g.keys().chain(w.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter()
+                .flat_map(|k| {
+                    let (g, w) = (g.get(k), w.get(k));
+                    let path = format!("{at}/{k}");
+                    match (g, w) {
+                        (Some(g), Some(w)) => field_differences(g, w, &path),
+                        _ => vec![format!("{path}: {g:?} != {w:?}")],
+                    }
+                })
+                .collect()
+        }
+        (Value::Array(g), Value::Array(w)) if g.len() == w.len() => g
+            .iter()
+            .zip(w)
+            .enumerate()
+            .flat_map(|(i, (g, w))| field_differences(g, w, &format!("{at}/{i}")))
+            .collect(),
+        _ if got == want => Vec::new(),
+        _ => vec![format!("{at}: {got} != {want}")],
+    }
+}
