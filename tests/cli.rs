@@ -525,3 +525,183 @@ fn version_names_the_default_proxies() {
         )
     );
 }
+
+// Write failures: a full disk is an error, a closed pipe the reader's choice.
+
+const NO_SPACE: &str = "No space left on device (os error 28)";
+
+/// A small ResourceList, as kpt and kustomize hand a KRM function its input.
+const RESOURCE_LIST: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: web}\n  spec:\n    containers:\n    - {name: app, image: example/app:1}\n";
+
+/// Every way of running that prints on standard output, and its input on stdin.
+fn printing_runs() -> Vec<(Vec<&'static str>, String)> {
+    let none = String::new;
+    vec![
+        (vec!["-f", EXAMPLE], none()),
+        (vec!["-q", "-f", EXAMPLE], none()),
+        (vec!["-o", "json", "-f", EXAMPLE], none()),
+        (vec!["-o", "patch", "-f", EXAMPLE], none()),
+        (vec!["--diff", "-f", EXAMPLE], none()),
+        (vec!["uninject", "-f", EXAMPLE], none()),
+        (vec!["config"], none()),
+        (vec!["config", "--set", "proxyUID=1234"], none()),
+        (vec!["admit", "-f", EXAMPLE], none()),
+        (vec!["admit", "-o", "yaml", "-f", EXAMPLE], none()),
+        (vec!["admit", "-o", "json", "-f", EXAMPLE], none()),
+        (vec![], RESOURCE_LIST.to_string()),
+        (vec!["__complete", "--profile", ""], none()),
+        (vec!["--help"], none()),
+        (vec!["--version"], none()),
+    ]
+}
+
+#[test]
+fn a_full_standard_output_fails_the_run_naming_it() {
+    for (args, stdin) in printing_runs() {
+        let run = common::run_to(
+            &args,
+            &common::repo(),
+            &stdin,
+            common::full(),
+            std::process::Stdio::piped(),
+        );
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(
+            run.stderr,
+            format!("error: writing to standard output: {NO_SPACE}\n"),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn a_full_standard_error_fails_the_run() {
+    for args in [
+        &["-f", EXAMPLE][..],
+        &["--report", "json", "-f", EXAMPLE][..],
+        &["-q", "--check", "-f", EXAMPLE][..],
+        &["--diff", "-f", EXAMPLE][..],
+        &["admit", "-o", "yaml", "-f", EXAMPLE][..],
+        // A rejection: its messages go to standard error.
+        &[
+            "-f",
+            "testdata/admission/web.yaml",
+            "--context",
+            "testdata/admission/namespace.yaml",
+        ][..],
+        // The run's own error message cannot be written either: still status 2, no panic.
+        &["-f", "no/such/file.yaml"][..],
+    ] {
+        let run = common::run_to(
+            args,
+            &common::repo(),
+            "",
+            std::process::Stdio::piped(),
+            common::full(),
+        );
+        assert_eq!(run.code, 2, "{args:?}");
+    }
+}
+
+#[test]
+fn in_place_with_a_full_standard_error_writes_the_files_and_fails() {
+    // The files are written, then the report cannot be: status 2, the files new.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let deploy = dir.path().join("deploy.yaml");
+    std::fs::write(&deploy, example_text()).expect("write");
+    let run = common::run_to(
+        &["--in-place", "-f", "deploy.yaml"],
+        dir.path(),
+        "",
+        std::process::Stdio::piped(),
+        common::full(),
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        std::fs::read_to_string(&deploy)
+            .expect("read")
+            .contains("linkerd-proxy")
+    );
+}
+
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    // The reader went away (`| head`): nothing more is written, not even the
+    // report, and that is no error; the status is the run's own.
+    for (args, stdin) in printing_runs() {
+        let run = common::run_to(
+            &args,
+            &common::repo(),
+            &stdin,
+            common::closed_pipe(),
+            std::process::Stdio::piped(),
+        );
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr, "", "{args:?}");
+    }
+    // On standard error too: `--check` still says that files would change.
+    let check = common::run_to(
+        &["--check", "-f", EXAMPLE],
+        &common::repo(),
+        "",
+        std::process::Stdio::piped(),
+        common::closed_pipe(),
+    );
+    assert_eq!(check.code, 1);
+    assert_eq!(check.stdout, "");
+    let rejected = common::run_to(
+        &[
+            "-f",
+            "testdata/admission/web.yaml",
+            "--context",
+            "testdata/admission/namespace.yaml",
+        ],
+        &common::repo(),
+        "",
+        std::process::Stdio::piped(),
+        common::closed_pipe(),
+    );
+    assert_eq!(rejected.code, 1);
+    assert_eq!(rejected.stdout, "");
+}
+
+#[test]
+fn a_reader_that_stops_early_ends_a_large_run_quietly() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    // As `kubectl mesh-inject -f big.yaml | head -1`: the output is far
+    // larger than a pipe holds, so the run is still writing when the reader goes.
+    let example = example_text();
+    let stream = large_stream(|i| {
+        example.replace(
+            "name: web\n  namespace",
+            &format!("name: web-{i}\n  namespace"),
+        )
+    });
+    let mut child = std::process::Command::new(common::command().get_program())
+        .args(["-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let mut input = child.stdin.take().expect("stdin");
+    let feeder = std::thread::spawn(move || input.write_all(stream.as_bytes()));
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).expect("the output starts");
+    assert!(first.starts_with(b"# The quick-start example"));
+    drop(stdout);
+    let output = child.wait_with_output().expect("runs");
+    feeder
+        .join()
+        .expect("feeder")
+        .expect("the input is read whole");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.is_empty(),
+        "no report, no error, no panic; it ends: {}",
+        stderr.lines().last().unwrap_or_default()
+    );
+}
