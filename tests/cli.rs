@@ -705,3 +705,114 @@ fn a_reader_that_stops_early_ends_a_large_run_quietly() {
         stderr.lines().last().unwrap_or_default()
     );
 }
+
+// Empty runs: a directory that gives no manifest is a mistake, said so.
+
+#[test]
+fn a_directory_with_manifests_only_below_it_is_an_error_suggesting_r() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nested = dir.path().join("apps/web/deploy.yaml");
+    std::fs::create_dir_all(nested.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&nested, example_text()).expect("write");
+    std::fs::write(dir.path().join("apps/README.md"), "# apps\n").expect("write");
+    for args in [
+        &["--check", "-f", "apps"][..],
+        &["uninject", "--check", "-f", "apps"][..],
+        &["admit", "-f", "apps"][..],
+    ] {
+        let mut args = args.to_vec();
+        let run = common::run_to(
+            &args,
+            dir.path(),
+            "",
+            std::process::Stdio::piped(),
+            std::process::Stdio::piped(),
+        );
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{args:?}");
+        assert_eq!(
+            run.stderr,
+            "error: apps: no .yaml, .yml or .json file directly in this directory, \
+             but its subdirectories hold some (apps/web/deploy.yaml): pass -R to read them\n",
+            "{args:?}"
+        );
+        args.push("-R");
+        let recursive = common::run_to(
+            &args,
+            dir.path(),
+            "",
+            std::process::Stdio::piped(),
+            std::process::Stdio::piped(),
+        );
+        assert_ne!(recursive.code, 2, "{args:?}: {}", recursive.stderr);
+    }
+}
+
+#[test]
+fn directories_without_manifests_are_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in ["empty", "notes/deeper"] {
+        std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+    }
+    std::fs::write(dir.path().join("notes/notes.txt"), "kind: Pod\n").expect("write");
+    std::fs::write(dir.path().join("deploy.yaml"), example_text()).expect("write");
+    let in_dir = |args: &[&str]| {
+        common::run_to(
+            args,
+            dir.path(),
+            "",
+            std::process::Stdio::piped(),
+            std::process::Stdio::piped(),
+        )
+    };
+    let message = |path: &str| {
+        format!("error: {path}: no .yaml, .yml or .json file in this directory or below it\n")
+    };
+    for subcommand in [&[][..], &["uninject"][..], &["admit"][..]] {
+        for (paths, bad) in [
+            (&["-f", "empty"][..], "empty"),
+            (&["-R", "-f", "empty", "-f", "notes"][..], "empty"),
+            (&["-f", "notes"][..], "notes"),
+            // Beside a manifest, an empty directory is still a mistake.
+            (&["-f", "deploy.yaml", "-f", "empty"][..], "empty"),
+        ] {
+            let mut args = subcommand.to_vec();
+            args.extend(paths);
+            let run = in_dir(&args);
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+            assert_eq!(run.stdout, "", "{args:?}");
+            assert_eq!(run.stderr, message(bad), "{args:?}");
+        }
+    }
+    // As a --context directory, too: the checks would run without the
+    // policies the user meant to give.
+    let context = in_dir(&["-q", "-f", "deploy.yaml", "--context", "empty"]);
+    assert_eq!(context.code, 2);
+    assert_eq!(context.stderr, message("empty"));
+}
+
+#[test]
+fn an_empty_file_or_standard_input_is_an_input_of_no_documents() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("empty.yaml"), "").expect("write");
+    std::fs::create_dir(dir.path().join("only-empty")).expect("mkdir");
+    std::fs::write(dir.path().join("only-empty/empty.yml"), "").expect("write");
+    for args in [
+        &["--check", "-f", "empty.yaml"][..],
+        &["--check", "-f", "only-empty"][..],
+        &["--check", "-f", "-"][..],
+        &["--check"][..],
+        &["uninject", "-f", "empty.yaml"][..],
+        &["admit", "-f", "empty.yaml"][..],
+    ] {
+        let run = common::run_to(
+            args,
+            dir.path(),
+            "",
+            std::process::Stdio::piped(),
+            std::process::Stdio::piped(),
+        );
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{args:?}");
+    }
+}
