@@ -816,3 +816,111 @@ fn an_empty_file_or_standard_input_is_an_input_of_no_documents() {
         assert_eq!(run.stdout, "", "{args:?}");
     }
 }
+
+// Lists: any `…List` kind with `items`, as kubectl reads it.
+
+/// A stream of typed lists: LimitRanges of namespace `shop`, a Deployment
+/// and a Pod in it, and a ConfigMap.
+const TYPED_LISTS: &str = "\
+apiVersion: v1
+kind: LimitRangeList
+items:
+- apiVersion: v1
+  kind: LimitRange
+  metadata: {name: limits, namespace: shop}
+  spec:
+    limits:
+    - type: Container
+      default: {cpu: 700m, memory: 300Mi}
+      defaultRequest: {cpu: 70m, memory: 30Mi}
+---
+apiVersion: apps/v1
+kind: DeploymentList
+metadata: {resourceVersion: \"1\"}
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web, namespace: shop}
+  spec:
+    template:
+      spec:
+        containers:
+        - name: app
+          image: example/app:1  # pinned
+- null
+---
+apiVersion: v1
+kind: PodList
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: job, namespace: shop}
+  spec:
+    containers:
+    - {name: app, image: example/app:1}
+---
+apiVersion: v1
+kind: ConfigMapList
+items:
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: b}}
+";
+
+#[test]
+fn typed_lists_are_injected_and_uninjected_item_by_item() {
+    let run = run(&[], Some(TYPED_LISTS));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The LimitRangeList of the input applies to the workloads in the other lists.
+    assert_eq!(
+        run.stderr,
+        "limitrange/limits skipped: kind is not injectable\n\
+         deployment/web injected\n\
+         pod/job injected\n\
+         configmap/c skipped: kind is not injectable\n\
+         warning: value \"trustAnchorsPEM\" is empty: the proxy cannot start without the identity trust anchors; pass --set trustAnchorsPEM=\"$(cat ca-bundle.crt)\" (2 objects)\n\
+         linkerd-init: limits.cpu, limits.memory, requests.cpu, requests.memory from the LimitRange of namespace shop (2 objects)\n\
+         linkerd-proxy: limits.cpu, limits.memory, requests.cpu, requests.memory from the LimitRange of namespace shop (2 objects)\n\
+         2 injected, 0 unchanged, 2 skipped; 1 of 1 input changed\n"
+    );
+    let values = common::values(&run.stdout);
+    let deployment = &values[1].as_ref().expect("DeploymentList")["items"][0];
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["initContainers"][1]["resources"]["limits"]["cpu"],
+        "700m"
+    );
+    assert!(run.stdout.contains("image: example/app:1  # pinned\n"));
+    assert!(run.stdout.contains("\n- null\n"), "null items kept");
+
+    let back = common::run(&["uninject"], Some(&run.stdout));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(back.stdout, TYPED_LISTS, "uninject restores the input");
+    assert!(
+        back.stderr
+            .contains("deployment/web uninjected\npod/job uninjected\n"),
+        "{}",
+        back.stderr
+    );
+}
+
+#[test]
+fn a_typed_list_in_context_applies_to_the_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (limits, rest) = TYPED_LISTS.split_once("---\n").expect("two parts");
+    std::fs::write(dir.path().join("limits.yaml"), limits).expect("write");
+    std::fs::write(dir.path().join("apps.yaml"), rest).expect("write");
+    let run = common::run_to(
+        &["-f", "apps.yaml", "--context", "limits.yaml"],
+        dir.path(),
+        "",
+        std::process::Stdio::piped(),
+        std::process::Stdio::piped(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("deployment/web injected\n")
+            && run
+                .stderr
+                .contains("from the LimitRange of namespace shop (2 objects)\n"),
+        "{}",
+        run.stderr
+    );
+}
