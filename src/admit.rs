@@ -156,13 +156,12 @@ pub fn admit_all(
     Ok(admitted)
 }
 
-/// The objects of a document: itself, or the items of a `List`.
+/// The objects of a document: itself, or the items of a list (`List`,
+/// `DeploymentList`…).
 fn objects_of(value: &Value) -> Vec<&Value> {
-    match value.field("items").and_then(Value::as_array) {
-        Some(items) if value.field("kind").and_then(Value::as_str) == Some("List") => {
-            items.iter().filter(|i| i.is_object()).collect()
-        }
-        _ => vec![value],
+    match crate::workload::list_items(value) {
+        Some(items) => items.iter().filter(|i| i.is_object()).collect(),
+        None => vec![value],
     }
 }
 

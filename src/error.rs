@@ -16,6 +16,11 @@ pub enum Error {
     Usage(String),
     /// Writing an output file failed.
     Output { path: PathBuf, message: String },
+    /// Writing to a stream (`to`: "standard output", "standard error") failed.
+    Write {
+        to: &'static str,
+        error: std::io::Error,
+    },
 }
 
 /// A message tied to a place in a source.
@@ -103,6 +108,12 @@ impl Error {
         }
     }
 
+    /// Whether the error is a closed pipe: the reader went away (`| head`),
+    /// which is its choice, not a failure of the run.
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, Error::Write { error, .. } if error.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+
     /// The source snippet to show under the message, if the error has a place.
     pub fn snippet(&self) -> Option<String> {
         match self {
@@ -126,6 +137,7 @@ impl fmt::Display for Error {
             Error::Output { path, message } => {
                 write!(f, "cannot write {}: {message}", path.display())
             }
+            Error::Write { to, error } => write!(f, "writing to {to}: {error}"),
         }
     }
 }

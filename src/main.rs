@@ -6,8 +6,10 @@ use std::process::ExitCode;
 static ALLOCATOR: mesh_inject::allocator::Allocator = mesh_inject::allocator::Allocator;
 
 use clap::{CommandFactory, FromArgMatches};
-use mesh_inject::cli::Cli;
-use mesh_inject::run::{Status, run};
+use mesh_inject::cli::{Cli, ColorChoice};
+use mesh_inject::error::Error;
+use mesh_inject::output;
+use mesh_inject::run::{Status, run, use_color};
 
 fn main() -> ExitCode {
     no_transparent_huge_pages();
@@ -20,8 +22,8 @@ fn main() -> ExitCode {
             .skip(2)
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        print!("{}", mesh_inject::complete::answer(&words));
-        return ExitCode::SUCCESS;
+        let answer = mesh_inject::complete::answer(&words);
+        return exit_code(output::to_stdout(&answer).map(|()| Status::Done));
     }
     // The version names the proxies the embedded profiles inject, read from
     // them: worth parsing both profiles only when it is asked for.
@@ -33,19 +35,42 @@ fn main() -> ExitCode {
     } else {
         env!("CARGO_PKG_VERSION")
     };
-    let matches = Cli::command().version(version).get_matches();
+    let matches = match Cli::command().version(version).try_get_matches() {
+        Ok(matches) => matches,
+        // --help and --version: written and checked like any output (clap
+        // would ignore a failure), coloured as clap colours them.
+        Err(err) if !err.use_stderr() => {
+            let text = err.render();
+            let text = if use_color(ColorChoice::Auto) {
+                text.ansi().to_string()
+            } else {
+                text.to_string()
+            };
+            return exit_code(output::to_stdout(&text).map(|()| Status::Done));
+        }
+        Err(err) => err.exit(),
+    };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(err) => err.exit(),
     };
-    match run(cli) {
+    exit_code(run(cli))
+}
+
+fn exit_code(result: Result<Status, Error>) -> ExitCode {
+    match result {
         Ok(Status::Done) => ExitCode::SUCCESS,
         Ok(Status::WouldChange | Status::Rejected) => ExitCode::from(1),
+        // The reader of the output went away (`| head`): its choice.
+        Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {err}");
+            let mut text = format!("error: {err}\n");
             if let Some(snippet) = err.snippet() {
-                eprintln!("{snippet}");
+                text.push_str(&snippet);
+                text.push('\n');
             }
+            // When standard error is what fails, the status still tells.
+            let _ = output::to_stderr(&text);
             ExitCode::from(2)
         }
     }

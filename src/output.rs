@@ -9,6 +9,29 @@ use serde_json::{Value, json};
 use crate::error::Error;
 use crate::pipeline::Processed;
 
+/// Standard output and standard error, as messages name them.
+pub const STDOUT: &str = "standard output";
+pub const STDERR: &str = "standard error";
+
+/// Write `text` to standard output, flushed: a full disk must fail the run,
+/// not truncate its output silently.
+pub fn to_stdout(text: &str) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    write_stream(STDOUT, &mut out, text)
+}
+
+/// Write `text` to standard error (unbuffered), checked like standard output.
+pub fn to_stderr(text: &str) -> Result<(), Error> {
+    let mut err = std::io::stderr().lock();
+    write_stream(STDERR, &mut err, text)
+}
+
+fn write_stream(to: &'static str, out: &mut impl std::io::Write, text: &str) -> Result<(), Error> {
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|error| Error::Write { to, error })
+}
+
 /// Write the manifests of every source as one YAML stream, byte-identical
 /// where untouched, straight from each source's output (no joined copy).
 pub fn write_yaml_stream(
@@ -224,9 +247,23 @@ pub fn write_in_place(results: &[Processed]) -> Result<Vec<String>, Error> {
             for (temp, _) in staged.iter().skip(index) {
                 let _ = std::fs::remove_file(temp);
             }
+            // The files renamed before this one are new: say which, so that
+            // the failure is not taken for one that wrote nothing.
+            let done: Vec<String> = staged
+                .iter()
+                .take(index)
+                .map(|(_, t)| t.display().to_string())
+                .collect();
+            let message = match done.as_slice() {
+                [] => format!("{e}; nothing was written"),
+                _ => format!(
+                    "{e}; already rewritten: {}; the other files are as they were",
+                    done.join(", ")
+                ),
+            };
             return Err(Error::Output {
                 path: target.clone(),
-                message: e.to_string(),
+                message,
             });
         }
     }

@@ -15,7 +15,7 @@ use crate::json::Field;
 use crate::profile::{NativeChoice, Prepared, Profile};
 use crate::rules::{self, Env, Outcome, Plan, SecurityMode};
 use crate::source::Source;
-use crate::workload::{ObjectRef, WorkloadTypes};
+use crate::workload::{self, ObjectRef, WorkloadTypes};
 use crate::yaml::{self, Document, Node};
 
 /// What to do to each workload.
@@ -395,7 +395,7 @@ fn gather_found(
     let Some(identity) = identity_of(root) else {
         return Ok(());
     };
-    let is_list = identity.kind.ends_with("List");
+    let is_list = workload::is_list_kind(&identity.kind);
     if !is_list && !cluster.wants(&identity.kind, &identity.name) {
         return Ok(());
     }
@@ -413,10 +413,10 @@ fn gather_found(
         let name = item.pointer("/metadata/name").and_then(Value::as_str);
         cluster.wants(kind.unwrap_or_default(), name.unwrap_or_default())
     };
-    match value.field("items").and_then(Value::as_array) {
-        Some(items) if is_list => found.extend(items.iter().filter(|i| wanted(i)).cloned()),
-        _ if wanted(&value) => found.push(value),
-        _ => {}
+    match workload::list_items(&value) {
+        Some(items) => found.extend(items.iter().filter(|i| wanted(i)).cloned()),
+        None if wanted(&value) => found.push(value),
+        None => {}
     }
     Ok(())
 }
@@ -588,9 +588,7 @@ fn render_document(
     let identity = identity_of(root);
     let wants_value = settings.keep_values
         || identity.as_ref().is_none_or(|r| {
-            r.kind == "List"
-                || r.kind == crate::krm::KIND
-                || types.find(&r.api_version, &r.kind).is_some()
+            workload::is_list_kind(&r.kind) || types.find(&r.api_version, &r.kind).is_some()
         });
     if !wants_value {
         out.objects.push(ObjectResult {
@@ -733,10 +731,9 @@ fn plan_document(
     let settings = planner.settings;
     let mut reinjected = false;
     let reference = ObjectRef::of(&value);
-    // A `List`, or a KRM function's `ResourceList`: its items are the objects.
-    let is_list = (reference.as_ref().is_some_and(|r| r.kind == "List")
-        || crate::krm::is_resource_list(&value))
-        && value.field("items").is_some_and(Value::is_array);
+    // A `List`, a `DeploymentList`, a KRM function's `ResourceList`: its
+    // items are the objects.
+    let is_list = workload::list_items(&value).is_some();
     if !is_list {
         let (plan, verdicts) = plan_object(value, reference.as_ref(), action, planner)?;
         objects.push(ObjectResult {

@@ -87,8 +87,18 @@ fn print_config(args: &ProfileArgs) -> Result<Status, Error> {
             out = yaml::edit::apply(&text, edits);
         }
     }
-    write_stdout(&out);
-    Ok(Status::Done)
+    after_writing(Status::Done, output::to_stdout(&out))
+}
+
+/// The run's status once its output is written. A closed pipe (`| head`) is
+/// the reader's choice: the writing stops there, quietly, and the status is
+/// the run's own, as ripgrep ends with 0 then; any other write failure (a
+/// full disk) is an error.
+fn after_writing(status: Status, written: Result<(), Error>) -> Result<Status, Error> {
+    match written {
+        Err(err) if !err.is_broken_pipe() => Err(err),
+        _ => Ok(status),
+    }
 }
 
 fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
@@ -137,77 +147,97 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         let krm_results = crate::krm::results(processed, list, args.warn_only);
         let text =
             crate::krm::with_results(&processed.text(), krm_results).map_err(Error::Config)?;
-        write_stdout(&text);
+        let written = output::to_stdout(&text);
         processed.output = pipeline::Output::Text(text);
-        write_report(&common.report, &results, args.warn_only, false);
+        let written =
+            written.and_then(|()| write_report(&common.report, &results, args.warn_only, false));
         let rejected = !args.warn_only && !report::rejections(&results).is_empty();
-        return Ok(if rejected {
+        let status = if rejected {
             Status::Rejected
         } else {
             Status::Done
-        });
+        };
+        return after_writing(status, written);
     }
 
     let rejections = report::rejections(&results);
     if !rejections.is_empty() && !args.warn_only {
         // Nothing is written: a pipe into `kubectl apply` must apply nothing.
-        write_report(&common.report, &results, false, true);
-        if common.report.format == ReportFormat::Json {
-            // The JSON report carries the rejections; stderr stays one JSON document.
-            return Ok(Status::Rejected);
-        }
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(
-            err,
-            "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):"
-        );
-        for line in &rejections {
-            let _ = writeln!(err, "  {line}");
-        }
-        return Ok(Status::Rejected);
+        let written = write_rejections(&common.report, &results, &rejections);
+        return after_writing(Status::Rejected, written);
     }
 
-    let mut status = Status::Done;
-    if common.check {
-        let changed: Vec<&Processed> = results.iter().filter(|p| p.changed()).collect();
-        if !changed.is_empty() {
-            status = Status::WouldChange;
-            let verb = match action {
-                Action::Inject => "inject",
-                Action::Uninject => "uninject",
-            };
-            let mut err = std::io::stderr().lock();
-            for processed in &changed {
-                let _ = writeln!(err, "would {verb}: {}", processed.source.name());
-            }
-        }
-    } else if common.in_place {
-        let notes = output::write_in_place(&results)?;
-        if !common.report.quiet {
-            let mut err = std::io::stderr().lock();
-            for note in notes {
-                let _ = writeln!(err, "note: {note}");
-            }
-        }
-    } else if common.diff {
-        write_stdout(&output::diff(&results, use_color(common.color)));
+    let status = if common.check && results.iter().any(Processed::changed) {
+        Status::WouldChange
     } else {
-        match common.output {
-            Format::Yaml => {
-                let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-                // A closed pipe (`| head`) is the reader's choice, not an error.
-                let _ = output::write_yaml_stream(&results, &mut out).and_then(|()| out.flush());
-            }
-            Format::Json => write_stdout(&output::json_stream(&results)),
-            Format::Patch => write_stdout(&output::patches(&results)),
-        }
-    }
-    write_report(&common.report, &results, args.warn_only, false);
+        Status::Done
+    };
+    let written = write_output(action, common, &results)
+        .and_then(|()| write_report(&common.report, &results, args.warn_only, false));
     // The process ends with this run: its memory goes back to the system at
     // once, where freeing every object and edit of a large stream one by one
     // took milliseconds after the output was written.
     std::mem::forget(results);
-    Ok(status)
+    after_writing(status, written)
+}
+
+/// What the mode writes: the files that would change (`--check`), the files
+/// themselves (`--in-place`), the diff, or the output on standard output.
+fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> Result<(), Error> {
+    if common.check {
+        let verb = match action {
+            Action::Inject => "inject",
+            Action::Uninject => "uninject",
+        };
+        let lines: String = results
+            .iter()
+            .filter(|p| p.changed())
+            .map(|p| format!("would {verb}: {}\n", p.source.name()))
+            .collect();
+        output::to_stderr(&lines)
+    } else if common.in_place {
+        // On a failure, nothing below runs: no note or report claims a write.
+        let notes = output::write_in_place(results)?;
+        if common.report.quiet {
+            return Ok(());
+        }
+        let lines: String = notes.iter().map(|n| format!("note: {n}\n")).collect();
+        output::to_stderr(&lines)
+    } else if common.diff {
+        output::to_stdout(&output::diff(results, use_color(common.color)))
+    } else {
+        match common.output {
+            Format::Yaml => {
+                let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+                output::write_yaml_stream(results, &mut out)
+                    .and_then(|()| out.flush())
+                    .map_err(|error| Error::Write {
+                        to: output::STDOUT,
+                        error,
+                    })
+            }
+            Format::Json => output::to_stdout(&output::json_stream(results)),
+            Format::Patch => output::to_stdout(&output::patches(results)),
+        }
+    }
+}
+
+/// The report of a run the cluster would reject, then the rejections.
+fn write_rejections(
+    report: &ReportArgs,
+    results: &[Processed],
+    rejections: &[String],
+) -> Result<(), Error> {
+    write_report(report, results, false, true)?;
+    if report.format == ReportFormat::Json {
+        // The JSON report carries the rejections; stderr stays one JSON document.
+        return Ok(());
+    }
+    let mut text = "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n".to_string();
+    for line in rejections {
+        text.push_str(&format!("  {line}\n"));
+    }
+    output::to_stderr(&text)
 }
 
 /// A KRM function's configuration, applied as the flags it stands for.
@@ -248,9 +278,14 @@ fn apply_function_config(
 
 /// The report on standard error, as text or JSON, unless `--quiet`;
 /// `withheld` when a rejection kept the output from being written.
-fn write_report(report: &ReportArgs, results: &[Processed], warn_only: bool, withheld: bool) {
+fn write_report(
+    report: &ReportArgs,
+    results: &[Processed],
+    warn_only: bool,
+    withheld: bool,
+) -> Result<(), Error> {
     if report.quiet {
-        return;
+        return Ok(());
     }
     let text = match report.format {
         ReportFormat::Text => report::render(results, warn_only, withheld),
@@ -261,7 +296,7 @@ fn write_report(report: &ReportArgs, results: &[Processed], warn_only: bool, wit
             text
         }
     };
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    output::to_stderr(&text)
 }
 
 /// `admit`: the admission chain for every pod of the input.
@@ -279,13 +314,11 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
     let context = read_sources(&args.context, args.input.recursive)?;
     let admitted = crate::admit::admit_all(&sources, &context, &settings)?;
     let text = crate::admit::render(&admitted, args.trace);
-    match args.output {
-        AdmitFormat::Text => write_stdout(&text),
-        AdmitFormat::Yaml => {
-            write_stdout(&output::yaml_documents(&crate::admit::stored_pods(
-                &admitted,
-            )));
-        }
+    let written = match args.output {
+        AdmitFormat::Text => output::to_stdout(&text),
+        AdmitFormat::Yaml => output::to_stdout(&output::yaml_documents(
+            &crate::admit::stored_pods(&admitted),
+        )),
         AdmitFormat::Json => {
             let pods = crate::admit::stored_pods(&admitted);
             let value = match pods.as_slice() {
@@ -294,10 +327,13 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
                     serde_json::json!({"apiVersion": "v1", "kind": "List", "items": many, "metadata": {}})
                 }
             };
-            write_stdout(&(serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"));
+            output::to_stdout(&(serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"))
         }
-    }
-    if !args.report.quiet {
+    };
+    let written = written.and_then(|()| {
+        if args.report.quiet {
+            return Ok(());
+        }
         let report = match args.report.format {
             ReportFormat::Json => {
                 serde_json::to_string_pretty(&crate::admit::json(&admitted)).unwrap_or_default()
@@ -306,13 +342,14 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
             ReportFormat::Text if args.output != AdmitFormat::Text => text,
             ReportFormat::Text => String::new(),
         };
-        let _ = std::io::stderr().lock().write_all(report.as_bytes());
-    }
-    Ok(if admitted.iter().any(crate::admit::Admitted::rejected) {
+        output::to_stderr(&report)
+    });
+    let status = if admitted.iter().any(crate::admit::Admitted::rejected) {
         Status::Rejected
     } else {
         Status::Done
-    })
+    };
+    after_writing(status, written)
 }
 
 fn native_choice(choice: NativeSidecar) -> NativeChoice {
@@ -368,7 +405,8 @@ fn input_paths(input: &InputArgs) -> Result<Vec<PathBuf>, Error> {
     Ok(vec![PathBuf::from("-")])
 }
 
-fn use_color(choice: ColorChoice) -> bool {
+/// Whether to colour what goes to standard output.
+pub fn use_color(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
@@ -377,10 +415,4 @@ fn use_color(choice: ColorChoice) -> bool {
                 && std::io::stdout().is_terminal()
         }
     }
-}
-
-fn write_stdout(text: &str) {
-    let mut out = std::io::stdout().lock();
-    // A closed pipe (`| head`) is the reader's choice, not an error.
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }

@@ -32,7 +32,9 @@ const MANIFEST_EXTENSIONS: [&str; 3] = ["yaml", "yml", "json"];
 /// The files named by `-f` arguments, in order: files as given, directories
 /// expanded to their manifest files sorted by path (subdirectories included
 /// with `recursive`).
-/// `-` stands for standard input and is returned as `None`.
+/// `-` stands for standard input and is returned as `None`. A directory
+/// without a manifest file is an error: it is a mistake (a wrong path, a
+/// missing `-R`), which a run of nothing would hide.
 pub fn expand(paths: &[PathBuf], recursive: bool) -> Result<Vec<Option<PathBuf>>, Error> {
     Ok(expand_found(paths, recursive)?
         .into_iter()
@@ -98,6 +100,9 @@ fn expand_found(paths: &[PathBuf], recursive: bool) -> Result<Vec<Found>, Error>
                 files.push(entry.into_path());
             }
         }
+        if files.is_empty() {
+            return Err(no_manifest(path, recursive));
+        }
         files.sort();
         out.extend(
             files
@@ -106,6 +111,31 @@ fn expand_found(paths: &[PathBuf], recursive: bool) -> Result<Vec<Found>, Error>
         );
     }
     Ok(out)
+}
+
+/// Why directory `dir` gives no manifest; without `recursive`, a manifest
+/// below it shows where they are and that `-R` reads them.
+fn no_manifest(dir: &Path, recursive: bool) -> Error {
+    let below = walkdir::WalkDir::new(dir)
+        .min_depth(2)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        // Only a hint: an unreadable corner does not matter here.
+        .filter_map(Result::ok)
+        .find(|e| e.file_type().is_file() && has_manifest_extension(e.path()));
+    let message = match below {
+        Some(file) if !recursive => format!(
+            "no .yaml, .yml or .json file directly in this directory, but its subdirectories \
+             hold some ({}): pass -R to read them",
+            file.path().display()
+        ),
+        _ => "no .yaml, .yml or .json file in this directory or below it".to_string(),
+    };
+    Error::Input {
+        path: dir.to_path_buf(),
+        message,
+    }
 }
 
 fn has_manifest_extension(path: &Path) -> bool {

@@ -1,4 +1,5 @@
-//! Which objects run pods, and where their pod template lives.
+//! Which objects run pods, and where their pod template lives; which
+//! documents are lists of objects.
 //!
 //! The built-in kinds are matched on API group as well as kind, so a custom
 //! resource that happens to be called `Deployment` is not taken for one.
@@ -83,6 +84,24 @@ pub fn builtin_types() -> &'static [WorkloadType] {
         ]
     });
     &BUILTIN
+}
+
+/// Whether `kind` is a list's: `List`, and every `…List` (`DeploymentList`,
+/// `PodList`, `ConfigMapList`, a KRM function's `ResourceList`). kubectl
+/// reads the `items` of any of them as objects of their own, so this tool
+/// handles them as it handles a `List`: the one definition of a list.
+pub fn is_list_kind(kind: &str) -> bool {
+    kind.ends_with("List")
+}
+
+/// The items of a list document: its `items`, when its kind is a list's
+/// and they are an array.
+pub fn list_items(value: &Value) -> Option<&Vec<Value>> {
+    let kind = value.field("kind").and_then(Value::as_str)?;
+    if !is_list_kind(kind) {
+        return None;
+    }
+    value.field("items").and_then(Value::as_array)
 }
 
 /// Every workload kind a run recognises.
@@ -176,6 +195,27 @@ mod tests {
             path("argoproj.io/v1alpha1", "Rollout").as_deref(),
             Some("spec.template")
         );
+    }
+
+    #[test]
+    fn every_kind_ending_in_list_is_a_list_with_items() {
+        for kind in [
+            "List",
+            "DeploymentList",
+            "PodList",
+            "ConfigMapList",
+            "ResourceList",
+        ] {
+            assert!(is_list_kind(kind), "{kind}");
+            let list = json!({"kind": kind, "items": [{"kind": "Pod"}]});
+            assert_eq!(list_items(&list).map(Vec::len), Some(1), "{kind}");
+        }
+        for kind in ["Deployment", "Blocklist", "Listing"] {
+            assert!(!is_list_kind(kind), "{kind}");
+        }
+        assert_eq!(list_items(&json!({"kind": "PodList"})), None);
+        assert_eq!(list_items(&json!({"kind": "PodList", "items": {}})), None);
+        assert_eq!(list_items(&json!({"kind": "Pod", "items": []})), None);
     }
 
     #[test]

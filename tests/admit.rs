@@ -262,3 +262,46 @@ fn the_readme_walkthrough_is_what_the_tool_prints() {
         assert_eq!(run.stdout, readme[start..end], "{command}");
     }
 }
+
+#[test]
+fn typed_lists_are_admitted_item_by_item() {
+    // A DeploymentList beside a LimitRangeList, as `kubectl get -o yaml` writes them.
+    let input = "\
+apiVersion: v1
+kind: LimitRangeList
+items:
+- apiVersion: v1
+  kind: LimitRange
+  metadata: {name: limits, namespace: shop}
+  spec:
+    limits:
+    - type: Container
+      max: {memory: 1Gi}
+---
+apiVersion: apps/v1
+kind: DeploymentList
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web, namespace: shop}
+  spec:
+    template:
+      spec:
+        containers:
+        - {name: app, image: example/app:1, resources: {limits: {memory: 2Gi}}}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: api, namespace: shop}
+  spec:
+    template:
+      spec:
+        containers:
+        - {name: app, image: example/app:1}
+";
+    let run = run(&["admit"], Some(input));
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "deployment/web rejected: pods \"web-\" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi\ndeployment/api admitted\n"
+    );
+}

@@ -590,3 +590,402 @@ fn a_container_that_was_not_injected_is_never_removed_or_replaced() {
     let back = run(&["uninject", "--profile", "istio"], Some(&injected));
     assert_eq!(back.stdout, opted_in.replace("istio-proxy", "app"));
 }
+
+// Write failures: a full disk is an error, a closed pipe the reader's choice.
+
+const NO_SPACE: &str = "No space left on device (os error 28)";
+
+/// A small ResourceList, as kpt and kustomize hand a KRM function its input.
+const RESOURCE_LIST: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: web}\n  spec:\n    containers:\n    - {name: app, image: example/app:1}\n";
+
+/// Every way of running that prints on standard output, and its input on stdin.
+fn printing_runs() -> Vec<(Vec<&'static str>, String)> {
+    let none = String::new;
+    vec![
+        (vec!["-f", EXAMPLE], none()),
+        (vec!["-q", "-f", EXAMPLE], none()),
+        (vec!["-o", "json", "-f", EXAMPLE], none()),
+        (vec!["-o", "patch", "-f", EXAMPLE], none()),
+        (vec!["--diff", "-f", EXAMPLE], none()),
+        (vec!["uninject", "-f", EXAMPLE], none()),
+        (vec!["config"], none()),
+        (vec!["config", "--set", "proxyUID=1234"], none()),
+        (vec!["admit", "-f", EXAMPLE], none()),
+        (vec!["admit", "-o", "yaml", "-f", EXAMPLE], none()),
+        (vec!["admit", "-o", "json", "-f", EXAMPLE], none()),
+        (vec![], RESOURCE_LIST.to_string()),
+        (vec!["__complete", "--profile", ""], none()),
+        (vec!["--help"], none()),
+        (vec!["--version"], none()),
+    ]
+}
+
+#[test]
+fn a_full_standard_output_fails_the_run_naming_it() {
+    for (args, stdin) in printing_runs() {
+        let run = common::run_to(
+            &args,
+            &common::repo(),
+            &stdin,
+            common::full(),
+            std::process::Stdio::piped(),
+        );
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(
+            run.stderr,
+            format!("error: writing to standard output: {NO_SPACE}\n"),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn a_full_standard_error_fails_the_run() {
+    for args in [
+        &["-f", EXAMPLE][..],
+        &["--report", "json", "-f", EXAMPLE][..],
+        &["-q", "--check", "-f", EXAMPLE][..],
+        &["--diff", "-f", EXAMPLE][..],
+        &["admit", "-o", "yaml", "-f", EXAMPLE][..],
+        // A rejection: its messages go to standard error.
+        &[
+            "-f",
+            "testdata/admission/web.yaml",
+            "--context",
+            "testdata/admission/namespace.yaml",
+        ][..],
+        // The run's own error message cannot be written either: still status 2, no panic.
+        &["-f", "no/such/file.yaml"][..],
+    ] {
+        let run = common::run_to(
+            args,
+            &common::repo(),
+            "",
+            std::process::Stdio::piped(),
+            common::full(),
+        );
+        assert_eq!(run.code, 2, "{args:?}");
+    }
+}
+
+#[test]
+fn in_place_with_a_full_standard_error_writes_the_files_and_fails() {
+    // The files are written, then the report cannot be: status 2, the files new.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let deploy = dir.path().join("deploy.yaml");
+    std::fs::write(&deploy, example_text()).expect("write");
+    let run = common::run_to(
+        &["--in-place", "-f", "deploy.yaml"],
+        dir.path(),
+        "",
+        std::process::Stdio::piped(),
+        common::full(),
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        std::fs::read_to_string(&deploy)
+            .expect("read")
+            .contains("linkerd-proxy")
+    );
+}
+
+#[test]
+fn a_closed_pipe_ends_the_run_quietly() {
+    // The reader went away (`| head`): nothing more is written, not even the
+    // report, and that is no error; the status is the run's own.
+    for (args, stdin) in printing_runs() {
+        let run = common::run_to(
+            &args,
+            &common::repo(),
+            &stdin,
+            common::closed_pipe(),
+            std::process::Stdio::piped(),
+        );
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr, "", "{args:?}");
+    }
+    // On standard error too: `--check` still says that files would change.
+    let check = common::run_to(
+        &["--check", "-f", EXAMPLE],
+        &common::repo(),
+        "",
+        std::process::Stdio::piped(),
+        common::closed_pipe(),
+    );
+    assert_eq!(check.code, 1);
+    assert_eq!(check.stdout, "");
+    let rejected = common::run_to(
+        &[
+            "-f",
+            "testdata/admission/web.yaml",
+            "--context",
+            "testdata/admission/namespace.yaml",
+        ],
+        &common::repo(),
+        "",
+        std::process::Stdio::piped(),
+        common::closed_pipe(),
+    );
+    assert_eq!(rejected.code, 1);
+    assert_eq!(rejected.stdout, "");
+}
+
+#[test]
+fn a_reader_that_stops_early_ends_a_large_run_quietly() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    // As `kubectl mesh-inject -f big.yaml | head -1`: the output is far
+    // larger than a pipe holds, so the run is still writing when the reader goes.
+    let example = example_text();
+    let stream = large_stream(|i| {
+        example.replace(
+            "name: web\n  namespace",
+            &format!("name: web-{i}\n  namespace"),
+        )
+    });
+    let mut child = std::process::Command::new(common::command().get_program())
+        .args(["-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let mut input = child.stdin.take().expect("stdin");
+    let feeder = std::thread::spawn(move || input.write_all(stream.as_bytes()));
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).expect("the output starts");
+    assert!(first.starts_with(b"# The quick-start example"));
+    drop(stdout);
+    let output = child.wait_with_output().expect("runs");
+    feeder
+        .join()
+        .expect("feeder")
+        .expect("the input is read whole");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.is_empty(),
+        "no report, no error, no panic; it ends: {}",
+        stderr.lines().last().unwrap_or_default()
+    );
+}
+
+// Empty runs: a directory that gives no manifest is a mistake, said so.
+
+#[test]
+fn a_directory_with_manifests_only_below_it_is_an_error_suggesting_r() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nested = dir.path().join("apps/web/deploy.yaml");
+    std::fs::create_dir_all(nested.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&nested, example_text()).expect("write");
+    std::fs::write(dir.path().join("apps/README.md"), "# apps\n").expect("write");
+    for args in [
+        &["--check", "-f", "apps"][..],
+        &["uninject", "--check", "-f", "apps"][..],
+        &["admit", "-f", "apps"][..],
+    ] {
+        let mut args = args.to_vec();
+        let run = common::run_to(
+            &args,
+            dir.path(),
+            "",
+            std::process::Stdio::piped(),
+            std::process::Stdio::piped(),
+        );
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{args:?}");
+        assert_eq!(
+            run.stderr,
+            "error: apps: no .yaml, .yml or .json file directly in this directory, \
+             but its subdirectories hold some (apps/web/deploy.yaml): pass -R to read them\n",
+            "{args:?}"
+        );
+        args.push("-R");
+        let recursive = common::run_to(
+            &args,
+            dir.path(),
+            "",
+            std::process::Stdio::piped(),
+            std::process::Stdio::piped(),
+        );
+        assert_ne!(recursive.code, 2, "{args:?}: {}", recursive.stderr);
+    }
+}
+
+#[test]
+fn directories_without_manifests_are_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for sub in ["empty", "notes/deeper"] {
+        std::fs::create_dir_all(dir.path().join(sub)).expect("mkdir");
+    }
+    std::fs::write(dir.path().join("notes/notes.txt"), "kind: Pod\n").expect("write");
+    std::fs::write(dir.path().join("deploy.yaml"), example_text()).expect("write");
+    let in_dir = |args: &[&str]| {
+        common::run_to(
+            args,
+            dir.path(),
+            "",
+            std::process::Stdio::piped(),
+            std::process::Stdio::piped(),
+        )
+    };
+    let message = |path: &str| {
+        format!("error: {path}: no .yaml, .yml or .json file in this directory or below it\n")
+    };
+    for subcommand in [&[][..], &["uninject"][..], &["admit"][..]] {
+        for (paths, bad) in [
+            (&["-f", "empty"][..], "empty"),
+            (&["-R", "-f", "empty", "-f", "notes"][..], "empty"),
+            (&["-f", "notes"][..], "notes"),
+            // Beside a manifest, an empty directory is still a mistake.
+            (&["-f", "deploy.yaml", "-f", "empty"][..], "empty"),
+        ] {
+            let mut args = subcommand.to_vec();
+            args.extend(paths);
+            let run = in_dir(&args);
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+            assert_eq!(run.stdout, "", "{args:?}");
+            assert_eq!(run.stderr, message(bad), "{args:?}");
+        }
+    }
+    // As a --context directory, too: the checks would run without the
+    // policies the user meant to give.
+    let context = in_dir(&["-q", "-f", "deploy.yaml", "--context", "empty"]);
+    assert_eq!(context.code, 2);
+    assert_eq!(context.stderr, message("empty"));
+}
+
+#[test]
+fn an_empty_file_or_standard_input_is_an_input_of_no_documents() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("empty.yaml"), "").expect("write");
+    std::fs::create_dir(dir.path().join("only-empty")).expect("mkdir");
+    std::fs::write(dir.path().join("only-empty/empty.yml"), "").expect("write");
+    for args in [
+        &["--check", "-f", "empty.yaml"][..],
+        &["--check", "-f", "only-empty"][..],
+        &["--check", "-f", "-"][..],
+        &["--check"][..],
+        &["uninject", "-f", "empty.yaml"][..],
+        &["admit", "-f", "empty.yaml"][..],
+    ] {
+        let run = common::run_to(
+            args,
+            dir.path(),
+            "",
+            std::process::Stdio::piped(),
+            std::process::Stdio::piped(),
+        );
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{args:?}");
+    }
+}
+
+// Lists: any `…List` kind with `items`, as kubectl reads it.
+
+/// A stream of typed lists: LimitRanges of namespace `shop`, a Deployment
+/// and a Pod in it, and a ConfigMap.
+const TYPED_LISTS: &str = "\
+apiVersion: v1
+kind: LimitRangeList
+items:
+- apiVersion: v1
+  kind: LimitRange
+  metadata: {name: limits, namespace: shop}
+  spec:
+    limits:
+    - type: Container
+      default: {cpu: 700m, memory: 300Mi}
+      defaultRequest: {cpu: 70m, memory: 30Mi}
+---
+apiVersion: apps/v1
+kind: DeploymentList
+metadata: {resourceVersion: \"1\"}
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web, namespace: shop}
+  spec:
+    template:
+      spec:
+        containers:
+        - name: app
+          image: example/app:1  # pinned
+- null
+---
+apiVersion: v1
+kind: PodList
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: job, namespace: shop}
+  spec:
+    containers:
+    - {name: app, image: example/app:1}
+---
+apiVersion: v1
+kind: ConfigMapList
+items:
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: b}}
+";
+
+#[test]
+fn typed_lists_are_injected_and_uninjected_item_by_item() {
+    let run = run(&[], Some(TYPED_LISTS));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The LimitRangeList of the input applies to the workloads in the other lists.
+    assert_eq!(
+        run.stderr,
+        "limitrange/limits skipped: kind is not injectable\n\
+         deployment/web injected\n\
+         pod/job injected\n\
+         configmap/c skipped: kind is not injectable\n\
+         warning: value \"trustAnchorsPEM\" is empty: the proxy cannot start without the identity trust anchors; pass --set trustAnchorsPEM=\"$(cat ca-bundle.crt)\" (2 objects)\n\
+         linkerd-init: limits.cpu, limits.memory, requests.cpu, requests.memory from the LimitRange of namespace shop (2 objects)\n\
+         linkerd-proxy: limits.cpu, limits.memory, requests.cpu, requests.memory from the LimitRange of namespace shop (2 objects)\n\
+         2 injected, 0 unchanged, 2 skipped; 1 of 1 input changed\n"
+    );
+    let values = common::values(&run.stdout);
+    let deployment = &values[1].as_ref().expect("DeploymentList")["items"][0];
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["initContainers"][1]["resources"]["limits"]["cpu"],
+        "700m"
+    );
+    assert!(run.stdout.contains("image: example/app:1  # pinned\n"));
+    assert!(run.stdout.contains("\n- null\n"), "null items kept");
+
+    let back = common::run(&["uninject"], Some(&run.stdout));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(back.stdout, TYPED_LISTS, "uninject restores the input");
+    assert!(
+        back.stderr
+            .contains("deployment/web uninjected\npod/job uninjected\n"),
+        "{}",
+        back.stderr
+    );
+}
+
+#[test]
+fn a_typed_list_in_context_applies_to_the_input() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (limits, rest) = TYPED_LISTS.split_once("---\n").expect("two parts");
+    std::fs::write(dir.path().join("limits.yaml"), limits).expect("write");
+    std::fs::write(dir.path().join("apps.yaml"), rest).expect("write");
+    let run = common::run_to(
+        &["-f", "apps.yaml", "--context", "limits.yaml"],
+        dir.path(),
+        "",
+        std::process::Stdio::piped(),
+        std::process::Stdio::piped(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("deployment/web injected\n")
+            && run
+                .stderr
+                .contains("from the LimitRange of namespace shop (2 objects)\n"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,8 +1,10 @@
 //! Helpers shared by the CLI tests: run the real binary, find test inputs.
 #![allow(dead_code)]
 
+use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Output, Stdio};
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -36,6 +38,57 @@ pub fn run(args: &[&str], stdin: Option<&str>) -> Run {
     cmd.args(args)
         .write_stdin(stdin.unwrap_or("").as_bytes().to_vec());
     cmd.output().expect("runs").into()
+}
+
+/// Run with `args` in `dir`, feeding `stdin`, with standard output and
+/// standard error sent where given (`Stdio::piped()` to capture them; a
+/// stream sent elsewhere comes back empty).
+pub fn run_to(args: &[&str], dir: &Path, stdin: &str, stdout: Stdio, stderr: Stdio) -> Run {
+    let mut child = std::process::Command::new(command().get_program())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .expect("spawns");
+    let mut input = child.stdin.take().expect("stdin");
+    let text = stdin.as_bytes().to_vec();
+    // A run that stops reading early makes this write fail: not the test's concern.
+    let feeder = std::thread::spawn(move || {
+        let _ = input.write_all(&text);
+    });
+    let output = child.wait_with_output().expect("runs");
+    feeder.join().expect("feeds stdin");
+    output.into()
+}
+
+/// `/dev/full`, where every write fails with "No space left on device".
+pub fn full() -> Stdio {
+    Stdio::from(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full"),
+    )
+}
+
+/// The writing end of a pipe whose reading end is already closed: every
+/// write to it fails with a broken pipe, whatever its size and timing.
+pub fn closed_pipe() -> Stdio {
+    use std::os::fd::FromRawFd;
+    unsafe extern "C" {
+        fn pipe2(fds: *mut std::ffi::c_int, flags: std::ffi::c_int) -> std::ffi::c_int;
+    }
+    // O_CLOEXEC: no process another test starts meanwhile inherits the reading end.
+    const O_CLOEXEC: std::ffi::c_int = 0o2000000;
+    let mut fds: [std::ffi::c_int; 2] = [-1, -1];
+    // SAFETY: pipe2 fills `fds` with two new descriptors, each owned once below.
+    assert_eq!(unsafe { pipe2(fds.as_mut_ptr(), O_CLOEXEC) }, 0, "pipe2");
+    let (reader, writer) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+    drop(reader);
+    Stdio::from(writer)
 }
 
 /// Inject (or uninject, with `extra = ["uninject"]`) a text given on stdin; expects success.
