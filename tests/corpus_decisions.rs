@@ -113,7 +113,7 @@ const ISTIO_SKIPS: [(&str, &str, &str); 16] = [
 ];
 
 fn check(folder: &str, profile: &str, skips: &[(&str, &str, &str)], errors: &[&str]) {
-    let Some(corpus) = common::corpus() else {
+    let Some(corpus) = common::corpus(&format!("corpus_decisions::{folder}")) else {
         return;
     };
     let files = common::manifests_under(&corpus.join(folder));

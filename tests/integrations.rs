@@ -6,16 +6,39 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-/// Whether `program` runs here; says SKIPPED when it does not.
-fn available(program: &str, what: &str) -> bool {
-    let found = Command::new(program)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("SKIPPED: {program} is not installed; {what} not checked");
+/// How each outside tool says it runs: its own way of printing its version
+/// (`kubectl --version` and `kpt --version` exit 1).
+fn probe(program: &str) -> &'static [&'static str] {
+    match program {
+        "kubectl" => &["version", "--client"],
+        "kpt" | "helm" => &["version"],
+        _ => &["--version"],
     }
-    found
+}
+
+/// Whether `program` runs here. When it does not, `test` (or, with `part`,
+/// that part of it) is skipped and says so. Under CI (`CI=true`), a program
+/// on the PATH that fails its probe is a failure, not a skip: `.ci/run` said
+/// it found it, so its test must run.
+fn available(program: &str, test: &str, part: bool) -> bool {
+    let run = Command::new(program).args(probe(program)).output();
+    if run.as_ref().is_ok_and(|o| o.status.success()) {
+        return true;
+    }
+    let on_path = run.is_ok();
+    if on_path && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!(
+            "{program} is installed but `{program} {}` fails: {run:?}",
+            probe(program).join(" ")
+        );
+    }
+    let why = format!("{program} is not installed");
+    if part {
+        common::skip_part(test, &why);
+    } else {
+        common::skip_test(test, &why);
+    }
+    false
 }
 
 /// The directory of the built `kubectl-mesh_inject`, first on a PATH for kubectl.
@@ -43,7 +66,7 @@ fn git(dir: &Path, args: &[&str]) {
 /// repository holding one injected and one stale manifest.
 #[test]
 fn pre_commit_hooks_check_and_inject() {
-    if !available("pre-commit", "the pre-commit hooks") {
+    if !available("pre-commit", "pre_commit_hooks_check_and_inject", false) {
         return;
     }
     let example =
@@ -102,7 +125,7 @@ fn pre_commit_hooks_check_and_inject() {
 /// kubectl finds the plugin on PATH and runs it as `kubectl mesh-inject`.
 #[test]
 fn kubectl_runs_the_plugin() {
-    if !available("kubectl", "the kubectl plugin") {
+    if !available("kubectl", "kubectl_runs_the_plugin", false) {
         return;
     }
     let path = path_with_binary();
@@ -161,7 +184,11 @@ fn works_as_a_helm_post_renderer() {
             "only manifests on stdout: {value}"
         );
     }
-    if available("helm", "the post-renderer with the real helm") {
+    if available(
+        "helm",
+        "works_as_a_helm_post_renderer (the real helm)",
+        true,
+    ) {
         let chart = tempfile::tempdir().expect("temp dir");
         std::fs::create_dir_all(chart.path().join("templates")).expect("mkdir");
         std::fs::write(
@@ -295,7 +322,7 @@ fn runs_as_a_krm_function() {
 /// rejection fails the function with its result shown and nothing written.
 #[test]
 fn kpt_runs_the_function() {
-    if !available("kpt", "the KRM function under kpt") {
+    if !available("kpt", "kpt_runs_the_function", false) {
         return;
     }
     let binary = assert_cmd::cargo::cargo_bin("kubectl-mesh_inject");
@@ -343,7 +370,11 @@ fn kpt_runs_the_function() {
 /// `--enable-exec`; kubectl's built-in kustomize may not have that flag.
 #[test]
 fn kustomize_runs_the_function_as_a_transformer() {
-    if !available("kubectl", "the KRM function under kustomize") {
+    if !available(
+        "kubectl",
+        "kustomize_runs_the_function_as_a_transformer",
+        false,
+    ) {
         return;
     }
     let help = Command::new("kubectl")
@@ -351,8 +382,9 @@ fn kustomize_runs_the_function_as_a_transformer() {
         .output()
         .expect("kubectl runs");
     if !String::from_utf8_lossy(&help.stdout).contains("--enable-exec") {
-        eprintln!(
-            "SKIPPED: kubectl's built-in kustomize has no --enable-exec; exec functions cannot run under it"
+        common::skip_test(
+            "kustomize_runs_the_function_as_a_transformer",
+            "kubectl's built-in kustomize has no --enable-exec; exec functions cannot run under it",
         );
         return;
     }
@@ -388,7 +420,7 @@ fn kustomize_runs_the_function_as_a_transformer() {
 /// `kubectl_complete-mesh_inject`, which the repository carries.
 #[test]
 fn kubectl_completes_the_plugin() {
-    if !available("kubectl", "plugin completion") {
+    if !available("kubectl", "kubectl_completes_the_plugin", false) {
         return;
     }
     let path = format!("{}:{}", common::repo().display(), path_with_binary());

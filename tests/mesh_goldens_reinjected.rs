@@ -15,17 +15,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// `../shared/fidelity`, if this checkout has it beside it.
-fn fidelity() -> Option<PathBuf> {
-    let dir = common::repo().join("../shared/fidelity");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("SKIPPED: ../shared/fidelity is not beside this checkout; goldens not checked");
-        None
-    }
-}
-
 /// Each document of `text` as serde_yaml_ng reads it; an error names the
 /// first problem (a duplicate key among them).
 fn independent_values(text: &str) -> Result<Vec<Value>, String> {
@@ -115,7 +104,10 @@ fn assert_stable(text: &str, args: &[&str], what: &str) {
 
 #[test]
 fn linkerd_goldens_injected_again_equal_a_fresh_injection() {
-    let Some(fidelity) = fidelity() else { return };
+    let test = "linkerd_goldens_injected_again_equal_a_fresh_injection";
+    let Some(fidelity) = common::shared("fidelity", test) else {
+        return;
+    };
     let dir = fidelity.join("linkerd");
     let inputs = fidelity.join("../corpus/linkerd-inject-inputs");
     let anchors = std::fs::read_to_string(dir.join("valid-trust-anchors.pem")).expect("anchors");
@@ -152,7 +144,10 @@ fn linkerd_goldens_injected_again_equal_a_fresh_injection() {
 
 #[test]
 fn istio_goldens_injected_again_are_valid_and_stable() {
-    let Some(fidelity) = fidelity() else { return };
+    let test = "istio_goldens_injected_again_are_valid_and_stable";
+    let Some(fidelity) = common::shared("fidelity", test) else {
+        return;
+    };
     let golden = fidelity.join("istio/golden");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&golden)
         .expect("istio goldens")

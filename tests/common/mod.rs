@@ -108,17 +108,52 @@ pub fn testdata(rel: &str) -> PathBuf {
     repo().join("testdata").join(rel)
 }
 
-/// `../shared/corpus` beside the repository, if this checkout has it.
-pub fn corpus() -> Option<PathBuf> {
-    let dir = repo().join("../shared/corpus");
+/// Say that a test returns without checking anything, and why. Besides the
+/// line on standard error (shown by `cargo test -- --nocapture`), the test is
+/// listed in the file `$MESH_INJECT_SKIPPED` names, when it names one:
+/// `.ci/run` counts those tests as skipped, not passed.
+pub fn skip_test(test: &str, why: &str) {
+    note_skip("test", test, why);
+}
+
+/// Say that a part of a test is not checked here (the rest of it is), and
+/// why; listed like [`skip_test`], as a part.
+pub fn skip_part(test: &str, why: &str) {
+    note_skip("part", test, why);
+}
+
+fn note_skip(scope: &str, test: &str, why: &str) {
+    eprintln!("SKIPPED: {test}: {why}");
+    if let Some(path) = std::env::var_os("MESH_INJECT_SKIPPED") {
+        use std::io::Write;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path);
+        if let Ok(mut file) = file {
+            let _ = writeln!(file, "{scope}\t{test}\t{why}");
+        }
+    }
+}
+
+/// A folder of `../shared` beside the repository, if this checkout has it;
+/// otherwise `test` is skipped, and says so.
+pub fn shared(folder: &str, test: &str) -> Option<PathBuf> {
+    let dir = repo().join("../shared").join(folder);
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!(
-            "SKIPPED: ../shared/corpus is not beside this checkout; corpus properties not checked"
+        skip_test(
+            test,
+            &format!("../shared/{folder} is not beside this checkout"),
         );
         None
     }
+}
+
+/// `../shared/corpus` beside the repository, if this checkout has it.
+pub fn corpus(test: &str) -> Option<PathBuf> {
+    shared("corpus", test)
 }
 
 /// Every manifest file under `dir`, sorted.
