@@ -250,3 +250,74 @@ fn idempotent_and_reversible_in_every_mode() {
     }
     assert!(checked >= 27, "checked {checked} file-modes");
 }
+
+/// Re-injection with changed settings on every file: injecting with other
+/// settings what was injected gives what injecting the original with them
+/// gives, byte for byte (a trust-anchor rotation, a version or sidecar mode
+/// change), and uninject still restores the original.
+#[test]
+fn injecting_with_other_settings_converges_on_every_file() {
+    const FIRST: &str = "trustAnchorsPEM=-----BEGIN CERTIFICATE-----\nMIIBaTCCAQ+gAwIBAgIU\n-----END CERTIFICATE-----";
+    const THEN: &str = "trustAnchorsPEM=-----BEGIN CERTIFICATE-----\nMIIBbDCCAROgAwIBAgIUfqq\n-----END CERTIFICATE-----\n";
+    let pairs: [(&[&str], &[&str], &[&str]); 2] = [
+        (
+            &["--set", FIRST],
+            &[
+                "--set",
+                THEN,
+                "--kube-version",
+                "1.28",
+                "--set",
+                "waitBeforeExitSeconds=5",
+            ],
+            &[],
+        ),
+        (
+            &["--profile", "istio"],
+            &[
+                "--profile",
+                "istio",
+                "--native-sidecar",
+                "never",
+                "--set",
+                "proxyMemoryLimit=512Mi",
+            ],
+            &["--profile", "istio"],
+        ),
+    ];
+    let mut checked = 0;
+    for path in inputs() {
+        let text = std::fs::read_to_string(&path).expect("read");
+        for (first, then, profile) in pairs {
+            let with = |settings: &[&str], input: &str| {
+                let mut args = vec!["-q", "--warn-only"];
+                args.extend_from_slice(settings);
+                common::run(&args, Some(input))
+            };
+            let once = with(first, &text);
+            if once.code == 2 {
+                continue;
+            }
+            let again = with(then, &once.stdout);
+            let fresh = with(then, &text);
+            assert_eq!(again.code, 0, "{}: {}", path.display(), again.stderr);
+            assert!(
+                again.stdout == fresh.stdout,
+                "{} {then:?}: injecting again with other settings differs from injecting the file with them",
+                path.display()
+            );
+            let mut un = vec!["uninject", "-q"];
+            un.extend_from_slice(profile);
+            if common::run(&un, Some(&text)).stdout == text {
+                let back = common::run(&un, Some(&again.stdout));
+                assert!(
+                    back.stdout == text,
+                    "{} {then:?}: uninject did not restore the file",
+                    path.display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 18, "checked {checked} file-pairs");
+}
