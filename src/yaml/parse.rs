@@ -344,6 +344,8 @@ impl<'a> Pass<'a, '_> {
         // Expanded size of each anchor (by the parser's anchor id), and how many
         // nodes the current document's aliases have stood for so far.
         let mut anchor_sizes: Vec<u64> = Vec::new();
+        // Whether each anchor is on a mapping or a list.
+        let mut collections: Vec<bool> = Vec::new();
         let mut aliased: u64 = 0;
         let mut anchored = false;
         // How far the events have got, and the last `---` met.
@@ -480,9 +482,7 @@ impl<'a> Pass<'a, '_> {
                     kind: NodeKind::Scalar {
                         text: own(value),
                         style,
-                        tag: tag
-                            .filter(|t| t.is_yaml_core_schema())
-                            .map(|t| t.suffix.clone()),
+                        tag: tag.map(|t| scalar_tag(&t)),
                     },
                 },
                 Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
@@ -577,10 +577,26 @@ impl<'a> Pass<'a, '_> {
                 anchored = true;
                 if anchor_sizes.len() <= anchor {
                     anchor_sizes.resize(anchor + 1, 1);
+                    collections.resize(anchor + 1, false);
                 }
                 if let Some(slot) = anchor_sizes.get_mut(anchor) {
                     *slot = size;
                 }
+                if let Some(slot) = collections.get_mut(anchor) {
+                    *slot = matches!(node.kind, NodeKind::Map { .. } | NodeKind::Seq { .. });
+                }
+            }
+            let is_key = stack.last().is_some_and(|f| f.is_map && f.key.is_none());
+            if let Some(message) = not_json(&node, is_key, &collections) {
+                let at = node.start;
+                return Err(SyntaxError {
+                    line: line_of(text, at),
+                    column: column_of(text, at),
+                    message,
+                    document: self.before + index.max(1),
+                    offset: at,
+                }
+                .into());
             }
             match stack.last_mut() {
                 Some(frame) => {
@@ -643,6 +659,84 @@ fn lenient_spans(node: &Node<'_>, spans: &mut Vec<(usize, usize)>) {
         }
         NodeKind::Scalar { .. } | NodeKind::Alias(_) => {}
     }
+}
+
+/// A scalar's tag as [`NodeKind::Scalar`] keeps it.
+fn scalar_tag(tag: &saphyr_parser::Tag) -> String {
+    const CORE: &str = "tag:yaml.org,2002:";
+    if tag.is_yaml_core_schema() {
+        return tag.suffix.clone();
+    }
+    match tag.suffix.strip_prefix(CORE) {
+        // Verbatim (`!<tag:yaml.org,2002:int>`).
+        Some(suffix) if tag.handle.is_empty() => suffix.to_string(),
+        _ => format!("!{}{}", tag.handle, tag.suffix),
+    }
+}
+
+/// Why kubectl could not turn `node` into JSON, if it could not: a scalar
+/// whose tag its value does not fit (`!!int 1.5`), an infinity or NaN as a
+/// value, a null key, or a mapping or a list as a key (`is_key`; an alias
+/// to one too: `collections` says which anchors are on collections).
+fn not_json(node: &Node<'_>, is_key: bool, collections: &[bool]) -> Option<String> {
+    match &node.kind {
+        NodeKind::Scalar { text, style, tag } => {
+            let plain = *style == ScalarStyle::Plain;
+            let float = tag.is_none() && plain || tag.as_deref() == Some("float");
+            if !is_key && float && is_infinity_or_nan(text) {
+                return Some(format!(
+                    "`{text}` is an infinity or NaN, which JSON has no number for: kubectl refuses it (quote it for a string)"
+                ));
+            }
+            if let Some(problem) = tag.as_deref().and_then(|tag| tag_misfit(text, tag)) {
+                return Some(problem);
+            }
+            let null = match tag.as_deref() {
+                Some("null") => true,
+                None => plain && node.is_null(),
+                Some(_) => false,
+            };
+            (is_key && null).then(|| {
+                "a null mapping key: kubectl reads only keys that are strings, numbers or booleans"
+                    .into()
+            })
+        }
+        NodeKind::Map { .. } | NodeKind::Seq { .. } if is_key => {
+            Some("a mapping or a list as a mapping key: kubectl reads only keys that are strings, numbers or booleans".into())
+        }
+        NodeKind::Alias(id) if is_key && collections.get(*id).copied().unwrap_or(false) => {
+            Some("an alias to a mapping or a list as a mapping key: kubectl reads only keys that are strings, numbers or booleans".into())
+        }
+        _ => None,
+    }
+}
+
+/// go-yaml's YAML 1.1 infinities and NaN.
+fn is_infinity_or_nan(text: &str) -> bool {
+    matches!(
+        text.strip_prefix(['+', '-']).unwrap_or(text),
+        ".inf" | ".Inf" | ".INF"
+    ) || matches!(text, ".nan" | ".NaN" | ".NAN")
+}
+
+/// kubectl's refusal of a scalar tagged `!!int`, `!!float`, `!!bool` or
+/// `!!null` whose text reads as something else (`!!int 1.5`); an integer
+/// fits `!!float`.
+fn tag_misfit(text: &str, tag: &str) -> Option<String> {
+    use serde_json::Value;
+    if !matches!(tag, "int" | "float" | "bool" | "null") {
+        return None;
+    }
+    let read = super::value::resolve_plain(text);
+    let kind = match &read {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "int",
+        Value::Number(_) => "float",
+        _ => "str",
+    };
+    let fits = kind == tag || (tag == "float" && kind == "int");
+    (!fits).then(|| format!("cannot decode !!{kind} `{text}` as a !!{tag}"))
 }
 
 /// The first key among a mapping's `entries` that repeats an earlier one, as
@@ -716,7 +810,8 @@ fn column_of(text: &str, at: usize) -> usize {
 /// would split the entry.
 fn place_implicit_null(text: &str, key: &Node<'_>, value: &mut Node<'_>) {
     let implicit = value.anchor.is_none()
-        && matches!(&value.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, tag: None } if text.is_empty());
+        && matches!(&value.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, tag } if text.is_empty()
+            && tag.as_deref().is_none_or(super::value::is_foreign_tag));
     if !implicit {
         return;
     }
@@ -1049,6 +1144,54 @@ mod tests {
         }
         let err = parse_stream("a: 'x\ny'\n---\nb: [1,\n2\n---\nc: 1\n").expect_err("bad");
         assert_eq!(err.document, 2);
+    }
+
+    #[test]
+    fn what_kubectl_cannot_turn_into_json_is_refused() {
+        let refused = |text: &str| parse_stream(text).expect_err(text).message;
+        // A tag the value does not fit, in kubectl's words.
+        assert_eq!(
+            refused("a: !!int 1.5\n"),
+            "cannot decode !!float `1.5` as a !!int"
+        );
+        assert_eq!(
+            refused("a: !!null x\n"),
+            "cannot decode !!str `x` as a !!null"
+        );
+        assert_eq!(
+            refused("a: !!bool\n"),
+            "cannot decode !!null `` as a !!bool"
+        );
+        assert_eq!(
+            refused("a: !!int yes\n"),
+            "cannot decode !!bool `yes` as a !!int"
+        );
+        // Infinities and NaN: JSON has none.
+        for text in ["a: .inf\n", "- -.Inf\n", "a: [.NaN]\n", "!!float .inf\n"] {
+            assert!(refused(text).contains("JSON"), "{text}");
+        }
+        // Null keys and collections as keys.
+        for text in [
+            "~: 1\n",
+            "{: 1}\n",
+            "? \n: 1\n",
+            "null: 1\n",
+            "!!null '': 1\n",
+        ] {
+            assert!(refused(text).contains("null mapping key"), "{text}");
+        }
+        for text in ["[a]: 1\n", "? {a: 1}\n: 1\n", "a: &x [1]\nb: {*x : 2}\n"] {
+            assert!(refused(text).contains("as a mapping key"), "{text}");
+        }
+        // What kubectl takes: quoted or keys, tags that fit, scalar aliases as keys.
+        for text in [
+            "a: '.inf'\n",
+            ".inf: 1\n",
+            "a: !!float 0x10\nb: !!int '12'\nc: !!str 1.5\nd: !!bool yes\ne: !!null ''\n",
+            "a: &x k\nb: {*x : 2}\n",
+        ] {
+            parse_stream(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+        }
     }
 
     #[test]
