@@ -254,7 +254,8 @@ fn a_value_left_out_before_a_comment_is_written_after_the_colon() {
 /// The bracket is now found before the spaces.
 #[test]
 fn spaces_after_an_opening_brace_keep_the_mapping_a_flow_mapping() {
-    // (It holds a control character, which serde_yaml_ng refuses to read.)
+    // (Found with a control character after the brace, which the tool now
+    // refuses as kubectl does; the input has a space there instead.)
     let (_, text) = input("spaces-after-an-opening-brace.json");
     let out = common::pipe(None, &text);
     assert!(out.contains("\"initContainers\": ["), "{out}");

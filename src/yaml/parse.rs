@@ -152,6 +152,32 @@ pub fn each_document<'a>(
             offset: from.min(text.len()),
         });
     };
+    if let Some((at, c)) = unprintable(part) {
+        let offset = from + at;
+        // Documents before it, by their `---` lines (after the first line,
+        // the stream's first document may start with one).
+        let document = text.get(from..offset).map_or(1, |before| {
+            before
+                .split('\n')
+                .skip(1)
+                .filter(|line| {
+                    line.strip_prefix("---")
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']))
+                })
+                .count()
+                + 1
+        });
+        return Err(SyntaxError {
+            message: format!(
+                "control characters are not allowed (U+{:04X})",
+                u32::from(c)
+            ),
+            document,
+            line: line_of(text, offset),
+            column: column_of(text, offset),
+            offset,
+        });
+    }
     let pass = Pass {
         text,
         offsets: Offsets::new(part, from),
@@ -163,6 +189,25 @@ pub fn each_document<'a>(
         Ok(()) => Ok(()),
         Err(stop) => read_leniently(text, from, to, *stop, &mut each),
     }
+}
+
+/// The first character of `text` that YAML (and so libyaml and kubectl)
+/// does not allow in a stream, anywhere: C0 and C1 control characters other
+/// than tab, line feed, carriage return and next line, and U+FFFE, U+FFFF.
+fn unprintable(text: &str) -> Option<(usize, char)> {
+    let bytes = text.as_bytes();
+    let at = bytes.iter().enumerate().position(|(i, &b)| match b {
+        b'\t' | b'\n' | b'\r' => false,
+        0..0x20 | 0x7f => true,
+        // U+0080 to U+009F, less U+0085.
+        0xc2 => bytes
+            .get(i + 1)
+            .is_some_and(|&next| (0x80..0xa0).contains(&next) && next != 0x85),
+        // U+FFFE, U+FFFF.
+        0xef => bytes.get(i + 1) == Some(&0xbf) && matches!(bytes.get(i + 2), Some(0xbe | 0xbf)),
+        _ => false,
+    })?;
+    Some((at, text.get(at..)?.chars().next()?))
 }
 
 /// One reading of a stretch of the stream by the parser.
@@ -1192,6 +1237,19 @@ mod tests {
         ] {
             parse_stream(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
         }
+    }
+
+    #[test]
+    fn control_characters_are_refused_where_they_are() {
+        let err = parse_stream("a: 1\n---\nb: \"x\u{16}\"\n").expect_err("control");
+        assert_eq!(err.message, "control characters are not allowed (U+0016)");
+        assert_eq!(
+            (err.document, err.line, err.column, err.offset),
+            (2, 3, 6, 14)
+        );
+        let err = parse_stream("a: é\u{85}x\u{9f}\n").expect_err("C1");
+        assert_eq!(err.message, "control characters are not allowed (U+009F)");
+        parse_stream("a: \"\t\u{85}\u{feff}\"\r\n").expect("allowed");
     }
 
     #[test]
