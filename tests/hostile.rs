@@ -112,7 +112,7 @@ fn unclosed_quote() {
         &run,
         &path,
         (1, 4, 9),
-        "invalid indentation in quoted scalar",
+        "while scanning a quoted scalar, found unexpected end of stream",
     );
 }
 

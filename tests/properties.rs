@@ -181,7 +181,9 @@ fn only_adds_lines(before: &str, after: &str) -> Result<(), String> {
                     .strip_suffix(" []")
                     .or_else(|| line.strip_suffix(" {}"))
                     == Some(n)
-                || (stem.contains(['{', '[']) && n.starts_with(stem))
+                // A flow collection gaining entries: on its line, or on the
+                // last of its lines when it is written over several.
+                || ((stem.contains(['{', '[']) || stem != line.trim_end()) && n.starts_with(stem))
                 || line
                     .split_once(": *")
                     .is_some_and(|(key, alias)| n.starts_with(&format!("{key}: {{<<: *{alias}")));
@@ -200,6 +202,8 @@ fn the_line_check_catches_changed_lines() {
     assert!(only_adds_lines("a: {x: 1}\n", "a: {x: 1, y: 2}\n").is_ok());
     assert!(only_adds_lines("a: 1\nb: 2\n", "a: 1\nb: 3\n").is_err());
     assert!(only_adds_lines("a: 1 # c\n", "a: 1\n").is_err());
+    assert!(only_adds_lines("a: {x: 1,\n  y: 2}\n", "a: {x: 1,\n  y: 2,\n  z: 3}\n").is_ok());
+    assert!(only_adds_lines("a: {x: 1,\n  y: 2}\n", "a: {x: 1,\n  y: 3}\n").is_err());
 }
 
 /// Idempotency and the exact uninject in the other modes too: the istio

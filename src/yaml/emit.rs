@@ -353,6 +353,7 @@ mod tests {
     fn quoting_keeps_strings_strings() {
         for s in [
             "true", "2102", "", " x", "a: b", "#c", "- x", "-", "0644", "null", "1.0", "-1",
+            "1_000",
         ] {
             assert!(!plain_is_safe(s, false), "{s:?} must be quoted");
         }

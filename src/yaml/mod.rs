@@ -3,6 +3,7 @@
 
 pub mod edit;
 pub mod emit;
+mod indent;
 pub mod node;
 pub mod parse;
 pub mod value;

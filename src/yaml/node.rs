@@ -28,7 +28,9 @@ pub enum NodeKind<'a> {
     Scalar {
         text: Cow<'a, str>,
         style: ScalarStyle,
-        /// Core-schema tag suffix such as `str` or `int`, when one is written.
+        /// The tag, when one is written: YAML's own by its suffix (`str`,
+        /// `int`, also when written `!<tag:yaml.org,2002:int>`), any other
+        /// as `!` and its handle and suffix (`!!custom` for `!custom`).
         tag: Option<String>,
     },
     Map {

@@ -3,8 +3,12 @@
 //! Built on `saphyr-parser`'s event stream. Its markers count characters; the
 //! renderer splices bytes, so every marker is turned into a byte offset here.
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
 use saphyr_parser::{Event, Marker, Parser, Span};
 
+use super::indent;
 use super::node::{Node, NodeKind, ScalarStyle};
 
 /// One document of a stream.
@@ -42,27 +46,20 @@ struct Offsets<'a> {
     /// Where that part starts in the whole stream.
     base: usize,
     /// Byte offset of each line start; only built for non-ASCII text, where
-    /// character and byte offsets differ.
+    /// character and byte offsets differ, and for text read with padding.
     line_starts: Option<Vec<usize>>,
+    /// Spaces put before each line of the text the parser reads (see
+    /// `indent.rs`), by line; empty when it reads the text as it is.
+    pads: Vec<usize>,
 }
 
 impl<'a> Offsets<'a> {
     fn new(text: &'a str, base: usize) -> Self {
-        // Lines as the parser counts them: a CR not followed by LF ends one too.
-        let line_starts = (!text.is_ascii()).then(|| {
-            let bytes = text.as_bytes();
-            std::iter::once(0)
-                .chain(
-                    text.match_indices(['\n', '\r'])
-                        .filter(|&(i, c)| c == "\n" || bytes.get(i + 1) != Some(&b'\n'))
-                        .map(|(i, _)| i + 1),
-                )
-                .collect()
-        });
         Offsets {
             text,
             base,
-            line_starts,
+            line_starts: (!text.is_ascii()).then(|| line_starts(text)),
+            pads: Vec::new(),
         }
     }
 
@@ -74,16 +71,31 @@ impl<'a> Offsets<'a> {
         let Some(starts) = &self.line_starts else {
             return mark.index().min(self.text.len());
         };
-        let Some(&line_start) = starts.get(mark.line().saturating_sub(1)) else {
+        let line_index = mark.line().saturating_sub(1);
+        let Some(&line_start) = starts.get(line_index) else {
             return self.text.len();
         };
+        let pad = self.pads.get(line_index).copied().unwrap_or(0);
         let line = self.text.get(line_start..).unwrap_or_default();
         let within = line
             .char_indices()
-            .nth(mark.col())
+            .nth(mark.col().saturating_sub(pad))
             .map_or(line.len(), |(i, _)| i);
         line_start + within
     }
+}
+
+/// Byte offset of each line start of `text`, lines as the parser counts
+/// them: a CR not followed by LF ends one too.
+fn line_starts(text: &str) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    std::iter::once(0)
+        .chain(
+            text.match_indices(['\n', '\r'])
+                .filter(|&(i, c)| c == "\n" || bytes.get(i + 1) != Some(&b'\n'))
+                .map(|(i, _)| i + 1),
+        )
+        .collect()
 }
 
 /// A collection being built while its events arrive.
@@ -140,228 +152,636 @@ pub fn each_document<'a>(
             offset: from.min(text.len()),
         });
     };
-    let offsets = Offsets::new(part, from);
-    let mut parser = Parser::new_from_str(part);
-    let mut stack: Vec<Frame<'_>> = Vec::new();
-    let mut root: Option<Node<'_>> = None;
-    let mut index = 0;
-    let mut doc_start = 0;
-    // Expanded size of each anchor (by the parser's anchor id), and how many
-    // nodes the current document's aliases have stood for so far.
-    let mut anchor_sizes: Vec<u64> = Vec::new();
-    let mut aliased: u64 = 0;
-    let mut anchored = false;
-
-    let error_at = |message: String, mark: &Marker, index: usize| SyntaxError {
-        message,
-        document: index.max(1),
-        line: mark.line(),
-        column: mark.col() + 1,
-        offset: offsets.byte(mark),
+    if let Some((at, c)) = unprintable(part) {
+        let offset = from + at;
+        // Documents before it, by their `---` lines (after the first line,
+        // the stream's first document may start with one).
+        let document = text.get(from..offset).map_or(1, |before| {
+            before
+                .split('\n')
+                .skip(1)
+                .filter(|line| {
+                    line.strip_prefix("---")
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r']))
+                })
+                .count()
+                + 1
+        });
+        return Err(SyntaxError {
+            message: format!(
+                "control characters are not allowed (U+{:04X})",
+                u32::from(c)
+            ),
+            document,
+            line: line_of(text, offset),
+            column: column_of(text, offset),
+            offset,
+        });
+    }
+    let pass = Pass {
+        text,
+        offsets: Offsets::new(part, from),
+        before: 0,
+        skip: 0,
+        padded: &[],
     };
+    match pass.read(part, |value| value, &mut each) {
+        Ok(()) => Ok(()),
+        Err(stop) => read_leniently(text, from, to, *stop, &mut each),
+    }
+}
 
-    while let Some(next) = parser.next_event() {
-        let (event, span): (Event<'_>, Span) = match next {
-            Ok(ok) => ok,
-            Err(err) => {
-                let index = if stack.is_empty() && root.is_none() {
-                    index + 1
-                } else {
-                    index
-                };
-                let message = match err.info() {
-                    // The parser's own limit, on flow collections (`[[[…`).
-                    "recursion limit exceeded" => {
-                        "flow collections nested too deep (recursion limit exceeded)".to_string()
-                    }
-                    info => info.to_string(),
-                };
-                return Err(error_at(message, err.marker(), index));
+/// The first character of `text` that YAML (and so libyaml and kubectl)
+/// does not allow in a stream, anywhere: C0 and C1 control characters other
+/// than tab, line feed, carriage return and next line, and U+FFFE, U+FFFF.
+fn unprintable(text: &str) -> Option<(usize, char)> {
+    let bytes = text.as_bytes();
+    let at = bytes.iter().enumerate().position(|(i, &b)| match b {
+        b'\t' | b'\n' | b'\r' => false,
+        0..0x20 | 0x7f => true,
+        // U+0080 to U+009F, less U+0085.
+        0xc2 => bytes
+            .get(i + 1)
+            .is_some_and(|&next| (0x80..0xa0).contains(&next) && next != 0x85),
+        // U+FFFE, U+FFFF.
+        0xef => bytes.get(i + 1) == Some(&0xbf) && matches!(bytes.get(i + 2), Some(0xbe | 0xbf)),
+        _ => false,
+    })?;
+    Some((at, text.get(at..)?.chars().next()?))
+}
+
+/// One reading of a stretch of the stream by the parser.
+struct Pass<'a, 'p> {
+    /// The whole stream.
+    text: &'a str,
+    offsets: Offsets<'a>,
+    /// Documents of the range before this pass's first.
+    before: usize,
+    /// How many of the pass's first documents an earlier pass handed out.
+    skip: usize,
+    /// Line starts given spaces for the parser, each to be found in a flow
+    /// collection or a quoted scalar of the documents read.
+    padded: &'p [usize],
+}
+
+/// Why a pass stopped.
+struct Stop {
+    error: SyntaxError,
+    /// For the scanner's errors: the byte it stopped at, how far the events
+    /// had got, and the bracket of the outermost flow collection open there.
+    scan: Option<(usize, usize, Option<usize>)>,
+    /// Documents of the pass completed before it stopped.
+    done: usize,
+    /// The last `---` of the pass, and how many of its documents came before it.
+    marker: Option<(usize, usize)>,
+    /// A padded line turned out to be in no flow collection or quoted scalar.
+    misplaced: bool,
+}
+
+impl From<SyntaxError> for Stop {
+    fn from(error: SyntaxError) -> Self {
+        Stop {
+            error,
+            scan: None,
+            done: 0,
+            marker: None,
+            misplaced: false,
+        }
+    }
+}
+
+impl From<SyntaxError> for Box<Stop> {
+    fn from(error: SyntaxError) -> Self {
+        Box::new(Stop::from(error))
+    }
+}
+
+/// Read `text[from..to]` again after `stop`, with spaces put before the
+/// lines of each flow collection or quoted scalar that the parser refuses
+/// for their indentation and kubectl takes (see `indent.rs`), until it reads
+/// through or stops for something else. Documents already handed to `each`
+/// are not handed again.
+fn read_leniently<'a>(
+    text: &'a str,
+    from: usize,
+    to: usize,
+    mut stop: Stop,
+    each: &mut impl FnMut(Document<'a>),
+) -> Result<(), SyntaxError> {
+    let first = stop.error.clone();
+    // Directives bind to the next document: a pass with them starts at `from`.
+    let part = text.get(from..to).unwrap_or_default();
+    let directives = part.starts_with('%') || part.contains("\n%");
+    let mut pads: BTreeMap<usize, usize> = BTreeMap::new();
+    let (mut start, mut before) = (from, 0);
+    loop {
+        if stop.misplaced {
+            return Err(first);
+        }
+        let Some((at, reached, open)) = stop
+            .scan
+            .filter(|_| indent::is_indentation_complaint(&stop.error.message))
+        else {
+            return Err(stop.error);
+        };
+        let done = before + stop.done;
+        let Some(construct) = indent::construct_at(text, reached, at, open) else {
+            return Err(stop.error);
+        };
+        let end = match indent::construct_end(text, construct, to) {
+            Ok(end) => end,
+            Err(Some(message)) => {
+                return Err(SyntaxError {
+                    message: message.to_string(),
+                    line: line_of(text, construct),
+                    column: column_of(text, construct),
+                    offset: construct,
+                    ..stop.error
+                });
+            }
+            Err(None) => return Err(stop.error),
+        };
+        let pad = indent::padding_for(text, construct);
+        let mut added = false;
+        for line in indent::continuation_lines(text, construct, end) {
+            let spaces = pads.entry(line).or_insert(0);
+            if *spaces < pad {
+                *spaces = pad;
+                added = true;
+            }
+        }
+        if !added {
+            return Err(stop.error);
+        }
+        if let Some((marker, documents)) = stop.marker.filter(|_| !directives) {
+            start = marker;
+            before += documents;
+        }
+        let (input, offsets) = padded(text, start, to, &pads);
+        let padded_lines: Vec<usize> = pads.range(start..to).map(|(&line, _)| line).collect();
+        let pass = Pass {
+            text,
+            offsets,
+            before,
+            skip: done - before,
+            padded: &padded_lines,
+        };
+        match pass.read(&input, |value| Cow::Owned(value.into_owned()), each) {
+            Ok(()) => return Ok(()),
+            Err(next) => stop = *next,
+        }
+    }
+}
+
+/// `text[start..to]` with `pads` spaces put before the lines they name, and
+/// the offsets that map the parser's markers in it back to `text`.
+fn padded<'a>(
+    text: &'a str,
+    start: usize,
+    to: usize,
+    pads: &BTreeMap<usize, usize>,
+) -> (String, Offsets<'a>) {
+    let part = text.get(start..to).unwrap_or_default();
+    let starts = line_starts(part);
+    let mut line_pads = vec![0; starts.len()];
+    let mut input = String::with_capacity(part.len() + pads.values().sum::<usize>());
+    let mut copied = start;
+    for (&line, &spaces) in pads.range(start..to) {
+        input.push_str(text.get(copied..line).unwrap_or_default());
+        input.extend(std::iter::repeat_n(' ', spaces));
+        copied = line;
+        if let Some(slot) = starts
+            .binary_search(&(line - start))
+            .ok()
+            .and_then(|i| line_pads.get_mut(i))
+        {
+            *slot = spaces;
+        }
+    }
+    input.push_str(text.get(copied..to).unwrap_or_default());
+    let offsets = Offsets {
+        text: part,
+        base: start,
+        line_starts: Some(starts),
+        pads: line_pads,
+    };
+    (input, offsets)
+}
+
+impl<'a> Pass<'a, '_> {
+    /// Parse `input` (the pass's stretch, maybe padded), handing each
+    /// document to `each`; `own` turns the parser's strings into the
+    /// document's.
+    fn read<'p>(
+        &self,
+        input: &'p str,
+        own: impl Fn(Cow<'p, str>) -> Cow<'a, str>,
+        each: &mut impl FnMut(Document<'a>),
+    ) -> Result<(), Box<Stop>> {
+        let text = self.text;
+        let offsets = &self.offsets;
+        let lenient = !self.padded.is_empty();
+        let mut parser = Parser::new_from_str(input);
+        let mut stack: Vec<Frame<'_>> = Vec::new();
+        let mut root: Option<Node<'_>> = None;
+        let mut index = 0;
+        let mut doc_start = 0;
+        // Expanded size of each anchor (by the parser's anchor id), and how many
+        // nodes the current document's aliases have stood for so far.
+        let mut anchor_sizes: Vec<u64> = Vec::new();
+        // Whether each anchor is on a mapping or a list.
+        let mut collections: Vec<bool> = Vec::new();
+        let mut aliased: u64 = 0;
+        let mut anchored = false;
+        // How far the events have got, and the last `---` met.
+        let mut reached = offsets.base;
+        let mut marker = None;
+        let mut completed = 0;
+
+        let error_at = |message: String, mark: &Marker, index: usize| {
+            let offset = offsets.byte(mark);
+            let (line, column) = if lenient {
+                (line_of(text, offset), column_of(text, offset))
+            } else {
+                (mark.line(), mark.col() + 1)
+            };
+            SyntaxError {
+                message,
+                document: self.before + index.max(1),
+                line,
+                column,
+                offset,
             }
         };
-        let start = offsets.byte(&span.start);
-        let end = offsets.byte(&span.end);
-        let mut size = 1;
-        let node = match event {
-            Event::StreamStart | Event::Nothing => continue,
-            Event::StreamEnd => break,
-            Event::DocumentStart(_) => {
-                index += 1;
-                root = None;
-                doc_start = start;
-                aliased = 0;
-                anchored = false;
-                continue;
-            }
-            Event::DocumentEnd => {
-                let root = root.take().filter(|node| !node.is_null());
-                // An explicit `...` belongs to the document; a following `---` does not.
-                let end = if text.get(start..end).is_some_and(|t| t.starts_with("...")) {
-                    end
-                } else {
-                    start
-                };
-                each(Document {
-                    index,
-                    root,
-                    start: doc_start,
-                    end: end.max(doc_start),
-                    anchored,
-                });
-                continue;
-            }
-            Event::Alias(id) => {
-                anchored = true;
-                size = anchor_sizes.get(id).copied().unwrap_or(1);
-                aliased = aliased.saturating_add(size);
-                if aliased > MAX_ALIAS_EXPANSION {
-                    return Err(error_at(
+
+        while let Some(next) = parser.next_event() {
+            let (event, span): (Event<'_>, Span) = match next {
+                Ok(ok) => ok,
+                Err(err) => {
+                    let index = if stack.is_empty() && root.is_none() {
+                        index + 1
+                    } else {
+                        index
+                    };
+                    let message = match err.info() {
+                        // The parser's own limit, on flow collections (`[[[…`).
+                        "recursion limit exceeded" => {
+                            "flow collections nested too deep (recursion limit exceeded)"
+                                .to_string()
+                        }
+                        info => info.to_string(),
+                    };
+                    let at = offsets.byte(err.marker());
+                    let open = stack
+                        .iter()
+                        .find(|frame| frame.flow)
+                        .map(|frame| frame.start);
+                    return Err(Box::new(Stop {
+                        error: error_at(message, err.marker(), index),
+                        scan: Some((at, reached, open)),
+                        done: completed,
+                        marker,
+                        misplaced: false,
+                    }));
+                }
+            };
+            let start = offsets.byte(&span.start);
+            let end = offsets.byte(&span.end);
+            reached = reached.max(end);
+            let mut size = 1;
+            let node = match event {
+                Event::StreamStart | Event::Nothing => continue,
+                Event::StreamEnd => break,
+                Event::DocumentStart(_) => {
+                    if text.get(start..).is_some_and(|t| t.starts_with("---")) {
+                        marker = Some((start, completed));
+                    }
+                    index += 1;
+                    root = None;
+                    doc_start = start;
+                    aliased = 0;
+                    anchored = false;
+                    continue;
+                }
+                Event::DocumentEnd => {
+                    let root = root.take().filter(|node| !node.is_null());
+                    // An explicit `...` belongs to the document; a following `---` does not.
+                    let end = if text.get(start..end).is_some_and(|t| t.starts_with("...")) {
+                        end
+                    } else {
+                        start
+                    };
+                    let end = end.max(doc_start);
+                    completed += 1;
+                    if index <= self.skip {
+                        continue;
+                    }
+                    if lenient && !self.padding_is_placed(root.as_ref(), doc_start, end) {
+                        return Err(Box::new(Stop {
+                            misplaced: true,
+                            ..Stop::from(error_at(String::new(), &span.start, index))
+                        }));
+                    }
+                    each(Document {
+                        index: self.before + index,
+                        root,
+                        start: doc_start,
+                        end,
+                        anchored,
+                    });
+                    continue;
+                }
+                Event::Alias(id) => {
+                    anchored = true;
+                    size = anchor_sizes.get(id).copied().unwrap_or(1);
+                    aliased = aliased.saturating_add(size);
+                    if aliased > MAX_ALIAS_EXPANSION {
+                        return Err(error_at(
                         format!(
                             "aliases expand to more than {MAX_ALIAS_EXPANSION} nodes (an alias bomb?)"
                         ),
                         &span.start,
                         index,
-                    ));
-                }
-                Node {
-                    start,
-                    end,
-                    anchor: None,
-                    kind: NodeKind::Alias(id),
-                }
-            }
-            Event::Scalar(value, style, anchor, tag) => Node {
-                start,
-                // A quoted scalar ends at its closing quote; the event may
-                // run over spaces after it (`"a" ,}`).
-                end: match style {
-                    ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
-                        let quoted = text.get(start..end).unwrap_or_default();
-                        start + quoted.trim_end_matches([' ', '\t', '\r', '\n']).len()
+                    )
+                    .into());
                     }
-                    _ => end,
-                },
-                anchor: (anchor > 0).then_some(anchor),
-                kind: NodeKind::Scalar {
-                    text: value,
-                    style,
-                    tag: tag
-                        .filter(|t| t.is_yaml_core_schema())
-                        .map(|t| t.suffix.clone()),
-                },
-            },
-            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                if stack.len() >= MAX_DEPTH {
-                    return Err(error_at(
-                        format!("nesting deeper than {MAX_DEPTH} levels"),
-                        &span.start,
-                        index,
-                    ));
+                    Node {
+                        start,
+                        end,
+                        anchor: None,
+                        kind: NodeKind::Alias(id),
+                    }
                 }
-                // A flow collection's start event ends with its opening
-                // bracket; a block one's is empty, or spans only its anchor or tag.
-                // (Spaces after the bracket may be part of the event.)
-                let opened = text.get(start..end).unwrap_or_default().trim_end();
-                let flow = opened.ends_with(['[', '{']);
-                stack.push(Frame {
-                    start: if flow {
-                        start + opened.len() - 1
-                    } else {
-                        start
+                Event::Scalar(value, style, anchor, tag) => Node {
+                    start,
+                    // A quoted scalar ends at its closing quote; the event may
+                    // run over spaces after it (`"a" ,}`).
+                    end: match style {
+                        ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
+                            let quoted = text.get(start..end).unwrap_or_default();
+                            start + quoted.trim_end_matches([' ', '\t', '\r', '\n']).len()
+                        }
+                        _ => end,
                     },
                     anchor: (anchor > 0).then_some(anchor),
-                    flow,
-                    is_map: matches!(event, Event::MappingStart(..)),
-                    children: Vec::new(),
-                    entries: Vec::new(),
-                    key: None,
-                    expanded: 1,
-                });
-                continue;
-            }
-            Event::SequenceEnd | Event::MappingEnd => {
-                let Some(frame) = stack.pop() else { continue };
-                size = frame.expanded;
-                // A block collection runs from its first child to its last.
-                let (start, end) = if frame.flow {
-                    (frame.start, flow_end(text, start, end, frame.is_map))
-                } else {
-                    let first = frame
-                        .entries
-                        .first()
-                        .map(|(key, _)| key)
-                        .or(frame.children.first())
-                        .map_or(frame.start, |child| child.start);
-                    let last = frame.entries.last().map(|(_, value)| value);
-                    (
-                        first,
-                        last.or(frame.children.last())
-                            .map_or(first, |child| child.end),
-                    )
-                };
-                let kind = if frame.is_map {
-                    if let Some((message, at)) = duplicate_key(text, &frame.entries) {
-                        return Err(SyntaxError {
-                            line: line_of(text, at),
-                            column: column_of(text, at),
-                            message,
-                            document: index.max(1),
-                            offset: at,
-                        });
+                    kind: NodeKind::Scalar {
+                        text: own(value),
+                        style,
+                        tag: tag.map(|t| scalar_tag(&t)),
+                    },
+                },
+                Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                    if stack.len() >= MAX_DEPTH {
+                        return Err(error_at(
+                            format!("nesting deeper than {MAX_DEPTH} levels"),
+                            &span.start,
+                            index,
+                        )
+                        .into());
                     }
-                    NodeKind::Map {
-                        entries: frame.entries,
-                        flow: frame.flow,
+                    // A flow collection's start event ends with its opening
+                    // bracket; a block one's is empty, or spans only its anchor or tag.
+                    // (Spaces after the bracket may be part of the event.)
+                    let opened = text.get(start..end).unwrap_or_default().trim_end();
+                    let flow = opened.ends_with(['[', '{']);
+                    stack.push(Frame {
+                        start: if flow {
+                            start + opened.len() - 1
+                        } else {
+                            start
+                        },
+                        anchor: (anchor > 0).then_some(anchor),
+                        flow,
+                        is_map: matches!(event, Event::MappingStart(..)),
+                        children: Vec::new(),
+                        entries: Vec::new(),
+                        key: None,
+                        expanded: 1,
+                    });
+                    continue;
+                }
+                Event::SequenceEnd | Event::MappingEnd => {
+                    let Some(frame) = stack.pop() else { continue };
+                    size = frame.expanded;
+                    // A block collection runs from its first child to its last.
+                    let (start, end) = if frame.flow {
+                        (frame.start, flow_end(text, start, end, frame.is_map))
+                    } else {
+                        let first = frame
+                            .entries
+                            .first()
+                            .map(|(key, _)| key)
+                            .or(frame.children.first())
+                            .map_or(frame.start, |child| child.start);
+                        let last = frame.entries.last().map(|(_, value)| value);
+                        (
+                            first,
+                            last.or(frame.children.last())
+                                .map_or(first, |child| child.end),
+                        )
+                    };
+                    let kind = if frame.is_map {
+                        if let Some((message, at)) = duplicate_key(text, &frame.entries) {
+                            return Err(SyntaxError {
+                                line: line_of(text, at),
+                                column: column_of(text, at),
+                                message,
+                                document: self.before + index.max(1),
+                                offset: at,
+                            }
+                            .into());
+                        }
+                        NodeKind::Map {
+                            entries: frame.entries,
+                            flow: frame.flow,
+                        }
+                    } else {
+                        NodeKind::Seq {
+                            items: frame.children,
+                            flow: frame.flow,
+                        }
+                    };
+                    // A block mapping ending with a value left out (`a:b:`) ends
+                    // where that value now stands, after its `:`.
+                    let end = match &kind {
+                        NodeKind::Map {
+                            entries,
+                            flow: false,
+                        } => entries.last().map_or(end, |(_, value)| value.end),
+                        _ => end,
+                    };
+                    Node {
+                        start,
+                        end,
+                        anchor: frame.anchor,
+                        kind,
                     }
-                } else {
-                    NodeKind::Seq {
-                        items: frame.children,
-                        flow: frame.flow,
-                    }
-                };
-                // A block mapping ending with a value left out (`a:b:`) ends
-                // where that value now stands, after its `:`.
-                let end = match &kind {
-                    NodeKind::Map {
-                        entries,
-                        flow: false,
-                    } => entries.last().map_or(end, |(_, value)| value.end),
-                    _ => end,
-                };
-                Node {
-                    start,
-                    end,
-                    anchor: frame.anchor,
-                    kind,
+                }
+            };
+            if let Some(anchor) = node.anchor {
+                anchored = true;
+                if anchor_sizes.len() <= anchor {
+                    anchor_sizes.resize(anchor + 1, 1);
+                    collections.resize(anchor + 1, false);
+                }
+                if let Some(slot) = anchor_sizes.get_mut(anchor) {
+                    *slot = size;
+                }
+                if let Some(slot) = collections.get_mut(anchor) {
+                    *slot = matches!(node.kind, NodeKind::Map { .. } | NodeKind::Seq { .. });
                 }
             }
-        };
-        if let Some(anchor) = node.anchor {
-            anchored = true;
-            if anchor_sizes.len() <= anchor {
-                anchor_sizes.resize(anchor + 1, 1);
-            }
-            if let Some(slot) = anchor_sizes.get_mut(anchor) {
-                *slot = size;
-            }
-        }
-        match stack.last_mut() {
-            Some(frame) => {
-                frame.expanded = frame.expanded.saturating_add(size);
-                if !frame.is_map {
-                    frame.children.push(node);
-                } else if let Some(key) = frame.key.take() {
-                    let mut value = node;
-                    place_implicit_null(text, &key, &mut value);
-                    frame.entries.push((key, value));
-                } else {
-                    frame.key = Some(node);
+            let is_key = stack.last().is_some_and(|f| f.is_map && f.key.is_none());
+            if let Some(message) = not_json(&node, is_key, &collections) {
+                let at = node.start;
+                return Err(SyntaxError {
+                    line: line_of(text, at),
+                    column: column_of(text, at),
+                    message,
+                    document: self.before + index.max(1),
+                    offset: at,
                 }
+                .into());
             }
-            None => root = Some(node),
+            match stack.last_mut() {
+                Some(frame) => {
+                    frame.expanded = frame.expanded.saturating_add(size);
+                    if !frame.is_map {
+                        frame.children.push(node);
+                    } else if let Some(key) = frame.key.take() {
+                        let mut value = node;
+                        place_implicit_null(text, &key, &mut value);
+                        frame.entries.push((key, value));
+                    } else {
+                        frame.key = Some(node);
+                    }
+                }
+                None => root = Some(node),
+            }
         }
+        Ok(())
     }
-    Ok(())
+
+    /// Whether every padded line of the document at `start..end` begins
+    /// inside a flow collection or a quoted scalar of it, where the spaces
+    /// put before it are no part of any value.
+    fn padding_is_placed(&self, root: Option<&Node<'_>>, start: usize, end: usize) -> bool {
+        let lines = self
+            .padded
+            .iter()
+            .filter(|&&line| start <= line && line < end);
+        let mut spans = Vec::new();
+        if let Some(root) = root {
+            lenient_spans(root, &mut spans);
+        }
+        lines
+            .into_iter()
+            .all(|&line| spans.iter().any(|&(from, to)| from < line && line < to))
+    }
+}
+
+/// The spans of the flow collections and quoted scalars under `node` that
+/// no other such span holds.
+fn lenient_spans(node: &Node<'_>, spans: &mut Vec<(usize, usize)>) {
+    match &node.kind {
+        NodeKind::Map { flow: true, .. } | NodeKind::Seq { flow: true, .. } => {
+            spans.push((node.start, node.end));
+        }
+        NodeKind::Scalar {
+            style: ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted,
+            ..
+        } => spans.push((node.start, node.end)),
+        NodeKind::Map { entries, .. } => {
+            for (key, value) in entries {
+                lenient_spans(key, spans);
+                lenient_spans(value, spans);
+            }
+        }
+        NodeKind::Seq { items, .. } => {
+            for item in items {
+                lenient_spans(item, spans);
+            }
+        }
+        NodeKind::Scalar { .. } | NodeKind::Alias(_) => {}
+    }
+}
+
+/// A scalar's tag as [`NodeKind::Scalar`] keeps it.
+fn scalar_tag(tag: &saphyr_parser::Tag) -> String {
+    const CORE: &str = "tag:yaml.org,2002:";
+    if tag.is_yaml_core_schema() {
+        return tag.suffix.clone();
+    }
+    match tag.suffix.strip_prefix(CORE) {
+        // Verbatim (`!<tag:yaml.org,2002:int>`).
+        Some(suffix) if tag.handle.is_empty() => suffix.to_string(),
+        _ => format!("!{}{}", tag.handle, tag.suffix),
+    }
+}
+
+/// Why kubectl could not turn `node` into JSON, if it could not: a scalar
+/// whose tag its value does not fit (`!!int 1.5`), an infinity or NaN as a
+/// value, a null key, or a mapping or a list as a key (`is_key`; an alias
+/// to one too: `collections` says which anchors are on collections).
+fn not_json(node: &Node<'_>, is_key: bool, collections: &[bool]) -> Option<String> {
+    match &node.kind {
+        NodeKind::Scalar { text, style, tag } => {
+            let plain = *style == ScalarStyle::Plain;
+            let float = tag.is_none() && plain || tag.as_deref() == Some("float");
+            if !is_key && float && is_infinity_or_nan(text) {
+                return Some(format!(
+                    "`{text}` is an infinity or NaN, which JSON has no number for: kubectl refuses it (quote it for a string)"
+                ));
+            }
+            if let Some(problem) = tag.as_deref().and_then(|tag| tag_misfit(text, tag)) {
+                return Some(problem);
+            }
+            let null = match tag.as_deref() {
+                Some("null") => true,
+                None => plain && node.is_null(),
+                Some(_) => false,
+            };
+            (is_key && null).then(|| {
+                "a null mapping key: kubectl reads only keys that are strings, numbers or booleans"
+                    .into()
+            })
+        }
+        NodeKind::Map { .. } | NodeKind::Seq { .. } if is_key => {
+            Some("a mapping or a list as a mapping key: kubectl reads only keys that are strings, numbers or booleans".into())
+        }
+        NodeKind::Alias(id) if is_key && collections.get(*id).copied().unwrap_or(false) => {
+            Some("an alias to a mapping or a list as a mapping key: kubectl reads only keys that are strings, numbers or booleans".into())
+        }
+        _ => None,
+    }
+}
+
+/// go-yaml's YAML 1.1 infinities and NaN.
+fn is_infinity_or_nan(text: &str) -> bool {
+    matches!(
+        text.strip_prefix(['+', '-']).unwrap_or(text),
+        ".inf" | ".Inf" | ".INF"
+    ) || matches!(text, ".nan" | ".NaN" | ".NAN")
+}
+
+/// kubectl's refusal of a scalar tagged `!!int`, `!!float`, `!!bool` or
+/// `!!null` whose text reads as something else (`!!int 1.5`); an integer
+/// fits `!!float`.
+fn tag_misfit(text: &str, tag: &str) -> Option<String> {
+    use serde_json::Value;
+    if !matches!(tag, "int" | "float" | "bool" | "null") {
+        return None;
+    }
+    let read = super::value::resolve_plain(text);
+    let kind = match &read {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "int",
+        Value::Number(_) => "float",
+        _ => "str",
+    };
+    let fits = kind == tag || (tag == "float" && kind == "int");
+    (!fits).then(|| format!("cannot decode !!{kind} `{text}` as a !!{tag}"))
 }
 
 /// The first key among a mapping's `entries` that repeats an earlier one, as
@@ -435,7 +855,8 @@ fn column_of(text: &str, at: usize) -> usize {
 /// would split the entry.
 fn place_implicit_null(text: &str, key: &Node<'_>, value: &mut Node<'_>) {
     let implicit = value.anchor.is_none()
-        && matches!(&value.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, tag: None } if text.is_empty());
+        && matches!(&value.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, tag } if text.is_empty()
+            && tag.as_deref().is_none_or(super::value::is_foreign_tag));
     if !implicit {
         return;
     }
@@ -638,6 +1059,197 @@ mod tests {
         // Merge keys may repeat; the same key in different mappings is fine.
         parse_stream("b: &b {x: 1}\nc: &c {y: 1}\nm:\n  <<: *b\n  <<: *c\nn: {x: 1}\n")
             .expect("parses");
+    }
+
+    /// The text of the node at `path` (keys of nested mappings) in `text`'s first document.
+    fn span_at<'t>(text: &'t str, path: &[&str]) -> &'t str {
+        let docs = parse_stream(text).unwrap_or_else(|e| panic!("{text:?}: {e:?}"));
+        let mut node = docs[0].root.as_ref().expect("root");
+        for key in path {
+            node = node.get(key).unwrap_or_else(|| panic!("{key} in {text:?}"));
+        }
+        &text[node.start..node.end]
+    }
+
+    fn scalar_at(text: &str, path: &[&str]) -> String {
+        let docs = parse_stream(text).unwrap_or_else(|e| panic!("{text:?}: {e:?}"));
+        let mut node = docs[0].root.as_ref().expect("root");
+        for key in path {
+            node = node.get(key).unwrap_or_else(|| panic!("{key} in {text:?}"));
+        }
+        node.as_str().expect("a scalar").to_string()
+    }
+
+    #[test]
+    fn quoted_scalars_continued_at_or_left_of_their_keys_column_read_as_kubectl_reads_them() {
+        // Real annotation values: the lines after the first are indented to
+        // the key's column, or not at all. kubectl's reader (libyaml's rules)
+        // takes them; the value folds the line breaks into spaces.
+        let text = "metadata:\n  annotations:\n    a: '[\n    {\"x\": 1}\n    ]'\n    b: 2\n";
+        assert_eq!(
+            scalar_at(text, &["metadata", "annotations", "a"]),
+            "[ {\"x\": 1} ]"
+        );
+        assert_eq!(
+            span_at(text, &["metadata", "annotations", "a"]),
+            "'[\n    {\"x\": 1}\n    ]'"
+        );
+        assert_eq!(span_at(text, &["metadata", "annotations", "b"]), "2");
+        let text = "m:\n  a: \"x\ny \\\"z\\\"\n\n  w\"\no: é\n";
+        assert_eq!(scalar_at(text, &["m", "a"]), "x y \"z\"\nw");
+        assert_eq!(span_at(text, &["m", "a"]), "\"x\ny \\\"z\\\"\n\n  w\"");
+        assert_eq!(span_at(text, &["o"]), "é");
+        // In a list, with non-ASCII text before and in it, and tabs at the
+        // start of a continuation line (white space there, not indentation).
+        let text = "é: ü\nl:\n  - k: 'ä\n\tb\n c'\n    z: 1\n";
+        let docs = parse_stream(text).expect("parses");
+        let l = docs[0].root.as_ref().and_then(|r| r.get("l")).expect("l");
+        let NodeKind::Seq { items, .. } = &l.kind else {
+            panic!("a list")
+        };
+        let k = items[0].get("k").expect("k");
+        assert_eq!(
+            (k.as_str(), &text[k.start..k.end]),
+            (Some("ä b c"), "'ä\n\tb\n c'")
+        );
+        let z = items[0].get("z").expect("z");
+        assert_eq!(&text[z.start..z.end], "1");
+    }
+
+    #[test]
+    fn flow_collections_continued_left_of_their_keys_column_read_as_kubectl_reads_them() {
+        let text = "m:\n  a: [x,\n  w, 'p\nq',\n{k: v}]\n  b: {c: 1,\nd: [2,\n 3]}\no: 1\n";
+        assert_eq!(span_at(text, &["m", "a"]), "[x,\n  w, 'p\nq',\n{k: v}]");
+        assert_eq!(span_at(text, &["m", "b"]), "{c: 1,\nd: [2,\n 3]}");
+        assert_eq!(span_at(text, &["m", "b", "d"]), "[2,\n 3]");
+        assert_eq!(span_at(text, &["o"]), "1");
+        let docs = parse_stream(text).expect("parses");
+        let value = crate::yaml::value::to_value(docs[0].root.as_ref().expect("root"));
+        assert_eq!(
+            value.expect("resolves"),
+            serde_json::json!({"m": {"a": ["x", "w", "p q", {"k": "v"}], "b": {"c": 1, "d": [2, 3]}}, "o": 1})
+        );
+    }
+
+    #[test]
+    fn what_kubectl_refuses_in_quoted_scalars_stays_refused() {
+        // Never closed: refused at the opening quote, in libyaml's words.
+        let err = parse_stream("a: 1\n---\nm:\n  o: \"web\nx: 1\n").expect_err("unclosed");
+        assert_eq!(
+            (err.message.as_str(), err.document, err.line, err.column),
+            (
+                "while scanning a quoted scalar, found unexpected end of stream",
+                2,
+                4,
+                6
+            )
+        );
+        // A document marker inside a quoted scalar ends the document.
+        let err = parse_stream("m:\n  o: 'a\n---\n  b'\n").expect_err("marker");
+        assert_eq!(
+            err.message,
+            "while scanning a quoted scalar, found unexpected document indicator"
+        );
+        // Tabs as block indentation, and plain scalars continued at their
+        // key's column, are refused as before.
+        parse_stream("m:\n\ta: 1\n").expect_err("tab");
+        parse_stream("m:\n  a: x\n  y\n").expect_err("plain");
+        parse_stream("m:\n  a: x\ny\n").expect_err("plain");
+    }
+
+    #[test]
+    fn later_documents_after_a_lenient_read_keep_their_places() {
+        let text = "a: 1\n---\nb: 'x\ny'\n---\nc: [1,\n2]\n---\nd: é\n";
+        let docs = parse_stream(text).expect("parses");
+        let indexes: Vec<usize> = docs.iter().map(|d| d.index).collect();
+        assert_eq!(indexes, [1, 2, 3, 4]);
+        let texts: Vec<&str> = docs.iter().map(|d| &text[d.start..d.end]).collect();
+        assert_eq!(
+            texts,
+            [
+                "a: 1\n",
+                "---\nb: 'x\ny'\n",
+                "---\nc: [1,\n2]\n",
+                "---\nd: é\n"
+            ]
+        );
+        // Ranges give the same documents and spans.
+        let points = split_points(text, 4);
+        let mut parts = Vec::new();
+        for pair in points.windows(2) {
+            parts.extend(parse_range(text, pair[0], pair[1]).expect("parses"));
+        }
+        assert_eq!(parts.len(), docs.len());
+        for (w, p) in docs.iter().zip(&parts) {
+            assert_eq!((w.start, w.end), (p.start, p.end));
+            assert_eq!(
+                w.root.as_ref().map(|r| (r.start, r.end)),
+                p.root.as_ref().map(|r| (r.start, r.end))
+            );
+        }
+        let err = parse_stream("a: 'x\ny'\n---\nb: [1,\n2\n---\nc: 1\n").expect_err("bad");
+        assert_eq!(err.document, 2);
+    }
+
+    #[test]
+    fn what_kubectl_cannot_turn_into_json_is_refused() {
+        let refused = |text: &str| parse_stream(text).expect_err(text).message;
+        // A tag the value does not fit, in kubectl's words.
+        assert_eq!(
+            refused("a: !!int 1.5\n"),
+            "cannot decode !!float `1.5` as a !!int"
+        );
+        assert_eq!(
+            refused("a: !!null x\n"),
+            "cannot decode !!str `x` as a !!null"
+        );
+        assert_eq!(
+            refused("a: !!bool\n"),
+            "cannot decode !!null `` as a !!bool"
+        );
+        assert_eq!(
+            refused("a: !!int yes\n"),
+            "cannot decode !!bool `yes` as a !!int"
+        );
+        // Infinities and NaN: JSON has none.
+        for text in ["a: .inf\n", "- -.Inf\n", "a: [.NaN]\n", "!!float .inf\n"] {
+            assert!(refused(text).contains("JSON"), "{text}");
+        }
+        // Null keys and collections as keys.
+        for text in [
+            "~: 1\n",
+            "{: 1}\n",
+            "? \n: 1\n",
+            "null: 1\n",
+            "!!null '': 1\n",
+        ] {
+            assert!(refused(text).contains("null mapping key"), "{text}");
+        }
+        for text in ["[a]: 1\n", "? {a: 1}\n: 1\n", "a: &x [1]\nb: {*x : 2}\n"] {
+            assert!(refused(text).contains("as a mapping key"), "{text}");
+        }
+        // What kubectl takes: quoted or keys, tags that fit, scalar aliases as keys.
+        for text in [
+            "a: '.inf'\n",
+            ".inf: 1\n",
+            "a: !!float 0x10\nb: !!int '12'\nc: !!str 1.5\nd: !!bool yes\ne: !!null ''\n",
+            "a: &x k\nb: {*x : 2}\n",
+        ] {
+            parse_stream(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+        }
+    }
+
+    #[test]
+    fn control_characters_are_refused_where_they_are() {
+        let err = parse_stream("a: 1\n---\nb: \"x\u{16}\"\n").expect_err("control");
+        assert_eq!(err.message, "control characters are not allowed (U+0016)");
+        assert_eq!(
+            (err.document, err.line, err.column, err.offset),
+            (2, 3, 6, 14)
+        );
+        let err = parse_stream("a: é\u{85}x\u{9f}\n").expect_err("C1");
+        assert_eq!(err.message, "control characters are not allowed (U+009F)");
+        parse_stream("a: \"\t\u{85}\u{feff}\"\r\n").expect("allowed");
     }
 
     #[test]

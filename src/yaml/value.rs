@@ -1,8 +1,12 @@
 //! Resolve a node tree to the JSON value Kubernetes would see.
 //!
-//! Scalars resolve the way kubectl's YAML reader (go-yaml, YAML 1.1 flavour)
-//! resolves them, so `0644` is 420 and `yes` is true; aliases expand and merge
-//! keys (`<<: *base`) merge, with local keys winning.
+//! Scalars resolve the way kubectl's YAML reader (go-yaml v2, YAML 1.1
+//! flavour) resolves them, so `0644` is 420, `1_000` is 1000 and `yes` is
+//! true (but `y` and `n`, booleans to go-yaml v2, are strings here: see
+//! `tests/differential.rs`); a scalar with a tag of another schema than YAML's (`!custom 12`)
+//! is a string; aliases expand and merge keys (`<<: *base`) merge, with local
+//! keys winning. Keys are their text: kubectl would write `0x10:` as `16` and
+//! `yes:` as `true`, which the tool does not (the editor finds keys by text).
 
 use std::collections::HashMap;
 
@@ -240,10 +244,17 @@ fn keep_keys_of(entries: &[(Node<'_>, Node<'_>)], map: &mut Map<String, Value>) 
 fn scalar_is_string(text: &str, style: ScalarStyle, tag: Option<&str>) -> bool {
     match tag {
         Some("str") => true,
+        Some(other) if is_foreign_tag(other) => true,
         Some("null") => false,
         Some("bool" | "int" | "float") => plain_reads_as_string(text),
         _ => style != ScalarStyle::Plain || plain_reads_as_string(text),
     }
+}
+
+/// Whether a scalar's `tag` (see [`NodeKind::Scalar`]) is of another schema
+/// than YAML's own (`!custom`, `!`): written with its `!`.
+pub fn is_foreign_tag(tag: &str) -> bool {
+    tag.starts_with('!')
 }
 
 /// Whether `key` is the merge key `<<`.
@@ -262,6 +273,8 @@ fn merge_error(node: &Node<'_>) -> ValueError {
 pub fn resolve_scalar(text: &str, style: ScalarStyle, tag: Option<&str>) -> Value {
     match tag {
         Some("str") => return Value::String(text.to_string()),
+        // kubectl reads a scalar with a tag it does not know as its text.
+        Some(other) if is_foreign_tag(other) => return Value::String(text.to_string()),
         Some("null") => return Value::Null,
         Some("bool" | "int" | "float") => return resolve_plain(text),
         _ => {}
@@ -371,16 +384,14 @@ fn parse_int(text: &str) -> Option<Number> {
     } else {
         (10, digits)
     };
+    // Underscores go before the digits are read, as go-yaml drops them.
     if body.is_empty() || !body.bytes().all(|b| b.is_ascii_hexdigit() || b == b'_') {
-        return None;
-    }
-    if radix == 10 && body.contains('_') {
         return None;
     }
     let cleaned: String = body.chars().filter(|&c| c != '_').collect();
     let magnitude = u64::from_str_radix(&cleaned, radix).ok()?;
     if negative {
-        let signed = i64::try_from(magnitude).ok()?.checked_neg()?;
+        let signed = i64::try_from(-i128::from(magnitude)).ok()?;
         Some(Number::from(signed))
     } else {
         Some(Number::from(magnitude))
@@ -442,6 +453,27 @@ mod tests {
         assert_eq!(resolve_plain("1.2.3"), json!("1.2.3"));
         assert_eq!(resolve_plain("-"), json!("-"));
         assert_eq!(resolve_plain(".inf"), json!(".inf"));
+    }
+
+    #[test]
+    fn scalars_resolve_as_kubectls_go_yaml_v2_does() {
+        // Underscores anywhere after the first character, in any base.
+        assert_eq!(resolve_plain("1_000"), json!(1000));
+        assert_eq!(resolve_plain("1__0_"), json!(10));
+        assert_eq!(resolve_plain("_1"), json!("_1"));
+        assert_eq!(resolve_plain("-9223372036854775808"), json!(i64::MIN));
+        assert_eq!(resolve_plain("18446744073709551615"), json!(u64::MAX));
+    }
+
+    #[test]
+    fn scalars_with_a_tag_of_another_schema_are_strings() {
+        let v = value_of(
+            "a: !custom 12\nb: !custom\nc: ! 12\nd: !<tag:yaml.org,2002:str> 12\ne: !custom [1]\nf: !!float 1\n",
+        );
+        assert_eq!(
+            v,
+            json!({"a": "12", "b": "", "c": "12", "d": "12", "e": [1], "f": 1})
+        );
     }
 
     #[test]
