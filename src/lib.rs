@@ -33,6 +33,7 @@ pub mod complete;
 pub mod error;
 pub mod json;
 pub mod krm;
+pub mod mesh;
 pub mod output;
 pub mod pipeline;
 pub mod profile;

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::error::Error;
 use crate::json::Field;
+use crate::mesh::Mesh;
 use crate::workload::WorkloadType;
 use crate::yaml;
 
@@ -31,6 +32,10 @@ pub const EMBEDDED: [(&str, &str); 2] = [
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Profile {
     pub name: String,
+    /// The mesh whose injector this profile reproduces: the values that
+    /// injector derives are added by its module (see [`crate::mesh`]).
+    #[serde(default)]
+    pub mesh: Mesh,
     /// Named settings the templates use.
     #[serde(default)]
     pub values: Map<String, Value>,
@@ -537,6 +542,39 @@ impl Profile {
         Ok(self.values_with(&from_annotations, flags, &from_objects))
     }
 
+    /// The pod annotations that record `flags` as the mesh's own command
+    /// line records its settings, so that the mesh's controllers read what the
+    /// proxy was given: each flag that differs from the profile's value and
+    /// that an override annotation sets, under the first such annotation (in
+    /// its own word where its values are mapped). Only for meshes that do so.
+    pub fn recorded_flags(&self, flags: &Map<String, Value>) -> Map<String, Value> {
+        let mut recorded = Map::new();
+        if !self.mesh.records_settings() {
+            return recorded;
+        }
+        for (name, value) in flags {
+            if self.values.get(name) == Some(value) {
+                continue;
+            }
+            let text = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let rule = self.overrides.iter().find(|rule| {
+                rule.value == *name
+                    && (rule.map.is_empty() || rule.map.values().any(|v| *v == text))
+            });
+            let Some(rule) = rule else { continue };
+            let word = rule
+                .map
+                .iter()
+                .find(|(_, v)| **v == text)
+                .map_or(text.clone(), |(word, _)| word.clone());
+            recorded.insert(rule.annotation.clone(), Value::String(word));
+        }
+        recorded
+    }
+
     /// The values the pod template's annotations set, in the order of the
     /// profile's override rules.
     pub fn annotation_values(
@@ -640,6 +678,7 @@ impl Profile {
         for (name, value) in from_objects {
             values.insert(name.clone(), Value::String(value.clone()));
         }
+        self.mesh.complete(&mut values);
         values
     }
 
@@ -659,13 +698,16 @@ impl Profile {
             .collect()
     }
 
-    /// Render every piece for one workload with `values`.
+    /// Render every piece for one workload with `values` (and what the
+    /// mesh's rules derive from them).
     pub fn render(
         &self,
         values: &Map<String, Value>,
         vars: &WorkloadVars,
     ) -> Result<Rendered, String> {
-        self.render_with(&|name: &str| lookup(values, vars, name))
+        let mut values = values.clone();
+        self.mesh.complete(&mut values);
+        self.render_with(&|name: &str| lookup(&values, vars, name))
     }
 
     /// The pieces rendered with `lookup` answering every placeholder (and
@@ -846,6 +888,17 @@ impl Profile {
             if !self.values.contains_key(name) {
                 return Err(format!("required value {name:?} is not in values"));
             }
+        }
+        if let Some(name) = self
+            .mesh
+            .derived_names()
+            .iter()
+            .find(|name| self.values.contains_key(**name))
+        {
+            return Err(format!(
+                "value {name:?} is derived by the {:?} mesh's rules and cannot be declared (or set)",
+                self.mesh
+            ));
         }
         Ok(())
     }
@@ -1162,7 +1215,8 @@ mod tests {
             .expect("values");
         assert_eq!(values["proxyVersion"], json!("from-flag"));
         assert_eq!(values["logLevel"], json!("debug"));
-        assert_eq!(values["trustAnchorsPEM"], json!("PEM"));
+        // As the proxy's env carries it: one final line break (Linkerd's rule).
+        assert_eq!(values["trustAnchorsPEM"], json!("PEM\n"));
         let bad = json!({"config.linkerd.io/proxy-uid": "root"});
         assert!(
             profile
@@ -1183,7 +1237,10 @@ mod tests {
         let plain = filled(json!({"prometheus.io/scrape": "true"})).expect("values");
         let also_plain = filled(json!({})).expect("values");
         assert!(Arc::ptr_eq(&plain, &also_plain));
-        assert_eq!(plain.values(), &profile.values);
+        // The profile's values, with what the mesh's rules derive from them.
+        let mut expected = profile.values.clone();
+        profile.mesh.complete(&mut expected);
+        assert_eq!(plain.values(), &expected);
 
         let debug = json!({"config.linkerd.io/proxy-log-level": "debug"});
         let verbose = filled(debug.clone()).expect("values");
@@ -1209,7 +1266,7 @@ mod tests {
         let anchored = prepared
             .for_workload(&profile, None, &flags, &roots)
             .expect("values");
-        assert_eq!(anchored.values()["trustAnchorsPEM"], json!("PEM"));
+        assert_eq!(anchored.values()["trustAnchorsPEM"], json!("PEM\n"));
         assert!(!Arc::ptr_eq(&plain, &anchored));
 
         let vars = WorkloadVars {

@@ -7,7 +7,17 @@
 //!   `runAsUser: "{{values.proxyUID}}"` stays a number;
 //! - a map entry or list item whose string uses a placeholder with an empty
 //!   value (`""` or null) is left out, and a map emptied that way goes too, so
-//!   `cpu: "{{values.proxyCPULimit}}"` disappears when no limit is set.
+//!   `cpu: "{{values.proxyCPULimit}}"` disappears when no limit is set;
+//! - a list item that is exactly one placeholder whose value is a list is
+//!   spliced into its list, so optional arguments (`[--proxy-gid, "7"]` or
+//!   none) stand where they belong.
+//!
+//! - a map with a `$if` key is kept (without that key) only when the `$if`
+//!   value is not empty and not `false`, so a whole env entry can depend on a
+//!   value (`{name: X, value: "{{values.x}}", $if: "{{values.x}}"}`).
+//!
+//! `{{name|string}}` writes a value as a string (`"4143"`, not `4143`), as
+//! container arguments must be.
 
 use serde_json::{Map, Value};
 
@@ -37,13 +47,25 @@ pub fn render_map(
     Ok(render_entries(map, lookup)?.unwrap_or_default())
 }
 
-/// Fill a list's items, leaving out those the empty-value rule drops.
+/// Fill a list's items, leaving out those the empty-value rule drops and
+/// splicing in the lists that lone placeholders stand for.
 pub fn render_list(items: &[Value], lookup: &Lookup<'_>) -> Result<Vec<Value>, String> {
     let mut out = Vec::with_capacity(items.len());
     for item in items {
-        out.extend(render_opt(item, lookup)?);
+        let lone = item.as_str().is_some_and(is_lone_placeholder);
+        match render_opt(item, lookup)? {
+            Some(Value::Array(spliced)) if lone => out.extend(spliced),
+            rendered => out.extend(rendered),
+        }
     }
     Ok(out)
+}
+
+/// Whether `s` is one placeholder and nothing else.
+fn is_lone_placeholder(s: &str) -> bool {
+    s.strip_prefix("{{")
+        .and_then(|rest| rest.strip_suffix("}}"))
+        .is_some_and(|name| !name.contains("{{") && !name.contains("}}"))
 }
 
 /// A map's entries filled; `None` when every entry was left out.
@@ -51,8 +73,15 @@ fn render_entries(
     map: &Map<String, Value>,
     lookup: &Lookup<'_>,
 ) -> Result<Option<Map<String, Value>>, String> {
+    if let Some(condition) = map.get(CONDITION) {
+        let holds = render_opt(condition, lookup)?
+            .is_some_and(|v| !is_empty(&v) && v != Value::Bool(false) && v != "false");
+        if !holds {
+            return Ok(None);
+        }
+    }
     let mut out = Map::with_capacity(map.len());
-    for (k, v) in map {
+    for (k, v) in map.iter().filter(|(k, _)| *k != CONDITION) {
         let Some(key) = render_str(k, lookup)? else {
             continue;
         };
@@ -71,6 +100,9 @@ fn render_entries(
     })
 }
 
+/// The key of a map's condition (see the module's doc).
+const CONDITION: &str = "$if";
+
 fn is_empty(value: &Value) -> bool {
     value.is_null() || value.as_str().is_some_and(str::is_empty)
 }
@@ -87,10 +119,17 @@ fn render_str(s: &str, lookup: &Lookup<'_>) -> Result<Option<Value>, String> {
             return Err(format!("unclosed placeholder in {s:?}"));
         };
         let name = name.trim();
-        let value =
+        let (name, as_string) = match name.split_once('|') {
+            Some((name, filter)) if filter.trim() == "string" => (name.trim_end(), true),
+            _ => (name, false),
+        };
+        let mut value =
             lookup(name).ok_or_else(|| format!("unknown placeholder {{{{{name}}}}} in {s:?}"))?;
         if is_empty(&value) {
             return Ok(None);
+        }
+        if as_string && !value.is_string() {
+            value = Value::String(value.to_string());
         }
         if before.is_empty() && after.is_empty() && out.is_empty() {
             return Ok(Some(value));
@@ -131,6 +170,42 @@ mod tests {
             got,
             json!({"a": 2102, "b": "svc.linkerd:2102", "k-linkerd": [1]})
         );
+    }
+
+    #[test]
+    fn lists_are_spliced_and_values_written_as_strings() {
+        let lookup = |name: &str| match name {
+            "values.pair" => Some(json!(["--gid", "7"])),
+            "values.nothing" => Some(json!([])),
+            other => lookup(other),
+        };
+        let got = render(
+            &json!({"args": ["--a", "{{values.pair}}", "{{values.nothing}}", "{{values.uid|string}}"],
+                    "nested": "{{values.pair}}", "uid": "{{ values.uid | string }}"}),
+            &lookup,
+        )
+        .expect("renders");
+        assert_eq!(
+            got,
+            json!({"args": ["--a", "--gid", "7", "2102"], "nested": ["--gid", "7"], "uid": "2102"})
+        );
+    }
+
+    #[test]
+    fn a_map_goes_when_its_condition_does_not_hold() {
+        let lookup = |name: &str| match name {
+            "values.off" => Some(json!(false)),
+            other => lookup(other),
+        };
+        let got = render(
+            &json!({"env": [
+                {"name": "A", "value": "{{values.uid|string}}", "$if": "{{values.uid}}"},
+                {"name": "B", "value": "x", "$if": "{{values.none}}"},
+                {"name": "C", "value": "x", "$if": "{{values.off}}"}]}),
+            &lookup,
+        )
+        .expect("renders");
+        assert_eq!(got, json!({"env": [{"name": "A", "value": "2102"}]}));
     }
 
     #[test]

@@ -89,6 +89,10 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .collect();
 
     let mut sidecar = Sidecar::build(&rendered, &pod, kind, env, notes);
+    if !env.flags.is_empty() {
+        // Settings given on the command line, where the mesh's controllers read them.
+        sidecar.annotations = env.profile.recorded_flags(env.flags);
+    }
     sidecar.fit_resources(&pod, env, &rendered.quota_defaults);
     sidecar.secure(&pod, env);
     let grace = sidecar.add_shutdown_wait(&rendered, &pod, env);
@@ -158,7 +162,7 @@ struct Sidecar {
     native: bool,
     /// Classic and first among the containers.
     first: bool,
-    /// Annotations the stages add to the pod (AppArmor profiles).
+    /// Annotations the stages add to the pod (recorded settings, AppArmor profiles).
     annotations: Map<String, Value>,
     notes: Vec<String>,
     /// Why the containers cannot meet the namespace's policies, and the fix.

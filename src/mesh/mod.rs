@@ -1,0 +1,61 @@
+//! What each mesh's injector computes beyond the profile's data.
+//!
+//! A profile is data: the containers, volumes and annotations to add, with
+//! placeholders. Some values a mesh's injector does not take as given but
+//! works out from others (Linkerd's proxy cores from its CPU request, the
+//! hash of its trust anchors). Those rules are code, one module per mesh,
+//! chosen by the profile's `mesh` key: the values are completed here, once
+//! per distinct set of values, before any template reads them.
+
+pub mod linkerd;
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// The mesh whose injector a profile reproduces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mesh {
+    Linkerd,
+    Istio,
+    /// A profile of one's own: its values are taken as they are.
+    #[default]
+    None,
+}
+
+impl Mesh {
+    /// The values the mesh's injector derives from `values`, added to them
+    /// (and values it normalises, rewritten). Names a profile declares under
+    /// `values` are never derived, so a derived value cannot be `--set`.
+    pub fn complete(self, values: &mut Map<String, Value>) {
+        match self {
+            Mesh::Linkerd => linkerd::complete(values),
+            Mesh::Istio | Mesh::None => {}
+        }
+    }
+
+    /// Whether the mesh's own command line records the settings it was
+    /// given as pod annotations (Linkerd's `config.linkerd.io/*`), where its
+    /// controllers read them.
+    pub fn records_settings(self) -> bool {
+        self == Mesh::Linkerd
+    }
+
+    /// The names [`Mesh::complete`] adds, for checking a profile's templates.
+    pub fn derived_names(self) -> &'static [&'static str] {
+        match self {
+            Mesh::Linkerd => linkerd::DERIVED,
+            Mesh::Istio | Mesh::None => &[],
+        }
+    }
+}
+
+/// The string a value holds, numbers and booleans written out; empty for
+/// null or a missing value.
+pub(crate) fn text_of(values: &Map<String, Value>, name: &str) -> String {
+    match values.get(name) {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    }
+}

@@ -1,0 +1,229 @@
+//! Linkerd's own injection tests, reproduced: every case of
+//! `../shared/fidelity/linkerd/CASES.md` that injects, run with the
+//! equivalent settings, must give Linkerd's golden object field for field
+//! (container order, every env var and its value, args, probes, lifecycle,
+//! resources, security context, mounts, volumes, annotations, labels).
+//!
+//! The only differences allowed are listed in README.md ("Linkerd, field for
+//! field"): `linkerd.io/created-by` names this tool, the tool's record
+//! annotation, and what Go's serialiser adds or drops without meaning. Cases
+//! whose settings the tool does not take yet, and cases it does not match
+//! yet, are listed here with the reason; a listed case that starts matching
+//! fails the test, so that the lists stay true.
+
+mod common;
+
+use serde_json::Value;
+
+/// The settings of a case, as the tool takes them; `None` when the tool has
+/// no equivalent yet.
+fn flags(settings: &str) -> Option<Vec<&'static str>> {
+    Some(match settings {
+        "defaults" | "Proxy.NativeSidecar=true" => vec![],
+        "Proxy.Ports.Admin=1234" => vec!["--set", "adminPort=1234"],
+        "CNIEnabled=true" => vec!["--set", "cni=true"],
+        "ProxyInit.IgnoreInbound=22,8100-8102 IgnoreOutbound=5432" => vec![
+            "--set",
+            "skipInboundPorts=22,8100-8102",
+            "--set",
+            "skipOutboundPorts=5432",
+        ],
+        "Proxy.OpaquePorts=3000,5000-6000,mysql" => {
+            vec!["--set", "opaquePorts=3000,5000-6000,mysql"]
+        }
+        "Proxy.Resources cpu 110m/160m mem 100Mi/150Mi" => vec![
+            "--set",
+            "proxyCPURequest=110m",
+            "--set",
+            "proxyCPULimit=160m",
+            "--set",
+            "proxyMemoryRequest=100Mi",
+            "--set",
+            "proxyMemoryLimit=150Mi",
+        ],
+        _ => return None,
+    })
+}
+
+/// Cases the tool runs but does not match yet, and why.
+const NOT_YET: &[(&str, &str)] = &[
+    (
+        "capabilities",
+        "Linkerd copies the capabilities the app adds to the proxy and its init container; the tool copies only those it drops",
+    ),
+    (
+        "gettest_good",
+        "a workload with no namespace gets an empty linkerd.io/workload-ns from Linkerd, `default` from the tool",
+    ),
+    (
+        "automount_false",
+        "a workload with no namespace gets an empty linkerd.io/workload-ns from Linkerd, `default` from the tool",
+    ),
+    (
+        "pod_with_requests",
+        "the test gives the resources as cluster values, which Linkerd does not turn into LINKERD2_PROXY_CORES_MAX; \
+         the tool's --set is a workload setting, recorded as config.linkerd.io/proxy-cpu-limit, from which Linkerd does",
+    ),
+];
+
+/// What Go's serialiser adds or drops without meaning taken away
+/// (`creationTimestamp: null`, `resources: {}`, `status: {}`, `hostNetwork:
+/// false`), and the two annotations allowed to differ.
+fn normalised(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.shift_remove("mesh-inject.io/added");
+            map.shift_remove("linkerd.io/created-by");
+            for child in map.values_mut() {
+                normalised(child);
+            }
+            map.retain(|_, v| {
+                !v.is_null() && *v != false && v.as_object().is_none_or(|m| !m.is_empty())
+            });
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalised),
+        _ => {}
+    }
+}
+
+/// The documents of `text`, normalised.
+fn objects(text: &str) -> Vec<Value> {
+    serde_yaml_ng::Deserializer::from_str(text)
+        .map(|document| {
+            let value: serde_yaml_ng::Value =
+                serde::Deserialize::deserialize(document).expect("valid YAML");
+            let mut value = serde_json::to_value(value).expect("JSON");
+            normalised(&mut value);
+            value
+        })
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+/// The paths where `got` and `want` differ (list items by name where they
+/// have one), with both values.
+fn differences(got: &Value, want: &Value, at: &str) -> Vec<String> {
+    let name = |v: &Value| v.get("name").and_then(Value::as_str).map(str::to_string);
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => {
+            let mut keys: Vec<&String> = g.keys().chain(w.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter()
+                .flat_map(|k| match (g.get(k), w.get(k)) {
+                    (Some(g), Some(w)) => differences(g, w, &format!("{at}/{k}")),
+                    (g, w) => vec![format!("{at}/{k}: tool {g:?}, Linkerd {w:?}")],
+                })
+                .collect()
+        }
+        (Value::Array(g), Value::Array(w)) if g.len() == w.len() => {
+            let names: Vec<Option<String>> = g.iter().map(name).collect();
+            if names != w.iter().map(name).collect::<Vec<_>>() {
+                return vec![format!(
+                    "{at}: order or names {names:?} differ from Linkerd's"
+                )];
+            }
+            g.iter()
+                .zip(w)
+                .enumerate()
+                .flat_map(|(i, (g, w))| {
+                    let step = name(g).unwrap_or_else(|| i.to_string());
+                    differences(g, w, &format!("{at}[{step}]"))
+                })
+                .collect()
+        }
+        _ if got == want => Vec::new(),
+        _ => vec![format!("{at}: tool {got}, Linkerd {want}")],
+    }
+}
+
+/// The proxy version a golden was rendered with (its test's placeholder).
+fn proxy_version(golden: &str) -> String {
+    golden
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("linkerd.io/proxy-version: "))
+        .expect("the golden names its proxy version")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn linkerd_injection_tests_are_reproduced_field_for_field() {
+    let test = "linkerd_injection_tests_are_reproduced_field_for_field";
+    let Some(fidelity) = common::shared("fidelity/linkerd", test) else {
+        return;
+    };
+    let inputs = fidelity.join("../../corpus/linkerd-inject-inputs");
+    let anchors = std::fs::read_to_string(fidelity.join("valid-trust-anchors.pem")).expect("pem");
+    let set_anchors = format!("trustAnchorsPEM={anchors}");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases = std::fs::read_to_string(fidelity.join("CASES.md")).expect("CASES.md");
+    let (mut reproduced, mut unsupported, mut not_yet) = (Vec::new(), Vec::new(), Vec::new());
+    let mut failures = Vec::new();
+    for line in cases.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let ["", case, input, golden, settings, "inject", ""] = cells.as_slice() else {
+            continue;
+        };
+        let Some(flags) = flags(settings) else {
+            unsupported.push(format!("{case} ({settings})"));
+            continue;
+        };
+        let golden_text =
+            std::fs::read_to_string(fidelity.join("golden").join(golden)).expect("golden");
+        // Linkerd's build version is the profile's, not a setting: it goes
+        // into a profile of the test's own.
+        let profile = dir.path().join(format!("{case}.yaml"));
+        let version = format!("proxyVersion={}", proxy_version(&golden_text));
+        let config = common::run(&["config", "--set", &version], None);
+        assert_eq!(config.code, 0, "{}", config.stderr);
+        std::fs::write(&profile, &config.stdout).expect("write the profile");
+        let profile = profile.to_string_lossy().to_string();
+        let input = inputs.join(input);
+        let input = input.to_string_lossy();
+        let mut args = vec![
+            "-q",
+            "--warn-only",
+            "--config",
+            &profile,
+            "--set",
+            &set_anchors,
+        ];
+        args.extend(flags);
+        args.extend(["-f", &input]);
+        let run = common::run(&args, None);
+        assert_eq!(run.code, 0, "{case}: {}", run.stderr);
+        let (got, want) = (objects(&run.stdout), objects(&golden_text));
+        let found: Vec<String> = if got.len() == want.len() {
+            got.iter()
+                .zip(&want)
+                .flat_map(|(g, w)| differences(g, w, ""))
+                .collect()
+        } else {
+            vec![format!("{} objects, Linkerd {}", got.len(), want.len())]
+        };
+        match NOT_YET.iter().find(|(c, _)| c == case) {
+            Some(_) if found.is_empty() => {
+                failures.push(format!("{case} now matches Linkerd: take it off NOT_YET"))
+            }
+            Some((_, why)) => not_yet.push(format!("{case}: {why}")),
+            None if found.is_empty() => reproduced.push(case.to_string()),
+            None => failures.push(format!("{case} ({settings}):\n  {}", found.join("\n  "))),
+        }
+    }
+    eprintln!(
+        "reproduced {}: {}\nnot yet {}: {}\nsettings the tool has no equivalent for yet {}: {}",
+        reproduced.len(),
+        reproduced.join(", "),
+        not_yet.len(),
+        not_yet.join("; "),
+        unsupported.len(),
+        unsupported.join(", ")
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        reproduced.len() >= 17,
+        "only {} reproduced",
+        reproduced.len()
+    );
+}
