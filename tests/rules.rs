@@ -205,15 +205,16 @@ fn linkerd_native_sidecars_for_every_kind() {
         ["linkerd-init", "linkerd-proxy", "migrate"]
     );
     // What the app drops is copied, keeping what the init container needs;
-    // what the app adds (NET_BIND_SERVICE) is its own need, not the proxy's.
+    // what the app adds (NET_BIND_SERVICE) too, after the container's own,
+    // as Linkerd's injector copies it.
     let web = pod_of(&objects[0]);
     assert_eq!(
         container(web, "linkerd-proxy")["securityContext"]["capabilities"],
-        json!({"drop": ["ALL"]})
+        json!({"add": ["NET_BIND_SERVICE"], "drop": ["ALL"]})
     );
     assert_eq!(
         container(web, "linkerd-init")["securityContext"]["capabilities"],
-        json!({"add": ["NET_ADMIN", "NET_RAW"], "drop": ["ALL"]})
+        json!({"add": ["NET_ADMIN", "NET_RAW", "NET_BIND_SERVICE"], "drop": ["ALL"]})
     );
     // Inbound ports come from the pod's container ports.
     let env = container(pod_of(&objects[1]), "linkerd-proxy")["env"]

@@ -41,6 +41,13 @@ impl Mesh {
         self == Mesh::Linkerd
     }
 
+    /// Whether the mesh's injector gives its containers the capabilities
+    /// the first app container adds, beside those it drops (Linkerd does,
+    /// "to ensure PSP compliance").
+    pub fn copies_added_capabilities(self) -> bool {
+        self == Mesh::Linkerd
+    }
+
     /// The names [`Mesh::complete`] adds, for checking a profile's templates.
     pub fn derived_names(self) -> &'static [&'static str] {
         match self {

@@ -334,8 +334,9 @@ impl Sidecar {
             }
         } else if env.security != SecurityMode::Off {
             if let Some(app) = pod.spec.field("containers").and_then(|c| c.get(0)) {
+                let with_added = env.profile.mesh.copies_added_capabilities();
                 for container in self.containers_mut() {
-                    security::copy_from_app(container, app);
+                    security::copy_from_app(container, app, with_added);
                 }
             }
         }

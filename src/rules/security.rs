@@ -17,8 +17,10 @@ use crate::json::Field;
 /// its dropped capabilities (keeping what `container` itself adds,
 /// such as NET_ADMIN for an iptables init container), seccomp and SELinux
 /// options; and set `allowPrivilegeEscalation: false`, `readOnlyRootFilesystem: true`
-/// where the container leaves them unset.
-pub fn copy_from_app(container: &mut Value, app: &Value) {
+/// where the container leaves them unset. With `with_added`, the
+/// capabilities the app adds too, after the container's own, as Linkerd
+/// copies them (see [`crate::mesh::Mesh::copies_added_capabilities`]).
+pub fn copy_from_app(container: &mut Value, app: &Value, with_added: bool) {
     let Some(app_context) = app.field("securityContext").and_then(Value::as_object) else {
         return;
     };
@@ -36,9 +38,16 @@ pub fn copy_from_app(container: &mut Value, app: &Value) {
     let own_add = names(context.field("capabilities").and_then(|c| c.field("add")));
     let own_drop = names(context.field("capabilities").and_then(|c| c.field("drop")));
     let app_caps = app_context.field("capabilities");
-    // Only what the app gives up is copied: a capability the app adds is its
-    // own need, never the proxy's.
-    let add = own_add.clone();
+    // What the app gives up is copied; what it adds only for a mesh that
+    // copies it (a capability the app adds is otherwise its own need).
+    let mut add = own_add.clone();
+    if with_added {
+        for cap in names(app_caps.and_then(|c| c.field("add"))) {
+            if !add.contains(&cap) {
+                add.push(cap);
+            }
+        }
+    }
     let mut drop = own_drop.clone();
     for cap in names(app_caps.and_then(|c| c.field("drop"))) {
         // Never drop what the container needs (ALL would drop NET_ADMIN too, but
@@ -197,12 +206,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn added_capabilities_are_copied_after_the_containers_own_when_asked() {
+        let app = json!({"name": "app", "securityContext": {
+            "capabilities": {"add": ["NET_BIND_SERVICE", "NET_RAW"], "drop": ["ALL", "NET_RAW"]}}});
+        let mut init = json!({"name": "init", "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_RAW"]}}});
+        copy_from_app(&mut init, &app, true);
+        assert_eq!(
+            init["securityContext"]["capabilities"],
+            json!({"add": ["NET_ADMIN", "NET_RAW", "NET_BIND_SERVICE"], "drop": ["ALL"]})
+        );
+        let mut proxy = json!({"name": "proxy", "securityContext": {}});
+        copy_from_app(&mut proxy, &app, true);
+        assert_eq!(
+            proxy["securityContext"]["capabilities"],
+            json!({"add": ["NET_BIND_SERVICE", "NET_RAW"], "drop": ["ALL", "NET_RAW"]})
+        );
+    }
+
+    #[test]
     fn copy_keeps_what_the_init_container_needs() {
         let app = json!({"name": "app", "securityContext": {
             "capabilities": {"add": ["NET_BIND_SERVICE"], "drop": ["ALL", "NET_ADMIN"]},
             "seccompProfile": {"type": "Localhost", "localhostProfile": "p.json"}}});
         let mut init = json!({"name": "init", "securityContext": {"capabilities": {"add": ["NET_ADMIN", "NET_RAW"]}}});
-        copy_from_app(&mut init, &app);
+        copy_from_app(&mut init, &app, false);
         assert_eq!(
             init["securityContext"]["capabilities"],
             json!({"add": ["NET_ADMIN", "NET_RAW"], "drop": ["ALL"]})
