@@ -52,6 +52,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('uninject', 'uninject', [CompletionResultType]::ParameterValue, 'Remove exactly what inject added')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective profile (with --set values applied), to start your own from')
             [CompletionResult]::new('admit', 'admit', [CompletionResultType]::ParameterValue, 'Replay the apiserver''s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)')
+            [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the proxies the embedded profiles inject (what --version prints)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -138,11 +139,17 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'kubectl-mesh_inject;version' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'kubectl-mesh_inject;help' {
             [CompletionResult]::new('inject', 'inject', [CompletionResultType]::ParameterValue, 'Inject the proxy (what runs when no subcommand is given)')
             [CompletionResult]::new('uninject', 'uninject', [CompletionResultType]::ParameterValue, 'Remove exactly what inject added')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective profile (with --set values applied), to start your own from')
             [CompletionResult]::new('admit', 'admit', [CompletionResultType]::ParameterValue, 'Replay the apiserver''s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)')
+            [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the proxies the embedded profiles inject (what --version prints)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -156,6 +163,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             break
         }
         'kubectl-mesh_inject;help;admit' {
+            break
+        }
+        'kubectl-mesh_inject;help;version' {
             break
         }
         'kubectl-mesh_inject;help;help' {

@@ -31,6 +31,9 @@ _kubectl__mesh_inject() {
             kubectl__mesh_inject,uninject)
                 cmd="kubectl__mesh_inject__subcmd__uninject"
                 ;;
+            kubectl__mesh_inject,version)
+                cmd="kubectl__mesh_inject__subcmd__version"
+                ;;
             kubectl__mesh_inject__subcmd__help,admit)
                 cmd="kubectl__mesh_inject__subcmd__help__subcmd__admit"
                 ;;
@@ -46,6 +49,9 @@ _kubectl__mesh_inject() {
             kubectl__mesh_inject__subcmd__help,uninject)
                 cmd="kubectl__mesh_inject__subcmd__help__subcmd__uninject"
                 ;;
+            kubectl__mesh_inject__subcmd__help,version)
+                cmd="kubectl__mesh_inject__subcmd__help__subcmd__version"
+                ;;
             *)
                 ;;
         esac
@@ -53,7 +59,7 @@ _kubectl__mesh_inject() {
 
     case "${cmd}" in
         kubectl__mesh_inject)
-            opts="-f -R -n -o -q -h -V --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help --version inject uninject config admit help"
+            opts="-f -R -n -o -q -h -V --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help --version inject uninject config admit version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -92,7 +98,7 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "linkerd istio" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -174,7 +180,7 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "linkerd istio" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -200,7 +206,7 @@ _kubectl__mesh_inject() {
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "linkerd istio" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -219,7 +225,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__subcmd__mesh_inject__subcmd__help)
-            opts="inject uninject config admit help"
+            opts="inject uninject config admit version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -302,6 +308,20 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__version)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__subcmd__mesh_inject__subcmd__inject)
             opts="-f -R -n -o -q -h --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -342,7 +362,7 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "linkerd istio" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -416,7 +436,7 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "linkerd istio" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -427,6 +447,20 @@ _kubectl__mesh_inject() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__subcmd__mesh_inject__subcmd__version)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

@@ -34,7 +34,8 @@ json\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l color -d 'When to colour the diff' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
+istio\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l kube-version -d 'Kubernetes version the manifests are for: decides native sidecars (1.29+), the preStop sleep action (1.30+) and PodSecurityPolicy (up to 1.24)' -r
@@ -58,6 +59,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "uninject" -d 'Remove exactly what inject added'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "config" -d 'Print the effective profile (with --set values applied), to start your own from'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "admit" -d 'Replay the apiserver\'s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "version" -d 'Print the version and the proxies the embedded profiles inject (what --version prints)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s n -l namespace -d 'Namespace of objects that name none' -r
@@ -69,7 +71,8 @@ json\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l color -d 'When to colour the diff' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
+istio\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l kube-version -d 'Kubernetes version the manifests are for: decides native sidecars (1.29+), the preStop sleep action (1.30+) and PodSecurityPolicy (up to 1.24)' -r
@@ -98,7 +101,8 @@ json\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l color -d 'When to colour the diff' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
+istio\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
@@ -107,7 +111,8 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s q -l quiet -d 'Print no report on standard error'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
+istio\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -s h -l help -d 'Print help'
@@ -123,7 +128,8 @@ always\t''
 never\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
 json\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
+istio\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
@@ -131,8 +137,10 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l compare -d 'Run both paths for each workload: the webhook path (the input as it is) and the static path (injected by this tool first), and show where they differ'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s q -l quiet -d 'Print no report on standard error'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s h -l help -d 'Print help'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "inject" -d 'Inject the proxy (what runs when no subcommand is given)'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "uninject" -d 'Remove exactly what inject added'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "config" -d 'Print the effective profile (with --set values applied), to start your own from'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "admit" -d 'Replay the apiserver\'s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand version" -s h -l help -d 'Print help'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "inject" -d 'Inject the proxy (what runs when no subcommand is given)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "uninject" -d 'Remove exactly what inject added'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "config" -d 'Print the effective profile (with --set values applied), to start your own from'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "admit" -d 'Replay the apiserver\'s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "version" -d 'Print the version and the proxies the embedded profiles inject (what --version prints)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cluster::KubeVersion;
@@ -37,6 +38,8 @@ pub enum Command {
     /// Replay the apiserver's admission chain for every pod and pod template,
     /// with the mutating webhooks in context (and their reinvocation).
     Admit(AdmitArgs),
+    /// Print the version and the proxies the embedded profiles inject (what --version prints).
+    Version,
 }
 
 #[derive(Debug, Args)]
@@ -123,7 +126,7 @@ pub struct UninjectArgs {
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
     /// Embedded profile: linkerd (default) or istio.
-    #[arg(long, value_name = "NAME", conflicts_with = "config")]
+    #[arg(long, value_name = "NAME", conflicts_with = "config", value_parser = profile_names())]
     pub profile: Option<String>,
     /// A profile file of your own (start from `kubectl mesh-inject config`).
     #[arg(long, value_name = "FILE")]
@@ -132,6 +135,11 @@ pub struct ProfileArgs {
     /// Flags win over the workloads' annotations, which win over the profile.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+}
+
+/// The embedded profiles' names: the values `--profile` takes (and completes).
+fn profile_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(crate::profile::EMBEDDED.iter().map(|(name, _)| *name))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -39,14 +39,11 @@ fn candidates(command: &Command, words: &[String], current: &str, top: bool) -> 
                 || a.get_short().is_some_and(|s| previous == &format!("-{s}"))
         });
         if let Some(option) = option.filter(|o| o.get_action().takes_values()) {
-            let mut values: Vec<String> = option
+            let values: Vec<String> = option
                 .get_possible_values()
                 .iter()
                 .map(|v| v.get_name().to_string())
                 .collect();
-            if option.get_id() == "profile" {
-                values.extend(crate::profile::EMBEDDED.iter().map(|(n, _)| n.to_string()));
-            }
             return if values.is_empty() {
                 // Paths and free text: the shell completes files.
                 (Vec::new(), FILES_TOO)

@@ -33,6 +33,10 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
     match cli.command {
         Some(Command::Config(args)) => print_config(&args),
         Some(Command::Admit(args)) => admit(args),
+        Some(Command::Version) => after_writing(
+            Status::Done,
+            output::to_stdout(&format!("kubectl-mesh_inject {}\n", crate::version_text())),
+        ),
         Some(Command::Inject(args)) => transform(Action::Inject, args),
         Some(Command::Uninject(args)) => transform(
             Action::Uninject,
@@ -54,7 +58,8 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
 fn load_profile(args: &ProfileArgs) -> Result<(Profile, String, Map<String, Value>), Error> {
     let (profile, text) = match &args.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Error::io(path, &e).given_with("--config"))?;
             (Profile::parse(&text, &path.display().to_string())?, text)
         }
         None => {
@@ -138,7 +143,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         keep_values: common.output == Format::Json,
         keep_patches: common.output == Format::Patch,
     };
-    let context = read_sources(&args.context, common.input.recursive)?;
+    let context = read_context(&args.context, common.input.recursive)?;
     let mut results = pipeline::process_all(sources, &context, &settings)?;
 
     if let (Some(list), [processed]) = (&resource_list, results.as_mut_slice()) {
@@ -311,7 +316,7 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
         compare: args.compare,
     };
     let sources = read_sources(&input_paths(&args.input)?, args.input.recursive)?;
-    let context = read_sources(&args.context, args.input.recursive)?;
+    let context = read_context(&args.context, args.input.recursive)?;
     let admitted = crate::admit::admit_all(&sources, &context, &settings)?;
     let text = crate::admit::render(&admitted, args.trace);
     let written = match args.output {
@@ -389,6 +394,11 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
 /// Every source under `paths` (directories expanded), read.
 fn read_sources(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
     source::read_all(paths, recursive)
+}
+
+/// The `--context` files: read like the input, a path that cannot be read named with the flag.
+fn read_context(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
+    read_sources(paths, recursive).map_err(|e| e.given_with("--context"))
 }
 
 /// The paths given, or standard input when none are and it is not a terminal.

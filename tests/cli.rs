@@ -853,7 +853,10 @@ fn directories_without_manifests_are_an_error() {
     // policies the user meant to give.
     let context = in_dir(&["-q", "-f", "deploy.yaml", "--context", "empty"]);
     assert_eq!(context.code, 2);
-    assert_eq!(context.stderr, message("empty"));
+    assert_eq!(
+        context.stderr,
+        message("empty").replace("error: ", "error: --context ")
+    );
 }
 
 #[test]
@@ -988,4 +991,118 @@ fn a_typed_list_in_context_applies_to_the_input() {
         "{}",
         run.stderr
     );
+}
+
+// Flags: values refused where they are given, errors naming the flag.
+
+#[test]
+fn kube_version_takes_only_1_x_with_a_reasonable_minor() {
+    for args in [
+        &["--kube-version", "2.0", "-f", EXAMPLE][..],
+        &["--kube-version", "v0.9", "-f", EXAMPLE][..],
+        &["--kube-version", "1.290", "-f", EXAMPLE][..],
+        &["admit", "--kube-version", "3.1", "-f", EXAMPLE][..],
+        &["admit", "--kube-version", "1.1000", "-f", EXAMPLE][..],
+    ] {
+        let run = in_repo(args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{args:?}");
+        let value = args[args
+            .iter()
+            .position(|a| *a == "--kube-version")
+            .expect("flag")
+            + 1];
+        assert!(
+            run.stderr
+                .contains(&format!("'{value}' for '--kube-version"))
+                && run.stderr.contains("is not a Kubernetes version"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    // A release newer than the tool knows, and the forms kubectl prints.
+    for version in ["1.45", "v1.29.3", "1.0"] {
+        let run = in_repo(&["-q", "--kube-version", version, "-f", EXAMPLE]);
+        assert_eq!(run.code, 0, "{version}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn unreadable_config_and_context_paths_name_their_flag() {
+    for (args, expected) in [
+        (
+            &["--config", "missing.yaml", "-f", EXAMPLE][..],
+            "error: --config missing.yaml: no such file or directory\n",
+        ),
+        (
+            &["config", "--config", "missing.yaml"][..],
+            "error: --config missing.yaml: no such file or directory\n",
+        ),
+        (
+            &["--config", "testdata", "-f", EXAMPLE][..],
+            "error: --config testdata: is a directory\n",
+        ),
+        (
+            &["-f", EXAMPLE, "--context", "no/such/dir"][..],
+            "error: --context no/such/dir: no such file or directory\n",
+        ),
+        (
+            &["admit", "-f", EXAMPLE, "--context", "missing.yaml"][..],
+            "error: --context missing.yaml: no such file or directory\n",
+        ),
+    ] {
+        let run = in_repo(args);
+        assert_eq!(run.code, 2, "{args:?}");
+        assert_eq!(run.stderr, expected, "{args:?}");
+        assert!(run.stdout.is_empty());
+    }
+    // The input itself keeps its plain message.
+    let input = in_repo(&["-f", "missing.yaml"]);
+    assert_eq!(
+        input.stderr,
+        "error: missing.yaml: no such file or directory\n"
+    );
+}
+
+#[test]
+fn profile_names_are_checked_as_the_flag_is_read() {
+    let run = in_repo(&["--profile", "nope", "-f", EXAMPLE]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .starts_with("error: invalid value 'nope' for '--profile <NAME>'\n  [possible values: linkerd, istio]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn version_subcommand_prints_what_the_version_flag_prints() {
+    let flag = run(&["--version"], None);
+    for args in [&["version"][..], &["version", "--help"][..]] {
+        let sub = run(args, None);
+        assert_eq!(sub.code, 0, "{args:?}: {}", sub.stderr);
+        if args.len() == 1 {
+            assert_eq!(sub.stdout, flag.stdout);
+            assert!(sub.stderr.is_empty());
+        } else {
+            assert!(
+                sub.stdout.contains("kubectl mesh-inject version"),
+                "{}",
+                sub.stdout
+            );
+        }
+    }
+    // A file named `version` is still read, given as a path.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("version"), example_text()).expect("write");
+    let file = common::run_to(
+        &["-q", "./version"],
+        dir.path(),
+        "",
+        std::process::Stdio::piped(),
+        std::process::Stdio::piped(),
+    );
+    assert_eq!(file.code, 0, "{}", file.stderr);
+    assert!(file.stdout.contains("- name: linkerd-proxy"));
 }
