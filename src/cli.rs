@@ -164,7 +164,8 @@ pub struct CommonArgs {
     /// Output format on standard output.
     #[arg(short = 'o', long, value_enum, default_value_t = Format::Yaml)]
     pub output: Format,
-    /// Show a unified diff of what would change instead of the manifests.
+    /// Show a unified diff of what would change instead of the manifests;
+    /// exit 1 when there are differences, 0 when none, as `kubectl diff` does.
     #[arg(long, group = "mode")]
     pub diff: bool,
     /// Rewrite the input files (atomically) instead of printing.

@@ -22,7 +22,8 @@ use crate::{source, yaml};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Done,
-    /// `--check` found files that would change.
+    /// `--check` found files that would change, or `--diff` differences
+    /// (status 1, as `kubectl diff` and `diff` exit with differences).
     WouldChange,
     /// The cluster would reject an injected workload; nothing was written.
     Rejected,
@@ -172,7 +173,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         return after_writing(Status::Rejected, written);
     }
 
-    let status = if common.check && results.iter().any(Processed::changed) {
+    let status = if (common.check || common.diff) && results.iter().any(Processed::changed) {
         Status::WouldChange
     } else {
         Status::Done

@@ -131,7 +131,7 @@ fn output_patch_is_rfc6902_and_reproduces_the_output() {
 #[test]
 fn diff_shows_added_lines_and_colours_only_when_asked() {
     let plain = in_repo(&["-q", "--diff", "-f", EXAMPLE]);
-    assert_eq!(plain.code, 0);
+    assert_eq!(plain.code, 1, "differences: status 1, as kubectl diff");
     assert!(
         plain.stdout.starts_with(
             "--- a/testdata/example/deploy.yaml\n+++ b/testdata/example/deploy.yaml\n"
@@ -617,6 +617,7 @@ fn printing_runs() -> Vec<(Vec<&'static str>, String)> {
         (vec!["__complete", "--profile", ""], none()),
         (vec!["--help"], none()),
         (vec!["--version"], none()),
+        (vec!["version"], none()),
     ]
 }
 
@@ -701,7 +702,9 @@ fn a_closed_pipe_ends_the_run_quietly() {
             common::closed_pipe(),
             std::process::Stdio::piped(),
         );
-        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        // `--diff` keeps its status: the input differs from the output.
+        let code = i32::from(args.contains(&"--diff"));
+        assert_eq!(run.code, code, "{args:?}: {}", run.stderr);
         assert_eq!(run.stderr, "", "{args:?}");
     }
     // On standard error too: `--check` still says that files would change.
@@ -1105,4 +1108,27 @@ fn version_subcommand_prints_what_the_version_flag_prints() {
     );
     assert_eq!(file.code, 0, "{}", file.stderr);
     assert!(file.stdout.contains("- name: linkerd-proxy"));
+}
+
+#[test]
+fn diff_exits_1_with_differences_and_0_without_as_kubectl_diff() {
+    let injected = in_repo(&["-q", "-f", EXAMPLE]).stdout;
+    let service = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n";
+    for (args, stdin, code) in [
+        (&["-q", "--diff", "-f", EXAMPLE][..], "", 1),
+        (&["-q", "--diff"][..], injected.as_str(), 0),
+        (&["-q", "--diff"][..], service, 0),
+        (&["uninject", "-q", "--diff"][..], injected.as_str(), 1),
+        (&["uninject", "-q", "--diff", "-f", EXAMPLE][..], "", 0),
+        // An error is more than 1, as kubectl diff's are.
+        (&["-q", "--diff", "-f", "missing.yaml"][..], "", 2),
+    ] {
+        let mut cmd = common::command();
+        cmd.current_dir(common::repo())
+            .args(args)
+            .write_stdin(stdin.as_bytes().to_vec());
+        let run: common::Run = cmd.output().expect("runs").into();
+        assert_eq!(run.code, code, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout.is_empty(), code != 1, "{args:?}: {}", run.stdout);
+    }
 }
