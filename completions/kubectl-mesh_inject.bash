@@ -133,7 +133,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__subcmd__mesh_inject__subcmd__admit)
-            opts="-f -R -n -o -q -h --filename --recursive --namespace --context --kube-version --trace --compare --output --native-sidecar --quiet --report --profile --config --set --help"
+            opts="-f -R -n -o -q -h --filename --recursive --namespace --context --kube-version --trace --compare --output --native-sidecar --quiet --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -177,6 +177,10 @@ _kubectl__mesh_inject() {
                     ;;
                 --report)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
                     return 0
                     ;;
                 --profile)

@@ -31,7 +31,7 @@ json\t'The objects as JSON (a `List` when there are several)'
 patch\t'The RFC 6902 JSON Patch of each changed object'"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
 json\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l color -d 'When to colour the diff' -r -f -a "auto\t''
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l color -d 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
@@ -68,7 +68,7 @@ json\t'The objects as JSON (a `List` when there are several)'
 patch\t'The RFC 6902 JSON Patch of each changed object'"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
 json\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l color -d 'When to colour the diff' -r -f -a "auto\t''
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l color -d 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
@@ -98,7 +98,7 @@ json\t'The objects as JSON (a `List` when there are several)'
 patch\t'The RFC 6902 JSON Patch of each changed object'"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
 json\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l color -d 'When to colour the diff' -r -f -a "auto\t''
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l color -d 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
@@ -128,6 +128,9 @@ always\t''
 never\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
 json\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l color -d 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
 istio\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F

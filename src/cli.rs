@@ -176,9 +176,6 @@ pub struct CommonArgs {
     pub check: bool,
     #[command(flatten)]
     pub report: ReportArgs,
-    /// When to colour the diff.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
-    pub color: ColorChoice,
 }
 
 /// Where the manifests come from.
@@ -199,6 +196,19 @@ pub struct InputArgs {
     pub namespace: String,
 }
 
+impl Cli {
+    /// The `--color` of the command line (`auto` for commands without one).
+    pub fn color(&self) -> ColorChoice {
+        match &self.command {
+            None => self.inject.common.report.color,
+            Some(Command::Inject(args)) => args.common.report.color,
+            Some(Command::Uninject(args)) => args.common.report.color,
+            Some(Command::Admit(args)) => args.report.color,
+            Some(Command::Config(_) | Command::Version) => ColorChoice::Auto,
+        }
+    }
+}
+
 impl InputArgs {
     /// Every path given, with -f or without.
     pub fn paths(&self) -> Vec<PathBuf> {
@@ -206,7 +216,7 @@ impl InputArgs {
     }
 }
 
-/// The report on standard error.
+/// The report on standard error, and colours.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Print no report on standard error.
@@ -215,6 +225,10 @@ pub struct ReportArgs {
     /// Report format on standard error: text, or json (versioned, for tools).
     #[arg(long = "report", value_enum, default_value_t = ReportFormat::Text, value_name = "FORMAT")]
     pub format: ReportFormat,
+    /// When to colour the diff, errors, warnings and rejections: auto (on a
+    /// terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -11,7 +11,7 @@ use crate::cli::{
 };
 use crate::cluster::KubeVersion;
 use crate::error::Error;
-use crate::output;
+use crate::output::{self, Paint};
 use crate::pipeline::{self, Action, Processed, Settings};
 use crate::profile::{self, NativeChoice, Profile};
 use crate::report;
@@ -210,7 +210,10 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
         let lines: String = notes.iter().map(|n| format!("note: {n}\n")).collect();
         output::to_stderr(&lines)
     } else if common.diff {
-        output::to_stdout(&output::diff(results, use_color(common.color)))
+        output::to_stdout(&output::diff(
+            results,
+            use_color(common.report.color, Stream::Stdout),
+        ))
     } else {
         match common.output {
             Format::Yaml => {
@@ -239,9 +242,18 @@ fn write_rejections(
         // The JSON report carries the rejections; stderr stays one JSON document.
         return Ok(());
     }
-    let mut text = "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n".to_string();
+    let paint = Paint::new(use_color(report.color, Stream::Stderr));
+    let mut text = format!(
+        "{} the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n",
+        paint.error()
+    );
     for line in rejections {
-        text.push_str(&format!("  {line}\n"));
+        // The hints under a rejection (`  fix: …`) stay plain.
+        if line.starts_with(' ') {
+            text.push_str(&format!("  {line}\n"));
+        } else {
+            text.push_str(&format!("  {}\n", paint.paint(Paint::REJECTION, line)));
+        }
     }
     output::to_stderr(&text)
 }
@@ -294,7 +306,12 @@ fn write_report(
         return Ok(());
     }
     let text = match report.format {
-        ReportFormat::Text => report::render(results, warn_only, withheld),
+        ReportFormat::Text => report::render(
+            results,
+            warn_only,
+            withheld,
+            Paint::new(use_color(report.color, Stream::Stderr)),
+        ),
         ReportFormat::Json => {
             let mut text =
                 serde_json::to_string_pretty(&report::json(results, warn_only)).unwrap_or_default();
@@ -319,7 +336,13 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
     let sources = read_sources(&input_paths(&args.input)?, args.input.recursive)?;
     let context = read_context(&args.context, args.input.recursive)?;
     let admitted = crate::admit::admit_all(&sources, &context, &settings)?;
-    let text = crate::admit::render(&admitted, args.trace);
+    // The verdicts go to standard output with `-o text`, else to standard error.
+    let stream = match args.output {
+        AdmitFormat::Text => Stream::Stdout,
+        AdmitFormat::Yaml | AdmitFormat::Json => Stream::Stderr,
+    };
+    let paint = Paint::new(use_color(args.report.color, stream));
+    let text = crate::admit::render(&admitted, args.trace, paint);
     let written = match args.output {
         AdmitFormat::Text => output::to_stdout(&text),
         AdmitFormat::Yaml => output::to_stdout(&output::yaml_documents(
@@ -416,14 +439,25 @@ fn input_paths(input: &InputArgs) -> Result<Vec<PathBuf>, Error> {
     Ok(vec![PathBuf::from("-")])
 }
 
-/// Whether to colour what goes to standard output.
-pub fn use_color(choice: ColorChoice) -> bool {
+/// Where a text is written, for deciding whether to colour it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Whether to colour what goes to `stream`: `auto` colours a terminal,
+/// unless `NO_COLOR` is set (and not empty).
+pub fn use_color(choice: ColorChoice, stream: Stream) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
+                && match stream {
+                    Stream::Stdout => std::io::stdout().is_terminal(),
+                    Stream::Stderr => std::io::stderr().is_terminal(),
+                }
         }
     }
 }

@@ -1132,3 +1132,227 @@ fn diff_exits_1_with_differences_and_0_without_as_kubectl_diff() {
         assert_eq!(run.stdout.is_empty(), code != 1, "{args:?}: {}", run.stdout);
     }
 }
+
+// Colour: errors, warnings and rejections follow --color and NO_COLOR, as
+// the diff does; `auto` colours each stream when it is a terminal.
+
+const BOLD_RED: &str = "\x1b[1m\x1b[31m";
+const BOLD_YELLOW: &str = "\x1b[1m\x1b[33m";
+const RED: &str = "\x1b[31m";
+
+/// A run the cluster would reject (Pod Security "restricted" and linkerd-init's capabilities).
+const REJECTED: [&str; 4] = [
+    "-f",
+    "testdata/admission/web.yaml",
+    "--context",
+    "testdata/admission/namespace.yaml",
+];
+
+/// `admit` of a workload 1.28 rejects, with a warning under it.
+const ADMIT_REJECTED: [&str; 7] = [
+    "admit",
+    "-f",
+    "testdata/admit/native.yaml",
+    "--context",
+    "testdata/admit/injector.yaml",
+    "--kube-version",
+    "1.28",
+];
+
+/// Run in the repository with `args` and `--color color` (none for `None`),
+/// with NO_COLOR set when asked.
+fn coloured(args: &[&str], color: Option<&str>, no_color: bool) -> common::Run {
+    let mut cmd = common::command();
+    cmd.current_dir(common::repo()).args(args);
+    if let Some(color) = color {
+        cmd.args(["--color", color]);
+    }
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    cmd.write_stdin(Vec::new());
+    cmd.output().expect("runs").into()
+}
+
+#[test]
+fn errors_warnings_and_rejections_are_coloured_when_asked() {
+    let error = coloured(&["-f", "missing.yaml"], Some("always"), false);
+    assert_eq!(error.code, 2);
+    assert_eq!(
+        error.stderr,
+        format!("{BOLD_RED}error:\x1b[0m missing.yaml: no such file or directory\n")
+    );
+    let warning = coloured(&["-f", EXAMPLE], Some("always"), false);
+    assert!(
+        warning.stderr.contains(&format!(
+            "  {BOLD_YELLOW}warning:\x1b[0m value \"trustAnchorsPEM\""
+        )),
+        "{}",
+        warning.stderr
+    );
+    assert!(!warning.stdout.contains('\x1b'), "the manifests stay plain");
+    let rejected = coloured(&REJECTED, Some("always"), false);
+    assert_eq!(rejected.code, 1);
+    assert!(
+        rejected
+            .stderr
+            .contains(&format!("  {RED}rejected: pods \"web-\" is forbidden")),
+        "{}",
+        rejected.stderr
+    );
+    assert!(
+        rejected.stderr.contains(&format!(
+            "{BOLD_RED}error:\x1b[0m the cluster would reject what this writes"
+        )) && rejected.stderr.contains(&format!(
+            "  {RED}testdata/admission/web.yaml: deployment/web: pods"
+        )),
+        "{}",
+        rejected.stderr
+    );
+    // With --warn-only the rejection is a warning.
+    let warned = coloured(
+        &[&REJECTED[..], &["--warn-only"]].concat(),
+        Some("always"),
+        false,
+    );
+    assert!(
+        warned.stderr.contains(&format!(
+            "  {BOLD_YELLOW}warning:\x1b[0m would be rejected: "
+        )),
+        "{}",
+        warned.stderr
+    );
+    // admit's verdicts, on standard output with -o text, on standard error otherwise.
+    let admit = coloured(&ADMIT_REJECTED, Some("always"), false);
+    assert_eq!(admit.code, 1);
+    assert!(
+        admit.stdout.starts_with(&format!(
+            "deployment/worker {RED}rejected: Pod \"worker-\" is invalid"
+        )) && admit.stdout.contains(&format!(
+            "\n  {BOLD_YELLOW}warning:\x1b[0m spec.initContainers"
+        )),
+        "{}",
+        admit.stdout
+    );
+    let admit_yaml = coloured(
+        &[&ADMIT_REJECTED[..], &["-o", "yaml"]].concat(),
+        Some("always"),
+        false,
+    );
+    assert!(!admit_yaml.stdout.contains('\x1b'));
+    assert!(admit_yaml.stderr.contains(RED), "{}", admit_yaml.stderr);
+    // clap's own errors follow --color too.
+    let usage = coloured(&["--kube-version", "2.0"], Some("always"), false);
+    assert!(usage.stderr.starts_with(BOLD_RED), "{}", usage.stderr);
+    // --color always wins over NO_COLOR, as a flag given for this run.
+    let flag_wins = coloured(&["-f", "missing.yaml"], Some("always"), true);
+    assert!(flag_wins.stderr.starts_with(BOLD_RED));
+}
+
+#[test]
+fn never_no_color_and_pipes_leave_diagnostics_plain() {
+    for (color, no_color) in [
+        (Some("never"), false),
+        (None, true),
+        (None, false),
+        (Some("auto"), true),
+    ] {
+        for args in [
+            &["-f", "missing.yaml"][..],
+            &["-f", EXAMPLE][..],
+            &REJECTED[..],
+            &[&REJECTED[..], &["--warn-only"]].concat()[..],
+            &ADMIT_REJECTED[..],
+            &[&ADMIT_REJECTED[..], &["-o", "yaml"]].concat()[..],
+            &["--kube-version", "2.0"][..],
+            &["--diff", "-f", EXAMPLE][..],
+        ] {
+            let run = coloured(args, color, no_color);
+            assert!(
+                !run.stderr.contains('\x1b') && !run.stdout.contains('\x1b'),
+                "{args:?} {color:?} NO_COLOR={no_color}: {}{}",
+                run.stdout,
+                run.stderr
+            );
+        }
+    }
+}
+
+/// `script` runs `command` (a shell command line) on a pseudo-terminal in
+/// the repository; what the terminal showed, or `None` without `script`.
+fn on_a_terminal(test: &str, command: &str, no_color: bool) -> Option<String> {
+    let probe = std::process::Command::new("script")
+        .arg("--version")
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        common::skip_test(
+            test,
+            "script (util-linux) is not installed: no pseudo-terminal",
+        );
+        return None;
+    }
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-q", "-e", "-c", command, "/dev/null"])
+        .current_dir(common::repo())
+        .env_remove("NO_COLOR")
+        .stdin(std::process::Stdio::null());
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    let out = cmd.output().expect("script runs");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn auto_colours_each_stream_that_is_a_terminal_unless_no_color() {
+    const TEST: &str = "auto_colours_each_stream_that_is_a_terminal_unless_no_color";
+    let binary = common::command()
+        .get_program()
+        .to_string_lossy()
+        .into_owned();
+    let Some(error) = on_a_terminal(TEST, &format!("{binary} -f missing.yaml"), false) else {
+        return;
+    };
+    assert!(error.starts_with(&format!("{BOLD_RED}error:")), "{error:?}");
+    let no_color = on_a_terminal(TEST, &format!("{binary} -f missing.yaml"), true).expect("ran");
+    assert!(no_color.starts_with("error: missing.yaml"), "{no_color:?}");
+    let never = on_a_terminal(
+        TEST,
+        &format!("{binary} --color never -f missing.yaml"),
+        false,
+    )
+    .expect("ran");
+    assert!(!never.contains('\x1b'), "{never:?}");
+    // Standard error on the terminal, the diff into a file: the report is
+    // coloured, the diff not; and the other way round.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("out");
+    let file = file.display();
+    let report = on_a_terminal(
+        TEST,
+        &format!("{binary} --diff -f {EXAMPLE} > {file}"),
+        false,
+    )
+    .expect("ran");
+    assert!(report.contains(BOLD_YELLOW), "{report:?}");
+    let diff = std::fs::read_to_string(dir.path().join("out")).expect("diff");
+    assert!(
+        diff.starts_with("--- a/") && !diff.contains('\x1b'),
+        "{diff:?}"
+    );
+    let shown = on_a_terminal(
+        TEST,
+        &format!("{binary} --diff -f {EXAMPLE} 2> {file}"),
+        false,
+    )
+    .expect("ran");
+    assert!(
+        shown.contains("\x1b[32m+"),
+        "the diff is green on the terminal"
+    );
+    let report = std::fs::read_to_string(dir.path().join("out")).expect("report");
+    assert!(
+        report.contains("warning:") && !report.contains('\x1b'),
+        "{report:?}"
+    );
+}
