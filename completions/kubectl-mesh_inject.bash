@@ -132,7 +132,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__admit)
+        kubectl__mesh_inject__subcmd__admit)
             opts="-f -R -n -o -q -h --filename --recursive --namespace --context --kube-version --trace --compare --output --native-sidecar --quiet --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -202,7 +202,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__config)
+        kubectl__mesh_inject__subcmd__config)
             opts="-h --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -228,7 +228,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help)
+        kubectl__mesh_inject__subcmd__help)
             opts="inject uninject config admit version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -242,7 +242,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__admit)
+        kubectl__mesh_inject__subcmd__help__subcmd__admit)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -256,7 +256,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__config)
+        kubectl__mesh_inject__subcmd__help__subcmd__config)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -270,7 +270,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__help)
+        kubectl__mesh_inject__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -284,7 +284,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__inject)
+        kubectl__mesh_inject__subcmd__help__subcmd__inject)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -298,7 +298,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__uninject)
+        kubectl__mesh_inject__subcmd__help__subcmd__uninject)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -312,7 +312,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__version)
+        kubectl__mesh_inject__subcmd__help__subcmd__version)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -326,7 +326,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__inject)
+        kubectl__mesh_inject__subcmd__inject)
             opts="-f -R -n -o -q -h --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -400,7 +400,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__uninject)
+        kubectl__mesh_inject__subcmd__uninject)
             opts="-f -R -n -o -q -h --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -458,7 +458,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__version)
+        kubectl__mesh_inject__subcmd__version)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
