@@ -28,7 +28,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Report format on standard error: text, or json (versioned, for tools)')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the diff')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Embedded profile: linkerd (default) or istio')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A profile file of your own (start from `kubectl mesh-inject config`)')
             [CompletionResult]::new('--set', '--set', [CompletionResultType]::ParameterName, 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads'' annotations, which win over the profile')
@@ -38,7 +38,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to the input; objects in the input itself count too (repeatable)')
             [CompletionResult]::new('-R', '-R ', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
             [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
-            [CompletionResult]::new('--diff', '--diff', [CompletionResultType]::ParameterName, 'Show a unified diff of what would change instead of the manifests')
+            [CompletionResult]::new('--diff', '--diff', [CompletionResultType]::ParameterName, 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does')
             [CompletionResult]::new('--in-place', '--in-place', [CompletionResultType]::ParameterName, 'Rewrite the input files (atomically) instead of printing')
             [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Write nothing; exit 1 and list the files that would change')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report on standard error')
@@ -52,6 +52,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('uninject', 'uninject', [CompletionResultType]::ParameterValue, 'Remove exactly what inject added')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective profile (with --set values applied), to start your own from')
             [CompletionResult]::new('admit', 'admit', [CompletionResultType]::ParameterValue, 'Replay the apiserver''s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)')
+            [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the proxies the embedded profiles inject (what --version prints)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -63,7 +64,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Report format on standard error: text, or json (versioned, for tools)')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the diff')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Embedded profile: linkerd (default) or istio')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A profile file of your own (start from `kubectl mesh-inject config`)')
             [CompletionResult]::new('--set', '--set', [CompletionResultType]::ParameterName, 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads'' annotations, which win over the profile')
@@ -73,7 +74,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to the input; objects in the input itself count too (repeatable)')
             [CompletionResult]::new('-R', '-R ', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
             [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
-            [CompletionResult]::new('--diff', '--diff', [CompletionResultType]::ParameterName, 'Show a unified diff of what would change instead of the manifests')
+            [CompletionResult]::new('--diff', '--diff', [CompletionResultType]::ParameterName, 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does')
             [CompletionResult]::new('--in-place', '--in-place', [CompletionResultType]::ParameterName, 'Rewrite the input files (atomically) instead of printing')
             [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Write nothing; exit 1 and list the files that would change')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report on standard error')
@@ -91,13 +92,13 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Report format on standard error: text, or json (versioned, for tools)')
-            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the diff')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Embedded profile: linkerd (default) or istio')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A profile file of your own (start from `kubectl mesh-inject config`)')
             [CompletionResult]::new('--set', '--set', [CompletionResultType]::ParameterName, 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads'' annotations, which win over the profile')
             [CompletionResult]::new('-R', '-R ', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
             [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
-            [CompletionResult]::new('--diff', '--diff', [CompletionResultType]::ParameterName, 'Show a unified diff of what would change instead of the manifests')
+            [CompletionResult]::new('--diff', '--diff', [CompletionResultType]::ParameterName, 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does')
             [CompletionResult]::new('--in-place', '--in-place', [CompletionResultType]::ParameterName, 'Rewrite the input files (atomically) instead of printing')
             [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Write nothing; exit 1 and list the files that would change')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report on standard error')
@@ -125,6 +126,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output on standard output: text (a verdict line per object), or the pods as they would be stored, as yaml or json')
             [CompletionResult]::new('--native-sidecar', '--native-sidecar', [CompletionResultType]::ParameterName, 'Native sidecars for the mesh''s injector: auto, always, never')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Report format on standard error: text, or json (versioned, for tools)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never')
             [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Embedded profile: linkerd (default) or istio')
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A profile file of your own (start from `kubectl mesh-inject config`)')
             [CompletionResult]::new('--set', '--set', [CompletionResultType]::ParameterName, 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads'' annotations, which win over the profile')
@@ -138,11 +140,17 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'kubectl-mesh_inject;version' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'kubectl-mesh_inject;help' {
             [CompletionResult]::new('inject', 'inject', [CompletionResultType]::ParameterValue, 'Inject the proxy (what runs when no subcommand is given)')
             [CompletionResult]::new('uninject', 'uninject', [CompletionResultType]::ParameterValue, 'Remove exactly what inject added')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective profile (with --set values applied), to start your own from')
             [CompletionResult]::new('admit', 'admit', [CompletionResultType]::ParameterValue, 'Replay the apiserver''s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)')
+            [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the proxies the embedded profiles inject (what --version prints)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -156,6 +164,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             break
         }
         'kubectl-mesh_inject;help;admit' {
+            break
+        }
+        'kubectl-mesh_inject;help;version' {
             break
         }
         'kubectl-mesh_inject;help;help' {

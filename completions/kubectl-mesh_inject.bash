@@ -31,6 +31,9 @@ _kubectl__mesh_inject() {
             kubectl__mesh_inject,uninject)
                 cmd="kubectl__mesh_inject__subcmd__uninject"
                 ;;
+            kubectl__mesh_inject,version)
+                cmd="kubectl__mesh_inject__subcmd__version"
+                ;;
             kubectl__mesh_inject__subcmd__help,admit)
                 cmd="kubectl__mesh_inject__subcmd__help__subcmd__admit"
                 ;;
@@ -46,6 +49,9 @@ _kubectl__mesh_inject() {
             kubectl__mesh_inject__subcmd__help,uninject)
                 cmd="kubectl__mesh_inject__subcmd__help__subcmd__uninject"
                 ;;
+            kubectl__mesh_inject__subcmd__help,version)
+                cmd="kubectl__mesh_inject__subcmd__help__subcmd__version"
+                ;;
             *)
                 ;;
         esac
@@ -53,7 +59,7 @@ _kubectl__mesh_inject() {
 
     case "${cmd}" in
         kubectl__mesh_inject)
-            opts="-f -R -n -o -q -h -V --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help --version inject uninject config admit help"
+            opts="-f -R -n -o -q -h -V --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help --version inject uninject config admit version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -92,7 +98,7 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "linkerd istio" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -126,8 +132,8 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__admit)
-            opts="-f -R -n -o -q -h --filename --recursive --namespace --context --kube-version --trace --compare --output --native-sidecar --quiet --report --profile --config --set --help"
+        kubectl__mesh_inject__subcmd__admit)
+            opts="-f -R -n -o -q -h --filename --recursive --namespace --context --kube-version --trace --compare --output --native-sidecar --quiet --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -173,8 +179,12 @@ _kubectl__mesh_inject() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "linkerd istio" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -192,7 +202,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__config)
+        kubectl__mesh_inject__subcmd__config)
             opts="-h --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -200,7 +210,7 @@ _kubectl__mesh_inject() {
             fi
             case "${prev}" in
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "linkerd istio" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -218,8 +228,8 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help)
-            opts="inject uninject config admit help"
+        kubectl__mesh_inject__subcmd__help)
+            opts="inject uninject config admit version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -232,7 +242,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__admit)
+        kubectl__mesh_inject__subcmd__help__subcmd__admit)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -246,7 +256,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__config)
+        kubectl__mesh_inject__subcmd__help__subcmd__config)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -260,7 +270,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__help)
+        kubectl__mesh_inject__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -274,7 +284,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__inject)
+        kubectl__mesh_inject__subcmd__help__subcmd__inject)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -288,7 +298,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__help__subcmd__uninject)
+        kubectl__mesh_inject__subcmd__help__subcmd__uninject)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -302,7 +312,21 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__inject)
+        kubectl__mesh_inject__subcmd__help__subcmd__version)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__mesh_inject__subcmd__inject)
             opts="-f -R -n -o -q -h --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -342,7 +366,7 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "linkerd istio" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -376,7 +400,7 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__mesh_inject__subcmd__uninject)
+        kubectl__mesh_inject__subcmd__uninject)
             opts="-f -R -n -o -q -h --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -416,7 +440,7 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --profile)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "linkerd istio" -- "${cur}"))
                     return 0
                     ;;
                 --config)
@@ -427,6 +451,20 @@ _kubectl__mesh_inject() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__mesh_inject__subcmd__version)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

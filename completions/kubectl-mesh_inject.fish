@@ -8,7 +8,7 @@ function __fish_kubectl_mesh_inject_needs_command
     set -l cmd (commandline -opc)
     set -e cmd[1]
     argparse -s (__fish_kubectl_mesh_inject_global_optspecs) -- $cmd 2>/dev/null
-    or return
+    or return 0 # a value is still to come
     if set -q argv[1]
         # Also print the command, so this can be used to figure out what it is.
         echo $argv[1]
@@ -31,10 +31,11 @@ json\t'The objects as JSON (a `List` when there are several)'
 patch\t'The RFC 6902 JSON Patch of each changed object'"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
 json\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l color -d 'When to colour the diff' -r -f -a "auto\t''
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l color -d 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
+istio\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l kube-version -d 'Kubernetes version the manifests are for: decides native sidecars (1.29+), the preStop sleep action (1.30+) and PodSecurityPolicy (up to 1.24)' -r
@@ -47,7 +48,7 @@ copy\t''
 off\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l context -d 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to the input; objects in the input itself count too (repeatable)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l diff -d 'Show a unified diff of what would change instead of the manifests'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l diff -d 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s q -l quiet -d 'Print no report on standard error'
@@ -58,6 +59,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "uninject" -d 'Remove exactly what inject added'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "config" -d 'Print the effective profile (with --set values applied), to start your own from'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "admit" -d 'Replay the apiserver\'s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "version" -d 'Print the version and the proxies the embedded profiles inject (what --version prints)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s n -l namespace -d 'Namespace of objects that name none' -r
@@ -66,10 +68,11 @@ json\t'The objects as JSON (a `List` when there are several)'
 patch\t'The RFC 6902 JSON Patch of each changed object'"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
 json\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l color -d 'When to colour the diff' -r -f -a "auto\t''
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l color -d 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
+istio\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l kube-version -d 'Kubernetes version the manifests are for: decides native sidecars (1.29+), the preStop sleep action (1.30+) and PodSecurityPolicy (up to 1.24)' -r
@@ -82,7 +85,7 @@ copy\t''
 off\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l context -d 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to the input; objects in the input itself count too (repeatable)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l diff -d 'Show a unified diff of what would change instead of the manifests'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l diff -d 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s q -l quiet -d 'Print no report on standard error'
@@ -95,19 +98,21 @@ json\t'The objects as JSON (a `List` when there are several)'
 patch\t'The RFC 6902 JSON Patch of each changed object'"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
 json\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l color -d 'When to colour the diff' -r -f -a "auto\t''
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l color -d 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
+istio\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l diff -d 'Show a unified diff of what would change instead of the manifests'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l diff -d 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s q -l quiet -d 'Print no report on standard error'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
+istio\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -s h -l help -d 'Print help'
@@ -123,7 +128,11 @@ always\t''
 never\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l report -d 'Report format on standard error: text, or json (versioned, for tools)' -r -f -a "text\t''
 json\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l profile -d 'Embedded profile: linkerd (default) or istio' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l color -d 'When to colour the diff, errors, warnings and rejections: auto (on a terminal, unless NO_COLOR is set), always, never' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
+istio\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l config -d 'A profile file of your own (start from `kubectl mesh-inject config`)' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
@@ -131,8 +140,10 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l compare -d 'Run both paths for each workload: the webhook path (the input as it is) and the static path (injected by this tool first), and show where they differ'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s q -l quiet -d 'Print no report on standard error'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s h -l help -d 'Print help'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "inject" -d 'Inject the proxy (what runs when no subcommand is given)'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "uninject" -d 'Remove exactly what inject added'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "config" -d 'Print the effective profile (with --set values applied), to start your own from'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "admit" -d 'Replay the apiserver\'s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand version" -s h -l help -d 'Print help'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "inject" -d 'Inject the proxy (what runs when no subcommand is given)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "uninject" -d 'Remove exactly what inject added'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "config" -d 'Print the effective profile (with --set values applied), to start your own from'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "admit" -d 'Replay the apiserver\'s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "version" -d 'Print the version and the proxies the embedded profiles inject (what --version prints)'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

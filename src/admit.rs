@@ -296,8 +296,8 @@ fn static_review(
 /// What `admit` prints: a verdict line per object (`deployment/web
 /// admitted`, `… rejected: <message>`) with the warnings under it; with
 /// `trace`, every step of the chain first; with `--compare`, both paths and
-/// where they differ.
-pub fn render(admitted: &[Admitted], trace: bool) -> String {
+/// where they differ. With `paint` on, rejections and warnings are coloured.
+pub fn render(admitted: &[Admitted], trace: bool, paint: crate::output::Paint) -> String {
     let mut out = String::new();
     let several = admitted
         .iter()
@@ -317,7 +317,7 @@ pub fn render(admitted: &[Admitted], trace: bool) -> String {
                     out.push_str(&trace_header(&subject, object));
                     out.push_str(&render_trace(&object.review));
                 }
-                out.push_str(&verdict_lines(&subject, &object.review));
+                out.push_str(&verdict_lines(&subject, &object.review, paint));
             }
             Some(static_path) => {
                 if trace {
@@ -330,10 +330,12 @@ pub fn render(admitted: &[Admitted], trace: bool) -> String {
                 out.push_str(&verdict_lines(
                     &format!("{subject} (webhook path)"),
                     &object.review,
+                    paint,
                 ));
                 out.push_str(&verdict_lines(
                     &format!("{subject} (static path)"),
                     static_path,
+                    paint,
                 ));
                 out.push_str(&differences(&object.review, static_path));
             }
@@ -361,7 +363,8 @@ fn trace_header(subject: &str, object: &Admitted) -> String {
     )
 }
 
-fn verdict_lines(subject: &str, review: &Review) -> String {
+fn verdict_lines(subject: &str, review: &Review, paint: crate::output::Paint) -> String {
+    let red = |text: &str| paint.paint(crate::output::Paint::REJECTION, text);
     let mut out = String::new();
     let rejections: Vec<&str> = review
         .verdicts
@@ -371,11 +374,11 @@ fn verdict_lines(subject: &str, review: &Review) -> String {
         .collect();
     match rejections.as_slice() {
         [] => out.push_str(&format!("{subject} admitted\n")),
-        [one] => out.push_str(&format!("{subject} rejected: {one}\n")),
+        [one] => out.push_str(&format!("{subject} {}\n", red(&format!("rejected: {one}")))),
         many => {
-            out.push_str(&format!("{subject} rejected:\n"));
+            out.push_str(&format!("{subject} {}\n", red("rejected:")));
             for message in many {
-                out.push_str(&format!("  {message}\n"));
+                out.push_str(&format!("  {}\n", red(message)));
             }
         }
     }
@@ -384,7 +387,7 @@ fn verdict_lines(subject: &str, review: &Review) -> String {
         .iter()
         .filter(|v| v.severity == crate::admission::Severity::Warning)
     {
-        out.push_str(&format!("  warning: {}\n", warning.message));
+        out.push_str(&format!("  {} {}\n", paint.warning(), warning.message));
     }
     out
 }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cluster::KubeVersion;
@@ -37,6 +38,8 @@ pub enum Command {
     /// Replay the apiserver's admission chain for every pod and pod template,
     /// with the mutating webhooks in context (and their reinvocation).
     Admit(AdmitArgs),
+    /// Print the version and the proxies the embedded profiles inject (what --version prints).
+    Version,
 }
 
 #[derive(Debug, Args)]
@@ -123,7 +126,7 @@ pub struct UninjectArgs {
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
     /// Embedded profile: linkerd (default) or istio.
-    #[arg(long, value_name = "NAME", conflicts_with = "config")]
+    #[arg(long, value_name = "NAME", conflicts_with = "config", value_parser = profile_names())]
     pub profile: Option<String>,
     /// A profile file of your own (start from `kubectl mesh-inject config`).
     #[arg(long, value_name = "FILE")]
@@ -132,6 +135,11 @@ pub struct ProfileArgs {
     /// Flags win over the workloads' annotations, which win over the profile.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+}
+
+/// The embedded profiles' names: the values `--profile` takes (and completes).
+fn profile_names() -> PossibleValuesParser {
+    PossibleValuesParser::new(crate::profile::EMBEDDED.iter().map(|(name, _)| *name))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -156,7 +164,8 @@ pub struct CommonArgs {
     /// Output format on standard output.
     #[arg(short = 'o', long, value_enum, default_value_t = Format::Yaml)]
     pub output: Format,
-    /// Show a unified diff of what would change instead of the manifests.
+    /// Show a unified diff of what would change instead of the manifests;
+    /// exit 1 when there are differences, 0 when none, as `kubectl diff` does.
     #[arg(long, group = "mode")]
     pub diff: bool,
     /// Rewrite the input files (atomically) instead of printing.
@@ -167,9 +176,6 @@ pub struct CommonArgs {
     pub check: bool,
     #[command(flatten)]
     pub report: ReportArgs,
-    /// When to colour the diff.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
-    pub color: ColorChoice,
 }
 
 /// Where the manifests come from.
@@ -190,6 +196,19 @@ pub struct InputArgs {
     pub namespace: String,
 }
 
+impl Cli {
+    /// The `--color` of the command line (`auto` for commands without one).
+    pub fn color(&self) -> ColorChoice {
+        match &self.command {
+            None => self.inject.common.report.color,
+            Some(Command::Inject(args)) => args.common.report.color,
+            Some(Command::Uninject(args)) => args.common.report.color,
+            Some(Command::Admit(args)) => args.report.color,
+            Some(Command::Config(_) | Command::Version) => ColorChoice::Auto,
+        }
+    }
+}
+
 impl InputArgs {
     /// Every path given, with -f or without.
     pub fn paths(&self) -> Vec<PathBuf> {
@@ -197,7 +216,7 @@ impl InputArgs {
     }
 }
 
-/// The report on standard error.
+/// The report on standard error, and colours.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// Print no report on standard error.
@@ -206,6 +225,10 @@ pub struct ReportArgs {
     /// Report format on standard error: text, or json (versioned, for tools).
     #[arg(long = "report", value_enum, default_value_t = ReportFormat::Text, value_name = "FORMAT")]
     pub format: ReportFormat,
+    /// When to colour the diff, errors, warnings and rejections: auto (on a
+    /// terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -22,6 +22,10 @@ impl KubeVersion {
         minor: 37,
     };
 
+    /// The highest minor accepted: releases newer than the tool knows are
+    /// taken (as behaving like the newest it knows), typos like 1.290 are not.
+    pub const MAX_MINOR: u32 = 99;
+
     pub const fn new(major: u32, minor: u32) -> Self {
         KubeVersion { major, minor }
     }
@@ -50,13 +54,28 @@ impl KubeVersion {
 impl std::str::FromStr for KubeVersion {
     type Err = String;
 
-    /// Accepts `1.29`, `v1.29` and `1.29.3`.
+    /// Accepts `1.29`, `v1.29` and `1.29.3`. Kubernetes has only 1.x
+    /// releases: another major is refused, and so is a minor of more than
+    /// two digits (`1.290` is a typo, not a release); a minor past the newest
+    /// this tool knows is taken as it comes (a newer cluster than the tool).
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let trimmed = text.trim_start_matches('v');
         let mut parts = trimmed.split('.');
         let number = |part: Option<&str>| part.and_then(|p| p.parse::<u32>().ok());
         match (number(parts.next()), number(parts.next())) {
-            (Some(major), Some(minor)) => Ok(KubeVersion { major, minor }),
+            (Some(1), Some(minor)) if minor <= KubeVersion::MAX_MINOR => {
+                Ok(KubeVersion { major: 1, minor })
+            }
+            (Some(1), Some(_)) => Err(format!(
+                "{text} is not a Kubernetes version: minors have at most two digits \
+                 (the newest this tool knows is {})",
+                KubeVersion::CURRENT
+            )),
+            (Some(_), Some(_)) => Err(format!(
+                "{text} is not a Kubernetes version: every release is 1.x \
+                 (the newest this tool knows is {})",
+                KubeVersion::CURRENT
+            )),
             _ => Err(format!(
                 "expected a Kubernetes version like 1.29, got {text:?}"
             )),
@@ -243,6 +262,10 @@ mod tests {
                 .has_pod_security_policy()
         );
         assert!("latest".parse::<KubeVersion>().is_err());
+        assert_eq!("1.99".parse(), Ok(KubeVersion::new(1, 99)));
+        for refused in ["2.0", "0.9", "v2.1", "1.100", "1.290"] {
+            assert!(refused.parse::<KubeVersion>().is_err(), "{refused}");
+        }
     }
 
     #[test]

@@ -12,16 +12,30 @@ use crate::cli::Cli;
 const FILES_TOO: u8 = 0;
 const NO_FILES: u8 = 4;
 
-/// The answer to `__complete` with `args` (the last one is the word being completed).
+/// The answer to `__complete` with `args` (the last one is the word being
+/// completed). A word `--flag=partial` completes the flag's values (the
+/// shell keeps the `--flag=` before them, as kubectl's scripts do).
 pub fn answer(args: &[String]) -> String {
     let (current, words) = match args.split_last() {
         Some((current, words)) => (current.as_str(), words),
         None => ("", &[][..]),
     };
     let root = Cli::command();
-    let sub = words.iter().find_map(|w| root.find_subcommand(w).cloned());
-    let command = sub.as_ref().unwrap_or(&root);
-    let (candidates, directive) = candidates(command, words, current, sub.is_none());
+    let sub = subcommand(&root, words);
+    let command = sub.unwrap_or(&root);
+    let (candidates, directive, current) = match current
+        .strip_prefix("--")
+        .and_then(|flag| flag.split_once('='))
+    {
+        Some((flag, partial)) => {
+            let (values, directive) = candidates(command, &[format!("--{flag}")], "", false);
+            (values, directive, partial)
+        }
+        None => {
+            let (names, directive) = candidates(command, words, current, sub.is_none());
+            (names, directive, current)
+        }
+    };
     let mut out: String = candidates
         .into_iter()
         .filter(|c| c.starts_with(current))
@@ -29,6 +43,27 @@ pub fn answer(args: &[String]) -> String {
         .collect();
     out.push_str(&format!(":{directive}\n"));
     out
+}
+
+/// The subcommand among `words`: the first word that is neither an option
+/// nor an option's value, when it names one (a file named `admit` after -f
+/// is a file).
+fn subcommand<'a>(root: &'a Command, words: &[String]) -> Option<&'a Command> {
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        if !word.starts_with('-') || word == "-" {
+            return root.find_subcommand(word);
+        }
+        let takes_value = root.get_arguments().any(|a| {
+            a.get_action().takes_values()
+                && (a.get_long().is_some_and(|l| *word == format!("--{l}"))
+                    || a.get_short().is_some_and(|s| *word == format!("-{s}")))
+        });
+        if takes_value {
+            words.next();
+        }
+    }
+    None
 }
 
 fn candidates(command: &Command, words: &[String], current: &str, top: bool) -> (Vec<String>, u8) {
@@ -39,14 +74,11 @@ fn candidates(command: &Command, words: &[String], current: &str, top: bool) -> 
                 || a.get_short().is_some_and(|s| previous == &format!("-{s}"))
         });
         if let Some(option) = option.filter(|o| o.get_action().takes_values()) {
-            let mut values: Vec<String> = option
+            let values: Vec<String> = option
                 .get_possible_values()
                 .iter()
                 .map(|v| v.get_name().to_string())
                 .collect();
-            if option.get_id() == "profile" {
-                values.extend(crate::profile::EMBEDDED.iter().map(|(n, _)| n.to_string()));
-            }
             return if values.is_empty() {
                 // Paths and free text: the shell completes files.
                 (Vec::new(), FILES_TOO)
@@ -91,5 +123,10 @@ mod tests {
         assert!(ask(&["admit", "--tr"]).starts_with("--trace\n"));
         assert_eq!(ask(&["-f", ""]), ":0\n");
         assert_eq!(ask(&["--profile", ""]), "linkerd\nistio\n:4\n");
+        assert_eq!(ask(&["--output=j"]), "json\n:4\n");
+        assert_eq!(ask(&["admit", "--output="]), "text\nyaml\njson\n:4\n");
+        assert_eq!(ask(&["-f", "admit", "--tr"]), ":4\n");
+        assert_eq!(ask(&["-n", "x", "ver"]), ":0\n");
+        assert_eq!(ask(&["ver"]), "version\n:0\n");
     }
 }

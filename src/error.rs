@@ -21,6 +21,12 @@ pub enum Error {
         to: &'static str,
         error: std::io::Error,
     },
+    /// A path given with a flag (`--config`, `--context`) that cannot be
+    /// read: the message names the flag, `--config x.yaml: no such file or directory`.
+    Flag {
+        flag: &'static str,
+        error: Box<Error>,
+    },
 }
 
 /// A message tied to a place in a source.
@@ -108,6 +114,18 @@ impl Error {
         }
     }
 
+    /// The error, naming `flag` when it is about a path that cannot be read
+    /// (the path is the flag's value, or a file under it).
+    pub fn given_with(self, flag: &'static str) -> Self {
+        match self {
+            Error::Input { .. } => Error::Flag {
+                flag,
+                error: Box::new(self),
+            },
+            other => other,
+        }
+    }
+
     /// Whether the error is a closed pipe: the reader went away (`| head`),
     /// which is its choice, not a failure of the run.
     pub fn is_broken_pipe(&self) -> bool {
@@ -118,6 +136,7 @@ impl Error {
     pub fn snippet(&self) -> Option<String> {
         match self {
             Error::Document(located) => Some(located.snippet()),
+            Error::Flag { error, .. } => error.snippet(),
             _ => None,
         }
     }
@@ -138,6 +157,7 @@ impl fmt::Display for Error {
                 write!(f, "cannot write {}: {message}", path.display())
             }
             Error::Write { to, error } => write!(f, "writing to {to}: {error}"),
+            Error::Flag { flag, error } => write!(f, "{flag} {error}"),
         }
     }
 }

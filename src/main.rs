@@ -8,8 +8,8 @@ static ALLOCATOR: mesh_inject::allocator::Allocator = mesh_inject::allocator::Al
 use clap::{CommandFactory, FromArgMatches};
 use mesh_inject::cli::{Cli, ColorChoice};
 use mesh_inject::error::Error;
-use mesh_inject::output;
-use mesh_inject::run::{Status, run, use_color};
+use mesh_inject::output::{self, Paint};
+use mesh_inject::run::{Status, Stream, run, use_color};
 
 fn main() -> ExitCode {
     no_transparent_huge_pages();
@@ -23,7 +23,10 @@ fn main() -> ExitCode {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         let answer = mesh_inject::complete::answer(&words);
-        return exit_code(output::to_stdout(&answer).map(|()| Status::Done));
+        return exit_code(
+            output::to_stdout(&answer).map(|()| Status::Done),
+            ColorChoice::Never,
+        );
     }
     // The version names the proxies the embedded profiles inject, read from
     // them: worth parsing both profiles only when it is asked for.
@@ -35,18 +38,27 @@ fn main() -> ExitCode {
     } else {
         env!("CARGO_PKG_VERSION")
     };
-    let matches = match Cli::command().version(version).try_get_matches() {
+    // Before the arguments are parsed, `--color` is looked for among them,
+    // so that clap's own errors and --help follow it too.
+    let color = color_in_args();
+    let clap_color = match color {
+        ColorChoice::Auto => clap::ColorChoice::Auto,
+        ColorChoice::Always => clap::ColorChoice::Always,
+        ColorChoice::Never => clap::ColorChoice::Never,
+    };
+    let command = Cli::command().version(version).color(clap_color);
+    let matches = match command.try_get_matches() {
         Ok(matches) => matches,
         // --help and --version: written and checked like any output (clap
         // would ignore a failure), coloured as clap colours them.
         Err(err) if !err.use_stderr() => {
             let text = err.render();
-            let text = if use_color(ColorChoice::Auto) {
+            let text = if use_color(color, Stream::Stdout) {
                 text.ansi().to_string()
             } else {
                 text.to_string()
             };
-            return exit_code(output::to_stdout(&text).map(|()| Status::Done));
+            return exit_code(output::to_stdout(&text).map(|()| Status::Done), color);
         }
         Err(err) => err.exit(),
     };
@@ -54,17 +66,42 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => err.exit(),
     };
-    exit_code(run(cli))
+    let color = cli.color();
+    exit_code(run(cli), color)
 }
 
-fn exit_code(result: Result<Status, Error>) -> ExitCode {
+/// The last `--color WHEN` (or `--color=WHEN`) among the arguments; `auto`
+/// when there is none or its value is not one (clap then says so).
+fn color_in_args() -> ColorChoice {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let mut choice = ColorChoice::Auto;
+    for (index, arg) in args.iter().enumerate() {
+        let value = if arg == "--color" {
+            args.get(index + 1).and_then(|v| v.to_str())
+        } else {
+            arg.to_str().and_then(|a| a.strip_prefix("--color="))
+        };
+        choice = match value {
+            Some("auto") => ColorChoice::Auto,
+            Some("always") => ColorChoice::Always,
+            Some("never") => ColorChoice::Never,
+            _ => choice,
+        };
+    }
+    choice
+}
+
+/// The exit status of a run, after saying what stopped it (`error:`
+/// coloured as `color` and standard error decide).
+fn exit_code(result: Result<Status, Error>, color: ColorChoice) -> ExitCode {
     match result {
         Ok(Status::Done) => ExitCode::SUCCESS,
         Ok(Status::WouldChange | Status::Rejected) => ExitCode::from(1),
         // The reader of the output went away (`| head`): its choice.
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            let mut text = format!("error: {err}\n");
+            let paint = Paint::new(use_color(color, Stream::Stderr));
+            let mut text = format!("{} {err}\n", paint.error());
             if let Some(snippet) = err.snippet() {
                 text.push_str(&snippet);
                 text.push('\n');

@@ -13,6 +13,50 @@ use crate::pipeline::Processed;
 pub const STDOUT: &str = "standard output";
 pub const STDERR: &str = "standard error";
 
+/// How diagnostics are shown: `error:` bold red, `warning:` bold yellow and
+/// rejections red, as cargo shows them; plain text when colour is off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Paint {
+    pub on: bool,
+}
+
+impl Paint {
+    pub const ERROR: Style = AnsiColor::Red.on_default().bold();
+    pub const WARNING: Style = AnsiColor::Yellow.on_default().bold();
+    pub const REJECTION: Style = AnsiColor::Red.on_default();
+
+    pub fn new(on: bool) -> Self {
+        Paint { on }
+    }
+
+    /// `text` in `style`, or as it is.
+    pub fn paint(self, style: Style, text: &str) -> String {
+        if self.on {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_string()
+        }
+    }
+
+    /// `error:`, for a message that stops the run.
+    pub fn error(self) -> String {
+        self.paint(Self::ERROR, "error:")
+    }
+
+    /// `warning:`, for what the run goes on with.
+    pub fn warning(self) -> String {
+        self.paint(Self::WARNING, "warning:")
+    }
+
+    /// A line of text that starts with `warning: ` gets its label painted.
+    pub fn labelled(self, line: &str) -> String {
+        match line.strip_prefix("warning:") {
+            Some(rest) => format!("{}{rest}", self.warning()),
+            None => line.to_string(),
+        }
+    }
+}
+
 /// Write `text` to standard output, flushed: a full disk must fail the run,
 /// not truncate its output silently.
 pub fn to_stdout(text: &str) -> Result<(), Error> {

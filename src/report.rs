@@ -5,6 +5,7 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use crate::admission::Severity;
+use crate::output::Paint;
 use crate::pipeline::{ObjectResult, Processed};
 use crate::rules::Outcome;
 
@@ -29,25 +30,30 @@ pub fn object_line(object: &ObjectResult) -> String {
 
 /// The lines under an object: what the cluster would say (a rejection reads
 /// as a warning with `--warn-only`), and how to fix what the injection cannot.
-fn verdict_lines(object: &ObjectResult, warn_only: bool) -> Vec<String> {
+fn verdict_lines(object: &ObjectResult, warn_only: bool, paint: Paint) -> Vec<String> {
+    let warning = paint.warning();
     let verdicts = object
         .verdicts
         .iter()
-        .map(|v| match (v.severity, warn_only) {
-            (Severity::Rejection, false) => format!("rejected: {}", v.message),
-            (Severity::Rejection, true) => format!("warning: would be rejected: {}", v.message),
-            (Severity::Warning, _) => format!("warning: {}", v.message),
+        .map(move |v| match (v.severity, warn_only) {
+            (Severity::Rejection, false) => {
+                paint.paint(Paint::REJECTION, &format!("rejected: {}", v.message))
+            }
+            (Severity::Rejection, true) => format!("{warning} would be rejected: {}", v.message),
+            (Severity::Warning, _) => format!("{warning} {}", v.message),
         });
+    let warning = paint.warning();
     verdicts
-        .chain(object.hints.iter().map(|h| format!("warning: {h}")))
+        .chain(object.hints.iter().map(move |h| format!("{warning} {h}")))
         .collect()
 }
 
 /// The whole report: a line per object (prefixed with its file when there are
 /// several sources) with the cluster's verdicts and its notes indented below;
 /// a note shared by several objects (a missing profile value) is said once
-/// after them; then a summary.
-pub fn render(results: &[Processed], warn_only: bool, withheld: bool) -> String {
+/// after them; then a summary. With `paint` on, warnings and rejections are
+/// coloured.
+pub fn render(results: &[Processed], warn_only: bool, withheld: bool, paint: Paint) -> String {
     let mut out = String::new();
     let several = results.len() > 1;
     let mut note_counts: Vec<(&str, usize)> = Vec::new();
@@ -73,11 +79,11 @@ pub fn render(results: &[Processed], warn_only: bool, withheld: bool) -> String 
                 let _ = write!(out, "{}: ", processed.source.name());
             }
             let _ = writeln!(out, "{}", object_line(object));
-            for line in verdict_lines(object, warn_only) {
+            for line in verdict_lines(object, warn_only, paint) {
                 let _ = writeln!(out, "  {line}");
             }
             for note in object.notes.iter().filter(|n| !shared(n)) {
-                let _ = writeln!(out, "  {note}");
+                let _ = writeln!(out, "  {}", paint.labelled(note));
             }
             let slot = match object.outcome {
                 Outcome::Injected => 0,
@@ -92,7 +98,7 @@ pub fn render(results: &[Processed], warn_only: bool, withheld: bool) -> String 
         counts[4] += usize::from(processed.changed());
     }
     for (note, count) in note_counts.iter().filter(|(_, count)| *count > 1) {
-        let _ = writeln!(out, "{note} ({count} objects)");
+        let _ = writeln!(out, "{} ({count} objects)", paint.labelled(note));
     }
     let [injected, uninjected, unchanged, skipped, changed] = counts;
     let mut parts = Vec::new();

@@ -11,7 +11,7 @@ use crate::cli::{
 };
 use crate::cluster::KubeVersion;
 use crate::error::Error;
-use crate::output;
+use crate::output::{self, Paint};
 use crate::pipeline::{self, Action, Processed, Settings};
 use crate::profile::{self, NativeChoice, Profile};
 use crate::report;
@@ -22,7 +22,8 @@ use crate::{source, yaml};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Done,
-    /// `--check` found files that would change.
+    /// `--check` found files that would change, or `--diff` differences
+    /// (status 1, as `kubectl diff` and `diff` exit with differences).
     WouldChange,
     /// The cluster would reject an injected workload; nothing was written.
     Rejected,
@@ -33,6 +34,10 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
     match cli.command {
         Some(Command::Config(args)) => print_config(&args),
         Some(Command::Admit(args)) => admit(args),
+        Some(Command::Version) => after_writing(
+            Status::Done,
+            output::to_stdout(&format!("kubectl-mesh_inject {}\n", crate::version_text())),
+        ),
         Some(Command::Inject(args)) => transform(Action::Inject, args),
         Some(Command::Uninject(args)) => transform(
             Action::Uninject,
@@ -54,7 +59,8 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
 fn load_profile(args: &ProfileArgs) -> Result<(Profile, String, Map<String, Value>), Error> {
     let (profile, text) = match &args.config {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, &e))?;
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| Error::io(path, &e).given_with("--config"))?;
             (Profile::parse(&text, &path.display().to_string())?, text)
         }
         None => {
@@ -138,7 +144,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         keep_values: common.output == Format::Json,
         keep_patches: common.output == Format::Patch,
     };
-    let context = read_sources(&args.context, common.input.recursive)?;
+    let context = read_context(&args.context, common.input.recursive)?;
     let mut results = pipeline::process_all(sources, &context, &settings)?;
 
     if let (Some(list), [processed]) = (&resource_list, results.as_mut_slice()) {
@@ -167,7 +173,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         return after_writing(Status::Rejected, written);
     }
 
-    let status = if common.check && results.iter().any(Processed::changed) {
+    let status = if (common.check || common.diff) && results.iter().any(Processed::changed) {
         Status::WouldChange
     } else {
         Status::Done
@@ -204,7 +210,10 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
         let lines: String = notes.iter().map(|n| format!("note: {n}\n")).collect();
         output::to_stderr(&lines)
     } else if common.diff {
-        output::to_stdout(&output::diff(results, use_color(common.color)))
+        output::to_stdout(&output::diff(
+            results,
+            use_color(common.report.color, Stream::Stdout),
+        ))
     } else {
         match common.output {
             Format::Yaml => {
@@ -233,9 +242,18 @@ fn write_rejections(
         // The JSON report carries the rejections; stderr stays one JSON document.
         return Ok(());
     }
-    let mut text = "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n".to_string();
+    let paint = Paint::new(use_color(report.color, Stream::Stderr));
+    let mut text = format!(
+        "{} the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n",
+        paint.error()
+    );
     for line in rejections {
-        text.push_str(&format!("  {line}\n"));
+        // The hints under a rejection (`  fix: …`) stay plain.
+        if line.starts_with(' ') {
+            text.push_str(&format!("  {line}\n"));
+        } else {
+            text.push_str(&format!("  {}\n", paint.paint(Paint::REJECTION, line)));
+        }
     }
     output::to_stderr(&text)
 }
@@ -288,7 +306,12 @@ fn write_report(
         return Ok(());
     }
     let text = match report.format {
-        ReportFormat::Text => report::render(results, warn_only, withheld),
+        ReportFormat::Text => report::render(
+            results,
+            warn_only,
+            withheld,
+            Paint::new(use_color(report.color, Stream::Stderr)),
+        ),
         ReportFormat::Json => {
             let mut text =
                 serde_json::to_string_pretty(&report::json(results, warn_only)).unwrap_or_default();
@@ -311,9 +334,15 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
         compare: args.compare,
     };
     let sources = read_sources(&input_paths(&args.input)?, args.input.recursive)?;
-    let context = read_sources(&args.context, args.input.recursive)?;
+    let context = read_context(&args.context, args.input.recursive)?;
     let admitted = crate::admit::admit_all(&sources, &context, &settings)?;
-    let text = crate::admit::render(&admitted, args.trace);
+    // The verdicts go to standard output with `-o text`, else to standard error.
+    let stream = match args.output {
+        AdmitFormat::Text => Stream::Stdout,
+        AdmitFormat::Yaml | AdmitFormat::Json => Stream::Stderr,
+    };
+    let paint = Paint::new(use_color(args.report.color, stream));
+    let text = crate::admit::render(&admitted, args.trace, paint);
     let written = match args.output {
         AdmitFormat::Text => output::to_stdout(&text),
         AdmitFormat::Yaml => output::to_stdout(&output::yaml_documents(
@@ -391,6 +420,11 @@ fn read_sources(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source
     source::read_all(paths, recursive)
 }
 
+/// The `--context` files: read like the input, a path that cannot be read named with the flag.
+fn read_context(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
+    read_sources(paths, recursive).map_err(|e| e.given_with("--context"))
+}
+
 /// The paths given, or standard input when none are and it is not a terminal.
 fn input_paths(input: &InputArgs) -> Result<Vec<PathBuf>, Error> {
     let paths = input.paths();
@@ -405,14 +439,25 @@ fn input_paths(input: &InputArgs) -> Result<Vec<PathBuf>, Error> {
     Ok(vec![PathBuf::from("-")])
 }
 
-/// Whether to colour what goes to standard output.
-pub fn use_color(choice: ColorChoice) -> bool {
+/// Where a text is written, for deciding whether to colour it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Whether to colour what goes to `stream`: `auto` colours a terminal,
+/// unless `NO_COLOR` is set (and not empty).
+pub fn use_color(choice: ColorChoice, stream: Stream) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
         ColorChoice::Auto => {
             std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal()
+                && match stream {
+                    Stream::Stdout => std::io::stdout().is_terminal(),
+                    Stream::Stderr => std::io::stderr().is_terminal(),
+                }
         }
     }
 }

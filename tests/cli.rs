@@ -131,7 +131,7 @@ fn output_patch_is_rfc6902_and_reproduces_the_output() {
 #[test]
 fn diff_shows_added_lines_and_colours_only_when_asked() {
     let plain = in_repo(&["-q", "--diff", "-f", EXAMPLE]);
-    assert_eq!(plain.code, 0);
+    assert_eq!(plain.code, 1, "differences: status 1, as kubectl diff");
     assert!(
         plain.stdout.starts_with(
             "--- a/testdata/example/deploy.yaml\n+++ b/testdata/example/deploy.yaml\n"
@@ -617,6 +617,7 @@ fn printing_runs() -> Vec<(Vec<&'static str>, String)> {
         (vec!["__complete", "--profile", ""], none()),
         (vec!["--help"], none()),
         (vec!["--version"], none()),
+        (vec!["version"], none()),
     ]
 }
 
@@ -701,7 +702,9 @@ fn a_closed_pipe_ends_the_run_quietly() {
             common::closed_pipe(),
             std::process::Stdio::piped(),
         );
-        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        // `--diff` keeps its status: the input differs from the output.
+        let code = i32::from(args.contains(&"--diff"));
+        assert_eq!(run.code, code, "{args:?}: {}", run.stderr);
         assert_eq!(run.stderr, "", "{args:?}");
     }
     // On standard error too: `--check` still says that files would change.
@@ -853,7 +856,10 @@ fn directories_without_manifests_are_an_error() {
     // policies the user meant to give.
     let context = in_dir(&["-q", "-f", "deploy.yaml", "--context", "empty"]);
     assert_eq!(context.code, 2);
-    assert_eq!(context.stderr, message("empty"));
+    assert_eq!(
+        context.stderr,
+        message("empty").replace("error: ", "error: --context ")
+    );
 }
 
 #[test]
@@ -987,5 +993,366 @@ fn a_typed_list_in_context_applies_to_the_input() {
                 .contains("from the LimitRange of namespace shop (2 objects)\n"),
         "{}",
         run.stderr
+    );
+}
+
+// Flags: values refused where they are given, errors naming the flag.
+
+#[test]
+fn kube_version_takes_only_1_x_with_a_reasonable_minor() {
+    for args in [
+        &["--kube-version", "2.0", "-f", EXAMPLE][..],
+        &["--kube-version", "v0.9", "-f", EXAMPLE][..],
+        &["--kube-version", "1.290", "-f", EXAMPLE][..],
+        &["admit", "--kube-version", "3.1", "-f", EXAMPLE][..],
+        &["admit", "--kube-version", "1.1000", "-f", EXAMPLE][..],
+    ] {
+        let run = in_repo(args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{args:?}");
+        let value = args[args
+            .iter()
+            .position(|a| *a == "--kube-version")
+            .expect("flag")
+            + 1];
+        assert!(
+            run.stderr
+                .contains(&format!("'{value}' for '--kube-version"))
+                && run.stderr.contains("is not a Kubernetes version"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    // A release newer than the tool knows, and the forms kubectl prints.
+    for version in ["1.45", "v1.29.3", "1.0"] {
+        let run = in_repo(&["-q", "--kube-version", version, "-f", EXAMPLE]);
+        assert_eq!(run.code, 0, "{version}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn unreadable_config_and_context_paths_name_their_flag() {
+    for (args, expected) in [
+        (
+            &["--config", "missing.yaml", "-f", EXAMPLE][..],
+            "error: --config missing.yaml: no such file or directory\n",
+        ),
+        (
+            &["config", "--config", "missing.yaml"][..],
+            "error: --config missing.yaml: no such file or directory\n",
+        ),
+        (
+            &["--config", "testdata", "-f", EXAMPLE][..],
+            "error: --config testdata: is a directory\n",
+        ),
+        (
+            &["-f", EXAMPLE, "--context", "no/such/dir"][..],
+            "error: --context no/such/dir: no such file or directory\n",
+        ),
+        (
+            &["admit", "-f", EXAMPLE, "--context", "missing.yaml"][..],
+            "error: --context missing.yaml: no such file or directory\n",
+        ),
+    ] {
+        let run = in_repo(args);
+        assert_eq!(run.code, 2, "{args:?}");
+        assert_eq!(run.stderr, expected, "{args:?}");
+        assert!(run.stdout.is_empty());
+    }
+    // The input itself keeps its plain message.
+    let input = in_repo(&["-f", "missing.yaml"]);
+    assert_eq!(
+        input.stderr,
+        "error: missing.yaml: no such file or directory\n"
+    );
+}
+
+#[test]
+fn profile_names_are_checked_as_the_flag_is_read() {
+    let run = in_repo(&["--profile", "nope", "-f", EXAMPLE]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .starts_with("error: invalid value 'nope' for '--profile <NAME>'\n  [possible values: linkerd, istio]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn version_subcommand_prints_what_the_version_flag_prints() {
+    let flag = run(&["--version"], None);
+    for args in [&["version"][..], &["version", "--help"][..]] {
+        let sub = run(args, None);
+        assert_eq!(sub.code, 0, "{args:?}: {}", sub.stderr);
+        if args.len() == 1 {
+            assert_eq!(sub.stdout, flag.stdout);
+            assert!(sub.stderr.is_empty());
+        } else {
+            assert!(
+                sub.stdout.contains("kubectl mesh-inject version"),
+                "{}",
+                sub.stdout
+            );
+        }
+    }
+    // A file named `version` is still read, given as a path.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("version"), example_text()).expect("write");
+    let file = common::run_to(
+        &["-q", "./version"],
+        dir.path(),
+        "",
+        std::process::Stdio::piped(),
+        std::process::Stdio::piped(),
+    );
+    assert_eq!(file.code, 0, "{}", file.stderr);
+    assert!(file.stdout.contains("- name: linkerd-proxy"));
+}
+
+#[test]
+fn diff_exits_1_with_differences_and_0_without_as_kubectl_diff() {
+    let injected = in_repo(&["-q", "-f", EXAMPLE]).stdout;
+    let service = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\n";
+    for (args, stdin, code) in [
+        (&["-q", "--diff", "-f", EXAMPLE][..], "", 1),
+        (&["-q", "--diff"][..], injected.as_str(), 0),
+        (&["-q", "--diff"][..], service, 0),
+        (&["uninject", "-q", "--diff"][..], injected.as_str(), 1),
+        (&["uninject", "-q", "--diff", "-f", EXAMPLE][..], "", 0),
+        // An error is more than 1, as kubectl diff's are.
+        (&["-q", "--diff", "-f", "missing.yaml"][..], "", 2),
+    ] {
+        let mut cmd = common::command();
+        cmd.current_dir(common::repo())
+            .args(args)
+            .write_stdin(stdin.as_bytes().to_vec());
+        let run: common::Run = cmd.output().expect("runs").into();
+        assert_eq!(run.code, code, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stdout.is_empty(), code != 1, "{args:?}: {}", run.stdout);
+    }
+}
+
+// Colour: errors, warnings and rejections follow --color and NO_COLOR, as
+// the diff does; `auto` colours each stream when it is a terminal.
+
+const BOLD_RED: &str = "\x1b[1m\x1b[31m";
+const BOLD_YELLOW: &str = "\x1b[1m\x1b[33m";
+const RED: &str = "\x1b[31m";
+
+/// A run the cluster would reject (Pod Security "restricted" and linkerd-init's capabilities).
+const REJECTED: [&str; 4] = [
+    "-f",
+    "testdata/admission/web.yaml",
+    "--context",
+    "testdata/admission/namespace.yaml",
+];
+
+/// `admit` of a workload 1.28 rejects, with a warning under it.
+const ADMIT_REJECTED: [&str; 7] = [
+    "admit",
+    "-f",
+    "testdata/admit/native.yaml",
+    "--context",
+    "testdata/admit/injector.yaml",
+    "--kube-version",
+    "1.28",
+];
+
+/// Run in the repository with `args` and `--color color` (none for `None`),
+/// with NO_COLOR set when asked.
+fn coloured(args: &[&str], color: Option<&str>, no_color: bool) -> common::Run {
+    let mut cmd = common::command();
+    cmd.current_dir(common::repo()).args(args);
+    if let Some(color) = color {
+        cmd.args(["--color", color]);
+    }
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    cmd.write_stdin(Vec::new());
+    cmd.output().expect("runs").into()
+}
+
+#[test]
+fn errors_warnings_and_rejections_are_coloured_when_asked() {
+    let error = coloured(&["-f", "missing.yaml"], Some("always"), false);
+    assert_eq!(error.code, 2);
+    assert_eq!(
+        error.stderr,
+        format!("{BOLD_RED}error:\x1b[0m missing.yaml: no such file or directory\n")
+    );
+    let warning = coloured(&["-f", EXAMPLE], Some("always"), false);
+    assert!(
+        warning.stderr.contains(&format!(
+            "  {BOLD_YELLOW}warning:\x1b[0m value \"trustAnchorsPEM\""
+        )),
+        "{}",
+        warning.stderr
+    );
+    assert!(!warning.stdout.contains('\x1b'), "the manifests stay plain");
+    let rejected = coloured(&REJECTED, Some("always"), false);
+    assert_eq!(rejected.code, 1);
+    assert!(
+        rejected
+            .stderr
+            .contains(&format!("  {RED}rejected: pods \"web-\" is forbidden")),
+        "{}",
+        rejected.stderr
+    );
+    assert!(
+        rejected.stderr.contains(&format!(
+            "{BOLD_RED}error:\x1b[0m the cluster would reject what this writes"
+        )) && rejected.stderr.contains(&format!(
+            "  {RED}testdata/admission/web.yaml: deployment/web: pods"
+        )),
+        "{}",
+        rejected.stderr
+    );
+    // With --warn-only the rejection is a warning.
+    let warned = coloured(
+        &[&REJECTED[..], &["--warn-only"]].concat(),
+        Some("always"),
+        false,
+    );
+    assert!(
+        warned.stderr.contains(&format!(
+            "  {BOLD_YELLOW}warning:\x1b[0m would be rejected: "
+        )),
+        "{}",
+        warned.stderr
+    );
+    // admit's verdicts, on standard output with -o text, on standard error otherwise.
+    let admit = coloured(&ADMIT_REJECTED, Some("always"), false);
+    assert_eq!(admit.code, 1);
+    assert!(
+        admit.stdout.starts_with(&format!(
+            "deployment/worker {RED}rejected: Pod \"worker-\" is invalid"
+        )) && admit.stdout.contains(&format!(
+            "\n  {BOLD_YELLOW}warning:\x1b[0m spec.initContainers"
+        )),
+        "{}",
+        admit.stdout
+    );
+    let admit_yaml = coloured(
+        &[&ADMIT_REJECTED[..], &["-o", "yaml"]].concat(),
+        Some("always"),
+        false,
+    );
+    assert!(!admit_yaml.stdout.contains('\x1b'));
+    assert!(admit_yaml.stderr.contains(RED), "{}", admit_yaml.stderr);
+    // clap's own errors follow --color too.
+    let usage = coloured(&["--kube-version", "2.0"], Some("always"), false);
+    assert!(usage.stderr.starts_with(BOLD_RED), "{}", usage.stderr);
+    // --color always wins over NO_COLOR, as a flag given for this run.
+    let flag_wins = coloured(&["-f", "missing.yaml"], Some("always"), true);
+    assert!(flag_wins.stderr.starts_with(BOLD_RED));
+}
+
+#[test]
+fn never_no_color_and_pipes_leave_diagnostics_plain() {
+    for (color, no_color) in [
+        (Some("never"), false),
+        (None, true),
+        (None, false),
+        (Some("auto"), true),
+    ] {
+        for args in [
+            &["-f", "missing.yaml"][..],
+            &["-f", EXAMPLE][..],
+            &REJECTED[..],
+            &[&REJECTED[..], &["--warn-only"]].concat()[..],
+            &ADMIT_REJECTED[..],
+            &[&ADMIT_REJECTED[..], &["-o", "yaml"]].concat()[..],
+            &["--kube-version", "2.0"][..],
+            &["--diff", "-f", EXAMPLE][..],
+        ] {
+            let run = coloured(args, color, no_color);
+            assert!(
+                !run.stderr.contains('\x1b') && !run.stdout.contains('\x1b'),
+                "{args:?} {color:?} NO_COLOR={no_color}: {}{}",
+                run.stdout,
+                run.stderr
+            );
+        }
+    }
+}
+
+/// `script` runs `command` (a shell command line) on a pseudo-terminal in
+/// the repository; what the terminal showed, or `None` without `script`.
+fn on_a_terminal(test: &str, command: &str, no_color: bool) -> Option<String> {
+    let probe = std::process::Command::new("script")
+        .arg("--version")
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        common::skip_test(
+            test,
+            "script (util-linux) is not installed: no pseudo-terminal",
+        );
+        return None;
+    }
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-q", "-e", "-c", command, "/dev/null"])
+        .current_dir(common::repo())
+        .env_remove("NO_COLOR")
+        .stdin(std::process::Stdio::null());
+    if no_color {
+        cmd.env("NO_COLOR", "1");
+    }
+    let out = cmd.output().expect("script runs");
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn auto_colours_each_stream_that_is_a_terminal_unless_no_color() {
+    const TEST: &str = "auto_colours_each_stream_that_is_a_terminal_unless_no_color";
+    let binary = common::command()
+        .get_program()
+        .to_string_lossy()
+        .into_owned();
+    let Some(error) = on_a_terminal(TEST, &format!("{binary} -f missing.yaml"), false) else {
+        return;
+    };
+    assert!(error.starts_with(&format!("{BOLD_RED}error:")), "{error:?}");
+    let no_color = on_a_terminal(TEST, &format!("{binary} -f missing.yaml"), true).expect("ran");
+    assert!(no_color.starts_with("error: missing.yaml"), "{no_color:?}");
+    let never = on_a_terminal(
+        TEST,
+        &format!("{binary} --color never -f missing.yaml"),
+        false,
+    )
+    .expect("ran");
+    assert!(!never.contains('\x1b'), "{never:?}");
+    // Standard error on the terminal, the diff into a file: the report is
+    // coloured, the diff not; and the other way round.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("out");
+    let file = file.display();
+    let report = on_a_terminal(
+        TEST,
+        &format!("{binary} --diff -f {EXAMPLE} > {file}"),
+        false,
+    )
+    .expect("ran");
+    assert!(report.contains(BOLD_YELLOW), "{report:?}");
+    let diff = std::fs::read_to_string(dir.path().join("out")).expect("diff");
+    assert!(
+        diff.starts_with("--- a/") && !diff.contains('\x1b'),
+        "{diff:?}"
+    );
+    let shown = on_a_terminal(
+        TEST,
+        &format!("{binary} --diff -f {EXAMPLE} 2> {file}"),
+        false,
+    )
+    .expect("ran");
+    assert!(
+        shown.contains("\x1b[32m+"),
+        "the diff is green on the terminal"
+    );
+    let report = std::fs::read_to_string(dir.path().join("out")).expect("report");
+    assert!(
+        report.contains("warning:") && !report.contains('\x1b'),
+        "{report:?}"
     );
 }

@@ -544,7 +544,7 @@ fn nesting_just_under_the_limit_is_injected_rendered_and_dropped_on_worker_threa
     assert_eq!(out.matches("- name: linkerd-proxy\n").count(), 100);
     assert_eq!(out.matches(&deep).count(), 100, "the deep lists are kept");
     let diff = run_on(&["-q", "--diff"], &[&path]);
-    assert_eq!(diff.code, 0, "{}", diff.stderr);
+    assert_eq!(diff.code, 1, "differences: {}", diff.stderr);
     assert_eq!(
         diff.stdout
             .matches("+      - name: linkerd-proxy\n")

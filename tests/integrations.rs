@@ -437,4 +437,73 @@ fn kubectl_completes_the_plugin() {
     assert_eq!(complete(&["--pro"]), "--profile\n:4\n");
     assert_eq!(complete(&["--profile", ""]), "linkerd\nistio\n:4\n");
     assert_eq!(complete(&["admit", "--comp"]), "--compare\n:4\n");
+    assert_eq!(complete(&["inject", "-o", ""]), "yaml\njson\npatch\n:4\n");
+    assert_eq!(complete(&["admit", "--output=t"]), "text\n:4\n");
+    assert_eq!(complete(&["ver"]), "version\n:0\n");
+
+    // The whole way, as a user presses TAB: kubectl's own completion
+    // script in a shell, asking kubectl, which asks the plugin.
+    let cases: [(&str, &[&str]); 3] = [
+        ("kubectl mesh-inject inject -o ", &["json", "patch", "yaml"]),
+        ("kubectl mesh-inject admit --comp", &["--compare"]),
+        ("kubectl mesh-inject ver", &["version"]),
+    ];
+    const TEST: &str = "kubectl_completes_the_plugin";
+    let fish = Command::new("fish").arg("--version").output();
+    if fish.is_ok_and(|o| o.status.success()) {
+        for (line, expected) in cases {
+            let out = Command::new("fish")
+                .args([
+                    "--no-config",
+                    "-c",
+                    "kubectl completion fish | source; complete -C $argv[1]",
+                ])
+                .arg(line)
+                .env("PATH", &path)
+                .output()
+                .expect("fish runs");
+            let mut got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(|l| l.split('\t').next().unwrap_or_default().to_string())
+                .collect();
+            got.sort();
+            assert_eq!(got, expected, "fish: {line}");
+        }
+    } else {
+        common::skip_part(TEST, "fish is not installed");
+    }
+    // kubectl's bash script needs the bash-completion package's helpers.
+    let helpers = Path::new("/usr/share/bash-completion/bash_completion");
+    if !helpers.exists() {
+        common::skip_part(
+            TEST,
+            "bash-completion is not installed (kubectl's bash completion needs it)",
+        );
+        return;
+    }
+    const DRIVER: &str = r#"
+source /usr/share/bash-completion/bash_completion
+source <(kubectl completion bash) || exit 3
+read -r -a COMP_WORDS <<< "$1"
+[[ "$1" == *" " ]] && COMP_WORDS+=("")
+COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))
+COMP_LINE="$1"
+COMP_POINT=${#COMP_LINE}
+__start_kubectl kubectl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}" 2>/dev/null
+printf '%s\n' "${COMPREPLY[@]}"
+"#;
+    for (line, expected) in cases {
+        let out = Command::new("bash")
+            .args(["--norc", "--noprofile", "-c", DRIVER, "bash", line])
+            .env("PATH", &path)
+            .output()
+            .expect("bash runs");
+        let mut got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect();
+        got.sort();
+        assert_eq!(got, expected, "bash: {line}: {out:?}");
+    }
 }
