@@ -687,3 +687,19 @@ fn policies_in_the_input_apply_wherever_they_stand() {
         "the LimitRange in the second file shapes the first file's proxy"
     );
 }
+
+#[test]
+fn a_volume_without_a_source_is_an_empty_dir() {
+    // The apiserver defaults a volume with no source to `emptyDir: {}`
+    // (SetDefaults_Volume): `restricted` allows it, like any emptyDir.
+    let scratch = RESTRICTED_APP.replace(
+        "      containers:\n",
+        "      volumes:\n      - name: scratch\n      containers:\n",
+    );
+    for version in ["1.24", "1.29", "1.37"] {
+        let args = ["--kube-version", version, "--set", "cni=true"];
+        let run = inject(&scratch, GUARDED_NAMESPACE, &args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("rejected"), "{args:?}: {}", run.stderr);
+    }
+}

@@ -13,13 +13,70 @@ use super::resources::is_sidecar;
 use crate::cluster::KubeVersion;
 use crate::json::Field;
 
-/// `SetDefaults_Pod`'s resource part: a resource with a limit and no request
-/// gets the limit as its request, in every container and init container.
-pub fn default_requests(spec: &mut Value) {
+/// The API defaulting of a pod that the checks read: each resource with a
+/// limit and no request gets the limit as its request (`SetDefaults_Pod`), in
+/// every container and init container, and a volume without a source is an
+/// `emptyDir` (`SetDefaults_Volume`).
+pub fn default_for_checks(spec: &mut Value) {
     for list in ["containers", "initContainers"] {
         let containers = spec.get_mut(list).and_then(Value::as_array_mut);
         for container in containers.into_iter().flatten() {
             default_container_requests(container);
+        }
+    }
+    default_volumes(spec);
+}
+
+/// The sources a volume can name: the fields of `VolumeSource`
+/// (`staging/src/k8s.io/api/core/v1/types.go`; `image` from 1.31).
+pub const VOLUME_SOURCES: [&str; 30] = [
+    "hostPath",
+    "emptyDir",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "gitRepo",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "persistentVolumeClaim",
+    "rbd",
+    "flexVolume",
+    "cinder",
+    "cephfs",
+    "flocker",
+    "downwardAPI",
+    "fc",
+    "azureFile",
+    "configMap",
+    "vsphereVolume",
+    "quobyte",
+    "azureDisk",
+    "photonPersistentDisk",
+    "projected",
+    "portworxVolume",
+    "scaleIO",
+    "storageos",
+    "csi",
+    "ephemeral",
+    "image",
+];
+
+/// `SetDefaults_Volume` (`pkg/apis/core/v1/defaults.go`): a volume whose
+/// every source is nil (`volumes: [{name: scratch}]`) becomes
+/// `emptyDir: {}`, in a Pod and in a workload's pod template alike.
+pub fn default_volumes(spec: &mut Value) {
+    let volumes = spec.get_mut("volumes").and_then(Value::as_array_mut);
+    for volume in volumes.into_iter().flatten() {
+        let Some(volume) = volume.as_object_mut() else {
+            continue;
+        };
+        let has_source = VOLUME_SOURCES
+            .iter()
+            .any(|source| volume.get(*source).is_some_and(|s| !s.is_null()));
+        if !has_source {
+            // A null source is no source: the default takes its place.
+            volume.insert("emptyDir".into(), json!({}));
         }
     }
 }
@@ -48,6 +105,7 @@ pub fn default_pod(spec: &mut Value) {
             default_container(container);
         }
     }
+    default_volumes(spec);
 }
 
 fn default_container(container: &mut Value) {
@@ -97,7 +155,7 @@ fn default_container(container: &mut Value) {
     }
 }
 
-/// [`default_requests`] for one container.
+/// The requests from limits of [`default_for_checks`], for one container.
 pub fn default_container_requests(container: &mut Value) {
     let Some(resources) = container
         .get_mut("resources")
@@ -576,9 +634,30 @@ mod tests {
     }
 
     #[test]
+    fn volumes_without_a_source_are_empty_dirs() {
+        let mut spec = json!({"containers": [{"name": "a"}], "volumes": [
+            {"name": "scratch"},
+            {"name": "nulled", "emptyDir": null},
+            {"name": "config", "configMap": {"name": "c"}}
+        ]});
+        default_for_checks(&mut spec);
+        assert_eq!(
+            spec["volumes"],
+            json!([
+                {"name": "scratch", "emptyDir": {}},
+                {"name": "nulled", "emptyDir": {}},
+                {"name": "config", "configMap": {"name": "c"}}
+            ])
+        );
+        let mut pod = json!({"containers": [], "volumes": [{"name": "scratch"}]});
+        default_pod(&mut pod);
+        assert_eq!(pod["volumes"][0]["emptyDir"], json!({}));
+    }
+
+    #[test]
     fn requests_default_to_limits() {
         let mut spec = json!({"containers": [{"name": "a", "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "1"}}}]});
-        default_requests(&mut spec);
+        default_for_checks(&mut spec);
         assert_eq!(
             spec["containers"][0]["resources"]["requests"],
             json!({"cpu": "1", "memory": "1Gi"})

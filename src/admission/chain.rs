@@ -114,7 +114,7 @@ impl Chain<'_> {
                 if full {
                     api::default_pod(spec);
                 } else {
-                    api::default_requests(spec);
+                    api::default_for_checks(spec);
                 }
             }
             Ok(Outcome::default())
