@@ -15,7 +15,8 @@ use crate::json::Field;
 
 /// The API defaulting of a pod that the checks read: each resource with a
 /// limit and no request gets the limit as its request (`SetDefaults_Pod`), in
-/// every container and init container, and a volume without a source is an
+/// every container and init container; with `hostNetwork`, each port's
+/// `hostPort` is its `containerPort`; a volume without a source is an
 /// `emptyDir` (`SetDefaults_Volume`).
 pub fn default_for_checks(spec: &mut Value) {
     for list in ["containers", "initContainers"] {
@@ -24,7 +25,63 @@ pub fn default_for_checks(spec: &mut Value) {
             default_container_requests(container);
         }
     }
+    default_host_network_ports(spec);
     default_volumes(spec);
+}
+
+/// The API defaulting of a workload's pod template that its validation
+/// reads: the volumes' (always), and before 1.28 the host ports of a
+/// `hostNetwork` pod (`SetDefaults_PodSpec`; from 1.28 only a Pod gets them,
+/// the template's behind the `DefaultHostNetworkHostPortsInPodTemplates`
+/// gate, off by default).
+pub fn default_template(spec: &mut Value, version: KubeVersion) {
+    if version < KubeVersion::new(1, 28) {
+        default_host_network_ports(spec);
+    }
+    default_volumes(spec);
+}
+
+/// Whether the template defaulting of [`default_template`], or the pod's,
+/// has anything to change: a volume without a source, or a port without a
+/// `hostPort` under `hostNetwork`.
+pub fn template_defaults_apply(spec: &Value) -> bool {
+    let sourceless = entries(spec, "volumes")
+        .into_iter()
+        .any(|volume| volume.as_object().is_some_and(|v| !has_volume_source(v)));
+    let host_network = spec.field("hostNetwork") == Some(&Value::Bool(true));
+    let bare_port = || {
+        ["containers", "initContainers"].iter().any(|list| {
+            entries(spec, list).into_iter().any(|container| {
+                let ports = container.field("ports").and_then(Value::as_array);
+                ports.into_iter().flatten().any(|port| {
+                    port.is_object()
+                        && port.field("hostPort").and_then(Value::as_i64).unwrap_or(0) == 0
+                })
+            })
+        })
+    };
+    sourceless || (host_network && bare_port())
+}
+
+/// `defaultHostNetworkPorts` (`pkg/apis/core/v1/defaults.go`): with
+/// `hostNetwork: true`, a port of a container or init container without a
+/// `hostPort` (or with 0) gets its `containerPort` as one.
+pub fn default_host_network_ports(spec: &mut Value) {
+    if spec.field("hostNetwork") != Some(&Value::Bool(true)) {
+        return;
+    }
+    for list in ["containers", "initContainers"] {
+        let containers = spec.get_mut(list).and_then(Value::as_array_mut);
+        for container in containers.into_iter().flatten() {
+            let ports = container.get_mut("ports").and_then(Value::as_array_mut);
+            for port in ports.into_iter().flatten().filter_map(Value::as_object_mut) {
+                let unset = port.field("hostPort").and_then(Value::as_i64).unwrap_or(0) == 0;
+                if let (true, Some(number)) = (unset, port.field("containerPort").cloned()) {
+                    port.insert("hostPort".into(), number);
+                }
+            }
+        }
+    }
 }
 
 /// The sources a volume can name: the fields of `VolumeSource`
@@ -62,6 +119,13 @@ pub const VOLUME_SOURCES: [&str; 30] = [
     "image",
 ];
 
+/// Whether `volume` names a source (a null one is none).
+fn has_volume_source(volume: &serde_json::Map<String, Value>) -> bool {
+    VOLUME_SOURCES
+        .iter()
+        .any(|source| volume.get(*source).is_some_and(|s| !s.is_null()))
+}
+
 /// `SetDefaults_Volume` (`pkg/apis/core/v1/defaults.go`): a volume whose
 /// every source is nil (`volumes: [{name: scratch}]`) becomes
 /// `emptyDir: {}`, in a Pod and in a workload's pod template alike.
@@ -71,10 +135,7 @@ pub fn default_volumes(spec: &mut Value) {
         let Some(volume) = volume.as_object_mut() else {
             continue;
         };
-        let has_source = VOLUME_SOURCES
-            .iter()
-            .any(|source| volume.get(*source).is_some_and(|s| !s.is_null()));
-        if !has_source {
+        if !has_volume_source(volume) {
             // A null source is no source: the default takes its place.
             volume.insert("emptyDir".into(), json!({}));
         }
@@ -105,6 +166,7 @@ pub fn default_pod(spec: &mut Value) {
             default_container(container);
         }
     }
+    default_host_network_ports(spec);
     default_volumes(spec);
 }
 
@@ -652,6 +714,34 @@ mod tests {
         let mut pod = json!({"containers": [], "volumes": [{"name": "scratch"}]});
         default_pod(&mut pod);
         assert_eq!(pod["volumes"][0]["emptyDir"], json!({}));
+    }
+
+    #[test]
+    fn host_network_ports_are_host_ports() {
+        let spec = json!({"hostNetwork": true,
+            "initContainers": [{"name": "i", "ports": [{"containerPort": 9}]}],
+            "containers": [{"name": "a", "ports": [{"containerPort": 80}, {"containerPort": 81, "hostPort": 8081}, {"containerPort": 82, "hostPort": 0}]}]});
+        assert!(template_defaults_apply(&spec));
+        let mut pod = spec.clone();
+        default_for_checks(&mut pod);
+        assert_eq!(pod["initContainers"][0]["ports"][0]["hostPort"], 9);
+        let ports: Vec<&Value> = pod["containers"][0]["ports"]
+            .as_array()
+            .expect("ports")
+            .iter()
+            .map(|p| &p["hostPort"])
+            .collect();
+        assert_eq!(ports, [&json!(80), &json!(8081), &json!(82)]);
+        // A template is defaulted so before 1.28 only.
+        let mut template = spec.clone();
+        default_template(&mut template, v(28));
+        assert_eq!(template, spec);
+        default_template(&mut template, v(27));
+        assert_eq!(template, pod);
+        let mut plain = json!({"containers": [{"name": "a", "ports": [{"containerPort": 80}]}]});
+        assert!(!template_defaults_apply(&plain));
+        default_for_checks(&mut plain);
+        assert!(plain["containers"][0]["ports"][0].get("hostPort").is_none());
     }
 
     #[test]

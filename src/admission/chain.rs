@@ -445,7 +445,8 @@ impl Run<'_, '_> {
         });
         let spec = self.pod.field("spec").cloned().unwrap_or(Value::Null);
         let (errors, more) = api::validate(&spec, "spec", version);
-        if !self.chain.template_checked {
+        // Warnings of a valid object only (`BeforeCreate`).
+        if !self.chain.template_checked && errors.is_empty() {
             warnings.extend(more);
         }
         self.verdicts.extend(

@@ -80,19 +80,22 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
         || !target.webhooks.is_empty()
         || target.cluster.has_policies(&namespace, version);
     let drops = version < KubeVersion::new(1, 34);
-    if !chain_matters && !drops {
-        let spec = template.field("spec").unwrap_or(&Value::Null);
+    let spec = template.field("spec").unwrap_or(&Value::Null);
+    // API defaulting that validation reads (host ports under hostNetwork) needs a copy too.
+    if !chain_matters && !drops && !api::template_defaults_apply(spec) {
         check_object(spec, object, kind, version, &mut verdicts);
         return Review {
             verdicts,
             admission: None,
         };
     }
-    let mut spec = template.field("spec").cloned().unwrap_or(Value::Null);
+    let mut spec = spec.clone();
 
-    // Creating a workload: fields of disabled features dropped from its
-    // template, then validation. (A Pod goes through this after admission.)
+    // Creating a workload: its template defaulted, fields of disabled
+    // features dropped from it, then validation. (A Pod goes through this
+    // after admission.)
     if !is_pod {
+        api::default_template(&mut spec, version);
         for warning in api::drop_disabled_fields(&mut spec, &spec_path(kind), version) {
             verdicts.push(Verdict::warning("apiserver", warning));
         }
@@ -134,12 +137,14 @@ fn check_object(
     verdicts: &mut Vec<Verdict>,
 ) -> bool {
     let (errors, warnings) = api::validate(spec, &spec_path(kind), version);
-    verdicts.extend(
-        warnings
-            .into_iter()
-            .map(|w| Verdict::warning("apiserver", w)),
-    );
+    // The apiserver asks for its warnings only once the object is valid
+    // (`BeforeCreate` in `staging/src/k8s.io/apiserver/pkg/registry/rest/create.go`).
     if errors.is_empty() {
+        verdicts.extend(
+            warnings
+                .into_iter()
+                .map(|w| Verdict::warning("apiserver", w)),
+        );
         return true;
     }
     reject_invalid(&errors, object, kind, verdicts);
