@@ -266,6 +266,23 @@ fn sleep_hooks_must_fit_the_grace_period() {
     );
     let fits = "{name: web, image: nginx:1.27, lifecycle: {preStop: {sleep: {seconds: 20}}}}";
     assert!(check(&deployment(fits), "", &["--kube-version", "1.33"]).is_empty());
+    // 1.32 has the gate that allows zero, off: its message says so.
+    let zero = "{name: web, image: nginx:1.27, lifecycle: {preStop: {sleep: {seconds: 0}}}}";
+    for (version, manifest, value) in [("1.32", app, 40), ("1.32", zero, 0)] {
+        assert_eq!(
+            check(&deployment(manifest), "", &["--kube-version", version]),
+            [format!(
+                "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: {value}: must be greater than 0 and less than terminationGracePeriodSeconds (30). Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep."
+            )]
+        );
+    }
+    assert_eq!(
+        check(&deployment(zero), "", &["--kube-version", "1.31"]),
+        [
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 0: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
+        ]
+    );
+    assert!(check(&deployment(zero), "", &["--kube-version", "1.33"]).is_empty());
 }
 
 #[test]

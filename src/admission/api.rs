@@ -548,7 +548,10 @@ fn init_container_errors(container: &Value, path: &str, version: KubeVersion) ->
 
 /// A `sleep` hook must fit in the grace period (and be positive before zero
 /// was allowed in 1.33); an empty handler (an unknown `sleep` dropped before
-/// 1.29) has no action at all.
+/// 1.29) has no action at all. The messages are `validateSleepAction`'s
+/// (`pkg/apis/core/validation/validation.go`): from 1.32, where the
+/// `PodLifecycleSleepActionAllowZero` gate is alpha and off, the refusal of a
+/// non-positive sleep names the gate; from 1.33 the gate is on.
 fn sleep_errors(
     container: &Value,
     path: &str,
@@ -580,7 +583,7 @@ fn sleep_errors(
                 seconds > 0
             };
         if !fits {
-            let detail = if allow_zero {
+            let mut detail = if allow_zero {
                 format!(
                     "must be non-negative and less than terminationGracePeriodSeconds ({grace})"
                 )
@@ -589,6 +592,13 @@ fn sleep_errors(
                     "must be greater than 0 and less than terminationGracePeriodSeconds ({grace})"
                 )
             };
+            // 1.32 has the zero gate (alpha, off), and its message names it by
+            // the validation option's name.
+            if version == KubeVersion::new(1, 32) {
+                detail.push_str(
+                    ". Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep.",
+                );
+            }
             errors.push(FieldError::invalid(
                 format!("{at}.sleep.seconds"),
                 seconds.to_string(),
