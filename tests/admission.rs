@@ -720,3 +720,74 @@ fn a_volume_without_a_source_is_an_empty_dir() {
         assert!(!run.stderr.contains("rejected"), "{args:?}: {}", run.stderr);
     }
 }
+
+#[test]
+fn names_are_validated_as_the_apiserver_does() {
+    let subdomain = "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'";
+    let named = |name: &str| {
+        deployment(APP).replace(
+            "name: web\n  namespace",
+            &format!("name: {name}\n  namespace"),
+        )
+    };
+    assert_eq!(
+        check(&named("Web_1"), "", &[]),
+        [format!(
+            "rejection: Deployment.apps \"Web_1\" is invalid: metadata.name: Invalid value: \"Web_1\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is {subdomain})"
+        )]
+    );
+    // Before 1.20 the message named DNS-1123.
+    assert_eq!(
+        check(&named("Web_1"), "", &["--kube-version", "1.19"]),
+        [format!(
+            "rejection: Deployment.apps \"Web_1\" is invalid: metadata.name: Invalid value: \"Web_1\": a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is {subdomain})"
+        )]
+    );
+    // Container names are labels: 63 characters at most.
+    let label = "'[a-z0-9]([-a-z0-9]*[a-z0-9])?'";
+    let long = "a".repeat(64);
+    let app = |name: &str| deployment(&format!("{{name: {name}, image: nginx:1.27}}"));
+    assert_eq!(
+        check(&app("Web"), "", &[]),
+        [format!(
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].name: Invalid value: \"Web\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is {label})"
+        )]
+    );
+    assert_eq!(
+        check(&app(&long), "", &[]),
+        [format!(
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].name: Invalid value: \"{long}\": must be no more than 63 characters"
+        )]
+    );
+    // A Pod is named as a subdomain too.
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: Web, namespace: shop}\nspec:\n  containers:\n  - {name: web, image: nginx:1.27}\n";
+    assert_eq!(
+        check(pod, "", &[]),
+        [format!(
+            "rejection: Pod \"Web\" is invalid: metadata.name: Invalid value: \"Web\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is {subdomain})"
+        )]
+    );
+}
+
+#[test]
+fn an_unmasked_proc_needs_a_user_namespace() {
+    let unmasked = "{name: web, image: nginx:1.27, securityContext: {procMount: Unmasked}}";
+    assert_eq!(
+        check(&deployment(unmasked), "", &["--kube-version", "1.33"]),
+        [
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`"
+        ]
+    );
+    let own_users = deployment(unmasked).replace(
+        "      containers:\n",
+        "      hostUsers: false\n      containers:\n",
+    );
+    assert!(check(&own_users, "", &["--kube-version", "1.33"]).is_empty());
+    // Before 1.33 the ProcMountType gate is off: the apiserver resets the field to Default.
+    assert_eq!(
+        check(&deployment(unmasked), "", &["--kube-version", "1.32"]),
+        [
+            "warning: spec.template.spec.containers[0].securityContext.procMount is reset to Default by the apiserver (the ProcMountType feature gate is off by default before 1.33)"
+        ]
+    );
+}

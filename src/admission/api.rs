@@ -324,6 +324,29 @@ pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion
             }
         }
     }
+    if version < KubeVersion::new(1, 33) {
+        // ProcMountType: alpha, then beta and off, until 1.33; with the gate
+        // off the apiserver sets every container's procMount to Default
+        // (`dropDisabledProcMountField` in `pkg/api/pod/util.go`).
+        for (path, container) in containers_mut(spec, prefix) {
+            let Some(context) = container
+                .get_mut("securityContext")
+                .and_then(Value::as_object_mut)
+            else {
+                continue;
+            };
+            let unmasked = context
+                .get("procMount")
+                .and_then(Value::as_str)
+                .is_some_and(|p| p != "Default");
+            if unmasked {
+                context.insert("procMount".into(), json!("Default"));
+                warnings.push(format!(
+                    "{path}.securityContext.procMount is reset to Default by the apiserver (the ProcMountType feature gate is off by default before 1.33)"
+                ));
+            }
+        }
+    }
     if !version.has_sleep_action() {
         for (path, container) in containers_mut(spec, prefix) {
             let Some(lifecycle) = container
@@ -400,6 +423,8 @@ pub fn validate(
         .field("terminationGracePeriodSeconds")
         .and_then(Value::as_i64)
         .unwrap_or(30);
+    // The pod shares the host's user namespace unless it says otherwise.
+    let host_users = spec.field("hostUsers") != Some(&Value::Bool(false));
 
     let mut names: Vec<&str> = Vec::new();
     for (list, items) in [("containers", &containers), ("initContainers", &inits)] {
@@ -407,6 +432,13 @@ pub fn validate(
         for (index, container) in items.iter().enumerate() {
             let path = format!("{prefix}.{list}[{index}]");
             let name = super::container_name(container);
+            if !name.is_empty() {
+                errors.extend(
+                    dns1123_label_errors(name, version).into_iter().map(|msg| {
+                        FieldError::invalid(format!("{path}.name"), go_quote(name), msg)
+                    }),
+                );
+            }
             if !name.is_empty() && names.contains(&name) {
                 errors.push(FieldError::duplicate(
                     format!("{path}.name"),
@@ -420,6 +452,7 @@ pub fn validate(
             }
             errors.extend(port_errors(container, &path, &mut host_ports));
             errors.extend(resource_errors(container, &path));
+            errors.extend(proc_mount_error(container, &path, host_users, version));
             if list == "initContainers" && !is_sidecar(container) {
                 // The hooks of a plain init container are refused, not checked further.
                 errors.extend(init_container_errors(container, &path, version));
@@ -447,6 +480,124 @@ pub fn unnamed_containers(spec: &Value, prefix: &str) -> Vec<FieldError> {
         }
     }
     errors
+}
+
+/// An unmasked `/proc` only in a pod of its own user namespace
+/// (`ValidateSecurityContext` in `pkg/apis/core/validation/validation.go`),
+/// from 1.33, where the ProcMountType gate is on; before, the field is reset
+/// (see [`drop_disabled_fields`]).
+fn proc_mount_error(
+    container: &Value,
+    path: &str,
+    host_users: bool,
+    version: KubeVersion,
+) -> Option<FieldError> {
+    let proc_mount = container
+        .field("securityContext")
+        .and_then(|c| c.field("procMount"))
+        .and_then(Value::as_str)?;
+    (version >= KubeVersion::new(1, 33) && host_users && proc_mount == "Unmasked").then(|| {
+        FieldError::invalid(
+            format!("{path}.securityContext.procMount"),
+            go_quote(proc_mount),
+            "`hostUsers` must be false to use `Unmasked`",
+        )
+    })
+}
+
+/// The errors of an object's name (`metadata.name`, and `metadata.generateName`
+/// as a prefix) for a built-in kind that names its objects as RFC 1123
+/// subdomains: Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job,
+/// CronJob, ReplicationController (`ValidateObjectMeta` with
+/// `NameIsDNSSubdomain`, `staging/src/k8s.io/apimachinery/pkg/api/validation`).
+/// A name the apiserver generates from `generateName` is not checked: its
+/// random suffix cannot be known offline.
+pub fn object_name_errors(object: &Value, version: KubeVersion) -> Vec<FieldError> {
+    let metadata = object.field("metadata");
+    let text = |field: &str| {
+        metadata
+            .and_then(|m| m.field(field))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let mut errors = Vec::new();
+    let generate_name = text("generateName");
+    if !generate_name.is_empty() {
+        // A prefix may end with '-': it is checked as if it ended with 'a'.
+        let masked = match generate_name.strip_suffix('-') {
+            Some(head) if !head.is_empty() => format!("{head}a"),
+            _ => generate_name.to_string(),
+        };
+        errors.extend(
+            dns1123_subdomain_errors(&masked, version)
+                .into_iter()
+                .map(|msg| {
+                    FieldError::invalid("metadata.generateName", go_quote(generate_name), msg)
+                }),
+        );
+    }
+    let name = text("name");
+    if !name.is_empty() {
+        errors.extend(
+            dns1123_subdomain_errors(name, version)
+                .into_iter()
+                .map(|msg| FieldError::invalid("metadata.name", go_quote(name), msg)),
+        );
+    }
+    errors
+}
+
+/// The wording of the RFC 1123 messages: "a lowercase RFC 1123 …" from 1.20
+/// (kubernetes PR 94182), "a DNS-1123 …" before.
+fn rfc1123(version: KubeVersion) -> &'static str {
+    if version >= KubeVersion::new(1, 20) {
+        "a lowercase RFC 1123"
+    } else {
+        "a DNS-1123"
+    }
+}
+
+const DNS1123_LABEL_FORMAT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+
+/// `IsDNS1123Label` (`staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go`):
+/// at most 63 characters, lower case alphanumerics and '-', starting and
+/// ending with an alphanumeric.
+pub fn dns1123_label_errors(value: &str, version: KubeVersion) -> Vec<String> {
+    let mut errors = Vec::new();
+    if value.len() > 63 {
+        errors.push("must be no more than 63 characters".to_string());
+    }
+    if !is_dns1123_label(value) {
+        errors.push(format!(
+            "{} label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '{DNS1123_LABEL_FORMAT}')",
+            rfc1123(version)
+        ));
+    }
+    errors
+}
+
+/// `IsDNS1123Subdomain`: at most 253 characters, labels joined by '.'.
+pub fn dns1123_subdomain_errors(value: &str, version: KubeVersion) -> Vec<String> {
+    let mut errors = Vec::new();
+    if value.len() > 253 {
+        errors.push("must be no more than 253 characters".to_string());
+    }
+    if !value.split('.').all(is_dns1123_label) {
+        errors.push(format!(
+            "{} subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '{DNS1123_LABEL_FORMAT}(\\.{DNS1123_LABEL_FORMAT})*')",
+            rfc1123(version)
+        ));
+    }
+    errors
+}
+
+/// Matches `[a-z0-9]([-a-z0-9]*[a-z0-9])?` whole (any length).
+fn is_dns1123_label(value: &str) -> bool {
+    let alphanumeric = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let (Some(first), Some(last)) = (value.chars().next(), value.chars().last()) else {
+        return false;
+    };
+    alphanumeric(first) && alphanumeric(last) && value.chars().all(|c| alphanumeric(c) || c == '-')
 }
 
 fn entries<'a>(spec: &'a Value, list: &str) -> Vec<&'a Value> {
@@ -752,6 +903,39 @@ mod tests {
         assert!(!template_defaults_apply(&plain));
         default_for_checks(&mut plain);
         assert!(plain["containers"][0]["ports"][0].get("hostPort").is_none());
+    }
+
+    #[test]
+    fn names_are_rfc_1123_labels_and_subdomains() {
+        for good in ["a", "web-1", "0", "a-b-c"] {
+            assert!(dns1123_label_errors(good, v(33)).is_empty(), "{good}");
+        }
+        for bad in ["", "-a", "a-", "A", "a_b", "a.b"] {
+            assert_eq!(dns1123_label_errors(bad, v(33)).len(), 1, "{bad}");
+        }
+        assert_eq!(
+            dns1123_label_errors(&"a".repeat(64), v(33)),
+            ["must be no more than 63 characters"]
+        );
+        assert!(dns1123_subdomain_errors("web.example-1.com", v(33)).is_empty());
+        for bad in ["a..b", ".a", "a.", "a.-b"] {
+            assert_eq!(dns1123_subdomain_errors(bad, v(33)).len(), 1, "{bad}");
+        }
+        assert!(dns1123_subdomain_errors(&"a".repeat(253), v(33)).is_empty());
+        assert_eq!(dns1123_subdomain_errors(&"A".repeat(254), v(33)).len(), 2);
+        // A generateName may end with '-'.
+        let named = |meta: Value| json!({"metadata": meta});
+        assert!(object_name_errors(&named(json!({"generateName": "web-"})), v(33)).is_empty());
+        assert_eq!(
+            messages(&object_name_errors(
+                &named(json!({"generateName": "Web-"})),
+                v(19)
+            )),
+            [
+                "metadata.generateName: Invalid value: \"Web-\": a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+            ]
+        );
+        assert!(object_name_errors(&named(json!({})), v(33)).is_empty());
     }
 
     #[test]

@@ -79,6 +79,9 @@ pub struct Chain<'a> {
     /// The pod comes from a workload whose template the apiserver already
     /// checked: its warnings are not reported again.
     pub template_checked: bool,
+    /// The errors of the Pod's own metadata (its name), reported with those
+    /// of its spec when the Pod is validated.
+    pub object_errors: Vec<super::field::FieldError>,
     /// Record every step (`--trace`, `--report json`); off for the checks
     /// of an injection, where only the verdicts count.
     pub trace: bool,
@@ -444,7 +447,9 @@ impl Run<'_, '_> {
             Ok(Outcome::default())
         });
         let spec = self.pod.field("spec").cloned().unwrap_or(Value::Null);
-        let (errors, more) = api::validate(&spec, "spec", version);
+        let (spec_errors, more) = api::validate(&spec, "spec", version);
+        let mut errors = self.chain.object_errors.clone();
+        errors.extend(spec_errors);
         // Warnings of a valid object only (`BeforeCreate`).
         if !self.chain.template_checked && errors.is_empty() {
             warnings.extend(more);
@@ -674,6 +679,7 @@ mod tests {
             webhooks: &webhooks,
             injector: &leave_alone,
             template_checked: false,
+            object_errors: Vec::new(),
             trace: true,
         };
         let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},

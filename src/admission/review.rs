@@ -61,7 +61,8 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
     // A built-in kind's pod template (or Pod) is validated by the apiserver
     // itself, which refuses a container without a name; a custom resource's
     // controller (Knative's, for one) names them.
-    if crate::workload::builtin_types().contains(kind) {
+    let builtin = crate::workload::builtin_types().contains(kind);
+    if builtin {
         let spec = template.field("spec").unwrap_or(&Value::Null);
         let errors = api::unnamed_containers(spec, &spec_path(kind));
         if !errors.is_empty() {
@@ -72,6 +73,13 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
             };
         }
     }
+    // A built-in kind's name is an RFC 1123 subdomain; a custom resource's
+    // is only a path segment.
+    let name_errors = if builtin {
+        api::object_name_errors(object, version)
+    } else {
+        Vec::new()
+    };
     // The pod's trip through the chain can only change the verdict when a
     // plugin has something to act on; fields are dropped only before 1.34.
     // Otherwise the object's own validation is the whole review, and the
@@ -83,7 +91,7 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
     let spec = template.field("spec").unwrap_or(&Value::Null);
     // API defaulting that validation reads (host ports under hostNetwork) needs a copy too.
     if !chain_matters && !drops && !api::template_defaults_apply(spec) {
-        check_object(spec, object, kind, version, &mut verdicts);
+        check_object(spec, object, kind, version, &name_errors, &mut verdicts);
         return Review {
             verdicts,
             admission: None,
@@ -99,7 +107,7 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
         for warning in api::drop_disabled_fields(&mut spec, &spec_path(kind), version) {
             verdicts.push(Verdict::warning("apiserver", warning));
         }
-        if !check_object(&spec, object, kind, version, &mut verdicts) {
+        if !check_object(&spec, object, kind, version, &name_errors, &mut verdicts) {
             return Review {
                 verdicts,
                 admission: None,
@@ -116,6 +124,7 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
         webhooks: target.webhooks,
         injector: target.injector,
         template_checked: !is_pod,
+        object_errors: if is_pod { name_errors } else { Vec::new() },
         trace: target.trace,
     };
     let admission = chain.admit(pod, &namespace, &name);
@@ -127,16 +136,20 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
 }
 
 /// The validation of the object being created (a workload with its pod
-/// template, or a Pod): its warnings and its rejection go to `verdicts`;
-/// returns whether it is valid.
+/// template, or a Pod), `name_errors` those of its name: its warnings and
+/// its rejection go to `verdicts`; returns whether it is valid.
 fn check_object(
     spec: &Value,
     object: &Value,
     kind: &WorkloadType,
     version: KubeVersion,
+    name_errors: &[super::field::FieldError],
     verdicts: &mut Vec<Verdict>,
 ) -> bool {
-    let (errors, warnings) = api::validate(spec, &spec_path(kind), version);
+    let (spec_errors, warnings) = api::validate(spec, &spec_path(kind), version);
+    // The object's metadata is validated before its spec.
+    let mut errors = name_errors.to_vec();
+    errors.extend(spec_errors);
     // The apiserver asks for its warnings only once the object is valid
     // (`BeforeCreate` in `staging/src/k8s.io/apiserver/pkg/registry/rest/create.go`).
     if errors.is_empty() {
