@@ -255,13 +255,13 @@ fn sleep_hooks_must_fit_the_grace_period() {
     assert_eq!(
         check(&deployment(app), "", &["--kube-version", "1.30"]),
         [
-            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
         ]
     );
     assert_eq!(
         check(&deployment(app), "", &["--kube-version", "1.33"]),
         [
-            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)"
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)"
         ]
     );
     let fits = "{name: web, image: nginx:1.27, lifecycle: {preStop: {sleep: {seconds: 20}}}}";
@@ -272,14 +272,14 @@ fn sleep_hooks_must_fit_the_grace_period() {
         assert_eq!(
             check(&deployment(manifest), "", &["--kube-version", version]),
             [format!(
-                "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: {value}: must be greater than 0 and less than terminationGracePeriodSeconds (30). Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep."
+                "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep: Invalid value: {value}: must be greater than 0 and less than terminationGracePeriodSeconds (30). Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep."
             )]
         );
     }
     assert_eq!(
         check(&deployment(zero), "", &["--kube-version", "1.31"]),
         [
-            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 0: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep: Invalid value: 0: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
         ]
     );
     assert!(check(&deployment(zero), "", &["--kube-version", "1.33"]).is_empty());

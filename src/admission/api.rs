@@ -700,7 +700,8 @@ fn init_container_errors(container: &Value, path: &str, version: KubeVersion) ->
 /// A `sleep` hook must fit in the grace period (and be positive before zero
 /// was allowed in 1.33); an empty handler (an unknown `sleep` dropped before
 /// 1.29) has no action at all. The messages are `validateSleepAction`'s
-/// (`pkg/apis/core/validation/validation.go`): from 1.32, where the
+/// (`pkg/apis/core/validation/validation.go`, from 1.29 on, which reports
+/// it on `lifecycle.<hook>.sleep`): from 1.32, where the
 /// `PodLifecycleSleepActionAllowZero` gate is alpha and off, the refusal of a
 /// non-positive sleep names the gate; from 1.33 the gate is on.
 fn sleep_errors(
@@ -750,8 +751,9 @@ fn sleep_errors(
                     ". Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep.",
                 );
             }
+            // The error is on the action, not on its `seconds`.
             errors.push(FieldError::invalid(
-                format!("{at}.sleep.seconds"),
+                format!("{at}.sleep"),
                 seconds.to_string(),
                 detail,
             ));
@@ -993,14 +995,14 @@ mod tests {
         assert_eq!(
             messages(&validate(&spec(40), "spec", v(30)).0),
             [
-                "spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
+                "spec.containers[0].lifecycle.preStop.sleep: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
             ]
         );
         assert!(validate(&spec(0), "spec", v(33)).0.is_empty());
         assert_eq!(
             messages(&validate(&spec(40), "spec", v(33)).0),
             [
-                "spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)"
+                "spec.containers[0].lifecycle.preStop.sleep: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)"
             ]
         );
         // 1.29: the gate is off, the action is dropped with its empty hook.
