@@ -791,3 +791,18 @@ fn an_unmasked_proc_needs_a_user_namespace() {
         ]
     );
 }
+
+#[test]
+fn a_port_name_in_two_containers_is_warned_about() {
+    let two = deployment(
+        "{name: a, image: nginx:1.27, ports: [{name: test, containerPort: 80}]}\n      - {name: b, image: nginx:1.27, ports: [{name: test, containerPort: 8090}]}",
+    );
+    assert_eq!(
+        check(&two, "", &[]),
+        [
+            "warning: spec.template.spec.containers[1].ports[0]: duplicate port name \"test\" with spec.template.spec.containers[0].ports[0], services and probes that select ports by name will use spec.template.spec.containers[0].ports[0]"
+        ]
+    );
+    // The warning arrived in 1.33.
+    assert!(check(&two, "", &["--kube-version", "1.32"]).is_empty());
+}

@@ -461,7 +461,7 @@ pub fn validate(
             }
         }
     }
-    (errors, port_warnings(spec, prefix))
+    (errors, port_warnings(spec, prefix, version))
 }
 
 /// The containers of `spec` without a name: the apiserver refuses a Pod,
@@ -763,8 +763,10 @@ fn sleep_errors(
 }
 
 /// The apiserver's warnings on ports that two definitions share (the same
-/// container port and protocol), visiting init containers first.
-fn port_warnings(spec: &Value, prefix: &str) -> Vec<String> {
+/// container port and protocol), and from 1.33 on a port name that two
+/// definitions share, visiting init containers first
+/// (`warningsForPodSpecAndMeta` in `pkg/api/pod/warnings.go`).
+fn port_warnings(spec: &Value, prefix: &str, version: KubeVersion) -> Vec<String> {
     /// A port definition: where it is, and what it claims.
     struct Seen<'a> {
         list: &'a str,
@@ -813,6 +815,39 @@ fn port_warnings(spec: &Value, prefix: &str) -> Vec<String> {
                     ));
                 }
                 seen.push(here);
+            }
+        }
+    }
+    if version >= KubeVersion::new(1, 33) {
+        warnings.extend(port_name_warnings(spec, prefix));
+    }
+    warnings
+}
+
+/// A port name given twice, in one container or two: services and probes
+/// that name the port get the first one.
+fn port_name_warnings(spec: &Value, prefix: &str) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut first: Vec<(&str, String)> = Vec::new();
+    for list in ["initContainers", "containers"] {
+        for (container, entry) in entries(spec, list).into_iter().enumerate() {
+            let ports = entry.field("ports").and_then(Value::as_array);
+            for (index, port) in ports.into_iter().flatten().enumerate() {
+                let Some(name) = port
+                    .field("name")
+                    .and_then(Value::as_str)
+                    .filter(|n| !n.is_empty())
+                else {
+                    continue;
+                };
+                let path = format!("{prefix}.{list}[{container}].ports[{index}]");
+                match first.iter().find(|(n, _)| *n == name) {
+                    Some((_, other)) => warnings.push(format!(
+                        "{path}: duplicate port name {} with {other}, services and probes that select ports by name will use {other}",
+                        go_quote(name)
+                    )),
+                    None => first.push((name, path)),
+                }
             }
         }
     }
@@ -1037,6 +1072,25 @@ mod tests {
     }
 
     #[test]
+    fn port_names_given_twice_are_warned_about_from_1_33() {
+        let spec = json!({
+            "initContainers": [{"name": "proxy", "restartPolicy": "Always", "ports": [{"name": "admin", "containerPort": 4191}]}],
+            "containers": [
+                {"name": "app", "ports": [{"name": "admin", "containerPort": 9000}, {"containerPort": 80}]},
+                {"name": "b", "ports": [{"name": "", "containerPort": 81}, {"name": "admin", "containerPort": 82}]}
+            ]
+        });
+        assert_eq!(
+            validate(&spec, "spec", v(33)).1,
+            [
+                "spec.containers[0].ports[0]: duplicate port name \"admin\" with spec.initContainers[0].ports[0], services and probes that select ports by name will use spec.initContainers[0].ports[0]",
+                "spec.containers[1].ports[1]: duplicate port name \"admin\" with spec.initContainers[0].ports[0], services and probes that select ports by name will use spec.initContainers[0].ports[0]"
+            ]
+        );
+        assert!(validate(&spec, "spec", v(32)).1.is_empty());
+    }
+
+    #[test]
     fn duplicates_are_errors_or_warnings() {
         let spec = json!({
             "initContainers": [{"name": "app", "ports": [{"containerPort": 4143}]}],
@@ -1054,10 +1108,12 @@ mod tests {
                 "spec.initContainers[0].name: Duplicate value: \"app\""
             ]
         );
+        // (The apiserver returns none of them: the object is invalid.)
         assert_eq!(
             warnings,
             [
-                "spec.containers[1].ports[0]: duplicate port definition with spec.initContainers[0].ports[0]"
+                "spec.containers[1].ports[0]: duplicate port definition with spec.initContainers[0].ports[0]",
+                "spec.containers[0].ports[1]: duplicate port name \"http\" with spec.containers[0].ports[0], services and probes that select ports by name will use spec.containers[0].ports[0]"
             ]
         );
     }
