@@ -806,3 +806,26 @@ fn a_port_name_in_two_containers_is_warned_about() {
     // The warning arrived in 1.33.
     assert!(check(&two, "", &["--kube-version", "1.32"]).is_empty());
 }
+
+#[test]
+fn the_fix_names_the_level_that_rejects() {
+    // Enforced at baseline, warned at restricted: the rejection is baseline's, and so is the fix.
+    let namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    pod-security.kubernetes.io/enforce: baseline\n    pod-security.kubernetes.io/warn: restricted\n";
+    let run = inject(&deployment(APP), namespace, &["-q"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n  deploy.yaml: deployment/web: pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": non-default capabilities (container \"linkerd-init\" must not include \"NET_ADMIN\", \"NET_RAW\" in securityContext.capabilities.add)\n    fix: linkerd-init adds NET_ADMIN and NET_RAW, which Pod Security \"baseline\" forbids: use CNI mode (--set cni=true) so that no iptables init container is needed\n"
+    );
+    // Only warned at restricted: the warning's level.
+    let warned = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    pod-security.kubernetes.io/warn: restricted\n";
+    let run = inject(&deployment(APP), warned, &["--report", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = inject_report(&run);
+    assert_eq!(
+        report["inputs"][0]["objects"][0]["hints"],
+        serde_json::json!([
+            "linkerd-init adds NET_ADMIN and NET_RAW, which Pod Security \"restricted\" forbids: use CNI mode (--set cni=true) so that no iptables init container is needed"
+        ])
+    );
+}
