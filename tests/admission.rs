@@ -72,34 +72,37 @@ fn check(manifest: &str, policies: &str, args: &[&str]) -> Vec<String> {
 
 const QUOTA: &str = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: mem, namespace: shop}\nspec:\n  hard: {limits.memory: 8Gi, requests.cpu: \"4\"}\n";
 
+/// A quota the app fits in alone and not with its proxy: a rejection the injection causes.
+const SMALL_QUOTA: &str = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: small, namespace: shop}\nspec:\n  hard: {limits.memory: 300Mi}\n";
+
 #[test]
 fn a_rejection_fails_the_run_and_writes_nothing() {
-    let run = inject(&deployment(APP), QUOTA, &[]);
+    let run = inject(&deployment(SIZED_APP), SMALL_QUOTA, &[]);
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "", "nothing for kubectl apply to apply");
     assert!(
         run.stderr.contains(
-            "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n  deploy.yaml: deployment/web: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web; requests.cpu for: web\n"
+            "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n  deploy.yaml: deployment/web: pods \"web-\" is forbidden: exceeded quota: small, requested: limits.memory=506Mi, used: limits.memory=0, limited: limits.memory=300Mi\n"
         ),
         "{}",
         run.stderr
     );
     assert!(
         run.stderr
-            .contains("\n  rejected: pods \"web-\" is forbidden: failed quota: mem:")
+            .contains("\n  rejected: pods \"web-\" is forbidden: exceeded quota: small,")
     );
 
     // --warn-only: the same, as a warning, and the output is written.
-    let run = inject(&deployment(APP), QUOTA, &["--warn-only"]);
+    let run = inject(&deployment(SIZED_APP), SMALL_QUOTA, &["--warn-only"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("name: linkerd-proxy"));
-    assert!(run.stderr.contains("\n  warning: would be rejected: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web; requests.cpu for: web\n"), "{}", run.stderr);
+    assert!(run.stderr.contains("\n  warning: would be rejected: pods \"web-\" is forbidden: exceeded quota: small, requested: limits.memory=506Mi, used: limits.memory=0, limited: limits.memory=300Mi\n"), "{}", run.stderr);
 
     // In place: no file is touched.
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("deploy.yaml");
-    std::fs::write(&path, deployment(APP)).expect("write");
-    std::fs::write(dir.path().join("policies.yaml"), QUOTA).expect("write");
+    std::fs::write(&path, deployment(SIZED_APP)).expect("write");
+    std::fs::write(dir.path().join("policies.yaml"), SMALL_QUOTA).expect("write");
     let mut cmd = common::command();
     cmd.current_dir(dir.path()).args([
         "-f",
@@ -112,8 +115,15 @@ fn a_rejection_fails_the_run_and_writes_nothing() {
     assert_eq!(run.code, 1);
     assert_eq!(
         std::fs::read_to_string(&path).expect("read"),
-        deployment(APP)
+        deployment(SIZED_APP)
     );
+
+    // The app that sets no resources is refused by the quota's "must
+    // specify" before injection too: reported, and written.
+    let run = inject(&deployment(APP), QUOTA, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("name: linkerd-proxy"));
+    assert!(run.stderr.contains("\n  warning: rejected before injection too: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web; requests.cpu for: web\n"), "{}", run.stderr);
 }
 
 #[test]
@@ -623,11 +633,12 @@ fn requests_above_the_limits_limit_ranger_sets_are_invalid() {
 
 #[test]
 fn a_rejected_run_with_the_json_report_writes_one_json_document() {
-    let run = inject(&deployment(APP), QUOTA, &["--report", "json"]);
+    let run = inject(&deployment(SIZED_APP), SMALL_QUOTA, &["--report", "json"]);
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "");
     let report: Value = serde_json::from_str(&run.stderr).expect("stderr is one JSON document");
     assert_eq!(report["summary"]["rejected"], 1);
+    assert_eq!(report["summary"]["rejectedBeforeInjection"], 0);
 }
 
 #[test]
@@ -828,4 +839,70 @@ fn the_fix_names_the_level_that_rejects() {
             "linkerd-init adds NET_ADMIN and NET_RAW, which Pod Security \"restricted\" forbids: use CNI mode (--set cni=true) so that no iptables init container is needed"
         ])
     );
+}
+
+#[test]
+fn a_rejection_the_workload_had_before_injection_does_not_block() {
+    // A privileged app in a baseline namespace: rejected with or without the proxy
+    // (CNI mode: the injected containers meet baseline).
+    let namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels: {pod-security.kubernetes.io/enforce: baseline}\n";
+    let privileged =
+        deployment("{name: web, image: nginx:1.27, securityContext: {privileged: true}}");
+    let run = inject(&privileged, namespace, &["--set", "cni=true"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("name: linkerd-proxy"),
+        "the output is written"
+    );
+    assert!(
+        run.stderr.contains("\n  warning: rejected before injection too: pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": privileged (container \"web\" must not set securityContext.privileged=true)\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("error:"), "{}", run.stderr);
+    // The JSON report says which verdicts predate the injection.
+    let run = inject(
+        &privileged,
+        namespace,
+        &["--set", "cni=true", "--report", "json"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = inject_report(&run);
+    let verdict = &report["inputs"][0]["objects"][0]["verdicts"][0];
+    assert_eq!(verdict["severity"], "rejection");
+    assert_eq!(verdict["beforeInjection"], true);
+    assert_eq!(report["summary"]["rejected"], 1);
+    assert_eq!(report["summary"]["rejectedBeforeInjection"], 1);
+
+    // With the iptables init container the injection adds a violation of its own: it blocks.
+    let run = inject(&privileged, namespace, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("  deploy.yaml: deployment/web: pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": non-default capabilities (container \"linkerd-init\" must not include \"NET_ADMIN\", \"NET_RAW\" in securityContext.capabilities.add), privileged (container \"web\" must not set securityContext.privileged=true)\n"), "{}", run.stderr);
+    let run = inject(&privileged, namespace, &["--report", "json", "--warn-only"]);
+    let report = inject_report(&run);
+    assert_eq!(
+        report["inputs"][0]["objects"][0]["verdicts"][0]["beforeInjection"],
+        false
+    );
+    assert_eq!(report["summary"]["rejectedBeforeInjection"], 0);
+}
+
+#[test]
+fn an_invalid_workload_is_invalid_before_injection_too_wherever_its_containers_move() {
+    // The classic proxy goes first: the app's container moves from
+    // containers[0] to containers[1], and its own error with it.
+    let app = "{name: web, image: nginx:1.27, lifecycle: {preStop: {sleep: {seconds: 40}}}}";
+    let args = ["--kube-version", "1.30", "--native-sidecar", "never"];
+    let run = inject(&deployment(app), "", &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("deployment/web injected\n  warning: rejected before injection too: Deployment.apps \"web\" is invalid: spec.template.spec.containers[1].lifecycle.preStop.sleep: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)\n"),
+        "{}",
+        run.stderr
+    );
+    // A quiet run says nothing of it.
+    let mut quiet = args.to_vec();
+    quiet.push("-q");
+    let run = inject(&deployment(app), "", &quiet);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
 }

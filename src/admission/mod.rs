@@ -45,6 +45,9 @@ pub struct Verdict {
     /// invalid), `apiserver` (a dropped field, an apiserver warning).
     pub plugin: &'static str,
     pub message: String,
+    /// The workload drew the same verdict before it was injected: the
+    /// injection did not cause it (see [`review::mark_preexisting`]).
+    pub before_injection: bool,
 }
 
 impl Severity {
@@ -63,11 +66,19 @@ pub fn rejected(verdicts: &[Verdict]) -> bool {
 }
 
 impl Verdict {
+    /// A rejection the injection caused: the workload drew no such rejection before.
+    pub fn blocks(&self) -> bool {
+        self.severity == Severity::Rejection && !self.before_injection
+    }
+}
+
+impl Verdict {
     pub fn rejection(plugin: &'static str, message: impl Into<String>) -> Self {
         Verdict {
             severity: Severity::Rejection,
             plugin,
             message: message.into(),
+            before_injection: false,
         }
     }
 
@@ -76,6 +87,7 @@ impl Verdict {
             severity: Severity::Warning,
             plugin,
             message: message.into(),
+            before_injection: false,
         }
     }
 }

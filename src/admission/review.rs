@@ -135,6 +135,84 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
     }
 }
 
+/// Mark each of `verdicts`, the review of `injected` (a workload of `kind`),
+/// that `original`, the same workload before injection, draws too in
+/// `target`: the apiserver would say it either way. Verdicts are compared by
+/// plugin, severity and message, with each container's place in its list
+/// (`containers[1]`) read as its name, since the injected containers move
+/// the workload's own.
+pub fn mark_preexisting(
+    verdicts: &mut [Verdict],
+    injected: &Value,
+    original: &Value,
+    kind: &WorkloadType,
+    target: &Target<'_>,
+) {
+    if verdicts.is_empty() {
+        return;
+    }
+    let before = review(original, kind, target).verdicts;
+    let spec_of = |object: &'_ Value| -> Value {
+        kind.template_path()
+            .iter()
+            .try_fold(object, |at, token| at.field(token))
+            .and_then(|template| template.field("spec"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let (before_spec, after_spec) = (spec_of(original), spec_of(injected));
+    let before: Vec<(super::Severity, &str, String)> = before
+        .iter()
+        .map(|v| {
+            (
+                v.severity,
+                v.plugin,
+                by_container_name(&v.message, &before_spec),
+            )
+        })
+        .collect();
+    for verdict in verdicts {
+        let message = by_container_name(&verdict.message, &after_spec);
+        verdict.before_injection = before.iter().any(|(severity, plugin, earlier)| {
+            *severity == verdict.severity && *plugin == verdict.plugin && *earlier == message
+        });
+    }
+}
+
+/// `message` with every `containers[<n>]`, `initContainers[<n>]` and
+/// `ephemeralContainers[<n>]` of `spec` written `containers[<name>]`.
+fn by_container_name(message: &str, spec: &Value) -> String {
+    const LISTS: [&str; 3] = ["initContainers", "ephemeralContainers", "containers"];
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    'scan: while !rest.is_empty() {
+        for list in LISTS {
+            let Some(after) = rest.strip_prefix(list).and_then(|r| r.strip_prefix('[')) else {
+                continue;
+            };
+            let digits = after.chars().take_while(char::is_ascii_digit).count();
+            let name = after
+                .get(..digits)
+                .and_then(|n| n.parse::<usize>().ok())
+                .and_then(|index| spec.field(list)?.get(index))
+                .map(super::container_name);
+            let tail = after.get(digits..).and_then(|t| t.strip_prefix(']'));
+            if let (Some(name), Some(tail)) = (name, tail) {
+                out.push_str(list);
+                out.push('[');
+                out.push_str(name);
+                out.push(']');
+                rest = tail;
+                continue 'scan;
+            }
+        }
+        let mut chars = rest.chars();
+        out.extend(chars.next());
+        rest = chars.as_str();
+    }
+    out
+}
+
 /// The validation of the object being created (a workload with its pod
 /// template, or a Pod), `name_errors` those of its name: its warnings and
 /// its rejection go to `verdicts`; returns whether it is valid.
@@ -358,6 +436,78 @@ mod tests {
             ]
         );
         assert!(old.admission.is_none());
+    }
+
+    #[test]
+    fn containers_are_compared_by_name_wherever_they_stand() {
+        let before = json!({"initContainers": [{"name": "init"}], "containers": [{"name": "web"}]});
+        let after = json!({"initContainers": [{"name": "init"}], "containers": [{"name": "proxy"}, {"name": "web"}]});
+        let message = |index: usize| {
+            format!(
+                "Deployment.apps \"web\" is invalid: [spec.template.spec.containers[{index}].lifecycle.preStop.sleep: x, spec.initContainers[0].name: y]"
+            )
+        };
+        assert_eq!(
+            by_container_name(&message(0), &before),
+            by_container_name(&message(1), &after)
+        );
+        assert_eq!(
+            by_container_name("containers[7] containers[x] ephemeralContainers[0]", &after),
+            "containers[7] containers[x] ephemeralContainers[0]"
+        );
+        assert_ne!(
+            by_container_name(&message(0), &after),
+            by_container_name(&message(1), &after)
+        );
+    }
+
+    #[test]
+    fn a_verdict_the_workload_drew_before_injection_is_marked() {
+        let cluster = context(&[
+            json!({"kind": "ResourceQuota", "metadata": {"name": "mem"}, "spec": {"hard": {"limits.memory": "1Gi"}}}),
+        ]);
+        let target = Target {
+            default_namespace: "default",
+            cluster: &cluster,
+            version: KubeVersion::new(1, 33),
+            webhooks: &[],
+            injector: &no_injector,
+            trace: false,
+        };
+        let bare = deployment(json!([{"name": "app"}]), json!([]));
+        let sized = json!({"limits": {"memory": "64Mi"}});
+        let injected = deployment(
+            json!([{"name": "app"}, {"name": "proxy", "resources": sized}]),
+            json!([]),
+        );
+        let mut verdicts = review(&injected, &kind("Deployment"), &target).verdicts;
+        mark_preexisting(
+            &mut verdicts,
+            &injected,
+            &bare,
+            &kind("Deployment"),
+            &target,
+        );
+        assert_eq!(
+            messages(&Review {
+                verdicts: verdicts.clone(),
+                admission: None
+            }),
+            ["pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: app"]
+        );
+        assert!(verdicts[0].before_injection);
+        // A proxy without the limit changes the message: the injection's.
+        let unsized_proxy = deployment(json!([{"name": "app"}, {"name": "proxy"}]), json!([]));
+        let mut verdicts = review(&unsized_proxy, &kind("Deployment"), &target).verdicts;
+        mark_preexisting(
+            &mut verdicts,
+            &unsized_proxy,
+            &bare,
+            &kind("Deployment"),
+            &target,
+        );
+        assert!(!verdicts[0].before_injection);
+        assert!(verdicts[0].blocks());
     }
 
     #[test]
