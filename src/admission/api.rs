@@ -1,7 +1,9 @@
 //! What the apiserver itself does to a pod spec around admission: API
 //! defaulting that the checks read, the silent dropping of fields whose
 //! feature is off in the target version, and the validation rules an
-//! injected container can break (`admission.md` §0, §4b, §4c).
+//! injected container can break (`pkg/apis/core/v1/defaults.go`,
+//! `pkg/api/pod/util.go`, `pkg/apis/core/validation/validation.go`,
+//! `pkg/api/pod/warnings.go`).
 //!
 //! Paths are built from `prefix`, where the pod spec sits in the object
 //! being created: `spec` for a Pod, `spec.template.spec` for a Deployment.

@@ -1,5 +1,6 @@
 //! The admission chain for one pod CREATE, replayed as the apiserver runs it
-//! (`admission.md` §0, §4a, §5): API defaulting, the mutating phase (the
+//! (`staging/src/k8s.io/apiserver/pkg/admission/{chain.go,reinvocation.go}`,
+//! `pkg/kubeapiserver/options/plugins.go` for the order): API defaulting, the mutating phase (the
 //! in-tree plugins, then the webhooks, with at most one reinvocation pass),
 //! the dropping of fields behind disabled gates and validation, then the
 //! validating plugins. Every step is recorded for `--trace`.

@@ -2,7 +2,8 @@
 //! workload in the target namespace, and the verdict in its own words.
 //!
 //! The order follows a CREATE through the apiserver
-//! (`../shared/reference/admission.md` §0 and §5):
+//! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go`, and
+//! `pkg/kubeapiserver/options/plugins.go` for the plugins' order):
 //! [`api`] defaulting and the dropping of fields behind disabled gates, the
 //! mutating plugins ([`limit_ranger`] defaults, [`psp`] defaulting up to
 //! 1.24), API validation, then the validating plugins ([`limit_ranger`],
