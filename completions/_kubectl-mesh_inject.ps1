@@ -43,7 +43,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Write nothing; exit 1 and list the files that would change')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report on standard error')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no report on standard error')
-            [CompletionResult]::new('--warn-only', '--warn-only', [CompletionResultType]::ParameterName, 'Write the output even when the cluster would reject an injected workload; the rejections are reported as warnings')
+            [CompletionResult]::new('--warn-only', '--warn-only', [CompletionResultType]::ParameterName, 'Write the output even when the cluster would reject an injected workload because of the injection; the rejections are reported as warnings (one the workload drew before injection too never stops the output)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -79,7 +79,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('--check', '--check', [CompletionResultType]::ParameterName, 'Write nothing; exit 1 and list the files that would change')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no report on standard error')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no report on standard error')
-            [CompletionResult]::new('--warn-only', '--warn-only', [CompletionResultType]::ParameterName, 'Write the output even when the cluster would reject an injected workload; the rejections are reported as warnings')
+            [CompletionResult]::new('--warn-only', '--warn-only', [CompletionResultType]::ParameterName, 'Write the output even when the cluster would reject an injected workload because of the injection; the rejections are reported as warnings (one the workload drew before injection too never stops the output)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break

@@ -52,7 +52,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s q -l quiet -d 'Print no report on standard error'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l warn-only -d 'Write the output even when the cluster would reject an injected workload; the rejections are reported as warnings'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l warn-only -d 'Write the output even when the cluster would reject an injected workload because of the injection; the rejections are reported as warnings (one the workload drew before injection too never stops the output)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s V -l version -d 'Print version'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "inject" -d 'Inject the proxy (what runs when no subcommand is given)'
@@ -89,7 +89,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s q -l quiet -d 'Print no report on standard error'
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l warn-only -d 'Write the output even when the cluster would reject an injected workload; the rejections are reported as warnings'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l warn-only -d 'Write the output even when the cluster would reject an injected workload because of the injection; the rejections are reported as warnings (one the workload drew before injection too never stops the output)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s n -l namespace -d 'Namespace of objects that name none' -r

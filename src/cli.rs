@@ -109,7 +109,9 @@ pub struct InjectArgs {
     #[arg(long, value_name = "PATH")]
     pub context: Vec<PathBuf>,
     /// Write the output even when the cluster would reject an injected
-    /// workload; the rejections are reported as warnings.
+    /// workload because of the injection; the rejections are reported as
+    /// warnings (one the workload drew before injection too never stops the
+    /// output).
     #[arg(long)]
     pub warn_only: bool,
 }

@@ -84,8 +84,9 @@ pub fn function_config(list: &Value) -> FunctionConfig {
 }
 
 /// The `results` for a processed ResourceList: a skip is `info`, a warning
-/// `warning`, a rejection `error` (with `warn_only`, a `warning`); each names
-/// the item and the file it came from, when kpt or kustomize say so.
+/// `warning`, a rejection `error` (with `warn_only`, a `warning`; one the
+/// workload drew before injection too, a `warning` always); each names the
+/// item and the file it came from, when kpt or kustomize say so.
 pub fn results(processed: &Processed, list: &Value, warn_only: bool) -> Vec<Value> {
     let items = list.field("items").and_then(Value::as_array);
     let mut results = Vec::new();
@@ -120,6 +121,12 @@ pub fn results(processed: &Processed, list: &Value, warn_only: bool) -> Vec<Valu
             }
         }
         for verdict in &object.verdicts {
+            if verdict.severity == Severity::Rejection && verdict.before_injection {
+                // The workload is refused with or without the injection.
+                let preexisting = crate::report::PREEXISTING;
+                push("warning", format!("{preexisting}: {}", verdict.message));
+                continue;
+            }
             let severity = match verdict.severity {
                 Severity::Rejection if !warn_only => "error",
                 _ => "warning",

@@ -8,7 +8,7 @@
 use json_patch::PatchOperation;
 use serde_json::{Map, Value};
 
-use crate::admission::{self, Severity, Verdict};
+use crate::admission::{self, Verdict};
 use crate::cluster::{ClusterContext, KubeVersion};
 use crate::error::{Error, Located};
 use crate::json::Field;
@@ -66,13 +66,19 @@ impl ObjectResult {
         admission::rejected(&self.verdicts)
     }
 
+    /// Whether the cluster would refuse it because of the injection: a
+    /// rejection the workload did not draw before injection.
+    pub fn blocked(&self) -> bool {
+        self.verdicts.iter().any(Verdict::blocks)
+    }
+
     /// Whether the cluster's security policies (Pod Security, a
-    /// PodSecurityPolicy) refuse it: what the injection's hints are about.
+    /// PodSecurityPolicy) refuse it because of the injection: what the
+    /// injection's hints are about.
     pub fn refused_by_security_policy(&self) -> bool {
-        self.verdicts.iter().any(|v| {
-            v.severity == Severity::Rejection
-                && matches!(v.plugin, "PodSecurity" | "PodSecurityPolicy")
-        })
+        self.verdicts
+            .iter()
+            .any(|v| v.blocks() && matches!(v.plugin, "PodSecurity" | "PodSecurityPolicy"))
     }
 }
 
@@ -831,7 +837,24 @@ fn plan_object(
                 injector: &admission::review::no_injector,
                 trace: false,
             };
-            admission::review::review(&plan.result, kind, &target).verdicts
+            let mut verdicts = admission::review::review(&plan.result, kind, &target).verdicts;
+            // Which of them the workload drew before injection: the
+            // injection taken out again is the workload as it was.
+            if !verdicts.is_empty() {
+                let original = rules::uninject(&plan.result, kind, &settings.profile, false)
+                    .ok()
+                    .filter(|bare| bare.outcome == Outcome::Uninjected);
+                if let Some(original) = original {
+                    admission::review::mark_preexisting(
+                        &mut verdicts,
+                        &plan.result,
+                        &original.result,
+                        kind,
+                        &target,
+                    );
+                }
+            }
+            verdicts
         }
         _ => Vec::new(),
     };

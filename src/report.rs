@@ -12,6 +12,10 @@ use crate::rules::Outcome;
 /// The `apiVersion` of the JSON report; it changes when a field changes meaning or goes.
 pub const JSON_REPORT_VERSION: &str = "mesh-inject.io/report/v1";
 
+/// How a rejection the workload drew before injection too is introduced:
+/// the apiserver refuses the workload either way, so it does not fail the run.
+pub const PREEXISTING: &str = "rejected before injection too";
+
 /// One line for an object: `deployment/web injected`.
 pub fn object_line(object: &ObjectResult) -> String {
     let subject = match &object.reference {
@@ -29,19 +33,24 @@ pub fn object_line(object: &ObjectResult) -> String {
 }
 
 /// The lines under an object: what the cluster would say (a rejection reads
-/// as a warning with `--warn-only`), and how to fix what the injection cannot.
+/// as a warning with `--warn-only`, and one the workload drew before
+/// injection as a warning always), and how to fix what the injection cannot.
 fn verdict_lines(object: &ObjectResult, warn_only: bool, paint: Paint) -> Vec<String> {
     let warning = paint.warning();
-    let verdicts = object
-        .verdicts
-        .iter()
-        .map(move |v| match (v.severity, warn_only) {
-            (Severity::Rejection, false) => {
-                paint.paint(Paint::REJECTION, &format!("rejected: {}", v.message))
-            }
-            (Severity::Rejection, true) => format!("{warning} would be rejected: {}", v.message),
-            (Severity::Warning, _) => format!("{warning} {}", v.message),
-        });
+    let verdicts =
+        object
+            .verdicts
+            .iter()
+            .map(move |v| match (v.severity, v.before_injection, warn_only) {
+                (Severity::Rejection, true, _) => format!("{warning} {PREEXISTING}: {}", v.message),
+                (Severity::Rejection, false, false) => {
+                    paint.paint(Paint::REJECTION, &format!("rejected: {}", v.message))
+                }
+                (Severity::Rejection, false, true) => {
+                    format!("{warning} would be rejected: {}", v.message)
+                }
+                (Severity::Warning, _, _) => format!("{warning} {}", v.message),
+            });
     let warning = paint.warning();
     verdicts
         .chain(object.hints.iter().map(move |h| format!("{warning} {h}")))
@@ -128,8 +137,9 @@ pub fn render(results: &[Processed], warn_only: bool, withheld: bool, paint: Pai
     out
 }
 
-/// The rejections, one line each with its file and object, for the error
-/// that ends a run the cluster would refuse.
+/// The rejections the injection caused, one line each with its file and
+/// object, for the error that ends a run the cluster would refuse (those
+/// the workload drew before injection too are the report's warnings).
 pub fn rejections(results: &[Processed]) -> Vec<String> {
     let mut lines = Vec::new();
     for processed in results {
@@ -138,11 +148,7 @@ pub fn rejections(results: &[Processed]) -> Vec<String> {
                 Some(reference) => reference.to_string(),
                 None => format!("document {}", object.document),
             };
-            for verdict in object
-                .verdicts
-                .iter()
-                .filter(|v| v.severity == Severity::Rejection)
-            {
+            for verdict in object.verdicts.iter().filter(|v| v.blocks()) {
                 lines.push(format!(
                     "{}: {}: {}",
                     processed.source.name(),
@@ -163,7 +169,7 @@ pub fn rejections(results: &[Processed]) -> Vec<String> {
 /// every input with every object, its outcome, notes and the cluster's
 /// verdicts, then the counts.
 pub fn json(results: &[Processed], warn_only: bool) -> Value {
-    let mut counts = [0usize; 5];
+    let mut counts = [0usize; 6];
     let inputs: Vec<Value> = results
         .iter()
         .map(|processed| {
@@ -188,6 +194,7 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
                         *count += 1;
                     }
                     counts[4] += usize::from(object.rejected());
+                    counts[5] += usize::from(object.rejected() && !object.blocked());
                     let reference = object.reference.as_ref();
                     json!({
                         "document": object.document,
@@ -203,6 +210,7 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
                             "severity": v.severity.as_str(),
                             "plugin": v.plugin,
                             "message": v.message,
+                            "beforeInjection": v.before_injection,
                         })).collect::<Vec<_>>(),
                     })
                 })
@@ -214,7 +222,14 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
             })
         })
         .collect();
-    let [injected, uninjected, unchanged, skipped, rejected] = counts;
+    let [
+        injected,
+        uninjected,
+        unchanged,
+        skipped,
+        rejected,
+        rejected_before_injection,
+    ] = counts;
     json!({
         "apiVersion": JSON_REPORT_VERSION,
         "kind": "Report",
@@ -226,6 +241,7 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
             "unchanged": unchanged,
             "skipped": skipped,
             "rejected": rejected,
+            "rejectedBeforeInjection": rejected_before_injection,
             "changedInputs": results.iter().filter(|p| p.changed()).count(),
         },
     })

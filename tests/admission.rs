@@ -72,34 +72,37 @@ fn check(manifest: &str, policies: &str, args: &[&str]) -> Vec<String> {
 
 const QUOTA: &str = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: mem, namespace: shop}\nspec:\n  hard: {limits.memory: 8Gi, requests.cpu: \"4\"}\n";
 
+/// A quota the app fits in alone and not with its proxy: a rejection the injection causes.
+const SMALL_QUOTA: &str = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: small, namespace: shop}\nspec:\n  hard: {limits.memory: 300Mi}\n";
+
 #[test]
 fn a_rejection_fails_the_run_and_writes_nothing() {
-    let run = inject(&deployment(APP), QUOTA, &[]);
+    let run = inject(&deployment(SIZED_APP), SMALL_QUOTA, &[]);
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "", "nothing for kubectl apply to apply");
     assert!(
         run.stderr.contains(
-            "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n  deploy.yaml: deployment/web: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web; requests.cpu for: web\n"
+            "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n  deploy.yaml: deployment/web: pods \"web-\" is forbidden: exceeded quota: small, requested: limits.memory=506Mi, used: limits.memory=0, limited: limits.memory=300Mi\n"
         ),
         "{}",
         run.stderr
     );
     assert!(
         run.stderr
-            .contains("\n  rejected: pods \"web-\" is forbidden: failed quota: mem:")
+            .contains("\n  rejected: pods \"web-\" is forbidden: exceeded quota: small,")
     );
 
     // --warn-only: the same, as a warning, and the output is written.
-    let run = inject(&deployment(APP), QUOTA, &["--warn-only"]);
+    let run = inject(&deployment(SIZED_APP), SMALL_QUOTA, &["--warn-only"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("name: linkerd-proxy"));
-    assert!(run.stderr.contains("\n  warning: would be rejected: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web; requests.cpu for: web\n"), "{}", run.stderr);
+    assert!(run.stderr.contains("\n  warning: would be rejected: pods \"web-\" is forbidden: exceeded quota: small, requested: limits.memory=506Mi, used: limits.memory=0, limited: limits.memory=300Mi\n"), "{}", run.stderr);
 
     // In place: no file is touched.
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("deploy.yaml");
-    std::fs::write(&path, deployment(APP)).expect("write");
-    std::fs::write(dir.path().join("policies.yaml"), QUOTA).expect("write");
+    std::fs::write(&path, deployment(SIZED_APP)).expect("write");
+    std::fs::write(dir.path().join("policies.yaml"), SMALL_QUOTA).expect("write");
     let mut cmd = common::command();
     cmd.current_dir(dir.path()).args([
         "-f",
@@ -112,8 +115,15 @@ fn a_rejection_fails_the_run_and_writes_nothing() {
     assert_eq!(run.code, 1);
     assert_eq!(
         std::fs::read_to_string(&path).expect("read"),
-        deployment(APP)
+        deployment(SIZED_APP)
     );
+
+    // The app that sets no resources is refused by the quota's "must
+    // specify" before injection too: reported, and written.
+    let run = inject(&deployment(APP), QUOTA, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("name: linkerd-proxy"));
+    assert!(run.stderr.contains("\n  warning: rejected before injection too: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web; requests.cpu for: web\n"), "{}", run.stderr);
 }
 
 #[test]
@@ -255,17 +265,34 @@ fn sleep_hooks_must_fit_the_grace_period() {
     assert_eq!(
         check(&deployment(app), "", &["--kube-version", "1.30"]),
         [
-            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
         ]
     );
     assert_eq!(
         check(&deployment(app), "", &["--kube-version", "1.33"]),
         [
-            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)"
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)"
         ]
     );
     let fits = "{name: web, image: nginx:1.27, lifecycle: {preStop: {sleep: {seconds: 20}}}}";
     assert!(check(&deployment(fits), "", &["--kube-version", "1.33"]).is_empty());
+    // 1.32 has the gate that allows zero, off: its message says so.
+    let zero = "{name: web, image: nginx:1.27, lifecycle: {preStop: {sleep: {seconds: 0}}}}";
+    for (version, manifest, value) in [("1.32", app, 40), ("1.32", zero, 0)] {
+        assert_eq!(
+            check(&deployment(manifest), "", &["--kube-version", version]),
+            [format!(
+                "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep: Invalid value: {value}: must be greater than 0 and less than terminationGracePeriodSeconds (30). Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep."
+            )]
+        );
+    }
+    assert_eq!(
+        check(&deployment(zero), "", &["--kube-version", "1.31"]),
+        [
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].lifecycle.preStop.sleep: Invalid value: 0: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
+        ]
+    );
+    assert!(check(&deployment(zero), "", &["--kube-version", "1.33"]).is_empty());
 }
 
 #[test]
@@ -606,11 +633,12 @@ fn requests_above_the_limits_limit_ranger_sets_are_invalid() {
 
 #[test]
 fn a_rejected_run_with_the_json_report_writes_one_json_document() {
-    let run = inject(&deployment(APP), QUOTA, &["--report", "json"]);
+    let run = inject(&deployment(SIZED_APP), SMALL_QUOTA, &["--report", "json"]);
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "");
     let report: Value = serde_json::from_str(&run.stderr).expect("stderr is one JSON document");
     assert_eq!(report["summary"]["rejected"], 1);
+    assert_eq!(report["summary"]["rejectedBeforeInjection"], 0);
 }
 
 #[test]
@@ -686,4 +714,195 @@ fn policies_in_the_input_apply_wherever_they_stand() {
         format!("{}---\n{max}", through_context.stdout),
         "the LimitRange in the second file shapes the first file's proxy"
     );
+}
+
+#[test]
+fn a_volume_without_a_source_is_an_empty_dir() {
+    // The apiserver defaults a volume with no source to `emptyDir: {}`
+    // (SetDefaults_Volume): `restricted` allows it, like any emptyDir.
+    let scratch = RESTRICTED_APP.replace(
+        "      containers:\n",
+        "      volumes:\n      - name: scratch\n      containers:\n",
+    );
+    for version in ["1.24", "1.29", "1.37"] {
+        let args = ["--kube-version", version, "--set", "cni=true"];
+        let run = inject(&scratch, GUARDED_NAMESPACE, &args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("rejected"), "{args:?}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn names_are_validated_as_the_apiserver_does() {
+    let subdomain = "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'";
+    let named = |name: &str| {
+        deployment(APP).replace(
+            "name: web\n  namespace",
+            &format!("name: {name}\n  namespace"),
+        )
+    };
+    assert_eq!(
+        check(&named("Web_1"), "", &[]),
+        [format!(
+            "rejection: Deployment.apps \"Web_1\" is invalid: metadata.name: Invalid value: \"Web_1\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is {subdomain})"
+        )]
+    );
+    // Before 1.20 the message named DNS-1123.
+    assert_eq!(
+        check(&named("Web_1"), "", &["--kube-version", "1.19"]),
+        [format!(
+            "rejection: Deployment.apps \"Web_1\" is invalid: metadata.name: Invalid value: \"Web_1\": a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is {subdomain})"
+        )]
+    );
+    // Container names are labels: 63 characters at most.
+    let label = "'[a-z0-9]([-a-z0-9]*[a-z0-9])?'";
+    let long = "a".repeat(64);
+    let app = |name: &str| deployment(&format!("{{name: {name}, image: nginx:1.27}}"));
+    assert_eq!(
+        check(&app("Web"), "", &[]),
+        [format!(
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].name: Invalid value: \"Web\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is {label})"
+        )]
+    );
+    assert_eq!(
+        check(&app(&long), "", &[]),
+        [format!(
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].name: Invalid value: \"{long}\": must be no more than 63 characters"
+        )]
+    );
+    // A Pod is named as a subdomain too.
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: Web, namespace: shop}\nspec:\n  containers:\n  - {name: web, image: nginx:1.27}\n";
+    assert_eq!(
+        check(pod, "", &[]),
+        [format!(
+            "rejection: Pod \"Web\" is invalid: metadata.name: Invalid value: \"Web\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is {subdomain})"
+        )]
+    );
+}
+
+#[test]
+fn an_unmasked_proc_needs_a_user_namespace() {
+    let unmasked = "{name: web, image: nginx:1.27, securityContext: {procMount: Unmasked}}";
+    assert_eq!(
+        check(&deployment(unmasked), "", &["--kube-version", "1.33"]),
+        [
+            "rejection: Deployment.apps \"web\" is invalid: spec.template.spec.containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`"
+        ]
+    );
+    let own_users = deployment(unmasked).replace(
+        "      containers:\n",
+        "      hostUsers: false\n      containers:\n",
+    );
+    assert!(check(&own_users, "", &["--kube-version", "1.33"]).is_empty());
+    // Before 1.33 the ProcMountType gate is off: the apiserver resets the field to Default.
+    assert_eq!(
+        check(&deployment(unmasked), "", &["--kube-version", "1.32"]),
+        [
+            "warning: spec.template.spec.containers[0].securityContext.procMount is reset to Default by the apiserver (the ProcMountType feature gate is off by default before 1.33)"
+        ]
+    );
+}
+
+#[test]
+fn a_port_name_in_two_containers_is_warned_about() {
+    let two = deployment(
+        "{name: a, image: nginx:1.27, ports: [{name: test, containerPort: 80}]}\n      - {name: b, image: nginx:1.27, ports: [{name: test, containerPort: 8090}]}",
+    );
+    assert_eq!(
+        check(&two, "", &[]),
+        [
+            "warning: spec.template.spec.containers[1].ports[0]: duplicate port name \"test\" with spec.template.spec.containers[0].ports[0], services and probes that select ports by name will use spec.template.spec.containers[0].ports[0]"
+        ]
+    );
+    // The warning arrived in 1.33.
+    assert!(check(&two, "", &["--kube-version", "1.32"]).is_empty());
+}
+
+#[test]
+fn the_fix_names_the_level_that_rejects() {
+    // Enforced at baseline, warned at restricted: the rejection is baseline's, and so is the fix.
+    let namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    pod-security.kubernetes.io/enforce: baseline\n    pod-security.kubernetes.io/warn: restricted\n";
+    let run = inject(&deployment(APP), namespace, &["-q"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: the cluster would reject what this writes; nothing was written (--warn-only writes it anyway):\n  deploy.yaml: deployment/web: pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": non-default capabilities (container \"linkerd-init\" must not include \"NET_ADMIN\", \"NET_RAW\" in securityContext.capabilities.add)\n    fix: linkerd-init adds NET_ADMIN and NET_RAW, which Pod Security \"baseline\" forbids: use CNI mode (--set cni=true) so that no iptables init container is needed\n"
+    );
+    // Only warned at restricted: the warning's level.
+    let warned = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    pod-security.kubernetes.io/warn: restricted\n";
+    let run = inject(&deployment(APP), warned, &["--report", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = inject_report(&run);
+    assert_eq!(
+        report["inputs"][0]["objects"][0]["hints"],
+        serde_json::json!([
+            "linkerd-init adds NET_ADMIN and NET_RAW, which Pod Security \"restricted\" forbids: use CNI mode (--set cni=true) so that no iptables init container is needed"
+        ])
+    );
+}
+
+#[test]
+fn a_rejection_the_workload_had_before_injection_does_not_block() {
+    // A privileged app in a baseline namespace: rejected with or without the proxy
+    // (CNI mode: the injected containers meet baseline).
+    let namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels: {pod-security.kubernetes.io/enforce: baseline}\n";
+    let privileged =
+        deployment("{name: web, image: nginx:1.27, securityContext: {privileged: true}}");
+    let run = inject(&privileged, namespace, &["--set", "cni=true"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("name: linkerd-proxy"),
+        "the output is written"
+    );
+    assert!(
+        run.stderr.contains("\n  warning: rejected before injection too: pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": privileged (container \"web\" must not set securityContext.privileged=true)\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("error:"), "{}", run.stderr);
+    // The JSON report says which verdicts predate the injection.
+    let run = inject(
+        &privileged,
+        namespace,
+        &["--set", "cni=true", "--report", "json"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = inject_report(&run);
+    let verdict = &report["inputs"][0]["objects"][0]["verdicts"][0];
+    assert_eq!(verdict["severity"], "rejection");
+    assert_eq!(verdict["beforeInjection"], true);
+    assert_eq!(report["summary"]["rejected"], 1);
+    assert_eq!(report["summary"]["rejectedBeforeInjection"], 1);
+
+    // With the iptables init container the injection adds a violation of its own: it blocks.
+    let run = inject(&privileged, namespace, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("  deploy.yaml: deployment/web: pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": non-default capabilities (container \"linkerd-init\" must not include \"NET_ADMIN\", \"NET_RAW\" in securityContext.capabilities.add), privileged (container \"web\" must not set securityContext.privileged=true)\n"), "{}", run.stderr);
+    let run = inject(&privileged, namespace, &["--report", "json", "--warn-only"]);
+    let report = inject_report(&run);
+    assert_eq!(
+        report["inputs"][0]["objects"][0]["verdicts"][0]["beforeInjection"],
+        false
+    );
+    assert_eq!(report["summary"]["rejectedBeforeInjection"], 0);
+}
+
+#[test]
+fn an_invalid_workload_is_invalid_before_injection_too_wherever_its_containers_move() {
+    // The classic proxy goes first: the app's container moves from
+    // containers[0] to containers[1], and its own error with it.
+    let app = "{name: web, image: nginx:1.27, lifecycle: {preStop: {sleep: {seconds: 40}}}}";
+    let args = ["--kube-version", "1.30", "--native-sidecar", "never"];
+    let run = inject(&deployment(app), "", &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("deployment/web injected\n  warning: rejected before injection too: Deployment.apps \"web\" is invalid: spec.template.spec.containers[1].lifecycle.preStop.sleep: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)\n"),
+        "{}",
+        run.stderr
+    );
+    // A quiet run says nothing of it.
+    let mut quiet = args.to_vec();
+    quiet.push("-q");
+    let run = inject(&deployment(app), "", &quiet);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
 }

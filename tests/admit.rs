@@ -305,3 +305,55 @@ items:
         "deployment/web rejected: pods \"web-\" is forbidden: maximum memory usage per Container is 1Gi, but limit is 2Gi\ndeployment/api admitted\n"
     );
 }
+
+#[test]
+fn host_network_ports_are_host_ports() {
+    // With hostNetwork the apiserver gives every container port its number
+    // as hostPort (SetDefaults_Pod), so baseline's hostPort check fires too.
+    let input = "\
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  labels: {pod-security.kubernetes.io/enforce: baseline}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    spec:
+      hostNetwork: true
+      containers:
+      - name: a
+        image: example/app:1
+        ports: [{containerPort: 8080}]
+";
+    for version in ["1.27", "1.33"] {
+        let run = run(&["admit", "--kube-version", version], Some(input));
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert_eq!(
+            run.stdout,
+            "deployment/web rejected: pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": host namespaces (hostNetwork=true), hostPort (container \"a\" uses hostPort 8080)\n",
+            "{version}"
+        );
+    }
+    // Two containers on one port then claim one host port: before 1.28 the
+    // template holds the defaults and is invalid (an invalid object draws no
+    // warnings); from 1.28 only the pod does.
+    let twice = input.replace(
+        "        ports: [{containerPort: 8080}]\n",
+        "        ports: [{containerPort: 8080}]\n      - name: b\n        image: example/app:1\n        ports: [{containerPort: 8080}]\n",
+    );
+    let privileged = twice.replace("enforce: baseline", "enforce: privileged");
+    let run_at = |version: &str| run(&["admit", "--kube-version", version], Some(&privileged));
+    assert_eq!(
+        run_at("1.27").stdout,
+        "deployment/web rejected: Deployment.apps \"web\" is invalid: spec.template.spec.containers[1].ports[0].hostPort: Duplicate value: \"TCP//8080\"\n"
+    );
+    // The valid template draws the apiserver's warning when the Deployment is created.
+    assert_eq!(
+        run_at("1.28").stdout,
+        "deployment/web rejected: Pod \"web-\" is invalid: spec.containers[1].ports[0].hostPort: Duplicate value: \"TCP//8080\"\n  warning: spec.template.spec.containers[1].ports[0]: duplicate port definition with spec.template.spec.containers[0].ports[0]\n"
+    );
+}

@@ -296,9 +296,10 @@ fn runs_as_a_krm_function() {
         run.stdout
     );
 
-    // A rejection: an error result naming the item, and a failed function.
-    let quota = "- apiVersion: v1\n  kind: ResourceQuota\n  metadata: {name: mem, namespace: shop}\n  spec:\n    hard: {limits.memory: 8Gi}\n";
-    let rejected = input.replacen("items:\n", &format!("items:\n{quota}"), 1);
+    // A rejection the injection causes (the iptables init container in a
+    // baseline namespace): an error result naming the item, and a failed function.
+    let namespace = "- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: shop\n    labels: {pod-security.kubernetes.io/enforce: baseline}\n";
+    let rejected = input.replacen("items:\n", &format!("items:\n{namespace}"), 1);
     let mut cmd = common::command();
     cmd.arg("-q").write_stdin(rejected);
     let run: common::Run = cmd.output().expect("runs").into();
@@ -311,15 +312,38 @@ fn runs_as_a_krm_function() {
     assert_eq!(
         output["results"][0],
         serde_json::json!({
-            "message": "pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web",
+            "message": "pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": non-default capabilities (container \"istio-init\" must not include \"NET_ADMIN\", \"NET_RAW\" in securityContext.capabilities.add)",
             "severity": "error",
+            "resourceRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "namespace": "shop"}
+        })
+    );
+
+    // A rejection the workload draws before injection too (the app sets no
+    // memory limit the quota requires): a warning that says so, and the function succeeds.
+    let quota = "- apiVersion: v1\n  kind: ResourceQuota\n  metadata: {name: mem, namespace: shop}\n  spec:\n    hard: {limits.memory: 8Gi}\n";
+    let preexisting = input.replacen("items:\n", &format!("items:\n{quota}"), 1);
+    let mut cmd = common::command();
+    cmd.arg("-q").write_stdin(preexisting);
+    let run: common::Run = cmd.output().expect("runs").into();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let output = common::values(&run.stdout)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("a ResourceList");
+    assert_eq!(
+        output["results"][0],
+        serde_json::json!({
+            "message": "rejected before injection too: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web",
+            "severity": "warning",
             "resourceRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "namespace": "shop"}
         })
     );
 }
 
 /// `kpt fn eval --exec`: the package's files are injected in place, and a
-/// rejection fails the function with its result shown and nothing written.
+/// rejection the injection causes fails the function with its result shown
+/// and nothing written.
 #[test]
 fn kpt_runs_the_function() {
     if !available("kpt", "kpt_runs_the_function", false) {
@@ -350,14 +374,14 @@ fn kpt_runs_the_function() {
         "kpt keeps comments"
     );
 
-    let quota = "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: mem, namespace: shop}\nspec:\n  hard: {limits.memory: 8Gi}\n";
+    let namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels: {pod-security.kubernetes.io/enforce: baseline}\n";
     std::fs::write(package.join("deploy.yaml"), &example).expect("write");
-    std::fs::write(package.join("quota.yaml"), quota).expect("write");
+    std::fs::write(package.join("namespace.yaml"), namespace).expect("write");
     let run = eval();
     assert_ne!(run.code, 0);
     let shown = format!("{}{}", run.stdout, run.stderr);
     assert!(
-        shown.contains("[error] apps/v1/Deployment/shop/web: pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: web"),
+        shown.contains("[error] apps/v1/Deployment/shop/web: pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": non-default capabilities (container \"linkerd-init\" must not include \"NET_ADMIN\", \"NET_RAW\" in securityContext.capabilities.add)"),
         "{shown}"
     );
     assert_eq!(

@@ -1,7 +1,9 @@
 //! What the apiserver itself does to a pod spec around admission: API
 //! defaulting that the checks read, the silent dropping of fields whose
 //! feature is off in the target version, and the validation rules an
-//! injected container can break (`admission.md` §0, §4b, §4c).
+//! injected container can break (`pkg/apis/core/v1/defaults.go`,
+//! `pkg/api/pod/util.go`, `pkg/apis/core/validation/validation.go`,
+//! `pkg/api/pod/warnings.go`).
 //!
 //! Paths are built from `prefix`, where the pod spec sits in the object
 //! being created: `spec` for a Pod, `spec.template.spec` for a Deployment.
@@ -13,13 +15,131 @@ use super::resources::is_sidecar;
 use crate::cluster::KubeVersion;
 use crate::json::Field;
 
-/// `SetDefaults_Pod`'s resource part: a resource with a limit and no request
-/// gets the limit as its request, in every container and init container.
-pub fn default_requests(spec: &mut Value) {
+/// The API defaulting of a pod that the checks read: each resource with a
+/// limit and no request gets the limit as its request (`SetDefaults_Pod`), in
+/// every container and init container; with `hostNetwork`, each port's
+/// `hostPort` is its `containerPort`; a volume without a source is an
+/// `emptyDir` (`SetDefaults_Volume`).
+pub fn default_for_checks(spec: &mut Value) {
     for list in ["containers", "initContainers"] {
         let containers = spec.get_mut(list).and_then(Value::as_array_mut);
         for container in containers.into_iter().flatten() {
             default_container_requests(container);
+        }
+    }
+    default_host_network_ports(spec);
+    default_volumes(spec);
+}
+
+/// The API defaulting of a workload's pod template that its validation
+/// reads: the volumes' (always), and before 1.28 the host ports of a
+/// `hostNetwork` pod (`SetDefaults_PodSpec`; from 1.28 only a Pod gets them,
+/// the template's behind the `DefaultHostNetworkHostPortsInPodTemplates`
+/// gate, off by default).
+pub fn default_template(spec: &mut Value, version: KubeVersion) {
+    if version < KubeVersion::new(1, 28) {
+        default_host_network_ports(spec);
+    }
+    default_volumes(spec);
+}
+
+/// Whether the template defaulting of [`default_template`], or the pod's,
+/// has anything to change: a volume without a source, or a port without a
+/// `hostPort` under `hostNetwork`.
+pub fn template_defaults_apply(spec: &Value) -> bool {
+    let sourceless = entries(spec, "volumes")
+        .into_iter()
+        .any(|volume| volume.as_object().is_some_and(|v| !has_volume_source(v)));
+    let host_network = spec.field("hostNetwork") == Some(&Value::Bool(true));
+    let bare_port = || {
+        ["containers", "initContainers"].iter().any(|list| {
+            entries(spec, list).into_iter().any(|container| {
+                let ports = container.field("ports").and_then(Value::as_array);
+                ports.into_iter().flatten().any(|port| {
+                    port.is_object()
+                        && port.field("hostPort").and_then(Value::as_i64).unwrap_or(0) == 0
+                })
+            })
+        })
+    };
+    sourceless || (host_network && bare_port())
+}
+
+/// `defaultHostNetworkPorts` (`pkg/apis/core/v1/defaults.go`): with
+/// `hostNetwork: true`, a port of a container or init container without a
+/// `hostPort` (or with 0) gets its `containerPort` as one.
+pub fn default_host_network_ports(spec: &mut Value) {
+    if spec.field("hostNetwork") != Some(&Value::Bool(true)) {
+        return;
+    }
+    for list in ["containers", "initContainers"] {
+        let containers = spec.get_mut(list).and_then(Value::as_array_mut);
+        for container in containers.into_iter().flatten() {
+            let ports = container.get_mut("ports").and_then(Value::as_array_mut);
+            for port in ports.into_iter().flatten().filter_map(Value::as_object_mut) {
+                let unset = port.field("hostPort").and_then(Value::as_i64).unwrap_or(0) == 0;
+                if let (true, Some(number)) = (unset, port.field("containerPort").cloned()) {
+                    port.insert("hostPort".into(), number);
+                }
+            }
+        }
+    }
+}
+
+/// The sources a volume can name: the fields of `VolumeSource`
+/// (`staging/src/k8s.io/api/core/v1/types.go`; `image` from 1.31).
+pub const VOLUME_SOURCES: [&str; 30] = [
+    "hostPath",
+    "emptyDir",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "gitRepo",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "persistentVolumeClaim",
+    "rbd",
+    "flexVolume",
+    "cinder",
+    "cephfs",
+    "flocker",
+    "downwardAPI",
+    "fc",
+    "azureFile",
+    "configMap",
+    "vsphereVolume",
+    "quobyte",
+    "azureDisk",
+    "photonPersistentDisk",
+    "projected",
+    "portworxVolume",
+    "scaleIO",
+    "storageos",
+    "csi",
+    "ephemeral",
+    "image",
+];
+
+/// Whether `volume` names a source (a null one is none).
+fn has_volume_source(volume: &serde_json::Map<String, Value>) -> bool {
+    VOLUME_SOURCES
+        .iter()
+        .any(|source| volume.get(*source).is_some_and(|s| !s.is_null()))
+}
+
+/// `SetDefaults_Volume` (`pkg/apis/core/v1/defaults.go`): a volume whose
+/// every source is nil (`volumes: [{name: scratch}]`) becomes
+/// `emptyDir: {}`, in a Pod and in a workload's pod template alike.
+pub fn default_volumes(spec: &mut Value) {
+    let volumes = spec.get_mut("volumes").and_then(Value::as_array_mut);
+    for volume in volumes.into_iter().flatten() {
+        let Some(volume) = volume.as_object_mut() else {
+            continue;
+        };
+        if !has_volume_source(volume) {
+            // A null source is no source: the default takes its place.
+            volume.insert("emptyDir".into(), json!({}));
         }
     }
 }
@@ -48,6 +168,8 @@ pub fn default_pod(spec: &mut Value) {
             default_container(container);
         }
     }
+    default_host_network_ports(spec);
+    default_volumes(spec);
 }
 
 fn default_container(container: &mut Value) {
@@ -97,7 +219,7 @@ fn default_container(container: &mut Value) {
     }
 }
 
-/// [`default_requests`] for one container.
+/// The requests from limits of [`default_for_checks`], for one container.
 pub fn default_container_requests(container: &mut Value) {
     let Some(resources) = container
         .get_mut("resources")
@@ -204,6 +326,29 @@ pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion
             }
         }
     }
+    if version < KubeVersion::new(1, 33) {
+        // ProcMountType: alpha, then beta and off, until 1.33; with the gate
+        // off the apiserver sets every container's procMount to Default
+        // (`dropDisabledProcMountField` in `pkg/api/pod/util.go`).
+        for (path, container) in containers_mut(spec, prefix) {
+            let Some(context) = container
+                .get_mut("securityContext")
+                .and_then(Value::as_object_mut)
+            else {
+                continue;
+            };
+            let unmasked = context
+                .get("procMount")
+                .and_then(Value::as_str)
+                .is_some_and(|p| p != "Default");
+            if unmasked {
+                context.insert("procMount".into(), json!("Default"));
+                warnings.push(format!(
+                    "{path}.securityContext.procMount is reset to Default by the apiserver (the ProcMountType feature gate is off by default before 1.33)"
+                ));
+            }
+        }
+    }
     if !version.has_sleep_action() {
         for (path, container) in containers_mut(spec, prefix) {
             let Some(lifecycle) = container
@@ -280,6 +425,8 @@ pub fn validate(
         .field("terminationGracePeriodSeconds")
         .and_then(Value::as_i64)
         .unwrap_or(30);
+    // The pod shares the host's user namespace unless it says otherwise.
+    let host_users = spec.field("hostUsers") != Some(&Value::Bool(false));
 
     let mut names: Vec<&str> = Vec::new();
     for (list, items) in [("containers", &containers), ("initContainers", &inits)] {
@@ -287,6 +434,13 @@ pub fn validate(
         for (index, container) in items.iter().enumerate() {
             let path = format!("{prefix}.{list}[{index}]");
             let name = super::container_name(container);
+            if !name.is_empty() {
+                errors.extend(
+                    dns1123_label_errors(name, version).into_iter().map(|msg| {
+                        FieldError::invalid(format!("{path}.name"), go_quote(name), msg)
+                    }),
+                );
+            }
             if !name.is_empty() && names.contains(&name) {
                 errors.push(FieldError::duplicate(
                     format!("{path}.name"),
@@ -300,6 +454,7 @@ pub fn validate(
             }
             errors.extend(port_errors(container, &path, &mut host_ports));
             errors.extend(resource_errors(container, &path));
+            errors.extend(proc_mount_error(container, &path, host_users, version));
             if list == "initContainers" && !is_sidecar(container) {
                 // The hooks of a plain init container are refused, not checked further.
                 errors.extend(init_container_errors(container, &path, version));
@@ -308,7 +463,7 @@ pub fn validate(
             }
         }
     }
-    (errors, port_warnings(spec, prefix))
+    (errors, port_warnings(spec, prefix, version))
 }
 
 /// The containers of `spec` without a name: the apiserver refuses a Pod,
@@ -327,6 +482,124 @@ pub fn unnamed_containers(spec: &Value, prefix: &str) -> Vec<FieldError> {
         }
     }
     errors
+}
+
+/// An unmasked `/proc` only in a pod of its own user namespace
+/// (`ValidateSecurityContext` in `pkg/apis/core/validation/validation.go`),
+/// from 1.33, where the ProcMountType gate is on; before, the field is reset
+/// (see [`drop_disabled_fields`]).
+fn proc_mount_error(
+    container: &Value,
+    path: &str,
+    host_users: bool,
+    version: KubeVersion,
+) -> Option<FieldError> {
+    let proc_mount = container
+        .field("securityContext")
+        .and_then(|c| c.field("procMount"))
+        .and_then(Value::as_str)?;
+    (version >= KubeVersion::new(1, 33) && host_users && proc_mount == "Unmasked").then(|| {
+        FieldError::invalid(
+            format!("{path}.securityContext.procMount"),
+            go_quote(proc_mount),
+            "`hostUsers` must be false to use `Unmasked`",
+        )
+    })
+}
+
+/// The errors of an object's name (`metadata.name`, and `metadata.generateName`
+/// as a prefix) for a built-in kind that names its objects as RFC 1123
+/// subdomains: Pod, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job,
+/// CronJob, ReplicationController (`ValidateObjectMeta` with
+/// `NameIsDNSSubdomain`, `staging/src/k8s.io/apimachinery/pkg/api/validation`).
+/// A name the apiserver generates from `generateName` is not checked: its
+/// random suffix cannot be known offline.
+pub fn object_name_errors(object: &Value, version: KubeVersion) -> Vec<FieldError> {
+    let metadata = object.field("metadata");
+    let text = |field: &str| {
+        metadata
+            .and_then(|m| m.field(field))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let mut errors = Vec::new();
+    let generate_name = text("generateName");
+    if !generate_name.is_empty() {
+        // A prefix may end with '-': it is checked as if it ended with 'a'.
+        let masked = match generate_name.strip_suffix('-') {
+            Some(head) if !head.is_empty() => format!("{head}a"),
+            _ => generate_name.to_string(),
+        };
+        errors.extend(
+            dns1123_subdomain_errors(&masked, version)
+                .into_iter()
+                .map(|msg| {
+                    FieldError::invalid("metadata.generateName", go_quote(generate_name), msg)
+                }),
+        );
+    }
+    let name = text("name");
+    if !name.is_empty() {
+        errors.extend(
+            dns1123_subdomain_errors(name, version)
+                .into_iter()
+                .map(|msg| FieldError::invalid("metadata.name", go_quote(name), msg)),
+        );
+    }
+    errors
+}
+
+/// The wording of the RFC 1123 messages: "a lowercase RFC 1123 …" from 1.20
+/// (kubernetes PR 94182), "a DNS-1123 …" before.
+fn rfc1123(version: KubeVersion) -> &'static str {
+    if version >= KubeVersion::new(1, 20) {
+        "a lowercase RFC 1123"
+    } else {
+        "a DNS-1123"
+    }
+}
+
+const DNS1123_LABEL_FORMAT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+
+/// `IsDNS1123Label` (`staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go`):
+/// at most 63 characters, lower case alphanumerics and '-', starting and
+/// ending with an alphanumeric.
+pub fn dns1123_label_errors(value: &str, version: KubeVersion) -> Vec<String> {
+    let mut errors = Vec::new();
+    if value.len() > 63 {
+        errors.push("must be no more than 63 characters".to_string());
+    }
+    if !is_dns1123_label(value) {
+        errors.push(format!(
+            "{} label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '{DNS1123_LABEL_FORMAT}')",
+            rfc1123(version)
+        ));
+    }
+    errors
+}
+
+/// `IsDNS1123Subdomain`: at most 253 characters, labels joined by '.'.
+pub fn dns1123_subdomain_errors(value: &str, version: KubeVersion) -> Vec<String> {
+    let mut errors = Vec::new();
+    if value.len() > 253 {
+        errors.push("must be no more than 253 characters".to_string());
+    }
+    if !value.split('.').all(is_dns1123_label) {
+        errors.push(format!(
+            "{} subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '{DNS1123_LABEL_FORMAT}(\\.{DNS1123_LABEL_FORMAT})*')",
+            rfc1123(version)
+        ));
+    }
+    errors
+}
+
+/// Matches `[a-z0-9]([-a-z0-9]*[a-z0-9])?` whole (any length).
+fn is_dns1123_label(value: &str) -> bool {
+    let alphanumeric = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let (Some(first), Some(last)) = (value.chars().next(), value.chars().last()) else {
+        return false;
+    };
+    alphanumeric(first) && alphanumeric(last) && value.chars().all(|c| alphanumeric(c) || c == '-')
 }
 
 fn entries<'a>(spec: &'a Value, list: &str) -> Vec<&'a Value> {
@@ -428,7 +701,11 @@ fn init_container_errors(container: &Value, path: &str, version: KubeVersion) ->
 
 /// A `sleep` hook must fit in the grace period (and be positive before zero
 /// was allowed in 1.33); an empty handler (an unknown `sleep` dropped before
-/// 1.29) has no action at all.
+/// 1.29) has no action at all. The messages are `validateSleepAction`'s
+/// (`pkg/apis/core/validation/validation.go`, from 1.29 on, which reports
+/// it on `lifecycle.<hook>.sleep`): from 1.32, where the
+/// `PodLifecycleSleepActionAllowZero` gate is alpha and off, the refusal of a
+/// non-positive sleep names the gate; from 1.33 the gate is on.
 fn sleep_errors(
     container: &Value,
     path: &str,
@@ -460,7 +737,7 @@ fn sleep_errors(
                 seconds > 0
             };
         if !fits {
-            let detail = if allow_zero {
+            let mut detail = if allow_zero {
                 format!(
                     "must be non-negative and less than terminationGracePeriodSeconds ({grace})"
                 )
@@ -469,8 +746,16 @@ fn sleep_errors(
                     "must be greater than 0 and less than terminationGracePeriodSeconds ({grace})"
                 )
             };
+            // 1.32 has the zero gate (alpha, off), and its message names it by
+            // the validation option's name.
+            if version == KubeVersion::new(1, 32) {
+                detail.push_str(
+                    ". Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep.",
+                );
+            }
+            // The error is on the action, not on its `seconds`.
             errors.push(FieldError::invalid(
-                format!("{at}.sleep.seconds"),
+                format!("{at}.sleep"),
                 seconds.to_string(),
                 detail,
             ));
@@ -480,8 +765,10 @@ fn sleep_errors(
 }
 
 /// The apiserver's warnings on ports that two definitions share (the same
-/// container port and protocol), visiting init containers first.
-fn port_warnings(spec: &Value, prefix: &str) -> Vec<String> {
+/// container port and protocol), and from 1.33 on a port name that two
+/// definitions share, visiting init containers first
+/// (`warningsForPodSpecAndMeta` in `pkg/api/pod/warnings.go`).
+fn port_warnings(spec: &Value, prefix: &str, version: KubeVersion) -> Vec<String> {
     /// A port definition: where it is, and what it claims.
     struct Seen<'a> {
         list: &'a str,
@@ -533,6 +820,39 @@ fn port_warnings(spec: &Value, prefix: &str) -> Vec<String> {
             }
         }
     }
+    if version >= KubeVersion::new(1, 33) {
+        warnings.extend(port_name_warnings(spec, prefix));
+    }
+    warnings
+}
+
+/// A port name given twice, in one container or two: services and probes
+/// that name the port get the first one.
+fn port_name_warnings(spec: &Value, prefix: &str) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut first: Vec<(&str, String)> = Vec::new();
+    for list in ["initContainers", "containers"] {
+        for (container, entry) in entries(spec, list).into_iter().enumerate() {
+            let ports = entry.field("ports").and_then(Value::as_array);
+            for (index, port) in ports.into_iter().flatten().enumerate() {
+                let Some(name) = port
+                    .field("name")
+                    .and_then(Value::as_str)
+                    .filter(|n| !n.is_empty())
+                else {
+                    continue;
+                };
+                let path = format!("{prefix}.{list}[{container}].ports[{index}]");
+                match first.iter().find(|(n, _)| *n == name) {
+                    Some((_, other)) => warnings.push(format!(
+                        "{path}: duplicate port name {} with {other}, services and probes that select ports by name will use {other}",
+                        go_quote(name)
+                    )),
+                    None => first.push((name, path)),
+                }
+            }
+        }
+    }
     warnings
 }
 
@@ -576,9 +896,91 @@ mod tests {
     }
 
     #[test]
+    fn volumes_without_a_source_are_empty_dirs() {
+        let mut spec = json!({"containers": [{"name": "a"}], "volumes": [
+            {"name": "scratch"},
+            {"name": "nulled", "emptyDir": null},
+            {"name": "config", "configMap": {"name": "c"}}
+        ]});
+        default_for_checks(&mut spec);
+        assert_eq!(
+            spec["volumes"],
+            json!([
+                {"name": "scratch", "emptyDir": {}},
+                {"name": "nulled", "emptyDir": {}},
+                {"name": "config", "configMap": {"name": "c"}}
+            ])
+        );
+        let mut pod = json!({"containers": [], "volumes": [{"name": "scratch"}]});
+        default_pod(&mut pod);
+        assert_eq!(pod["volumes"][0]["emptyDir"], json!({}));
+    }
+
+    #[test]
+    fn host_network_ports_are_host_ports() {
+        let spec = json!({"hostNetwork": true,
+            "initContainers": [{"name": "i", "ports": [{"containerPort": 9}]}],
+            "containers": [{"name": "a", "ports": [{"containerPort": 80}, {"containerPort": 81, "hostPort": 8081}, {"containerPort": 82, "hostPort": 0}]}]});
+        assert!(template_defaults_apply(&spec));
+        let mut pod = spec.clone();
+        default_for_checks(&mut pod);
+        assert_eq!(pod["initContainers"][0]["ports"][0]["hostPort"], 9);
+        let ports: Vec<&Value> = pod["containers"][0]["ports"]
+            .as_array()
+            .expect("ports")
+            .iter()
+            .map(|p| &p["hostPort"])
+            .collect();
+        assert_eq!(ports, [&json!(80), &json!(8081), &json!(82)]);
+        // A template is defaulted so before 1.28 only.
+        let mut template = spec.clone();
+        default_template(&mut template, v(28));
+        assert_eq!(template, spec);
+        default_template(&mut template, v(27));
+        assert_eq!(template, pod);
+        let mut plain = json!({"containers": [{"name": "a", "ports": [{"containerPort": 80}]}]});
+        assert!(!template_defaults_apply(&plain));
+        default_for_checks(&mut plain);
+        assert!(plain["containers"][0]["ports"][0].get("hostPort").is_none());
+    }
+
+    #[test]
+    fn names_are_rfc_1123_labels_and_subdomains() {
+        for good in ["a", "web-1", "0", "a-b-c"] {
+            assert!(dns1123_label_errors(good, v(33)).is_empty(), "{good}");
+        }
+        for bad in ["", "-a", "a-", "A", "a_b", "a.b"] {
+            assert_eq!(dns1123_label_errors(bad, v(33)).len(), 1, "{bad}");
+        }
+        assert_eq!(
+            dns1123_label_errors(&"a".repeat(64), v(33)),
+            ["must be no more than 63 characters"]
+        );
+        assert!(dns1123_subdomain_errors("web.example-1.com", v(33)).is_empty());
+        for bad in ["a..b", ".a", "a.", "a.-b"] {
+            assert_eq!(dns1123_subdomain_errors(bad, v(33)).len(), 1, "{bad}");
+        }
+        assert!(dns1123_subdomain_errors(&"a".repeat(253), v(33)).is_empty());
+        assert_eq!(dns1123_subdomain_errors(&"A".repeat(254), v(33)).len(), 2);
+        // A generateName may end with '-'.
+        let named = |meta: Value| json!({"metadata": meta});
+        assert!(object_name_errors(&named(json!({"generateName": "web-"})), v(33)).is_empty());
+        assert_eq!(
+            messages(&object_name_errors(
+                &named(json!({"generateName": "Web-"})),
+                v(19)
+            )),
+            [
+                "metadata.generateName: Invalid value: \"Web-\": a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+            ]
+        );
+        assert!(object_name_errors(&named(json!({})), v(33)).is_empty());
+    }
+
+    #[test]
     fn requests_default_to_limits() {
         let mut spec = json!({"containers": [{"name": "a", "resources": {"limits": {"memory": "1Gi"}, "requests": {"cpu": "1"}}}]});
-        default_requests(&mut spec);
+        default_for_checks(&mut spec);
         assert_eq!(
             spec["containers"][0]["resources"]["requests"],
             json!({"cpu": "1", "memory": "1Gi"})
@@ -630,14 +1032,14 @@ mod tests {
         assert_eq!(
             messages(&validate(&spec(40), "spec", v(30)).0),
             [
-                "spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
+                "spec.containers[0].lifecycle.preStop.sleep: Invalid value: 40: must be greater than 0 and less than terminationGracePeriodSeconds (30)"
             ]
         );
         assert!(validate(&spec(0), "spec", v(33)).0.is_empty());
         assert_eq!(
             messages(&validate(&spec(40), "spec", v(33)).0),
             [
-                "spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)"
+                "spec.containers[0].lifecycle.preStop.sleep: Invalid value: 40: must be non-negative and less than terminationGracePeriodSeconds (30)"
             ]
         );
         // 1.29: the gate is off, the action is dropped with its empty hook.
@@ -672,6 +1074,25 @@ mod tests {
     }
 
     #[test]
+    fn port_names_given_twice_are_warned_about_from_1_33() {
+        let spec = json!({
+            "initContainers": [{"name": "proxy", "restartPolicy": "Always", "ports": [{"name": "admin", "containerPort": 4191}]}],
+            "containers": [
+                {"name": "app", "ports": [{"name": "admin", "containerPort": 9000}, {"containerPort": 80}]},
+                {"name": "b", "ports": [{"name": "", "containerPort": 81}, {"name": "admin", "containerPort": 82}]}
+            ]
+        });
+        assert_eq!(
+            validate(&spec, "spec", v(33)).1,
+            [
+                "spec.containers[0].ports[0]: duplicate port name \"admin\" with spec.initContainers[0].ports[0], services and probes that select ports by name will use spec.initContainers[0].ports[0]",
+                "spec.containers[1].ports[1]: duplicate port name \"admin\" with spec.initContainers[0].ports[0], services and probes that select ports by name will use spec.initContainers[0].ports[0]"
+            ]
+        );
+        assert!(validate(&spec, "spec", v(32)).1.is_empty());
+    }
+
+    #[test]
     fn duplicates_are_errors_or_warnings() {
         let spec = json!({
             "initContainers": [{"name": "app", "ports": [{"containerPort": 4143}]}],
@@ -689,10 +1110,12 @@ mod tests {
                 "spec.initContainers[0].name: Duplicate value: \"app\""
             ]
         );
+        // (The apiserver returns none of them: the object is invalid.)
         assert_eq!(
             warnings,
             [
-                "spec.containers[1].ports[0]: duplicate port definition with spec.initContainers[0].ports[0]"
+                "spec.containers[1].ports[0]: duplicate port definition with spec.initContainers[0].ports[0]",
+                "spec.containers[0].ports[1]: duplicate port name \"http\" with spec.containers[0].ports[0], services and probes that select ports by name will use spec.containers[0].ports[0]"
             ]
         );
     }

@@ -1,5 +1,6 @@
 //! The admission chain for one pod CREATE, replayed as the apiserver runs it
-//! (`admission.md` §0, §4a, §5): API defaulting, the mutating phase (the
+//! (`staging/src/k8s.io/apiserver/pkg/admission/{chain.go,reinvocation.go}`,
+//! `pkg/kubeapiserver/options/plugins.go` for the order): API defaulting, the mutating phase (the
 //! in-tree plugins, then the webhooks, with at most one reinvocation pass),
 //! the dropping of fields behind disabled gates and validation, then the
 //! validating plugins. Every step is recorded for `--trace`.
@@ -79,6 +80,9 @@ pub struct Chain<'a> {
     /// The pod comes from a workload whose template the apiserver already
     /// checked: its warnings are not reported again.
     pub template_checked: bool,
+    /// The errors of the Pod's own metadata (its name), reported with those
+    /// of its spec when the Pod is validated.
+    pub object_errors: Vec<super::field::FieldError>,
     /// Record every step (`--trace`, `--report json`); off for the checks
     /// of an injection, where only the verdicts count.
     pub trace: bool,
@@ -114,7 +118,7 @@ impl Chain<'_> {
                 if full {
                     api::default_pod(spec);
                 } else {
-                    api::default_requests(spec);
+                    api::default_for_checks(spec);
                 }
             }
             Ok(Outcome::default())
@@ -444,8 +448,11 @@ impl Run<'_, '_> {
             Ok(Outcome::default())
         });
         let spec = self.pod.field("spec").cloned().unwrap_or(Value::Null);
-        let (errors, more) = api::validate(&spec, "spec", version);
-        if !self.chain.template_checked {
+        let (spec_errors, more) = api::validate(&spec, "spec", version);
+        let mut errors = self.chain.object_errors.clone();
+        errors.extend(spec_errors);
+        // Warnings of a valid object only (`BeforeCreate`).
+        if !self.chain.template_checked && errors.is_empty() {
             warnings.extend(more);
         }
         self.verdicts.extend(
@@ -673,6 +680,7 @@ mod tests {
             webhooks: &webhooks,
             injector: &leave_alone,
             template_checked: false,
+            object_errors: Vec::new(),
             trace: true,
         };
         let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},

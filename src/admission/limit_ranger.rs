@@ -1,6 +1,7 @@
 //! The LimitRanger admission plugin: resource defaults for every container
 //! (mutating), then min, max and limit/request ratio (validating), from the
-//! LimitRange objects of the namespace (`admission.md` §1).
+//! LimitRange objects of the namespace
+//! (`plugin/pkg/admission/limitranger/admission.go`).
 
 use serde_json::{Map, Value, json};
 

@@ -2,7 +2,8 @@
 //! workload in the target namespace, and the verdict in its own words.
 //!
 //! The order follows a CREATE through the apiserver
-//! (`../shared/reference/admission.md` §0 and §5):
+//! (`staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go`, and
+//! `pkg/kubeapiserver/options/plugins.go` for the plugins' order):
 //! [`api`] defaulting and the dropping of fields behind disabled gates, the
 //! mutating plugins ([`limit_ranger`] defaults, [`psp`] defaulting up to
 //! 1.24), API validation, then the validating plugins ([`limit_ranger`],
@@ -45,6 +46,9 @@ pub struct Verdict {
     /// invalid), `apiserver` (a dropped field, an apiserver warning).
     pub plugin: &'static str,
     pub message: String,
+    /// The workload drew the same verdict before it was injected: the
+    /// injection did not cause it (see [`review::mark_preexisting`]).
+    pub before_injection: bool,
 }
 
 impl Severity {
@@ -63,11 +67,19 @@ pub fn rejected(verdicts: &[Verdict]) -> bool {
 }
 
 impl Verdict {
+    /// A rejection the injection caused: the workload drew no such rejection before.
+    pub fn blocks(&self) -> bool {
+        self.severity == Severity::Rejection && !self.before_injection
+    }
+}
+
+impl Verdict {
     pub fn rejection(plugin: &'static str, message: impl Into<String>) -> Self {
         Verdict {
             severity: Severity::Rejection,
             plugin,
             message: message.into(),
+            before_injection: false,
         }
     }
 
@@ -76,6 +88,7 @@ impl Verdict {
             severity: Severity::Warning,
             plugin,
             message: message.into(),
+            before_injection: false,
         }
     }
 }

@@ -3,8 +3,7 @@
 //! policy version, and the verdicts in the apiserver's words. Validating only:
 //! nothing here changes the pod.
 //!
-//! Facts: `../shared/reference/admission.md` §3b and
-//! `kubernetes/pod-security-admission` (`api/helpers.go` for the labels,
+//! Facts: `kubernetes/pod-security-admission` (`api/helpers.go` for the labels,
 //! `policy/check_*.go` for the checks, `policy/registry.go` for their order,
 //! `admission/admission.go` for the messages).
 

@@ -1,5 +1,6 @@
 //! PodSecurityPolicy admission, offline (policy/v1beta1, Kubernetes ≤ 1.24, at
-//! its v1.23/1.24 shape; `../shared/reference/admission.md` §3a).
+//! its v1.23/1.24 shape: `plugin/pkg/admission/security/podsecuritypolicy/`
+//! and `pkg/security/podsecuritypolicy/`).
 //!
 //! [`admit`] and [`validate`] choose a policy the way
 //! `plugin/pkg/admission/security/podsecuritypolicy/admission.go` does;

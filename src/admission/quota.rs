@@ -1,6 +1,7 @@
 //! The ResourceQuota admission plugin for a pod: which quotas apply (their
 //! scopes), the "must specify" rule, and whether one more pod fits
-//! (`admission.md` §2). A quota's `spec.hard` stands for its `status.hard`,
+//! (`staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/`,
+//! `pkg/quota/v1/evaluator/core/pods.go`). A quota's `spec.hard` stands for its `status.hard`,
 //! and its `status.used` counts as zero where it is not written: offline,
 //! no controller has filled them in.
 

@@ -61,7 +61,8 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
     // A built-in kind's pod template (or Pod) is validated by the apiserver
     // itself, which refuses a container without a name; a custom resource's
     // controller (Knative's, for one) names them.
-    if crate::workload::builtin_types().contains(kind) {
+    let builtin = crate::workload::builtin_types().contains(kind);
+    if builtin {
         let spec = template.field("spec").unwrap_or(&Value::Null);
         let errors = api::unnamed_containers(spec, &spec_path(kind));
         if !errors.is_empty() {
@@ -72,6 +73,13 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
             };
         }
     }
+    // A built-in kind's name is an RFC 1123 subdomain; a custom resource's
+    // is only a path segment.
+    let name_errors = if builtin {
+        api::object_name_errors(object, version)
+    } else {
+        Vec::new()
+    };
     // The pod's trip through the chain can only change the verdict when a
     // plugin has something to act on; fields are dropped only before 1.34.
     // Otherwise the object's own validation is the whole review, and the
@@ -80,23 +88,26 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
         || !target.webhooks.is_empty()
         || target.cluster.has_policies(&namespace, version);
     let drops = version < KubeVersion::new(1, 34);
-    if !chain_matters && !drops {
-        let spec = template.field("spec").unwrap_or(&Value::Null);
-        check_object(spec, object, kind, version, &mut verdicts);
+    let spec = template.field("spec").unwrap_or(&Value::Null);
+    // API defaulting that validation reads (host ports under hostNetwork) needs a copy too.
+    if !chain_matters && !drops && !api::template_defaults_apply(spec) {
+        check_object(spec, object, kind, version, &name_errors, &mut verdicts);
         return Review {
             verdicts,
             admission: None,
         };
     }
-    let mut spec = template.field("spec").cloned().unwrap_or(Value::Null);
+    let mut spec = spec.clone();
 
-    // Creating a workload: fields of disabled features dropped from its
-    // template, then validation. (A Pod goes through this after admission.)
+    // Creating a workload: its template defaulted, fields of disabled
+    // features dropped from it, then validation. (A Pod goes through this
+    // after admission.)
     if !is_pod {
+        api::default_template(&mut spec, version);
         for warning in api::drop_disabled_fields(&mut spec, &spec_path(kind), version) {
             verdicts.push(Verdict::warning("apiserver", warning));
         }
-        if !check_object(&spec, object, kind, version, &mut verdicts) {
+        if !check_object(&spec, object, kind, version, &name_errors, &mut verdicts) {
             return Review {
                 verdicts,
                 admission: None,
@@ -113,6 +124,7 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
         webhooks: target.webhooks,
         injector: target.injector,
         template_checked: !is_pod,
+        object_errors: if is_pod { name_errors } else { Vec::new() },
         trace: target.trace,
     };
     let admission = chain.admit(pod, &namespace, &name);
@@ -123,23 +135,107 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
     }
 }
 
+/// Mark each of `verdicts`, the review of `injected` (a workload of `kind`),
+/// that `original`, the same workload before injection, draws too in
+/// `target`: the apiserver would say it either way. Verdicts are compared by
+/// plugin, severity and message, with each container's place in its list
+/// (`containers[1]`) read as its name, since the injected containers move
+/// the workload's own.
+pub fn mark_preexisting(
+    verdicts: &mut [Verdict],
+    injected: &Value,
+    original: &Value,
+    kind: &WorkloadType,
+    target: &Target<'_>,
+) {
+    if verdicts.is_empty() {
+        return;
+    }
+    let before = review(original, kind, target).verdicts;
+    let spec_of = |object: &'_ Value| -> Value {
+        kind.template_path()
+            .iter()
+            .try_fold(object, |at, token| at.field(token))
+            .and_then(|template| template.field("spec"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let (before_spec, after_spec) = (spec_of(original), spec_of(injected));
+    let before: Vec<(super::Severity, &str, String)> = before
+        .iter()
+        .map(|v| {
+            (
+                v.severity,
+                v.plugin,
+                by_container_name(&v.message, &before_spec),
+            )
+        })
+        .collect();
+    for verdict in verdicts {
+        let message = by_container_name(&verdict.message, &after_spec);
+        verdict.before_injection = before.iter().any(|(severity, plugin, earlier)| {
+            *severity == verdict.severity && *plugin == verdict.plugin && *earlier == message
+        });
+    }
+}
+
+/// `message` with every `containers[<n>]`, `initContainers[<n>]` and
+/// `ephemeralContainers[<n>]` of `spec` written `containers[<name>]`.
+fn by_container_name(message: &str, spec: &Value) -> String {
+    const LISTS: [&str; 3] = ["initContainers", "ephemeralContainers", "containers"];
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    'scan: while !rest.is_empty() {
+        for list in LISTS {
+            let Some(after) = rest.strip_prefix(list).and_then(|r| r.strip_prefix('[')) else {
+                continue;
+            };
+            let digits = after.chars().take_while(char::is_ascii_digit).count();
+            let name = after
+                .get(..digits)
+                .and_then(|n| n.parse::<usize>().ok())
+                .and_then(|index| spec.field(list)?.get(index))
+                .map(super::container_name);
+            let tail = after.get(digits..).and_then(|t| t.strip_prefix(']'));
+            if let (Some(name), Some(tail)) = (name, tail) {
+                out.push_str(list);
+                out.push('[');
+                out.push_str(name);
+                out.push(']');
+                rest = tail;
+                continue 'scan;
+            }
+        }
+        let mut chars = rest.chars();
+        out.extend(chars.next());
+        rest = chars.as_str();
+    }
+    out
+}
+
 /// The validation of the object being created (a workload with its pod
-/// template, or a Pod): its warnings and its rejection go to `verdicts`;
-/// returns whether it is valid.
+/// template, or a Pod), `name_errors` those of its name: its warnings and
+/// its rejection go to `verdicts`; returns whether it is valid.
 fn check_object(
     spec: &Value,
     object: &Value,
     kind: &WorkloadType,
     version: KubeVersion,
+    name_errors: &[super::field::FieldError],
     verdicts: &mut Vec<Verdict>,
 ) -> bool {
-    let (errors, warnings) = api::validate(spec, &spec_path(kind), version);
-    verdicts.extend(
-        warnings
-            .into_iter()
-            .map(|w| Verdict::warning("apiserver", w)),
-    );
+    let (spec_errors, warnings) = api::validate(spec, &spec_path(kind), version);
+    // The object's metadata is validated before its spec.
+    let mut errors = name_errors.to_vec();
+    errors.extend(spec_errors);
+    // The apiserver asks for its warnings only once the object is valid
+    // (`BeforeCreate` in `staging/src/k8s.io/apiserver/pkg/registry/rest/create.go`).
     if errors.is_empty() {
+        verdicts.extend(
+            warnings
+                .into_iter()
+                .map(|w| Verdict::warning("apiserver", w)),
+        );
         return true;
     }
     reject_invalid(&errors, object, kind, verdicts);
@@ -340,6 +436,78 @@ mod tests {
             ]
         );
         assert!(old.admission.is_none());
+    }
+
+    #[test]
+    fn containers_are_compared_by_name_wherever_they_stand() {
+        let before = json!({"initContainers": [{"name": "init"}], "containers": [{"name": "web"}]});
+        let after = json!({"initContainers": [{"name": "init"}], "containers": [{"name": "proxy"}, {"name": "web"}]});
+        let message = |index: usize| {
+            format!(
+                "Deployment.apps \"web\" is invalid: [spec.template.spec.containers[{index}].lifecycle.preStop.sleep: x, spec.initContainers[0].name: y]"
+            )
+        };
+        assert_eq!(
+            by_container_name(&message(0), &before),
+            by_container_name(&message(1), &after)
+        );
+        assert_eq!(
+            by_container_name("containers[7] containers[x] ephemeralContainers[0]", &after),
+            "containers[7] containers[x] ephemeralContainers[0]"
+        );
+        assert_ne!(
+            by_container_name(&message(0), &after),
+            by_container_name(&message(1), &after)
+        );
+    }
+
+    #[test]
+    fn a_verdict_the_workload_drew_before_injection_is_marked() {
+        let cluster = context(&[
+            json!({"kind": "ResourceQuota", "metadata": {"name": "mem"}, "spec": {"hard": {"limits.memory": "1Gi"}}}),
+        ]);
+        let target = Target {
+            default_namespace: "default",
+            cluster: &cluster,
+            version: KubeVersion::new(1, 33),
+            webhooks: &[],
+            injector: &no_injector,
+            trace: false,
+        };
+        let bare = deployment(json!([{"name": "app"}]), json!([]));
+        let sized = json!({"limits": {"memory": "64Mi"}});
+        let injected = deployment(
+            json!([{"name": "app"}, {"name": "proxy", "resources": sized}]),
+            json!([]),
+        );
+        let mut verdicts = review(&injected, &kind("Deployment"), &target).verdicts;
+        mark_preexisting(
+            &mut verdicts,
+            &injected,
+            &bare,
+            &kind("Deployment"),
+            &target,
+        );
+        assert_eq!(
+            messages(&Review {
+                verdicts: verdicts.clone(),
+                admission: None
+            }),
+            ["pods \"web-\" is forbidden: failed quota: mem: must specify limits.memory for: app"]
+        );
+        assert!(verdicts[0].before_injection);
+        // A proxy without the limit changes the message: the injection's.
+        let unsized_proxy = deployment(json!([{"name": "app"}, {"name": "proxy"}]), json!([]));
+        let mut verdicts = review(&unsized_proxy, &kind("Deployment"), &target).verdicts;
+        mark_preexisting(
+            &mut verdicts,
+            &unsized_proxy,
+            &bare,
+            &kind("Deployment"),
+            &target,
+        );
+        assert!(!verdicts[0].before_injection);
+        assert!(verdicts[0].blocks());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! (MutatingWebhookConfiguration objects), whether one is called for a pod,
 //! and what each does. The mesh's own injector is this tool's injection;
 //! other webhooks cannot be called, so their mutation is declared in a
-//! `WebhookEmulation` object (`admission.md` §4a, §6).
+//! `WebhookEmulation` object (`staging/src/k8s.io/apiserver/pkg/admission/plugin/webhook/mutating/`).
 
 use serde_json::{Map, Value};
 

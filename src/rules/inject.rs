@@ -345,23 +345,34 @@ impl Sidecar {
         // containers should draw no verdict of their own.
         let policies =
             pod_security::namespace_policies(env.cluster.namespace_labels(&pod.vars.namespace));
+        let with_pod_security = env.version.has_pod_security();
         let level = [policies.enforce, policies.warn, policies.audit]
             .into_iter()
             .flatten()
             .map(|p| p.level)
             .max()
-            .filter(|_| env.version.has_pod_security());
+            .filter(|_| with_pod_security);
+        let enforced = policies
+            .enforce
+            .map(|p| p.level)
+            .filter(|_| with_pod_security);
         let mut problems = Vec::new();
-        match level {
-            Some(Level::Baseline) => {
-                problems.extend(self.containers().filter_map(security::baseline_problem))
-            }
-            Some(Level::Restricted) => {
-                for container in self.containers_mut() {
-                    problems.extend(security::restrict(container, pod_context));
-                }
-            }
-            _ => {}
+        for container in self.containers_mut() {
+            let restricted = match level {
+                Some(Level::Restricted) => security::restrict(container, pod_context),
+                _ => None,
+            };
+            let baseline = || security::baseline_problem(container);
+            // A container's fix names the level that rejects it when there
+            // is one (the enforced level), else the level that warns.
+            let problem = match (enforced, level) {
+                (Some(Level::Restricted), _) => restricted,
+                (Some(Level::Baseline), _) => baseline().or(restricted),
+                (_, Some(Level::Restricted)) => restricted,
+                (_, Some(Level::Baseline)) => baseline(),
+                _ => None,
+            };
+            problems.extend(problem);
         }
         self.hints.extend(problems);
         if env.version < crate::cluster::KubeVersion::new(1, 19) {
