@@ -1356,3 +1356,99 @@ fn auto_colours_each_stream_that_is_a_terminal_unless_no_color() {
         "{report:?}"
     );
 }
+
+/// A Deployment in `namespace`, with pod annotations and labels.
+fn deployment_in(namespace: &str, annotations: &str, labels: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: {namespace}\nspec:\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web{labels}}}\n      annotations: {{{annotations}}}\n    spec:\n      containers:\n      - name: web\n        image: nginx\n"
+    )
+}
+
+#[test]
+fn the_webhooks_scope_decides_what_is_injected() {
+    let skipped = |profile: &str, input: &str, reason: &str| {
+        let run = run(&["--profile", profile], Some(input));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.stdout, input, "{reason}");
+        assert!(run.stderr.contains(reason), "{}", run.stderr);
+    };
+    skipped(
+        "linkerd",
+        &deployment_in("kube-system", "", ""),
+        "skipped: namespace kube-system: linkerd's webhook never injects there",
+    );
+    skipped(
+        "linkerd",
+        &deployment_in("linkerd", "", ""),
+        "skipped: namespace linkerd: linkerd's webhook never injects there",
+    );
+    skipped(
+        "linkerd",
+        &deployment_in(
+            "apps",
+            "",
+            ", linkerd.io/control-plane-component: destination",
+        ),
+        "skipped: the pod has the label linkerd.io/control-plane-component",
+    );
+    skipped(
+        "istio",
+        &deployment_in("kube-public", "", ""),
+        "skipped: namespace kube-public: istio's webhook never injects there",
+    );
+    // The Namespace object's label and opt-out apply; the pod may opt in.
+    let namespace = |meta: &str| {
+        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n{meta}---\n")
+    };
+    let labelled = namespace("  labels: {config.linkerd.io/admission-webhooks: disabled}\n");
+    skipped(
+        "linkerd",
+        &format!("{labelled}{}", deployment_in("apps", "", "")),
+        "namespace apps has the label \"config.linkerd.io/admission-webhooks: disabled\"",
+    );
+    let disabled = namespace("  annotations: {linkerd.io/inject: disabled}\n");
+    skipped(
+        "linkerd",
+        &format!("{disabled}{}", deployment_in("apps", "", "")),
+        "namespace apps has the annotation \"linkerd.io/inject: disabled\"",
+    );
+    let opted_in = format!(
+        "{disabled}{}",
+        deployment_in("apps", "linkerd.io/inject: enabled", "")
+    );
+    let run2 = run(&[], Some(&opted_in));
+    assert!(
+        run2.stderr.contains("deployment/web injected"),
+        "{}",
+        run2.stderr
+    );
+}
+
+#[test]
+fn settings_on_the_namespace_are_inherited_and_the_pods_own_win() {
+    let namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n  annotations: {config.linkerd.io/proxy-log-level: debug, config.linkerd.io/proxy-uid: \"3000\"}\n---\n";
+    let input = format!(
+        "{namespace}{}",
+        deployment_in("apps", "config.linkerd.io/proxy-uid: \"4000\"", "")
+    );
+    let out = common::pipe(None, &input);
+    assert!(
+        out.contains("value: debug,[{headers}]=off,[{request}]=off"),
+        "{out}"
+    );
+    assert!(out.contains("runAsUser: 4000"), "{out}");
+    // The same from --context.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let context = dir.path().join("ns.yaml");
+    std::fs::write(&context, namespace).expect("write");
+    let run = run(
+        &["-q", "--context", context.to_str().expect("path")],
+        Some(&deployment_in("apps", "", "")),
+    );
+    assert!(
+        run.stdout.contains("value: debug,[{headers}]"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("runAsUser: 3000"), "{}", run.stdout);
+}

@@ -6,7 +6,20 @@
 mod common;
 
 /// (file, workload, reason) for every workload the mesh's own tests skip.
-const LINKERD_SKIPS: [(&str, &str, &str); 3] = [
+const LINKERD_SKIPS: [(&str, &str, &str); 5] = [
+    // Deliberate differences from `linkerd inject --manual`, which injects
+    // anything: the tool decides as Linkerd's webhook, which never sees the
+    // control plane's namespace nor its components.
+    (
+        "inject_emojivoto_deployment_controller_name.input.yml",
+        "deployment/not-controller",
+        "namespace linkerd: linkerd's webhook never injects there",
+    ),
+    (
+        "inject_tap_deployment.input.yml",
+        "deployment/linkerd-tap",
+        "the pod has the label linkerd.io/control-plane-component",
+    ),
     (
         "inject_emojivoto_deployment_hostNetwork_true.input.yml",
         "deployment/web",

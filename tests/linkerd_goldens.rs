@@ -62,6 +62,14 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
 ];
 
+/// Cases the tool decides otherwise on purpose: it injects as Linkerd's
+/// webhook would, which never sees these workloads, while `linkerd inject
+/// --manual` injects anything. Each must be skipped with the reason.
+const OUT_OF_THE_WEBHOOKS_SCOPE: &[(&str, &str)] = &[(
+    "controller_name",
+    "namespace linkerd: linkerd's webhook never injects there",
+)];
+
 /// What Go's serialiser adds or drops without meaning taken away
 /// (`creationTimestamp: null`, `resources: {}`, `status: {}`, `hostNetwork:
 /// false`), and the two annotations allowed to differ.
@@ -155,6 +163,7 @@ fn linkerd_injection_tests_are_reproduced_field_for_field() {
     let dir = tempfile::tempdir().expect("temp dir");
     let cases = std::fs::read_to_string(fidelity.join("CASES.md")).expect("CASES.md");
     let (mut reproduced, mut unsupported, mut not_yet) = (Vec::new(), Vec::new(), Vec::new());
+    let mut out_of_scope = Vec::new();
     let mut failures = Vec::new();
     for line in cases.lines() {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
@@ -189,6 +198,12 @@ fn linkerd_injection_tests_are_reproduced_field_for_field() {
         args.extend(["-f", &input]);
         let run = common::run(&args, None);
         assert_eq!(run.code, 0, "{case}: {}", run.stderr);
+        if let Some((_, reason)) = OUT_OF_THE_WEBHOOKS_SCOPE.iter().find(|(c, _)| c == case) {
+            let report = common::run(&args[1..], None).stderr;
+            assert!(report.contains(reason), "{case}: {report}");
+            out_of_scope.push(case.to_string());
+            continue;
+        }
         let (got, want) = (objects(&run.stdout), objects(&golden_text));
         let found: Vec<String> = if got.len() == want.len() {
             got.iter()
@@ -208,9 +223,10 @@ fn linkerd_injection_tests_are_reproduced_field_for_field() {
         }
     }
     eprintln!(
-        "reproduced {}: {}\nnot yet {}: {}\nsettings the tool has no equivalent for yet {}: {}",
+        "reproduced {}: {}\nout of the webhook's scope: {}\nnot yet {}: {}\nsettings the tool has no equivalent for yet {}: {}",
         reproduced.len(),
         reproduced.join(", "),
+        out_of_scope.join(", "),
         not_yet.len(),
         not_yet.join("; "),
         unsupported.len(),
@@ -218,7 +234,7 @@ fn linkerd_injection_tests_are_reproduced_field_for_field() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(
-        reproduced.len() >= 18,
+        reproduced.len() >= 17,
         "only {} reproduced",
         reproduced.len()
     );

@@ -124,10 +124,20 @@ fn linkerd_goldens_injected_again_equal_a_fresh_injection() {
         if settings != "defaults" {
             continue;
         }
-        let fresh = inject(&inputs.join(&input), &args);
+        let input_path = inputs.join(&input);
+        let fresh = inject(&input_path, &args);
+        let original = objects(
+            &std::fs::read_to_string(&input_path).expect("input"),
+            &input,
+        );
         let want = objects(&fresh, &input);
         assert_eq!(got.len(), want.len(), "{golden}: object count");
-        for (got, want) in got.iter().zip(&want) {
+        for ((got, want), original) in got.iter().zip(&want).zip(&original) {
+            // An object left alone (out of the webhook's scope) keeps the
+            // golden's injection: nothing to compare.
+            if want == original {
+                continue;
+            }
             assert!(
                 got == want,
                 "{golden} injected again differs from {input} injected:\n{}",

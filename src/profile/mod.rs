@@ -55,6 +55,9 @@ pub struct Profile {
     /// Label naming the owning workload, e.g. `linkerd.io/proxy-{{workload.kind}}`.
     pub owner_label: Option<String>,
     pub disable_annotation: Option<KeyValue>,
+    /// Where the mesh's webhook never injects.
+    #[serde(default)]
+    pub never_inject: NeverInject,
     /// Annotation the mesh's own injector leaves on a pod it injected.
     pub injection_marker: Option<String>,
     /// Annotations the mesh's own injector writes besides the profile's:
@@ -92,6 +95,22 @@ pub struct Profile {
     /// Custom resources with pod templates, beside the built-in kinds.
     #[serde(default)]
     pub workloads: Vec<WorkloadType>,
+}
+
+/// Where the mesh's webhook never injects: a workload there is skipped
+/// with the reason.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NeverInject {
+    /// Namespaces, which may use `{{values.NAME}}` (the control plane's).
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    /// Labels that take a namespace out of the webhook's selector.
+    #[serde(default)]
+    pub namespace_labels: Map<String, Value>,
+    /// Pod labels (keys) of the mesh's own components.
+    #[serde(default)]
+    pub pod_labels: Vec<String>,
 }
 
 /// The mesh's injecting webhook.

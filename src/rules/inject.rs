@@ -64,9 +64,10 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         );
     }
     let pod = Pod::read(&patcher, &paths, kind, env);
+    let inherited = inherited_annotations(pod.annotations, &pod.vars.namespace, env);
     let filled = env.prepared.for_workload(
         env.profile,
-        pod.annotations,
+        inherited.as_ref().or(pod.annotations),
         env.flags,
         &|source, namespace| {
             env.cluster
@@ -695,6 +696,100 @@ fn pod_of(spec: &Value) -> Value {
     Value::Object(pod)
 }
 
+/// The pod's annotations with the mesh's settings its Namespace object
+/// carries and the pod does not (`config.linkerd.io/*` on the namespace),
+/// as the mesh's webhook reads them; `None` when the namespace adds none.
+fn inherited_annotations(
+    pod: Option<&Map<String, Value>>,
+    namespace: &str,
+    env: &Env<'_>,
+) -> Option<Map<String, Value>> {
+    let from_namespace = env.cluster.namespace_annotations(namespace)?;
+    let settings: Vec<(&String, &Value)> = from_namespace
+        .iter()
+        .filter(|(key, _)| env.profile.overrides.iter().any(|o| o.annotation == **key))
+        .filter(|(key, _)| pod.is_none_or(|p| !p.contains_key(*key)))
+        .collect();
+    if settings.is_empty() {
+        return None;
+    }
+    let mut merged = pod.cloned().unwrap_or_default();
+    for (key, value) in settings {
+        merged.insert(key.clone(), value.clone());
+    }
+    Some(merged)
+}
+
+/// Why the mesh's webhook would never see the pod, if it would not: its
+/// namespace is one it leaves out (by name, by label, or by the mesh's
+/// opt-out annotation on the Namespace object, unless the pod opts in), or
+/// the pod is one of the mesh's own components.
+fn out_of_the_webhooks_scope(
+    patcher: &Patcher,
+    pod_labels: Option<&Value>,
+    pod_annotations: Option<&Value>,
+    env: &Env<'_>,
+) -> Option<String> {
+    let never = &env.profile.never_inject;
+    let mesh = &env.profile.name;
+    if let Some(label) = never
+        .pod_labels
+        .iter()
+        .find(|key| pod_labels.and_then(|l| l.field(key)).is_some())
+    {
+        return Some(format!(
+            "the pod has the label {label}: one of {mesh}'s own components, which its webhook never injects"
+        ));
+    }
+    let namespace = patcher
+        .value
+        .field("metadata")
+        .and_then(|m| m.field("namespace"))
+        .and_then(Value::as_str)
+        .unwrap_or(env.namespace);
+    let value = |name: &str| {
+        name.strip_prefix("values.")
+            .and_then(|v| env.flags.get(v).or_else(|| env.profile.values.get(v)))
+            .cloned()
+    };
+    let excluded = never.namespaces.iter().any(|template| {
+        crate::profile::template::render(&Value::String(template.clone()), &value)
+            .is_ok_and(|name| name == namespace)
+    });
+    if excluded {
+        return Some(format!(
+            "namespace {namespace}: {mesh}'s webhook never injects there"
+        ));
+    }
+    let labels = env.cluster.namespace_labels(namespace);
+    if let Some((key, wanted)) = never
+        .namespace_labels
+        .iter()
+        .find(|(key, wanted)| labels.and_then(|l| l.get(*key)) == Some(*wanted))
+    {
+        let wanted = wanted.as_str().unwrap_or_default();
+        return Some(format!(
+            "namespace {namespace} has the label \"{key}: {wanted}\", which keeps {mesh}'s webhook out"
+        ));
+    }
+    // The namespace's opt-out, unless the pod opts in.
+    let disable = env.profile.disable_annotation.as_ref()?;
+    let namespace_says = env
+        .cluster
+        .namespace_annotations(namespace)
+        .and_then(|a| a.get(&disable.key))
+        .and_then(Value::as_str);
+    let pod_says = pod_annotations
+        .and_then(|a| a.get(&disable.key))
+        .and_then(Value::as_str);
+    (namespace_says == Some(disable.value.as_str()) && pod_says.is_none()).then(|| {
+        format!(
+            "namespace {namespace} has the annotation \"{}: {}\"",
+            disable.key, disable.value
+        )
+    })
+}
+
 /// Why the pod must be left alone, if it must.
 fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<String> {
     // The pod's spec and metadata are found once; fields are read from them.
@@ -704,6 +799,10 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
     let in_metadata = |field: &str| metadata.and_then(|m| m.field(field));
     if in_spec("hostNetwork") == Some(&Value::Bool(true)) {
         return Some("hostNetwork is enabled".into());
+    }
+    let (labels, annotations) = (in_metadata("labels"), in_metadata("annotations"));
+    if let Some(reason) = out_of_the_webhooks_scope(patcher, labels, annotations, env) {
+        return Some(reason);
     }
     if let Some(disable) = &env.profile.disable_annotation {
         // As an annotation, or as a label (which Istio prefers).
