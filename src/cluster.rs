@@ -114,6 +114,24 @@ struct ContextObject {
     namespace: String,
     name: String,
     value: Value,
+    /// The `data` entries that hold a YAML (or JSON) mapping, read once
+    /// (Linkerd's `linkerd-config` keeps its Helm values under `values`).
+    documents: Map<String, Value>,
+}
+
+/// The entries of an object's `data` whose text reads as a mapping.
+fn data_documents(object: &Value) -> Map<String, Value> {
+    let Some(Value::Object(data)) = object.field("data") else {
+        return Map::new();
+    };
+    data.iter()
+        .filter_map(|(key, text)| {
+            let documents = crate::yaml::parse_stream(text.as_str()?).ok()?;
+            let root = documents.first()?.root.as_ref()?;
+            let value = crate::yaml::value::to_value(root).ok()?;
+            value.is_object().then(|| (key.clone(), value))
+        })
+        .collect()
 }
 
 /// Policy objects and ConfigMaps, by namespace.
@@ -159,11 +177,17 @@ impl ClusterContext {
         // One name is one object: a later definition replaces an earlier one.
         self.objects
             .retain(|o| !(o.kind == kind && o.namespace == namespace && o.name == name));
+        let documents = if kind == "ConfigMap" {
+            data_documents(object)
+        } else {
+            Map::new()
+        };
         self.objects.push(ContextObject {
             kind,
             namespace,
             name,
             value: object.clone(),
+            documents,
         });
         self.objects.sort_by(|a, b| {
             (&a.kind, &a.namespace, &a.name).cmp(&(&b.kind, &b.namespace, &b.name))
@@ -229,13 +253,38 @@ impl ClusterContext {
             .and_then(|o| o.value.field("metadata")?.field("annotations")?.as_object())
     }
 
-    /// `data[key]` of an object.
-    pub fn data_value(&self, kind: &str, namespace: &str, name: &str, key: &str) -> Option<String> {
-        self.objects
+    /// `data[key]` of an object; with a `path` (dot-separated keys), the
+    /// scalar at that path of the mapping `data[key]` holds, written as a
+    /// string. Empty strings and nulls are nothing.
+    pub fn data_value(
+        &self,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+        key: &str,
+        path: Option<&str>,
+    ) -> Option<String> {
+        let object = self
+            .objects
             .iter()
-            .find(|o| o.kind == kind && o.namespace == namespace && o.name == name)
-            .and_then(|o| o.value.field("data")?.get(key)?.as_str())
-            .map(str::to_string)
+            .find(|o| o.kind == kind && o.namespace == namespace && o.name == name)?;
+        let Some(path) = path else {
+            return object
+                .value
+                .field("data")?
+                .get(key)?
+                .as_str()
+                .map(str::to_string);
+        };
+        let found = path
+            .split('.')
+            .try_fold(object.documents.get(key)?, |at, step| at.field(step))?;
+        match found {
+            Value::String(text) if !text.is_empty() => Some(text.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
     }
 }
 
@@ -296,7 +345,7 @@ mod tests {
         assert_eq!(names, ["a", "b"]);
         assert_eq!(
             context
-                .data_value("ConfigMap", "l", "roots", "k")
+                .data_value("ConfigMap", "l", "roots", "k", None)
                 .as_deref(),
             Some("v")
         );

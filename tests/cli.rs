@@ -1452,3 +1452,56 @@ fn settings_on_the_namespace_are_inherited_and_the_pods_own_win() {
     );
     assert!(run.stdout.contains("runAsUser: 3000"), "{}", run.stdout);
 }
+
+/// Linkerd's `linkerd-config` ConfigMap, as `kubectl get cm -o yaml` writes it.
+const LINKERD_CONFIG: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: linkerd-config\n  namespace: linkerd\ndata:\n  values: |\n    linkerdVersion: edge-26.9.1\n    identityTrustAnchorsPEM: |\n      -----BEGIN CERTIFICATE-----\n      FROM-CONFIG\n      -----END CERTIFICATE-----\n    proxy:\n      logLevel: debug\n      ports:\n        admin: 9991\n      image:\n        version: \"\"\n    proxyInit:\n      ignoreInboundPorts: \"25\"\n";
+
+#[test]
+fn the_clusters_own_configuration_supplies_the_values() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("linkerd-config.yaml");
+    std::fs::write(&config, LINKERD_CONFIG).expect("write");
+    let config = config.to_str().expect("path");
+    let workload = deployment_in("apps", "", "");
+    let out = run(&["-q", "--context", config], Some(&workload)).stdout;
+    assert!(
+        out.contains("image: cr.l5d.io/linkerd/proxy:edge-26.9.1"),
+        "{out}"
+    );
+    assert!(out.contains("value: debug,[{headers}]"), "{out}");
+    assert!(out.contains("containerPort: 9991"), "{out}");
+    assert!(out.contains("- 4190,9991,25\n"), "{out}");
+    assert!(out.contains("FROM-CONFIG"), "{out}");
+    // The pod's annotation beats the cluster's configuration; a flag beats both.
+    let annotated = deployment_in("apps", "config.linkerd.io/proxy-log-level: info", "");
+    let out = run(&["-q", "--context", config], Some(&annotated)).stdout;
+    assert!(out.contains("value: info,[{headers}]"), "{out}");
+    let flagged = run(
+        &["-q", "--context", config, "--set", "logLevel=trace"],
+        Some(&annotated),
+    )
+    .stdout;
+    assert!(flagged.contains("value: trace,[{headers}]"), "{flagged}");
+    // The trust-roots ConfigMap, when there, is the anchors' source.
+    let roots = dir.path().join("roots.yaml");
+    std::fs::write(
+        &roots,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: linkerd-identity-trust-roots, namespace: linkerd}\ndata:\n  ca-bundle.crt: |\n    FROM-ROOTS\n",
+    )
+    .expect("write");
+    let out = run(
+        &[
+            "-q",
+            "--context",
+            config,
+            "--context",
+            roots.to_str().expect("path"),
+        ],
+        Some(&workload),
+    )
+    .stdout;
+    assert!(
+        out.contains("FROM-ROOTS") && !out.contains("FROM-CONFIG"),
+        "{out}"
+    );
+}

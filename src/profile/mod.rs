@@ -210,6 +210,9 @@ pub struct ValueFromObject {
     pub name: String,
     /// Key under `data`.
     pub key: String,
+    /// Where the value stands in the mapping the key holds (dot-separated
+    /// keys, `proxy.image.version`), for a key that holds a whole document.
+    pub path: Option<String>,
 }
 
 /// Profiles filled with each distinct set of values met so far, and what
@@ -695,7 +698,10 @@ impl Profile {
             values.insert(name.clone(), value.clone());
         }
         for (name, value) in from_objects {
-            values.insert(name.clone(), Value::String(value.clone()));
+            // Of the value's own type (a port is a number), as annotations are.
+            let current = self.values.get(name).unwrap_or(&Value::Null);
+            let typed = typed_like(current, value).unwrap_or_else(|_| Value::String(value.clone()));
+            values.insert(name.clone(), typed);
         }
         self.mesh.complete(&mut values);
         values

@@ -70,8 +70,13 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         inherited.as_ref().or(pod.annotations),
         env.flags,
         &|source, namespace| {
-            env.cluster
-                .data_value(&source.kind, namespace, &source.name, &source.key)
+            env.cluster.data_value(
+                &source.kind,
+                namespace,
+                &source.name,
+                &source.key,
+                source.path.as_deref(),
+            )
         },
     );
     let filled = match filled {
