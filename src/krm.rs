@@ -3,6 +3,7 @@
 //! standard input, its `items` injected, its `functionConfig` read as
 //! settings, and `results` written back for skips and the cluster's verdicts.
 
+use saphyr_parser::{Event, Parser};
 use serde_json::{Map, Value, json};
 
 use crate::admission::Severity;
@@ -27,12 +28,123 @@ pub fn is_resource_list(value: &Value) -> bool {
 
 /// The ResourceList in `text`, when the text is one.
 pub fn resource_list(text: &str) -> Option<Value> {
-    let documents = yaml::parse_stream(text).ok()?;
-    let [document] = documents.as_slice() else {
+    if !may_be_resource_list(text) {
         return None;
-    };
-    let value = yaml::value::to_value(document.root.as_ref()?).ok()?;
+    }
+    // One document is kept, any other only counted.
+    let (mut first, mut documents) = (None, 0);
+    yaml::parse::each_document(text, 0, text.len(), |document| {
+        documents += 1;
+        if documents == 1 {
+            first = Some(document);
+        }
+    })
+    .ok()?;
+    if documents != 1 {
+        return None;
+    }
+    let value = yaml::value::to_value(first?.root.as_ref()?).ok()?;
     is_resource_list(&value).then_some(value)
+}
+
+/// Whether `text` may be a ResourceList, from the parser's events alone
+/// (nothing built) and stopping as soon as the answer is known: `false` when
+/// the first document's root is not a mapping, when its `apiVersion`, `kind`
+/// or `items` says otherwise, or when a second document begins; `true` once
+/// all three are as a ResourceList has them (or the stream ends, or a syntax
+/// error stops the reading), leaving the answer to [`resource_list`]'s full
+/// reading. Standard input is asked this before it is processed: a stream of
+/// many documents is answered at its second one, not parsed whole once more.
+fn may_be_resource_list(text: &str) -> bool {
+    // Whether a value of the root mapping under `key` can be what a ResourceList has there.
+    let fits = |key: Option<&str>, value: &Peeked<'_>| match (key, value) {
+        (Some("apiVersion"), Peeked::Scalar(text)) => text.starts_with("config.kubernetes.io/"),
+        (Some("kind"), Peeked::Scalar(text)) => text == KIND,
+        (Some("apiVersion" | "kind"), Peeked::Mapping | Peeked::Sequence) => false,
+        (Some("items"), Peeked::Scalar(_) | Peeked::Mapping) => false,
+        _ => true,
+    };
+    let mut parser = Parser::new_from_str(text);
+    let mut documents = 0;
+    // Open collections: the root mapping's entries are at depth 1.
+    let mut depth = 0usize;
+    // At depth 1: whether the next node is a key, and the key whose value
+    // comes next (an untagged scalar's text).
+    let mut at_key = true;
+    let mut key = None;
+    // The root's entries seen as a ResourceList has them.
+    let mut seen = [false; 3];
+    while let Some(Ok((event, _))) = parser.next_event() {
+        let peeked = match event {
+            Event::DocumentStart(_) => {
+                documents += 1;
+                if documents > 1 {
+                    return false;
+                }
+                continue;
+            }
+            Event::StreamEnd => return true,
+            Event::MappingEnd | Event::SequenceEnd => {
+                depth = depth.saturating_sub(1);
+                // A key or a value of the root mapping is done.
+                if depth == 1 {
+                    if at_key {
+                        key = None;
+                    }
+                    at_key = !at_key;
+                }
+                continue;
+            }
+            Event::Scalar(text, _, _, tag) => match depth {
+                // A scalar root, or an empty document.
+                0 => return false,
+                1 if at_key => {
+                    key = tag.is_none().then_some(text);
+                    at_key = false;
+                    continue;
+                }
+                _ => Peeked::Scalar(text),
+            },
+            Event::MappingStart(..) => Peeked::Mapping,
+            Event::SequenceStart(..) if depth == 0 => return false,
+            Event::SequenceStart(..) => Peeked::Sequence,
+            Event::Alias(_) if depth == 1 => {
+                // What an alias stands for is not known here.
+                key = None;
+                at_key = !at_key;
+                continue;
+            }
+            _ => continue,
+        };
+        if depth == 1 && !at_key {
+            if !fits(key.as_deref(), &peeked) {
+                return false;
+            }
+            if let Some(at) = ["apiVersion", "kind", "items"]
+                .iter()
+                .position(|k| key.as_deref() == Some(*k))
+                .and_then(|i| seen.get_mut(i))
+            {
+                *at = true;
+            }
+            if seen.iter().all(|s| *s) {
+                return true;
+            }
+        }
+        match peeked {
+            Peeked::Mapping | Peeked::Sequence => depth += 1,
+            Peeked::Scalar(_) if depth == 1 => at_key = true,
+            Peeked::Scalar(_) => {}
+        }
+    }
+    true
+}
+
+/// A node as [`may_be_resource_list`] sees it.
+enum Peeked<'t> {
+    Scalar(std::borrow::Cow<'t, str>),
+    Mapping,
+    Sequence,
 }
 
 /// The settings a ResourceList's `functionConfig` gives, as flags would:
@@ -205,6 +317,71 @@ mod tests {
             }
         );
         assert!(!is_resource_list(&json!({"kind": "List", "items": []})));
+    }
+
+    /// The full reading, as it was before the events were looked at first.
+    fn read_whole(text: &str) -> bool {
+        let Ok(documents) = yaml::parse_stream(text) else {
+            return false;
+        };
+        let [document] = documents.as_slice() else {
+            return false;
+        };
+        document
+            .root
+            .as_ref()
+            .and_then(|root| yaml::value::to_value(root).ok())
+            .is_some_and(|value| is_resource_list(&value))
+    }
+
+    #[test]
+    fn the_events_turn_away_only_what_is_no_resource_list() {
+        let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n";
+        // Settled by the events, before the end of the first document.
+        let turned_away = [
+            "apiVersion: v1\nkind: List\nitems: []\n".to_string(),
+            "kind: Deployment\napiVersion: config.kubernetes.io/v1\nitems: []\n".into(),
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: {}\n".into(),
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n".into(),
+            "items: []\nkind: [ResourceList]\n".into(),
+            "\"kind\": 'Pod'\nitems: []\n".into(),
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nkind: List\nitems: []\n"
+                .into(),
+            "- a\n".into(),
+            "a\n".into(),
+            "# nothing\n---\n".into(),
+            format!("a: 1\n---\n{list}"),
+            format!("metadata: {{name: x}}\n---\n{list}"),
+        ];
+        for text in &turned_away {
+            assert!(!may_be_resource_list(text), "{text}");
+            assert!(!read_whole(text), "{text}");
+            assert!(resource_list(text).is_none(), "{text}");
+        }
+        // Left to the full reading, which answers as it always did.
+        let read = [
+            (list.to_string(), true),
+            (format!("# a comment\n---\n{list}"), true),
+            (format!("{list}---\na: 1\n"), false),
+            (format!("{list}---\n"), false),
+            (format!("{list}x: [\n"), false),
+            (list.replace("items: []", "items: [a, b]\nresults: []"), true),
+            (list.replace("ResourceList", "!!str ResourceList"), true),
+            (list.replace("kind: ResourceList", "k: &k ResourceList\nkind: *k"), true),
+            (list.replace("kind: ResourceList", "k: &k Pod\nkind: *k"), false),
+            (list.replace("kind:", "!!str kind:"), true),
+            (list.replace("apiVersion: config", "apiVersion: 'config"), false),
+            (
+                "{\"apiVersion\": \"config.kubernetes.io/v1\", \"kind\": \"ResourceList\", \"items\": []}"
+                    .into(),
+                true,
+            ),
+            (String::new(), false),
+        ];
+        for (text, is) in &read {
+            assert_eq!(read_whole(text), *is, "{text}");
+            assert_eq!(resource_list(text).is_some(), *is, "{text}");
+        }
     }
 
     #[test]

@@ -419,13 +419,7 @@ fn large_stream(part: impl Fn(usize) -> String) -> String {
 #[test]
 fn large_streams_split_among_cores_keep_every_document_in_order() {
     // Over 1 MB and 64 documents: parsed and planned in parallel.
-    let example = example_text();
-    let stream = large_stream(|i| {
-        example.replace(
-            "name: web\n  namespace",
-            &format!("name: web-{i}\n  namespace"),
-        )
-    });
+    let stream = large_stream(named_example);
     let run = run(&["-f", "-"], Some(&stream));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let injected: Vec<&str> = run
@@ -444,6 +438,37 @@ fn large_streams_split_among_cores_keep_every_document_in_order() {
         stream,
         "uninject restores"
     );
+}
+
+/// The example's objects, named apart: `web-{i}` in part `i`.
+fn named_example(i: usize) -> String {
+    example_text().replace(
+        "name: web\n  namespace",
+        &format!("name: web-{i}\n  namespace"),
+    )
+}
+
+#[test]
+fn a_large_stream_on_standard_input_gives_what_the_same_file_gives() {
+    // Standard input is read as the file is: the whole stream, cut for the
+    // cores the same way, to the same output and report.
+    let stream = large_stream(named_example);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("stream.yaml");
+    std::fs::write(&path, &stream).expect("write");
+    let path = path.to_str().expect("a UTF-8 path");
+    let from_file = run(&["-f", path], None);
+    assert_eq!(from_file.code, 0, "{}", from_file.stderr);
+    assert_eq!(from_file.stderr.matches(" injected\n").count(), 400);
+    for args in [&["-f", "-"][..], &[]] {
+        let from_stdin = run(args, Some(&stream));
+        assert_eq!(from_stdin.code, from_file.code, "{args:?}");
+        assert!(
+            from_stdin.stdout == from_file.stdout,
+            "{args:?}: the output from standard input differs from the file's"
+        );
+        assert_eq!(from_stdin.stderr, from_file.stderr, "{args:?}");
+    }
 }
 
 #[test]
