@@ -8,9 +8,9 @@ use serde_json::{Map, Value, json};
 
 use crate::admission::Severity;
 use crate::json::Field;
-use crate::pipeline::Processed;
+use crate::pipeline::{Output, Processed};
 use crate::rules::Outcome;
-use crate::yaml;
+use crate::yaml::{self, Edit, NodeKind, emit::Layout};
 
 #[cfg(test)]
 const API_VERSION: &str = "config.kubernetes.io/v1";
@@ -26,8 +26,23 @@ pub fn is_resource_list(value: &Value) -> bool {
         && value.field("items").is_some_and(Value::is_array)
 }
 
+/// A ResourceList read from standard input: what a run needs of it.
+#[derive(Debug)]
+pub struct ResourceList {
+    /// The settings its `functionConfig` gives.
+    pub config: FunctionConfig,
+    /// Where each item came from, as kpt and kustomize annotate it.
+    files: Vec<Option<Value>>,
+    /// How lines added to it are laid out.
+    layout: Layout,
+    /// The lines of its middle items (all but the first and the last), when
+    /// the edit that sets `results` can be found without them: see
+    /// [`add_results`].
+    middle: Option<(usize, usize)>,
+}
+
 /// The ResourceList in `text`, when the text is one.
-pub fn resource_list(text: &str) -> Option<Value> {
+pub fn resource_list(text: &str) -> Option<ResourceList> {
     if !may_be_resource_list(text) {
         return None;
     }
@@ -43,8 +58,51 @@ pub fn resource_list(text: &str) -> Option<Value> {
     if documents != 1 {
         return None;
     }
-    let value = yaml::value::to_value(first?.root.as_ref()?).ok()?;
-    is_resource_list(&value).then_some(value)
+    let document = first?;
+    let root = document.root.as_ref()?;
+    let value = yaml::value::to_value(root).ok()?;
+    if !is_resource_list(&value) {
+        return None;
+    }
+    let items = value.field("items").and_then(Value::as_array);
+    Some(ResourceList {
+        config: function_config(&value),
+        files: items.into_iter().flatten().map(file_of).collect(),
+        layout: yaml::edit::detect_layout(text, root),
+        middle: middle_items(text, &document),
+    })
+}
+
+/// The lines of the middle items of a ResourceList's block sequence of
+/// `items` (all but the first and the last, at least one): from the line
+/// after the first item to the line after the last but one. Nothing for a
+/// document with anchors (an alias may stand for what is cut).
+fn middle_items(text: &str, document: &yaml::Document<'_>) -> Option<(usize, usize)> {
+    if document.anchored {
+        return None;
+    }
+    let items = document.root.as_ref()?.get("items")?;
+    let NodeKind::Seq { items, flow: false } = &items.kind else {
+        return None;
+    };
+    let [first, .., last_but_one, last] = items.as_slice() else {
+        return None;
+    };
+    let (from, to) = (
+        line_after(text, first.end),
+        line_after(text, last_but_one.end),
+    );
+    (first.end <= from && from < to && to <= last.start).then_some((from, to))
+}
+
+/// Where the line after `at` starts: `at` itself when a line starts there.
+fn line_after(text: &str, at: usize) -> usize {
+    if at == 0 || text.get(..at).is_some_and(|t| t.ends_with('\n')) {
+        return at;
+    }
+    text.get(at..)
+        .and_then(|rest| rest.find('\n'))
+        .map_or(text.len(), |i| at + i + 1)
 }
 
 /// Whether `text` may be a ResourceList, from the parser's events alone
@@ -198,11 +256,9 @@ pub fn function_config(list: &Value) -> FunctionConfig {
 /// The `results` for a processed ResourceList: a skip is `info`, a warning
 /// `warning`, a rejection `error` (with `warn_only`, a `warning`); each names
 /// the item and the file it came from, when kpt or kustomize say so.
-pub fn results(processed: &Processed, list: &Value, warn_only: bool) -> Vec<Value> {
-    let items = list.field("items").and_then(Value::as_array);
+pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> Vec<Value> {
     let mut results = Vec::new();
     for (index, object) in processed.objects.iter().enumerate() {
-        let item = items.and_then(|i| i.get(index));
         let reference = object.reference.as_ref().map(|r| {
             let mut reference = Map::new();
             reference.insert("apiVersion".into(), json!(r.api_version));
@@ -213,7 +269,7 @@ pub fn results(processed: &Processed, list: &Value, warn_only: bool) -> Vec<Valu
             }
             Value::Object(reference)
         });
-        let file = item.and_then(file_of);
+        let file = list.files.get(index).cloned().flatten();
         let mut push = |severity: &str, message: String| {
             let mut result = Map::new();
             result.insert("message".into(), json!(message));
@@ -276,6 +332,132 @@ fn file_of(item: &Value) -> Option<Value> {
         file.insert("index".into(), json!(index));
     }
     Some(Value::Object(file))
+}
+
+/// `processed` (a ResourceList from standard input, `list` as it was
+/// read) with `results` set. The edit is found on the source text, whose
+/// entries outside `items` processing leaves as they were, and spliced in
+/// among the processing's edits: the processed text, which the injected items
+/// make larger than the source, is not parsed again. Where the two would
+/// change the same bytes, the processed text is edited instead, as
+/// [`with_results`] does.
+pub fn add_results(
+    processed: &mut Processed,
+    list: &ResourceList,
+    results: Vec<Value>,
+) -> Result<(), String> {
+    let Output::Spliced(edits) = &processed.output else {
+        return edit_processed(processed, results);
+    };
+    let source = processed.source.text.as_str();
+    let Some(added) = results_edits(source, list, &results)? else {
+        return Ok(());
+    };
+    // The processing's edits are in order and few results edits are made:
+    // a plain search is enough.
+    let overlaps = added
+        .iter()
+        .any(|new| edits.iter().any(|e| e.start < new.end && new.start < e.end));
+    if overlaps {
+        return edit_processed(processed, results);
+    }
+    if let Output::Spliced(edits) = &mut processed.output {
+        edits.extend(added);
+        // Stable: at one place, the processing's insertions come first, as
+        // they stood in the text the results were once added to.
+        edits.sort_by_key(|e| (e.start, e.end));
+    }
+    Ok(())
+}
+
+/// The edits that set `results` in `source`, a ResourceList: `None` when
+/// its root is not a mapping (nothing to set them in). Found on the source
+/// without its middle items where `list` has them marked and the shorter text
+/// has the same layout: the edit is outside `items`, and the rest of the list
+/// need not be parsed and compared again.
+fn results_edits(
+    source: &str,
+    list: &ResourceList,
+    results: &[Value],
+) -> Result<Option<Vec<Edit>>, String> {
+    if let Some((from, to)) = list.middle {
+        let shorter = [source.get(..from), source.get(to..)]
+            .into_iter()
+            .collect::<Option<String>>()
+            .unwrap_or_default();
+        if let Ok(Some(Setting {
+            edits,
+            items: (items_start, items_end),
+        })) = edits_setting(&shorter, results, |layout, items| {
+            layout == list.layout && items == 2
+        }) {
+            // Back to the source's places: after `items`, by what was cut.
+            let outside = |e: &Edit| e.end <= items_start || e.start >= items_end;
+            if edits.iter().all(outside) {
+                let cut = to - from;
+                let shift = |at: usize| if at >= items_end { at + cut } else { at };
+                return Ok(Some(
+                    edits
+                        .into_iter()
+                        .map(|e| Edit {
+                            start: shift(e.start),
+                            end: shift(e.end),
+                            text: e.text,
+                        })
+                        .collect(),
+                ));
+            }
+        }
+    }
+    Ok(edits_setting(source, results, |_, _| true)?.map(|setting| setting.edits))
+}
+
+/// The edits that set `results` in a ResourceList, and where its `items` stand.
+struct Setting {
+    edits: Vec<Edit>,
+    items: (usize, usize),
+}
+
+/// [`Setting`] `results` in the ResourceList `text`, if `fits` its layout
+/// and number of items.
+fn edits_setting(
+    text: &str,
+    results: &[Value],
+    fits: impl Fn(Layout, usize) -> bool,
+) -> Result<Option<Setting>, String> {
+    let documents = yaml::parse_stream(text).map_err(|e| e.message)?;
+    let Some(root) = documents.first().and_then(|d| d.root.as_ref()) else {
+        return Ok(None);
+    };
+    let items = root.get("items");
+    let count = match items.map(|i| &i.kind) {
+        Some(NodeKind::Seq { items, .. }) => items.len(),
+        _ => 0,
+    };
+    if !fits(yaml::edit::detect_layout(text, root), count) {
+        return Ok(None);
+    }
+    let mut value = yaml::value::to_value(root).map_err(|e| e.message)?;
+    let Some(map) = value.as_object_mut() else {
+        return Ok(None);
+    };
+    if results.is_empty() {
+        map.shift_remove("results");
+    } else {
+        map.insert("results".into(), Value::Array(results.to_vec()));
+    }
+    let edits = yaml::edit::diff(text, root, &value).map_err(|e| e.message)?;
+    Ok(Some(Setting {
+        edits: yaml::edit::settle(text, edits),
+        items: items.map_or((root.end, root.end), |i| (i.start, i.end)),
+    }))
+}
+
+/// [`add_results`] the long way: the processed text, parsed and edited.
+fn edit_processed(processed: &mut Processed, results: Vec<Value>) -> Result<(), String> {
+    let text = with_results(&processed.text(), results)?;
+    processed.output = Output::Text(text);
+    Ok(())
 }
 
 /// `text` (a processed ResourceList) with `results` set, edited in place.
@@ -381,6 +563,96 @@ mod tests {
         for (text, is) in &read {
             assert_eq!(read_whole(text), *is, "{text}");
             assert_eq!(resource_list(text).is_some(), *is, "{text}");
+        }
+    }
+
+    /// A ResourceList through the pipeline, with the default settings.
+    fn processed(text: &str) -> Processed {
+        let settings = crate::pipeline::Settings {
+            action: crate::pipeline::Action::Inject,
+            profile: crate::profile::Profile::embedded(crate::profile::EMBEDDED[0].0)
+                .expect("embedded profile"),
+            flags: Map::new(),
+            native: None,
+            version: crate::cluster::KubeVersion::CURRENT,
+            security: crate::rules::SecurityMode::Auto,
+            namespace: "default".into(),
+            keep_values: false,
+            keep_patches: false,
+        };
+        let source = crate::source::Source {
+            path: None,
+            text: text.to_string(),
+            found_in: None,
+        };
+        let mut results =
+            crate::pipeline::process_all(vec![source], &[], &settings).expect("processed");
+        results.pop().expect("one source")
+    }
+
+    #[test]
+    fn results_found_on_the_source_are_those_found_on_the_output() {
+        let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n";
+        let config =
+            "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n";
+        let quota = "- apiVersion: v1\n  kind: ResourceQuota\n  metadata: {name: mem, namespace: shop}\n  spec:\n    hard: {limits.memory: 8Gi}\n";
+        let map = "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: m}\n";
+        let deployment = |name: &str| {
+            format!(
+                "- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {{name: {name}, namespace: shop}}\n  spec:\n    selector: {{matchLabels: {{app: web}}}}\n    template:\n      metadata: {{labels: {{app: web}}}}\n      spec:\n        containers:\n        - name: web\n          image: nginx\n"
+            )
+        };
+        let items = format!(
+            "items:\n{quota}{}{}{}",
+            deployment("a"),
+            deployment("b"),
+            deployment("c")
+        );
+        let stale = "results:\n- message: stale\n  severity: info\n";
+        let texts = [
+            // (text, whether its middle items are left out to find the edit)
+            (format!("{head}{items}{config}"), true),
+            // The results go where the last item gets new lines too.
+            (format!("{head}{config}{items}"), true),
+            (format!("{head}{config}{items}").trim_end().to_string(), true),
+            (format!("{head}{items}{config}").replace('\n', "\r\n"), true),
+            (format!("{head}{stale}{items}# the end\n"), true),
+            (format!("{head}items:\n{map}{map}{map}{stale}"), true),
+            (format!("{head}items:\n{map}{map}{map}").trim_end().to_string() + "\n" + stale.trim_end(), true),
+            (
+                format!(
+                    "{head}items:\n{}",
+                    format!("{quota}# between\n{}{}", deployment("a"), deployment("b"))
+                        .lines()
+                        .map(|line| format!("  {line}\n"))
+                        .collect::<String>()
+                ),
+                true,
+            ),
+            // An alias may stand for what is left out; two items leave nothing out.
+            (
+                format!("{head}{items}").replacen("image: nginx", "image: &i nginx", 1).replacen(
+                    "image: nginx",
+                    "image: *i",
+                    1,
+                ),
+                false,
+            ),
+            (format!("{head}items:\n{quota}{}", deployment("a")), false),
+            (
+                "{\"apiVersion\": \"config.kubernetes.io/v1\", \"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"ResourceQuota\", \"metadata\": {\"name\": \"q\", \"namespace\": \"shop\"}, \"spec\": {\"hard\": {\"limits.memory\": \"8Gi\"}}}, {\"apiVersion\": \"apps/v1\", \"kind\": \"Deployment\", \"metadata\": {\"name\": \"a\", \"namespace\": \"shop\"}, \"spec\": {\"template\": {\"spec\": {\"containers\": [{\"name\": \"web\", \"image\": \"nginx\"}]}}}}]}\n".to_string(),
+                false,
+            ),
+        ];
+        for (text, cut) in &texts {
+            let list = resource_list(text).unwrap_or_else(|| panic!("not a ResourceList: {text}"));
+            assert_eq!(list.middle.is_some(), *cut, "{text}");
+            let processed = processed(text);
+            let found = results(&processed, &list, false);
+            let expected = with_results(&processed.text(), found.clone()).expect("edits");
+            let mut spliced = processed.clone();
+            add_results(&mut spliced, &list, found).expect("edits");
+            assert_eq!(spliced.text(), expected, "{text}");
         }
     }
 

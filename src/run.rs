@@ -108,7 +108,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
                 "a ResourceList on standard input is answered with a ResourceList: --check, --diff, --in-place and -o do not apply".into(),
             ));
         }
-        apply_function_config(&mut args, &crate::krm::function_config(list))?;
+        apply_function_config(&mut args, &list.config)?;
     }
     let common = &args.common;
     let (profile, _, flags) = load_profile(&args.profile)?;
@@ -135,10 +135,14 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         // A KRM function answers with the ResourceList and its results, even
         // on a rejection (kpt and kustomize show them), and fails then.
         let krm_results = crate::krm::results(processed, list, args.warn_only);
-        let text =
-            crate::krm::with_results(&processed.text(), krm_results).map_err(Error::Config)?;
-        write_stdout(&text);
-        processed.output = pipeline::Output::Text(text);
+        crate::krm::add_results(processed, list, krm_results).map_err(Error::Config)?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        // A closed pipe (`| head`) is the reader's choice, not an error.
+        let _ = processed
+            .pieces()
+            .try_for_each(|piece| out.write_all(piece.as_bytes()))
+            .and_then(|()| out.flush());
+        drop(out);
         write_report(&common.report, &results, args.warn_only, false);
         let rejected = !args.warn_only && !report::rejections(&results).is_empty();
         return Ok(if rejected {

@@ -472,6 +472,52 @@ fn a_large_stream_on_standard_input_gives_what_the_same_file_gives() {
 }
 
 #[test]
+fn a_large_resource_list_on_standard_input_is_the_file_s_output_with_results() {
+    // As a KRM function (a ResourceList on standard input) the items are
+    // injected as from a file, and the results follow them.
+    let items: String = (0..300)
+        .flat_map(|i| {
+            named_example(i)
+                .split("\n---\n")
+                .map(|object| {
+                    let lines: Vec<String> = object
+                        .lines()
+                        .filter(|line| !line.starts_with('#'))
+                        .map(|line| format!("  {line}\n"))
+                        .collect();
+                    format!("-{}", &lines.concat()[1..])
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let list = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}");
+    assert!(list.len() > 200_000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("list.yaml");
+    std::fs::write(&path, &list).expect("write");
+    let from_file = run(&["-q", "-f", path.to_str().expect("a UTF-8 path")], None);
+    assert_eq!(from_file.code, 0, "{}", from_file.stderr);
+    assert!(
+        from_file.stdout.contains("- name: linkerd-proxy"),
+        "injected"
+    );
+    let from_stdin = run(&["-q"], Some(&list));
+    assert_eq!(from_stdin.code, 0, "{}", from_stdin.stderr);
+    let results = from_stdin
+        .stdout
+        .strip_prefix(from_file.stdout.as_str())
+        .expect("the file's output, then the results");
+    assert!(results.starts_with("results:\n- message: "), "{results}");
+    // Among them, a warning for each injected workload: no trust anchors given.
+    assert_eq!(
+        results
+            .matches("message: 'value \"trustAnchorsPEM\" is empty")
+            .count(),
+        300
+    );
+}
+
+#[test]
 fn workloads_with_different_settings_in_one_stream_each_get_their_own_proxy() {
     // A core reuses the containers it injected into one workload for the
     // next: a stream mixing settings must give each workload what it would
