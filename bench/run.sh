@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Benchmark: prints wall time (median of runs), throughput and peak memory of
 # `kubectl-mesh_inject` on generated streams of 500, 5,000 and 50,000
-# workloads, beside a parse-only baseline over the same bytes and, on 500,
-# the kustomize patch peer. Also checks that inject is idempotent and that
-# uninject restores each generated input.
+# workloads, given as a file (-f) and on a pipe (standard input, as Helm's
+# post-renderer and every `|` give it), side by side with their ratio, beside
+# a parse-only baseline over the same bytes and, on 500, the kustomize patch
+# peer. Then the same workloads as the items of one ResourceList (500 and
+# 5,000), as a file and as a KRM function's standard input. Also checks that
+# inject is idempotent, that uninject restores each generated input and that
+# the pipe gives the output the file gives.
 #
 # usage: bench/run.sh [RUNS]   (default 5 runs per measurement; PEER_RUNS, default 3, for the
 # kustomize peer, which takes seconds a run)
@@ -17,46 +21,70 @@ if [ ! -f "$shared/gen.py" ]; then
   exit 0
 fi
 cargo build --release --quiet --bin kubectl-mesh_inject --example parse_only
-tool=target/release/kubectl-mesh_inject
-baseline=target/release/examples/parse_only
+target=${CARGO_TARGET_DIR:-target}
+tool=$target/release/kubectl-mesh_inject
+baseline=$target/release/examples/parse_only
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# measure CMD...: median wall seconds (to the millisecond, from the shell's
-# clock: /usr/bin/time rounds to 10 ms) and peak RSS (MB) over $runs runs.
-measure() {
-  local walls=() rss=0 kb start end
-  for _ in $(seq "$runs"); do
-    start=$EPOCHREALTIME
-    /usr/bin/time -f "%M" -o "$work/time" "$@" > /dev/null 2>&1
-    end=$EPOCHREALTIME
-    walls+=("$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f", b - a}')")
-    read -r kb < "$work/time"
-    if [ "$kb" -gt "$rss" ]; then rss=$kb; fi
-  done
-  local median
-  median=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-  echo "$median $((rss / 1024))"
+# once CMD...: one run of CMD (standard input passed on, output dropped);
+# prints its wall seconds (to the millisecond, from the shell's clock:
+# /usr/bin/time rounds to 10 ms) and its peak RSS in KB.
+once() {
+  local start end kb
+  start=$EPOCHREALTIME
+  /usr/bin/time -f "%M" -o "$work/time" "$@" > /dev/null 2>&1
+  end=$EPOCHREALTIME
+  read -r kb < "$work/time"
+  echo "$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f", b - a}') $kb"
 }
 
+# summary: from lines "wall kb", the median wall and the peak RSS in MB.
+summary() {
+  sort -n | awk '{w[NR] = $1; if ($2 > r) r = $2} END {printf "%s %d\n", w[int((NR + 1) / 2)], r / 1024}'
+}
+
+# measure CMD...: median wall seconds and peak RSS (MB) of CMD over $runs runs.
+measure() {
+  for _ in $(seq "$runs"); do once "$@"; done | summary
+}
+
+# measure_paths INPUT ARGS...: the tool with ARGS on INPUT given as a file
+# (-f INPUT) and on a pipe (`cat INPUT |`), run in turn $runs times each so
+# that both see the same machine; prints "file_wall file_rss pipe_wall pipe_rss".
+measure_paths() {
+  local input=$1
+  shift
+  : > "$work/file" && : > "$work/pipe"
+  for _ in $(seq "$runs"); do
+    once "$tool" "$@" -f "$input" >> "$work/file"
+    cat "$input" | once "$tool" "$@" >> "$work/pipe"
+  done
+  echo "$(summary < "$work/file") $(summary < "$work/pipe")"
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
+
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%d GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-printf '%-10s %8s %-14s %9s %9s %8s %10s\n' workloads MB tool "wall s" "MB/s" "RSS MB" "x parse"
+printf '%-10s %8s %-22s %9s %9s %8s %10s\n' workloads MB tool "wall s" "MB/s" "RSS MB" "x parse"
 declare -A inject_wall base_walls
 for n in 500 5000 50000; do
   input=$work/in-$n.yaml
   python3 "$shared/gen.py" "$n" "$input"
   mb=$(awk -v b="$(stat -c %s "$input")" 'BEGIN {printf "%.1f", b/1048576}')
   read -r base_wall base_rss < <(measure "$baseline" "$input")
-  read -r wall rss < <(measure "$tool" -q -f "$input")
+  read -r wall rss pipe_wall pipe_rss < <(measure_paths "$input" -q)
   inject_wall[$n]=$wall
   base_walls[$n]=$base_wall
-  row() { printf '%-10s %8s %-14s %9s %9s %8s %10s\n' "$n" "$mb" "$1" "$2" \
+  row() { printf '%-10s %8s %-22s %9s %9s %8s %10s\n' "$n" "$mb" "$1" "$2" \
     "$(awk -v m="$mb" -v w="$2" 'BEGIN {printf "%.1f", (w > 0 ? m / w : 0)}')" "$3" \
-    "$(awk -v w="$2" -v b="$base_wall" 'BEGIN {printf "%.2f", (b > 0 ? w / b : 0)}')"; }
+    "$(ratio "$2" "$base_wall")"; }
   row parse-only "$base_wall" "$base_rss"
-  row mesh-inject "$wall" "$rss"
+  row "mesh-inject -f file" "$wall" "$rss"
+  row "mesh-inject < pipe" "$pipe_wall" "$pipe_rss"
+  echo "  pipe / file: time $(ratio "$pipe_wall" "$wall")x, peak RSS $(ratio "$pipe_rss" "$rss")x"
   if [ "$n" = 5000 ]; then
-    echo "  peak RSS ${rss} MB; the limit, 3x the input + 32 MiB: $(awk -v m="$mb" 'BEGIN {printf "%.0f", 3 * m + 32}') MB"
+    echo "  peak RSS ${rss} MB from the file, ${pipe_rss} MB from the pipe; the limit, 3x the input + 32 MiB: $(awk -v m="$mb" 'BEGIN {printf "%.0f", 3 * m + 32}') MB"
   fi
   if [ "$n" = 500 ] && command -v kubectl > /dev/null && [ -f "$shared/kustomize-peer.sh" ]; then
     read -r peer_wall peer_rss < <(runs=${PEER_RUNS:-3} measure bash "$shared/kustomize-peer.sh" "$input")
@@ -67,10 +95,41 @@ for n in 500 5000 50000; do
   "$tool" -q -f "$input" > "$work/out.yaml"
   "$tool" -q -f "$work/out.yaml" | cmp -s - "$work/out.yaml" || { echo "  FAILED: inject is not idempotent on $n"; exit 1; }
   "$tool" uninject -q -f "$work/out.yaml" | cmp -s - "$input" || { echo "  FAILED: uninject does not restore $n"; exit 1; }
+  cat "$input" | "$tool" -q | cmp -s - "$work/out.yaml" || { echo "  FAILED: the pipe's output is not the file's on $n"; exit 1; }
 done
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", (b > 0 ? a / b : 0)}'; }
 echo "50,000 / 5,000 time ratio: $(ratio "${inject_wall[50000]}" "${inject_wall[5000]}") (parse-only: $(ratio "${base_walls[50000]}" "${base_walls[5000]}"))"
+
+# The same workloads as the items of one ResourceList: from a file it is one
+# document holding a list, from standard input a KRM function's call (its
+# items injected the same way, and `results` added). One document is held
+# whole, so 50,000 workloads (gigabytes) are left out.
+echo "ResourceList of the same workloads (one document):"
+for n in 500 5000; do
+  list=$work/list-$n.yaml
+  python3 - "$work/in-$n.yaml" "$list" <<'PY'
+import sys
+docs = open(sys.argv[1]).read().split("\n---\n")
+with open(sys.argv[2], "w") as out:
+    out.write("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+    for doc in docs:
+        lines = doc.strip("\n").split("\n")
+        out.write("- " + lines[0] + "\n" + "".join("  " + line + "\n" if line else "\n" for line in lines[1:]))
+PY
+  mb=$(awk -v b="$(stat -c %s "$list")" 'BEGIN {printf "%.1f", b/1048576}')
+  read -r wall rss pipe_wall pipe_rss < <(measure_paths "$list" -q)
+  printf '%-10s %8s %-22s %9s %9s %8s\n' "$n" "$mb" "list -f file" "$wall" \
+    "$(awk -v m="$mb" -v w="$wall" 'BEGIN {printf "%.1f", (w > 0 ? m / w : 0)}')" "$rss"
+  printf '%-10s %8s %-22s %9s %9s %8s\n' "$n" "$mb" "KRM function < pipe" "$pipe_wall" \
+    "$(awk -v m="$mb" -v w="$pipe_wall" 'BEGIN {printf "%.1f", (w > 0 ? m / w : 0)}')" "$pipe_rss"
+  echo "  pipe / file: time $(ratio "$pipe_wall" "$wall")x, peak RSS $(ratio "$pipe_rss" "$rss")x"
+  "$tool" -q -f "$list" > "$work/list-out.yaml"
+  cat "$list" | "$tool" -q > "$work/krm-out.yaml"
+  # The function's answer is the file's output, then its results.
+  cmp -s -n "$(stat -c %s "$work/list-out.yaml")" "$work/krm-out.yaml" "$work/list-out.yaml" \
+    || { echo "  FAILED: the KRM function's items are not the file's on $n"; exit 1; }
+done
+
 small=testdata/example/deploy.yaml
 read -r small_wall _ < <(measure "$tool" -q -f "$small")
 echo "README example end to end: ${small_wall}s wall (median of $runs)"
-echo "properties (idempotent inject, exact uninject) hold on every generated input"
+echo "properties (idempotent inject, exact uninject, the pipe's output the file's) hold on every generated input"

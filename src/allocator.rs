@@ -47,6 +47,18 @@ unsafe impl GlobalAlloc for Allocator {
     }
 }
 
+/// Give the memory of blocks freed so far back to the system now, rather
+/// than when the allocator next gets round to it. Harmless (and of no
+/// effect) where mimalloc is not the program's allocator.
+pub fn give_back_freed() {
+    unsafe extern "C" {
+        fn mi_collect(force: bool);
+    }
+    // SAFETY: mi_collect only walks and trims the allocator's own free lists
+    // and may be called at any time from any thread.
+    unsafe { mi_collect(true) }
+}
+
 /// A block of `layout` from `plain`, or from `aligned` when a plain block
 /// would not be aligned enough.
 #[inline]

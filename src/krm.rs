@@ -3,13 +3,14 @@
 //! standard input, its `items` injected, its `functionConfig` read as
 //! settings, and `results` written back for skips and the cluster's verdicts.
 
+use saphyr_parser::{Event, Parser};
 use serde_json::{Map, Value, json};
 
 use crate::admission::Severity;
 use crate::json::Field;
-use crate::pipeline::Processed;
+use crate::pipeline::{Output, Processed};
 use crate::rules::Outcome;
-use crate::yaml;
+use crate::yaml::{self, Edit, NodeKind, emit::Layout};
 
 #[cfg(test)]
 const API_VERSION: &str = "config.kubernetes.io/v1";
@@ -25,14 +26,183 @@ pub fn is_resource_list(value: &Value) -> bool {
         && value.field("items").is_some_and(Value::is_array)
 }
 
+/// A ResourceList read from standard input: what a run needs of it.
+#[derive(Debug)]
+pub struct ResourceList {
+    /// The settings its `functionConfig` gives.
+    pub config: FunctionConfig,
+    /// Where each item came from, as kpt and kustomize annotate it.
+    files: Vec<Option<Value>>,
+    /// How lines added to it are laid out.
+    layout: Layout,
+    /// The lines of its middle items (all but the first and the last), when
+    /// the edit that sets `results` can be found without them: see
+    /// [`add_results`].
+    middle: Option<(usize, usize)>,
+}
+
 /// The ResourceList in `text`, when the text is one.
-pub fn resource_list(text: &str) -> Option<Value> {
-    let documents = yaml::parse_stream(text).ok()?;
-    let [document] = documents.as_slice() else {
+pub fn resource_list(text: &str) -> Option<ResourceList> {
+    if !may_be_resource_list(text) {
+        return None;
+    }
+    // One document is kept, any other only counted.
+    let (mut first, mut documents) = (None, 0);
+    yaml::parse::each_document(text, 0, text.len(), |document| {
+        documents += 1;
+        if documents == 1 {
+            first = Some(document);
+        }
+    })
+    .ok()?;
+    if documents != 1 {
+        return None;
+    }
+    let document = first?;
+    let root = document.root.as_ref()?;
+    let value = yaml::value::to_value(root).ok()?;
+    if !is_resource_list(&value) {
+        return None;
+    }
+    let items = value.field("items").and_then(Value::as_array);
+    Some(ResourceList {
+        config: function_config(&value),
+        files: items.into_iter().flatten().map(file_of).collect(),
+        layout: yaml::edit::detect_layout(text, root),
+        middle: middle_items(text, &document),
+    })
+}
+
+/// The lines of the middle items of a ResourceList's block sequence of
+/// `items` (all but the first and the last, at least one): from the line
+/// after the first item to the line after the last but one. Nothing for a
+/// document with anchors (an alias may stand for what is cut).
+fn middle_items(text: &str, document: &yaml::Document<'_>) -> Option<(usize, usize)> {
+    if document.anchored {
+        return None;
+    }
+    let items = document.root.as_ref()?.get("items")?;
+    let NodeKind::Seq { items, flow: false } = &items.kind else {
         return None;
     };
-    let value = yaml::value::to_value(document.root.as_ref()?).ok()?;
-    is_resource_list(&value).then_some(value)
+    let [first, .., last_but_one, last] = items.as_slice() else {
+        return None;
+    };
+    let (from, to) = (
+        line_after(text, first.end),
+        line_after(text, last_but_one.end),
+    );
+    (first.end <= from && from < to && to <= last.start).then_some((from, to))
+}
+
+/// Where the line after `at` starts: `at` itself when a line starts there.
+fn line_after(text: &str, at: usize) -> usize {
+    if at == 0 || text.get(..at).is_some_and(|t| t.ends_with('\n')) {
+        return at;
+    }
+    text.get(at..)
+        .and_then(|rest| rest.find('\n'))
+        .map_or(text.len(), |i| at + i + 1)
+}
+
+/// Whether `text` may be a ResourceList, from the parser's events alone
+/// (nothing built) and stopping as soon as the answer is known: `false` when
+/// the first document's root is not a mapping, when its `apiVersion`, `kind`
+/// or `items` says otherwise, or when a second document begins; `true` once
+/// all three are as a ResourceList has them (or the stream ends, or a syntax
+/// error stops the reading), leaving the answer to [`resource_list`]'s full
+/// reading. Standard input is asked this before it is processed: a stream of
+/// many documents is answered at its second one, not parsed whole once more.
+fn may_be_resource_list(text: &str) -> bool {
+    // Whether a value of the root mapping under `key` can be what a ResourceList has there.
+    let fits = |key: Option<&str>, value: &Peeked<'_>| match (key, value) {
+        (Some("apiVersion"), Peeked::Scalar(text)) => text.starts_with("config.kubernetes.io/"),
+        (Some("kind"), Peeked::Scalar(text)) => text == KIND,
+        (Some("apiVersion" | "kind"), Peeked::Mapping | Peeked::Sequence) => false,
+        (Some("items"), Peeked::Scalar(_) | Peeked::Mapping) => false,
+        _ => true,
+    };
+    let mut parser = Parser::new_from_str(text);
+    let mut documents = 0;
+    // Open collections: the root mapping's entries are at depth 1.
+    let mut depth = 0usize;
+    // At depth 1: whether the next node is a key, and the key whose value
+    // comes next (an untagged scalar's text).
+    let mut at_key = true;
+    let mut key = None;
+    // The root's entries seen as a ResourceList has them.
+    let mut seen = [false; 3];
+    while let Some(Ok((event, _))) = parser.next_event() {
+        let peeked = match event {
+            Event::DocumentStart(_) => {
+                documents += 1;
+                if documents > 1 {
+                    return false;
+                }
+                continue;
+            }
+            Event::StreamEnd => return true,
+            Event::MappingEnd | Event::SequenceEnd => {
+                depth = depth.saturating_sub(1);
+                // A key or a value of the root mapping is done.
+                if depth == 1 {
+                    if at_key {
+                        key = None;
+                    }
+                    at_key = !at_key;
+                }
+                continue;
+            }
+            Event::Scalar(text, _, _, tag) => match depth {
+                // A scalar root, or an empty document.
+                0 => return false,
+                1 if at_key => {
+                    key = tag.is_none().then_some(text);
+                    at_key = false;
+                    continue;
+                }
+                _ => Peeked::Scalar(text),
+            },
+            Event::MappingStart(..) => Peeked::Mapping,
+            Event::SequenceStart(..) if depth == 0 => return false,
+            Event::SequenceStart(..) => Peeked::Sequence,
+            Event::Alias(_) if depth == 1 => {
+                // What an alias stands for is not known here.
+                key = None;
+                at_key = !at_key;
+                continue;
+            }
+            _ => continue,
+        };
+        if depth == 1 && !at_key {
+            if !fits(key.as_deref(), &peeked) {
+                return false;
+            }
+            if let Some(at) = ["apiVersion", "kind", "items"]
+                .iter()
+                .position(|k| key.as_deref() == Some(*k))
+                .and_then(|i| seen.get_mut(i))
+            {
+                *at = true;
+            }
+            if seen.iter().all(|s| *s) {
+                return true;
+            }
+        }
+        match peeked {
+            Peeked::Mapping | Peeked::Sequence => depth += 1,
+            Peeked::Scalar(_) if depth == 1 => at_key = true,
+            Peeked::Scalar(_) => {}
+        }
+    }
+    true
+}
+
+/// A node as [`may_be_resource_list`] sees it.
+enum Peeked<'t> {
+    Scalar(std::borrow::Cow<'t, str>),
+    Mapping,
+    Sequence,
 }
 
 /// The settings a ResourceList's `functionConfig` gives, as flags would:
@@ -87,11 +257,9 @@ pub fn function_config(list: &Value) -> FunctionConfig {
 /// `warning`, a rejection `error` (with `warn_only`, a `warning`; one the
 /// workload drew before injection too, a `warning` always); each names the
 /// item and the file it came from, when kpt or kustomize say so.
-pub fn results(processed: &Processed, list: &Value, warn_only: bool) -> Vec<Value> {
-    let items = list.field("items").and_then(Value::as_array);
+pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> Vec<Value> {
     let mut results = Vec::new();
     for (index, object) in processed.objects.iter().enumerate() {
-        let item = items.and_then(|i| i.get(index));
         let reference = object.reference.as_ref().map(|r| {
             let mut reference = Map::new();
             reference.insert("apiVersion".into(), json!(r.api_version));
@@ -102,7 +270,7 @@ pub fn results(processed: &Processed, list: &Value, warn_only: bool) -> Vec<Valu
             }
             Value::Object(reference)
         });
-        let file = item.and_then(file_of);
+        let file = list.files.get(index).cloned().flatten();
         let mut push = |severity: &str, message: String| {
             let mut result = Map::new();
             result.insert("message".into(), json!(message));
@@ -173,6 +341,132 @@ fn file_of(item: &Value) -> Option<Value> {
     Some(Value::Object(file))
 }
 
+/// `processed` (a ResourceList from standard input, `list` as it was
+/// read) with `results` set. The edit is found on the source text, whose
+/// entries outside `items` processing leaves as they were, and spliced in
+/// among the processing's edits: the processed text, which the injected items
+/// make larger than the source, is not parsed again. Where the two would
+/// change the same bytes, the processed text is edited instead, as
+/// [`with_results`] does.
+pub fn add_results(
+    processed: &mut Processed,
+    list: &ResourceList,
+    results: Vec<Value>,
+) -> Result<(), String> {
+    let Output::Spliced(edits) = &processed.output else {
+        return edit_processed(processed, results);
+    };
+    let source = processed.source.text.as_str();
+    let Some(added) = results_edits(source, list, &results)? else {
+        return Ok(());
+    };
+    // The processing's edits are in order and few results edits are made:
+    // a plain search is enough.
+    let overlaps = added
+        .iter()
+        .any(|new| edits.iter().any(|e| e.start < new.end && new.start < e.end));
+    if overlaps {
+        return edit_processed(processed, results);
+    }
+    if let Output::Spliced(edits) = &mut processed.output {
+        edits.extend(added);
+        // Stable: at one place, the processing's insertions come first, as
+        // they stood in the text the results were once added to.
+        edits.sort_by_key(|e| (e.start, e.end));
+    }
+    Ok(())
+}
+
+/// The edits that set `results` in `source`, a ResourceList: `None` when
+/// its root is not a mapping (nothing to set them in). Found on the source
+/// without its middle items where `list` has them marked and the shorter text
+/// has the same layout: the edit is outside `items`, and the rest of the list
+/// need not be parsed and compared again.
+fn results_edits(
+    source: &str,
+    list: &ResourceList,
+    results: &[Value],
+) -> Result<Option<Vec<Edit>>, String> {
+    if let Some((from, to)) = list.middle {
+        let shorter = [source.get(..from), source.get(to..)]
+            .into_iter()
+            .collect::<Option<String>>()
+            .unwrap_or_default();
+        if let Ok(Some(Setting {
+            edits,
+            items: (items_start, items_end),
+        })) = edits_setting(&shorter, results, |layout, items| {
+            layout == list.layout && items == 2
+        }) {
+            // Back to the source's places: after `items`, by what was cut.
+            let outside = |e: &Edit| e.end <= items_start || e.start >= items_end;
+            if edits.iter().all(outside) {
+                let cut = to - from;
+                let shift = |at: usize| if at >= items_end { at + cut } else { at };
+                return Ok(Some(
+                    edits
+                        .into_iter()
+                        .map(|e| Edit {
+                            start: shift(e.start),
+                            end: shift(e.end),
+                            text: e.text,
+                        })
+                        .collect(),
+                ));
+            }
+        }
+    }
+    Ok(edits_setting(source, results, |_, _| true)?.map(|setting| setting.edits))
+}
+
+/// The edits that set `results` in a ResourceList, and where its `items` stand.
+struct Setting {
+    edits: Vec<Edit>,
+    items: (usize, usize),
+}
+
+/// [`Setting`] `results` in the ResourceList `text`, if `fits` its layout
+/// and number of items.
+fn edits_setting(
+    text: &str,
+    results: &[Value],
+    fits: impl Fn(Layout, usize) -> bool,
+) -> Result<Option<Setting>, String> {
+    let documents = yaml::parse_stream(text).map_err(|e| e.message)?;
+    let Some(root) = documents.first().and_then(|d| d.root.as_ref()) else {
+        return Ok(None);
+    };
+    let items = root.get("items");
+    let count = match items.map(|i| &i.kind) {
+        Some(NodeKind::Seq { items, .. }) => items.len(),
+        _ => 0,
+    };
+    if !fits(yaml::edit::detect_layout(text, root), count) {
+        return Ok(None);
+    }
+    let mut value = yaml::value::to_value(root).map_err(|e| e.message)?;
+    let Some(map) = value.as_object_mut() else {
+        return Ok(None);
+    };
+    if results.is_empty() {
+        map.shift_remove("results");
+    } else {
+        map.insert("results".into(), Value::Array(results.to_vec()));
+    }
+    let edits = yaml::edit::diff(text, root, &value).map_err(|e| e.message)?;
+    Ok(Some(Setting {
+        edits: yaml::edit::settle(text, edits),
+        items: items.map_or((root.end, root.end), |i| (i.start, i.end)),
+    }))
+}
+
+/// [`add_results`] the long way: the processed text, parsed and edited.
+fn edit_processed(processed: &mut Processed, results: Vec<Value>) -> Result<(), String> {
+    let text = with_results(&processed.text(), results)?;
+    processed.output = Output::Text(text);
+    Ok(())
+}
+
 /// `text` (a processed ResourceList) with `results` set, edited in place.
 pub fn with_results(text: &str, results: Vec<Value>) -> Result<String, String> {
     let documents = yaml::parse_stream(text).map_err(|e| e.message)?;
@@ -212,6 +506,161 @@ mod tests {
             }
         );
         assert!(!is_resource_list(&json!({"kind": "List", "items": []})));
+    }
+
+    /// The full reading, as it was before the events were looked at first.
+    fn read_whole(text: &str) -> bool {
+        let Ok(documents) = yaml::parse_stream(text) else {
+            return false;
+        };
+        let [document] = documents.as_slice() else {
+            return false;
+        };
+        document
+            .root
+            .as_ref()
+            .and_then(|root| yaml::value::to_value(root).ok())
+            .is_some_and(|value| is_resource_list(&value))
+    }
+
+    #[test]
+    fn the_events_turn_away_only_what_is_no_resource_list() {
+        let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n";
+        // Settled by the events, before the end of the first document.
+        let turned_away = [
+            "apiVersion: v1\nkind: List\nitems: []\n".to_string(),
+            "kind: Deployment\napiVersion: config.kubernetes.io/v1\nitems: []\n".into(),
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: {}\n".into(),
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n".into(),
+            "items: []\nkind: [ResourceList]\n".into(),
+            "\"kind\": 'Pod'\nitems: []\n".into(),
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nkind: List\nitems: []\n"
+                .into(),
+            "- a\n".into(),
+            "a\n".into(),
+            "# nothing\n---\n".into(),
+            format!("a: 1\n---\n{list}"),
+            format!("metadata: {{name: x}}\n---\n{list}"),
+        ];
+        for text in &turned_away {
+            assert!(!may_be_resource_list(text), "{text}");
+            assert!(!read_whole(text), "{text}");
+            assert!(resource_list(text).is_none(), "{text}");
+        }
+        // Left to the full reading, which answers as it always did.
+        let read = [
+            (list.to_string(), true),
+            (format!("# a comment\n---\n{list}"), true),
+            (format!("{list}---\na: 1\n"), false),
+            (format!("{list}---\n"), false),
+            (format!("{list}x: [\n"), false),
+            (list.replace("items: []", "items: [a, b]\nresults: []"), true),
+            (list.replace("ResourceList", "!!str ResourceList"), true),
+            (list.replace("kind: ResourceList", "k: &k ResourceList\nkind: *k"), true),
+            (list.replace("kind: ResourceList", "k: &k Pod\nkind: *k"), false),
+            (list.replace("kind:", "!!str kind:"), true),
+            (list.replace("apiVersion: config", "apiVersion: 'config"), false),
+            (
+                "{\"apiVersion\": \"config.kubernetes.io/v1\", \"kind\": \"ResourceList\", \"items\": []}"
+                    .into(),
+                true,
+            ),
+            (String::new(), false),
+        ];
+        for (text, is) in &read {
+            assert_eq!(read_whole(text), *is, "{text}");
+            assert_eq!(resource_list(text).is_some(), *is, "{text}");
+        }
+    }
+
+    /// A ResourceList through the pipeline, with the default settings.
+    fn processed(text: &str) -> Processed {
+        let settings = crate::pipeline::Settings {
+            action: crate::pipeline::Action::Inject,
+            profile: crate::profile::Profile::embedded(crate::profile::EMBEDDED[0].0)
+                .expect("embedded profile"),
+            flags: Map::new(),
+            native: None,
+            version: crate::cluster::KubeVersion::CURRENT,
+            security: crate::rules::SecurityMode::Auto,
+            namespace: "default".into(),
+            keep_values: false,
+            keep_patches: false,
+        };
+        let source = crate::source::Source {
+            path: None,
+            text: text.to_string(),
+            found_in: None,
+        };
+        let mut results =
+            crate::pipeline::process_all(vec![source], &[], &settings).expect("processed");
+        results.pop().expect("one source")
+    }
+
+    #[test]
+    fn results_found_on_the_source_are_those_found_on_the_output() {
+        let head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n";
+        let config =
+            "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n";
+        let quota = "- apiVersion: v1\n  kind: ResourceQuota\n  metadata: {name: mem, namespace: shop}\n  spec:\n    hard: {limits.memory: 8Gi}\n";
+        let map = "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: m}\n";
+        let deployment = |name: &str| {
+            format!(
+                "- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {{name: {name}, namespace: shop}}\n  spec:\n    selector: {{matchLabels: {{app: web}}}}\n    template:\n      metadata: {{labels: {{app: web}}}}\n      spec:\n        containers:\n        - name: web\n          image: nginx\n"
+            )
+        };
+        let items = format!(
+            "items:\n{quota}{}{}{}",
+            deployment("a"),
+            deployment("b"),
+            deployment("c")
+        );
+        let stale = "results:\n- message: stale\n  severity: info\n";
+        let texts = [
+            // (text, whether its middle items are left out to find the edit)
+            (format!("{head}{items}{config}"), true),
+            // The results go where the last item gets new lines too.
+            (format!("{head}{config}{items}"), true),
+            (format!("{head}{config}{items}").trim_end().to_string(), true),
+            (format!("{head}{items}{config}").replace('\n', "\r\n"), true),
+            (format!("{head}{stale}{items}# the end\n"), true),
+            (format!("{head}items:\n{map}{map}{map}{stale}"), true),
+            (format!("{head}items:\n{map}{map}{map}").trim_end().to_string() + "\n" + stale.trim_end(), true),
+            (
+                format!(
+                    "{head}items:\n{}",
+                    format!("{quota}# between\n{}{}", deployment("a"), deployment("b"))
+                        .lines()
+                        .map(|line| format!("  {line}\n"))
+                        .collect::<String>()
+                ),
+                true,
+            ),
+            // An alias may stand for what is left out; two items leave nothing out.
+            (
+                format!("{head}{items}").replacen("image: nginx", "image: &i nginx", 1).replacen(
+                    "image: nginx",
+                    "image: *i",
+                    1,
+                ),
+                false,
+            ),
+            (format!("{head}items:\n{quota}{}", deployment("a")), false),
+            (
+                "{\"apiVersion\": \"config.kubernetes.io/v1\", \"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"ResourceQuota\", \"metadata\": {\"name\": \"q\", \"namespace\": \"shop\"}, \"spec\": {\"hard\": {\"limits.memory\": \"8Gi\"}}}, {\"apiVersion\": \"apps/v1\", \"kind\": \"Deployment\", \"metadata\": {\"name\": \"a\", \"namespace\": \"shop\"}, \"spec\": {\"template\": {\"spec\": {\"containers\": [{\"name\": \"web\", \"image\": \"nginx\"}]}}}}]}\n".to_string(),
+                false,
+            ),
+        ];
+        for (text, cut) in &texts {
+            let list = resource_list(text).unwrap_or_else(|| panic!("not a ResourceList: {text}"));
+            assert_eq!(list.middle.is_some(), *cut, "{text}");
+            let processed = processed(text);
+            let found = results(&processed, &list, false);
+            let expected = with_results(&processed.text(), found.clone()).expect("edits");
+            let mut spliced = processed.clone();
+            add_results(&mut spliced, &list, found).expect("edits");
+            assert_eq!(spliced.text(), expected, "{text}");
+        }
     }
 
     #[test]

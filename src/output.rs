@@ -64,6 +64,18 @@ pub fn to_stdout(text: &str) -> Result<(), Error> {
     write_stream(STDOUT, &mut out, text)
 }
 
+/// Write `pieces` to standard output through a buffer, flushed and checked
+/// as [`to_stdout`] is.
+pub fn pieces_to_stdout<'a>(pieces: impl Iterator<Item = &'a str>) -> Result<(), Error> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut pieces = pieces;
+    pieces
+        .try_for_each(|piece| out.write_all(piece.as_bytes()))
+        .and_then(|()| out.flush())
+        .map_err(|error| Error::Write { to: STDOUT, error })
+}
+
 /// Write `text` to standard error (unbuffered), checked like standard output.
 pub fn to_stderr(text: &str) -> Result<(), Error> {
     let mut err = std::io::stderr().lock();

@@ -124,7 +124,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
                 "a ResourceList on standard input is answered with a ResourceList: --check, --diff, --in-place and -o do not apply".into(),
             ));
         }
-        apply_function_config(&mut args, &crate::krm::function_config(list))?;
+        apply_function_config(&mut args, &list.config)?;
     }
     let common = &args.common;
     let (profile, _, flags) = load_profile(&args.profile)?;
@@ -151,10 +151,9 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         // A KRM function answers with the ResourceList and its results, even
         // on a rejection (kpt and kustomize show them), and fails then.
         let krm_results = crate::krm::results(processed, list, args.warn_only);
-        let text =
-            crate::krm::with_results(&processed.text(), krm_results).map_err(Error::Config)?;
-        let written = output::to_stdout(&text);
-        processed.output = pipeline::Output::Text(text);
+        crate::krm::add_results(processed, list, krm_results).map_err(Error::Config)?;
+        // Written piece by piece, and checked: a full disk fails the run.
+        let written = output::pieces_to_stdout(processed.pieces());
         let written =
             written.and_then(|()| write_report(&common.report, &results, args.warn_only, false));
         let rejected = !args.warn_only && !report::rejections(&results).is_empty();

@@ -149,10 +149,15 @@ pub fn read(path: Option<&Path>) -> Result<Source, Error> {
     let bytes = match path {
         Some(path) => std::fs::read(path).map_err(|e| Error::io(path, &e))?,
         None => {
-            let mut buf = Vec::new();
-            std::io::stdin()
+            let stdin = std::io::stdin();
+            let mut buf = Vec::with_capacity(stdin_file_size());
+            stdin
+                .lock()
                 .read_to_end(&mut buf)
                 .map_err(|e| Error::io(Path::new("<stdin>"), &e))?;
+            // From a pipe, the buffer grew by doubling: the copies it left
+            // behind go back to the system before the run's work adds to them.
+            crate::allocator::give_back_freed();
             buf
         }
     };
@@ -175,6 +180,22 @@ pub fn read(path: Option<&Path>) -> Result<Source, Error> {
         text,
         found_in: None,
     })
+}
+
+/// The size of standard input when it is a file (`< file`), so that it is
+/// read into a buffer of its size, as a file named with `-f` is, rather than
+/// one grown by doubling; nothing for a pipe, whose size is not known before
+/// it ends.
+fn stdin_file_size() -> usize {
+    use std::os::fd::AsFd;
+    std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|file| file.metadata())
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map_or(0, |meta| usize::try_from(meta.len()).unwrap_or(0))
 }
 
 /// Which document (1-based) the end of `before`, the start of a stream, is

@@ -419,13 +419,7 @@ fn large_stream(part: impl Fn(usize) -> String) -> String {
 #[test]
 fn large_streams_split_among_cores_keep_every_document_in_order() {
     // Over 1 MB and 64 documents: parsed and planned in parallel.
-    let example = example_text();
-    let stream = large_stream(|i| {
-        example.replace(
-            "name: web\n  namespace",
-            &format!("name: web-{i}\n  namespace"),
-        )
-    });
+    let stream = large_stream(named_example);
     let run = run(&["-f", "-"], Some(&stream));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let injected: Vec<&str> = run
@@ -443,6 +437,83 @@ fn large_streams_split_among_cores_keep_every_document_in_order() {
         common::pipe(Some("uninject"), &run.stdout),
         stream,
         "uninject restores"
+    );
+}
+
+/// The example's objects, named apart: `web-{i}` in part `i`.
+fn named_example(i: usize) -> String {
+    example_text().replace(
+        "name: web\n  namespace",
+        &format!("name: web-{i}\n  namespace"),
+    )
+}
+
+#[test]
+fn a_large_stream_on_standard_input_gives_what_the_same_file_gives() {
+    // Standard input is read as the file is: the whole stream, cut for the
+    // cores the same way, to the same output and report.
+    let stream = large_stream(named_example);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("stream.yaml");
+    std::fs::write(&path, &stream).expect("write");
+    let path = path.to_str().expect("a UTF-8 path");
+    let from_file = run(&["-f", path], None);
+    assert_eq!(from_file.code, 0, "{}", from_file.stderr);
+    assert_eq!(from_file.stderr.matches(" injected\n").count(), 400);
+    for args in [&["-f", "-"][..], &[]] {
+        let from_stdin = run(args, Some(&stream));
+        assert_eq!(from_stdin.code, from_file.code, "{args:?}");
+        assert!(
+            from_stdin.stdout == from_file.stdout,
+            "{args:?}: the output from standard input differs from the file's"
+        );
+        assert_eq!(from_stdin.stderr, from_file.stderr, "{args:?}");
+    }
+}
+
+#[test]
+fn a_large_resource_list_on_standard_input_is_the_file_s_output_with_results() {
+    // As a KRM function (a ResourceList on standard input) the items are
+    // injected as from a file, and the results follow them.
+    let items: String = (0..300)
+        .flat_map(|i| {
+            named_example(i)
+                .split("\n---\n")
+                .map(|object| {
+                    let lines: Vec<String> = object
+                        .lines()
+                        .filter(|line| !line.starts_with('#'))
+                        .map(|line| format!("  {line}\n"))
+                        .collect();
+                    format!("-{}", &lines.concat()[1..])
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let list = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}");
+    assert!(list.len() > 200_000);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("list.yaml");
+    std::fs::write(&path, &list).expect("write");
+    let from_file = run(&["-q", "-f", path.to_str().expect("a UTF-8 path")], None);
+    assert_eq!(from_file.code, 0, "{}", from_file.stderr);
+    assert!(
+        from_file.stdout.contains("- name: linkerd-proxy"),
+        "injected"
+    );
+    let from_stdin = run(&["-q"], Some(&list));
+    assert_eq!(from_stdin.code, 0, "{}", from_stdin.stderr);
+    let results = from_stdin
+        .stdout
+        .strip_prefix(from_file.stdout.as_str())
+        .expect("the file's output, then the results");
+    assert!(results.starts_with("results:\n- message: "), "{results}");
+    // Among them, a warning for each injected workload: no trust anchors given.
+    assert_eq!(
+        results
+            .matches("message: 'value \"trustAnchorsPEM\" is empty")
+            .count(),
+        300
     );
 }
 
