@@ -230,6 +230,13 @@ impl ClusterContext {
             .collect()
     }
 
+    /// Whether the context holds an object of `kind` named `name`, in any namespace.
+    pub fn holds(&self, kind: &str, name: &str) -> bool {
+        self.objects
+            .iter()
+            .any(|o| o.kind == kind && o.name == name)
+    }
+
     /// The labels of a Namespace object, when the context has it.
     pub fn namespace_labels(&self, namespace: &str) -> Option<&Map<String, Value>> {
         self.objects

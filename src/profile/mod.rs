@@ -199,6 +199,10 @@ impl Validate {
     }
 }
 
+/// Reads a value from the cluster's objects: the source, and the namespace
+/// it names (rendered).
+pub type ObjectValue<'a> = dyn Fn(&ValueFromObject, &str) -> Option<String> + 'a;
+
 /// A value read from a key of an object in the input or context.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -263,10 +267,13 @@ impl Prepared {
         profile: &Profile,
         pod_annotations: Option<&Map<String, Value>>,
         flags: &Map<String, Value>,
-        object_value: &dyn Fn(&ValueFromObject, &str) -> Option<String>,
+        object_value: Option<&ObjectValue<'_>>,
     ) -> Result<Arc<Filled>, String> {
         let from_annotations = profile.annotation_values(pod_annotations)?;
-        let from_objects = profile.object_values(&from_annotations, flags, object_value)?;
+        let from_objects = match object_value {
+            Some(object_value) => profile.object_values(&from_annotations, flags, object_value)?,
+            None => Vec::new(),
+        };
         let known = |known: &Vec<FilledFor>| {
             known
                 .iter()
@@ -648,6 +655,8 @@ impl Profile {
         object_value: &dyn Fn(&ValueFromObject, &str) -> Option<String>,
     ) -> Result<Vec<(String, String)>, String> {
         let mut found: Vec<(String, String)> = Vec::new();
+        // Sources mostly share one namespace template: rendered once each.
+        let mut namespaces: Vec<(&str, String)> = Vec::new();
         for source in &self.values_from_objects {
             let explicit = flags.contains_key(&source.value)
                 || from_annotations
@@ -674,8 +683,26 @@ impl Profile {
                     .or_else(|| latest(from_annotations))
                     .or_else(|| self.values.get(name).cloned())
             };
-            let namespace = template::render(&Value::String(source.namespace.clone()), &lookup)?;
-            if let Some(value) = object_value(source, namespace.as_str().unwrap_or_default()) {
+            // A value found so far may be the namespace's own: render anew then.
+            let known = namespaces
+                .iter()
+                .find(|(template, _)| *template == source.namespace)
+                .filter(|_| {
+                    !found
+                        .iter()
+                        .any(|(n, _)| source.namespace.contains(n.as_str()))
+                });
+            let namespace = match known {
+                Some((_, namespace)) => namespace.clone(),
+                None => {
+                    let rendered =
+                        template::render(&Value::String(source.namespace.clone()), &lookup)?;
+                    let rendered = rendered.as_str().unwrap_or_default().to_string();
+                    namespaces.push((&source.namespace, rendered.clone()));
+                    rendered
+                }
+            };
+            if let Some(value) = object_value(source, &namespace) {
                 found.push((source.value.clone(), value));
             }
         }
@@ -1257,7 +1284,7 @@ mod tests {
         let flags = Map::new();
         let none = |_: &ValueFromObject, _: &str| None;
         let filled = |annotations: Value| {
-            prepared.for_workload(&profile, annotations.as_object(), &flags, &none)
+            prepared.for_workload(&profile, annotations.as_object(), &flags, Some(&none))
         };
         let plain = filled(json!({"prometheus.io/scrape": "true"})).expect("values");
         let also_plain = filled(json!({})).expect("values");
@@ -1281,7 +1308,7 @@ mod tests {
         let mut trace = Map::new();
         trace.insert("logLevel".into(), json!("trace"));
         let traced = prepared
-            .for_workload(&profile, None, &trace, &none)
+            .for_workload(&profile, None, &trace, Some(&none))
             .expect("values");
         assert_eq!(traced.values()["logLevel"], json!("trace"));
         let roots = |source: &ValueFromObject, ns: &str| {
@@ -1289,7 +1316,7 @@ mod tests {
                 .then(|| "PEM".to_string())
         };
         let anchored = prepared
-            .for_workload(&profile, None, &flags, &roots)
+            .for_workload(&profile, None, &flags, Some(&roots))
             .expect("values");
         assert_eq!(anchored.values()["trustAnchorsPEM"], json!("PEM\n"));
         assert!(!Arc::ptr_eq(&plain, &anchored));

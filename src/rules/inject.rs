@@ -65,19 +65,27 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     }
     let pod = Pod::read(&patcher, &paths, kind, env);
     let inherited = inherited_annotations(pod.annotations, &pod.vars.namespace, env);
+    let object_value = |source: &profile::ValueFromObject, namespace: &str| {
+        env.cluster.data_value(
+            &source.kind,
+            namespace,
+            &source.name,
+            &source.key,
+            source.path.as_deref(),
+        )
+    };
+    // Without any object the profile reads, there is nothing to look for.
+    let holds_objects = env
+        .profile
+        .values_from_objects
+        .iter()
+        .any(|source| env.cluster.holds(&source.kind, &source.name));
     let filled = env.prepared.for_workload(
         env.profile,
         inherited.as_ref().or(pod.annotations),
         env.flags,
-        &|source, namespace| {
-            env.cluster.data_value(
-                &source.kind,
-                namespace,
-                &source.name,
-                &source.key,
-                source.path.as_deref(),
-            )
-        },
+        holds_objects
+            .then_some(&object_value as &dyn Fn(&profile::ValueFromObject, &str) -> Option<String>),
     );
     let filled = match filled {
         Ok(filled) => filled,
@@ -758,6 +766,9 @@ fn out_of_the_webhooks_scope(
             .cloned()
     };
     let excluded = never.namespaces.iter().any(|template| {
+        if !template.contains("{{") {
+            return template == namespace;
+        }
         crate::profile::template::render(&Value::String(template.clone()), &value)
             .is_ok_and(|name| name == namespace)
     });
