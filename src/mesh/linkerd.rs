@@ -16,13 +16,26 @@ pub const DERIVED: &[&str] = &[
     "initInboundPortsToIgnore",
     "initOutboundArgs",
     "initGIDArgs",
+    "initSubnetArgs",
     "proxyGroup",
+    "profileSuffixes",
+];
+
+/// The values that hold the proxy's resource quantities.
+const RESOURCES: [&str; 6] = [
+    "proxyCPURequest",
+    "proxyCPULimit",
+    "proxyMemoryRequest",
+    "proxyMemoryLimit",
+    "proxyEphemeralStorageRequest",
+    "proxyEphemeralStorageLimit",
 ];
 
 /// Add Linkerd's derived values to `values`:
 /// - `trustAnchorsPEM` as the proxy's env carries it (trimmed, one final
 ///   line break: the chart writes it `| trim` into a literal block), and
 ///   `trustRootSHA256`, the hex SHA-256 of it (`linkerd.io/trust-root-sha256`);
+/// - the resource quantities in Kubernetes' canonical form (`0.5` → `500m`);
 /// - `proxyCoresMin` and `proxyCoresMax`, the proxy's worker threads: the CPU
 ///   request and limit in whole cores, rounded up (at least 1; no maximum
 ///   without a limit);
@@ -31,7 +44,10 @@ pub const DERIVED: &[&str] = &[
 /// - the init container's optional arguments: the inbound ports its rules
 ///   skip (the proxy's control and admin ports, then `skipInboundPorts`),
 ///   `--outbound-ports-to-ignore` only with ports to skip, `--proxy-gid` only
-///   with a group (`proxyGroup`, the proxy's `runAsGroup`, a number or empty).
+///   with a group (`proxyGroup`, the proxy's `runAsGroup`, a number or empty),
+///   `--subnets-to-ignore` only with subnets;
+/// - `profileSuffixes`, where the proxy looks service profiles up: every name
+///   (`.`) with `enableExternalProfiles`, else the cluster's (`svc.DOMAIN.`).
 pub fn complete(values: &mut Map<String, Value>) {
     let anchors = text_of(values, "trustAnchorsPEM");
     let anchors = anchors.trim();
@@ -47,6 +63,12 @@ pub fn complete(values: &mut Map<String, Value>) {
     }
     values.insert("trustRootSHA256".into(), Value::String(hash));
 
+    // Resources as Kubernetes writes quantities (`0.5` is `500m`).
+    for name in RESOURCES {
+        if let Some(quantity) = Quantity::parse(text_of(values, name).trim()) {
+            values.insert(name.to_string(), Value::String(quantity.to_string()));
+        }
+    }
     let cores = |name: &str| whole_cores(&text_of(values, name));
     let min = cores("proxyCPURequest").unwrap_or(1);
     let max = cores("proxyCPULimit").map_or(String::new(), |n| n.to_string());
@@ -88,6 +110,16 @@ pub fn complete(values: &mut Map<String, Value>) {
     values.insert("initGIDArgs".into(), flag_with("--proxy-gid", gid_text));
     let group = gid.map_or(Value::String(String::new()), Value::from);
     values.insert("proxyGroup".into(), group);
+    let subnets = flag_with("--subnets-to-ignore", text_of(values, "skipSubnets"));
+    values.insert("initSubnetArgs".into(), subnets);
+
+    // Service profiles are looked up for every name, or the cluster's only.
+    let suffixes = if text_of(values, "enableExternalProfiles") == "true" {
+        ".".to_string()
+    } else {
+        format!("svc.{}.", text_of(values, "clusterDomain"))
+    };
+    values.insert("profileSuffixes".into(), Value::String(suffixes));
 }
 
 /// A CPU quantity in whole cores, rounded up (`110m` → 1, `2500m` → 3);
@@ -148,6 +180,16 @@ mod tests {
         assert_eq!(values["proxyCoresMax"], "");
         let values = completed(json!({}));
         assert_eq!(values["proxyCoresMin"], "1");
+    }
+
+    #[test]
+    fn resources_are_written_as_kubernetes_writes_quantities() {
+        let values = completed(
+            json!({"proxyCPURequest": "0.5", "proxyMemoryLimit": "1Gi", "proxyCPULimit": ""}),
+        );
+        assert_eq!(values["proxyCPURequest"], "500m");
+        assert_eq!(values["proxyMemoryLimit"], "1Gi");
+        assert_eq!(values["proxyCPULimit"], "");
     }
 
     #[test]
