@@ -1576,3 +1576,23 @@ fn the_clusters_own_configuration_supplies_the_values() {
         "{out}"
     );
 }
+
+#[test]
+fn an_annotation_linkerd_cannot_use_is_ignored_with_a_warning() {
+    let input = deployment_in("apps", "config.linkerd.io/proxy-uid: root", "");
+    let run = run(&[], Some(&input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("deployment/web injected"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(
+            "warning: annotation config.linkerd.io/proxy-uid: expected a whole number of 0 or more, got \"root\": the default is used"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("runAsUser: 2102"), "{}", run.stdout);
+}

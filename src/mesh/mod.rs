@@ -48,6 +48,13 @@ impl Mesh {
         self == Mesh::Linkerd
     }
 
+    /// Whether an annotation with a value the mesh cannot use is ignored
+    /// with a warning, the default kept (Linkerd), rather than refusing the
+    /// pod (Istio's injector fails on its invalid traffic annotations).
+    pub fn ignores_invalid_annotations(self) -> bool {
+        self == Mesh::Linkerd
+    }
+
     /// The names [`Mesh::complete`] adds, for checking a profile's templates.
     pub fn derived_names(self) -> &'static [&'static str] {
         match self {

@@ -261,15 +261,17 @@ type RenderedFor = (Vec<(String, Option<Value>)>, Arc<Rendered>);
 
 impl Prepared {
     /// The values for a workload whose pod has `pod_annotations` (see
-    /// [`Profile::values_for`]), with the profile filled with them.
+    /// [`Profile::values_for`]), with the profile filled with them, and
+    /// what the user should hear of annotations the mesh ignores.
     pub fn for_workload(
         &self,
         profile: &Profile,
         pod_annotations: Option<&Map<String, Value>>,
         flags: &Map<String, Value>,
         object_value: Option<&ObjectValue<'_>>,
-    ) -> Result<Arc<Filled>, String> {
-        let from_annotations = profile.annotation_values(pod_annotations)?;
+    ) -> Result<(Arc<Filled>, Vec<String>), String> {
+        let mut warnings = Vec::new();
+        let from_annotations = profile.annotation_values(pod_annotations, &mut warnings)?;
         let from_objects = match object_value {
             Some(object_value) => profile.object_values(&from_annotations, flags, object_value)?,
             None => Vec::new(),
@@ -285,7 +287,7 @@ impl Prepared {
                 .map(|k| k.filled.clone())
         };
         if let Some(found) = self.by_settings.lock().ok().and_then(|k| known(&k)) {
-            return Ok(found);
+            return Ok((found, warnings));
         }
         let values = profile.values_with(&from_annotations, flags, &from_objects);
         let filled = self.filled(profile, &values)?;
@@ -299,7 +301,7 @@ impl Prepared {
                 });
             }
         }
-        Ok(filled)
+        Ok((filled, warnings))
     }
 
     fn filled(
@@ -566,7 +568,7 @@ impl Profile {
         flags: &Map<String, Value>,
         object_value: &dyn Fn(&ValueFromObject, &str) -> Option<String>,
     ) -> Result<Map<String, Value>, String> {
-        let from_annotations = self.annotation_values(pod_annotations)?;
+        let from_annotations = self.annotation_values(pod_annotations, &mut Vec::new())?;
         let from_objects = self.object_values(&from_annotations, flags, object_value)?;
         Ok(self.values_with(&from_annotations, flags, &from_objects))
     }
@@ -609,11 +611,33 @@ impl Profile {
     pub fn annotation_values(
         &self,
         pod_annotations: Option<&Map<String, Value>>,
+        warnings: &mut Vec<String>,
     ) -> Result<Vec<(String, Value)>, String> {
         let mut set = Vec::new();
         for rule in &self.overrides {
+            match self.annotation_value(rule, pod_annotations) {
+                Ok(Some(value)) => set.push((rule.value.clone(), value)),
+                Ok(None) => {}
+                // Linkerd warns and keeps the default; Istio refuses the pod.
+                Err(problem) if self.mesh.ignores_invalid_annotations() => {
+                    warnings.push(format!("{problem}: the default is used, as the mesh does"));
+                }
+                Err(problem) => return Err(problem),
+            }
+        }
+        Ok(set)
+    }
+
+    /// The value one override rule reads from the pod's annotations, if the
+    /// annotation is there.
+    fn annotation_value(
+        &self,
+        rule: &Override,
+        pod_annotations: Option<&Map<String, Value>>,
+    ) -> Result<Option<Value>, String> {
+        {
             let Some(raw) = pod_annotations.and_then(|a| a.field(&rule.annotation)) else {
-                continue;
+                return Ok(None);
             };
             let raw = match raw {
                 Value::String(s) => s.clone(),
@@ -640,9 +664,8 @@ impl Profile {
             let current = self.values.get(&rule.value).unwrap_or(&Value::Null);
             let value = typed_like(current, &mapped)
                 .map_err(|e| format!("annotation {}: {e}", rule.annotation))?;
-            set.push((rule.value.clone(), value));
+            Ok(Some(value))
         }
-        Ok(set)
     }
 
     /// What objects give for the values neither `from_annotations` nor
@@ -1269,9 +1292,16 @@ mod tests {
         assert_eq!(values["logLevel"], json!("debug"));
         // As the proxy's env carries it: one final line break (Linkerd's rule).
         assert_eq!(values["trustAnchorsPEM"], json!("PEM\n"));
+        // Linkerd keeps the default for a value it cannot use; Istio refuses.
         let bad = json!({"config.linkerd.io/proxy-uid": "root"});
+        let kept = profile
+            .values_for(bad.as_object(), &Map::new(), &|_, _| None)
+            .expect("the default is kept");
+        assert_eq!(kept["proxyUID"], profile.values["proxyUID"]);
+        let istio = Profile::embedded("istio").expect("istio");
+        let bad = json!({"traffic.sidecar.istio.io/excludeOutboundPorts": "many"});
         assert!(
-            profile
+            istio
                 .values_for(bad.as_object(), &Map::new(), &|_, _| None)
                 .is_err()
         );
@@ -1284,7 +1314,9 @@ mod tests {
         let flags = Map::new();
         let none = |_: &ValueFromObject, _: &str| None;
         let filled = |annotations: Value| {
-            prepared.for_workload(&profile, annotations.as_object(), &flags, Some(&none))
+            prepared
+                .for_workload(&profile, annotations.as_object(), &flags, Some(&none))
+                .map(|(f, _)| f)
         };
         let plain = filled(json!({"prometheus.io/scrape": "true"})).expect("values");
         let also_plain = filled(json!({})).expect("values");
@@ -1303,12 +1335,28 @@ mod tests {
         // leads to the same filling.
         let same = json!({"config.linkerd.io/proxy-log-level": profile.values["logLevel"]});
         assert!(Arc::ptr_eq(&plain, &filled(same).expect("values")));
-        assert!(filled(json!({"config.linkerd.io/proxy-uid": "root"})).is_err());
+        // A value Linkerd cannot use is ignored, with a warning.
+        let (ignored, warnings) = prepared
+            .for_workload(
+                &profile,
+                json!({"config.linkerd.io/proxy-uid": "root"}).as_object(),
+                &flags,
+                Some(&none),
+            )
+            .expect("values");
+        assert!(Arc::ptr_eq(&plain, &ignored));
+        assert_eq!(
+            warnings,
+            [
+                "annotation config.linkerd.io/proxy-uid: expected a whole number of 0 or more, got \"root\": the default is used, as the mesh does"
+            ]
+        );
         // Other flags, or other objects in context, lead to another filling.
         let mut trace = Map::new();
         trace.insert("logLevel".into(), json!("trace"));
         let traced = prepared
             .for_workload(&profile, None, &trace, Some(&none))
+            .map(|(f, _)| f)
             .expect("values");
         assert_eq!(traced.values()["logLevel"], json!("trace"));
         let roots = |source: &ValueFromObject, ns: &str| {
@@ -1317,6 +1365,7 @@ mod tests {
         };
         let anchored = prepared
             .for_workload(&profile, None, &flags, Some(&roots))
+            .map(|(f, _)| f)
             .expect("values");
         assert_eq!(anchored.values()["trustAnchorsPEM"], json!("PEM\n"));
         assert!(!Arc::ptr_eq(&plain, &anchored));

@@ -84,10 +84,9 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         env.profile,
         inherited.as_ref().or(pod.annotations),
         env.flags,
-        holds_objects
-            .then_some(&object_value as &dyn Fn(&profile::ValueFromObject, &str) -> Option<String>),
+        holds_objects.then_some(&object_value as &profile::ObjectValue<'_>),
     );
-    let filled = match filled {
+    let (filled, ignored) = match filled {
         Ok(filled) => filled,
         Err(reason) => return unchanged(patcher, before, reason),
     };
@@ -95,10 +94,9 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         Ok(rendered) => rendered,
         Err(reason) => return unchanged(patcher, before, reason),
     };
-    let notes = env
-        .profile
-        .missing_required(filled.values())
+    let notes = ignored
         .into_iter()
+        .chain(env.profile.missing_required(filled.values()))
         .map(|w| format!("warning: {w}"))
         .collect();
 
