@@ -1596,3 +1596,32 @@ fn an_annotation_linkerd_cannot_use_is_ignored_with_a_warning() {
     );
     assert!(run.stdout.contains("runAsUser: 2102"), "{}", run.stdout);
 }
+
+#[test]
+fn the_webhook_writes_inherited_settings_and_exposed_opaque_ports_on_the_pod() {
+    let with_port = |annotations: &str| {
+        deployment_in("apps", annotations, "").replace(
+            "        image: nginx\n",
+            "        image: nginx\n        ports: [{containerPort: 8080}, {containerPort: 3306}]\n",
+        )
+    };
+    let out = common::pipe(None, &with_port(""));
+    assert!(
+        out.contains("config.linkerd.io/opaque-ports: \"3306\""),
+        "{out}"
+    );
+    // The pod's own list stands, and uninject takes out what was added.
+    let own = common::pipe(None, &with_port("config.linkerd.io/opaque-ports: \"8080\""));
+    assert!(!own.contains("opaque-ports: \"3306\""), "{own}");
+    assert_eq!(common::pipe(Some("uninject"), &out), with_port(""));
+    // A namespace's setting is written on the pod, as the webhook copies it.
+    let namespace = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n  annotations: {config.linkerd.io/proxy-log-level: debug}\n---\n";
+    let out = common::pipe(
+        None,
+        &format!("{namespace}{}", deployment_in("apps", "", "")),
+    );
+    assert!(
+        out.contains("config.linkerd.io/proxy-log-level: debug\n"),
+        "{out}"
+    );
+}

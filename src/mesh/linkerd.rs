@@ -6,6 +6,7 @@ use sha2::{Digest, Sha256};
 
 use super::text_of;
 use crate::admission::quantity::Quantity;
+use crate::json::Field;
 
 /// The values [`complete`] adds.
 pub const DERIVED: &[&str] = &[
@@ -122,6 +123,47 @@ pub fn complete(values: &mut Map<String, Value>) {
     values.insert("profileSuffixes".into(), Value::String(suffixes));
 }
 
+/// The annotation of the ports whose protocol the proxy does not detect.
+const OPAQUE_PORTS: &str = "config.linkerd.io/opaque-ports";
+
+/// What Linkerd's webhook writes on a pod besides the proxy: the settings
+/// the pod inherited from its namespace (those `inherited` holds and `has`
+/// does not), and, when neither the pod nor its namespace says which ports
+/// are opaque, the container ports (init containers first) that are in the
+/// opaque ports in force, so that Linkerd's controllers see them too.
+pub fn webhook_annotations(
+    spec: &Value,
+    has: &dyn Fn(&str) -> bool,
+    inherited: Option<&Map<String, Value>>,
+    values: &Map<String, Value>,
+) -> Map<String, Value> {
+    let mut out: Map<String, Value> = inherited
+        .into_iter()
+        .flatten()
+        .filter(|(key, _)| !has(key))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    if has(OPAQUE_PORTS) || out.contains_key(OPAQUE_PORTS) {
+        return out;
+    }
+    let opaque = text_of(values, "opaquePorts");
+    let opaque: Vec<&str> = opaque.split(',').map(str::trim).collect();
+    let exposed: Vec<String> = ["initContainers", "containers"]
+        .iter()
+        .filter_map(|list| spec.field(list).and_then(Value::as_array))
+        .flatten()
+        .filter_map(|c| c.field("ports").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|p| p.field("containerPort").and_then(Value::as_u64))
+        .map(|port| port.to_string())
+        .filter(|port| opaque.contains(&port.as_str()))
+        .collect();
+    if !exposed.is_empty() {
+        out.insert(OPAQUE_PORTS.into(), Value::String(exposed.join(",")));
+    }
+    out
+}
+
 /// A CPU quantity in whole cores, rounded up (`110m` → 1, `2500m` → 3);
 /// `None` when it is empty or not a quantity.
 fn whole_cores(text: &str) -> Option<i128> {
@@ -208,6 +250,28 @@ mod tests {
         );
         assert_eq!(values["initGIDArgs"], json!(["--proxy-gid", "7"]));
         assert_eq!(values["proxyGroup"], json!(7));
+    }
+
+    #[test]
+    fn the_webhook_marks_the_exposed_opaque_ports() {
+        let spec = json!({"initContainers": [{"ports": [{"containerPort": 11211}]}],
+            "containers": [{"ports": [{"containerPort": 8080}, {"containerPort": 3306}]}]});
+        let values = completed(json!({"opaquePorts": "25,3306,11211"}));
+        let none = |_: &str| false;
+        let got = webhook_annotations(&spec, &none, None, &values);
+        assert_eq!(
+            got,
+            json!({OPAQUE_PORTS: "11211,3306"})
+                .as_object()
+                .cloned()
+                .expect("map")
+        );
+        // The pod's own annotation, or its namespace's, stands.
+        let own = |key: &str| key == OPAQUE_PORTS;
+        assert!(webhook_annotations(&spec, &own, None, &values).is_empty());
+        let inherited = json!({OPAQUE_PORTS: "5432", "config.linkerd.io/proxy-uid": "7"});
+        let got = webhook_annotations(&spec, &none, inherited.as_object(), &values);
+        assert_eq!(got, inherited.as_object().cloned().expect("map"));
     }
 
     #[test]

@@ -55,6 +55,24 @@ impl Mesh {
         self == Mesh::Linkerd
     }
 
+    /// The annotations the mesh's webhook writes on a pod (whose `spec` it
+    /// is; `has` says whether the pod or the injection has a key already),
+    /// beside the profile's: for Linkerd, the settings the pod inherited
+    /// from its namespace (in `inherited`, the pod's annotations with them),
+    /// and the opaque ports among those the pod exposes.
+    pub fn webhook_annotations(
+        self,
+        spec: &Value,
+        has: &dyn Fn(&str) -> bool,
+        inherited: Option<&Map<String, Value>>,
+        values: &Map<String, Value>,
+    ) -> Map<String, Value> {
+        match self {
+            Mesh::Linkerd => linkerd::webhook_annotations(spec, has, inherited, values),
+            Mesh::Istio | Mesh::None => Map::new(),
+        }
+    }
+
     /// The names [`Mesh::complete`] adds, for checking a profile's templates.
     pub fn derived_names(self) -> &'static [&'static str] {
         match self {

@@ -105,6 +105,19 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         // Settings given on the command line, where the mesh's controllers read them.
         sidecar.annotations = env.profile.recorded_flags(env.flags);
     }
+    // What the mesh's webhook writes on the pod besides: the namespace's
+    // settings it inherited, and the like.
+    let has = |key: &str| {
+        pod.annotations.is_some_and(|a| a.contains_key(key))
+            || sidecar.annotations.contains_key(key)
+    };
+    let webhook =
+        env.profile
+            .mesh
+            .webhook_annotations(pod.spec, &has, inherited.as_ref(), filled.values());
+    for (key, value) in webhook {
+        sidecar.annotations.entry(key).or_insert(value);
+    }
     sidecar.fit_resources(&pod, env, &rendered.quota_defaults);
     sidecar.secure(&pod, env);
     let grace = sidecar.add_shutdown_wait(&rendered, &pod, env);
