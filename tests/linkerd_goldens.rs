@@ -75,75 +75,23 @@ const OUT_OF_THE_WEBHOOKS_SCOPE: &[(&str, &str)] = &[(
     "namespace linkerd: linkerd's webhook never injects there",
 )];
 
-/// What Go's serialiser adds or drops without meaning taken away
-/// (`creationTimestamp: null`, `resources: {}`, `status: {}`, `hostNetwork:
-/// false`), and the two annotations allowed to differ.
-fn normalised(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.shift_remove("mesh-inject.io/added");
-            map.shift_remove("linkerd.io/created-by");
-            for child in map.values_mut() {
-                normalised(child);
-            }
-            map.retain(|_, v| {
-                !v.is_null() && *v != false && v.as_object().is_none_or(|m| !m.is_empty())
-            });
-        }
-        Value::Array(items) => items.iter_mut().for_each(normalised),
-        _ => {}
-    }
-}
+/// The annotations allowed to differ: `linkerd.io/created-by` names this
+/// tool, and the tool's own record.
+const ALLOWED: &[&str] = &["mesh-inject.io/added", "linkerd.io/created-by"];
 
-/// The documents of `text`, normalised.
+/// The documents of `text`, without what Go's serialiser adds or drops
+/// without meaning (see `common::without_serialiser_noise`).
 fn objects(text: &str) -> Vec<Value> {
     serde_yaml_ng::Deserializer::from_str(text)
         .map(|document| {
             let value: serde_yaml_ng::Value =
                 serde::Deserialize::deserialize(document).expect("valid YAML");
             let mut value = serde_json::to_value(value).expect("JSON");
-            normalised(&mut value);
+            common::without_serialiser_noise(&mut value, ALLOWED);
             value
         })
         .filter(|v| !v.is_null())
         .collect()
-}
-
-/// The paths where `got` and `want` differ (list items by name where they
-/// have one), with both values.
-fn differences(got: &Value, want: &Value, at: &str) -> Vec<String> {
-    let name = |v: &Value| v.get("name").and_then(Value::as_str).map(str::to_string);
-    match (got, want) {
-        (Value::Object(g), Value::Object(w)) => {
-            let mut keys: Vec<&String> = g.keys().chain(w.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            keys.into_iter()
-                .flat_map(|k| match (g.get(k), w.get(k)) {
-                    (Some(g), Some(w)) => differences(g, w, &format!("{at}/{k}")),
-                    (g, w) => vec![format!("{at}/{k}: tool {g:?}, Linkerd {w:?}")],
-                })
-                .collect()
-        }
-        (Value::Array(g), Value::Array(w)) if g.len() == w.len() => {
-            let names: Vec<Option<String>> = g.iter().map(name).collect();
-            if names != w.iter().map(name).collect::<Vec<_>>() {
-                return vec![format!(
-                    "{at}: order or names {names:?} differ from Linkerd's"
-                )];
-            }
-            g.iter()
-                .zip(w)
-                .enumerate()
-                .flat_map(|(i, (g, w))| {
-                    let step = name(g).unwrap_or_else(|| i.to_string());
-                    differences(g, w, &format!("{at}[{step}]"))
-                })
-                .collect()
-        }
-        _ if got == want => Vec::new(),
-        _ => vec![format!("{at}: tool {got}, Linkerd {want}")],
-    }
 }
 
 /// The proxy version a golden was rendered with (its test's placeholder).
@@ -166,16 +114,17 @@ fn linkerd_injection_tests_are_reproduced_field_for_field() {
     let anchors = std::fs::read_to_string(fidelity.join("valid-trust-anchors.pem")).expect("pem");
     let set_anchors = format!("trustAnchorsPEM={anchors}");
     let dir = tempfile::tempdir().expect("temp dir");
-    let cases = std::fs::read_to_string(fidelity.join("CASES.md")).expect("CASES.md");
     let (mut reproduced, mut unsupported, mut not_yet) = (Vec::new(), Vec::new(), Vec::new());
     let mut out_of_scope = Vec::new();
     let mut failures = Vec::new();
-    for line in cases.lines() {
-        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-        let ["", case, input, golden, settings, "inject", ""] = cells.as_slice() else {
-            continue;
-        };
-        let Some(flags) = flags(settings) else {
+    for common::LinkerdCase {
+        case,
+        input,
+        golden,
+        settings,
+    } in common::linkerd_cases(&fidelity, "inject")
+    {
+        let Some(flags) = flags(&settings) else {
             unsupported.push(format!("{case} ({settings})"));
             continue;
         };
@@ -203,7 +152,7 @@ fn linkerd_injection_tests_are_reproduced_field_for_field() {
         args.extend(["-f", &input]);
         let run = common::run(&args, None);
         assert_eq!(run.code, 0, "{case}: {}", run.stderr);
-        if let Some((_, reason)) = OUT_OF_THE_WEBHOOKS_SCOPE.iter().find(|(c, _)| c == case) {
+        if let Some((_, reason)) = OUT_OF_THE_WEBHOOKS_SCOPE.iter().find(|(c, _)| *c == case) {
             let report = common::run(&args[1..], None).stderr;
             assert!(report.contains(reason), "{case}: {report}");
             out_of_scope.push(case.to_string());
@@ -213,12 +162,12 @@ fn linkerd_injection_tests_are_reproduced_field_for_field() {
         let found: Vec<String> = if got.len() == want.len() {
             got.iter()
                 .zip(&want)
-                .flat_map(|(g, w)| differences(g, w, ""))
+                .flat_map(|(g, w)| common::field_differences(g, w, ""))
                 .collect()
         } else {
             vec![format!("{} objects, Linkerd {}", got.len(), want.len())]
         };
-        match NOT_YET.iter().find(|(c, _)| c == case) {
+        match NOT_YET.iter().find(|(c, _)| *c == case) {
             Some(_) if found.is_empty() => {
                 failures.push(format!("{case} now matches Linkerd: take it off NOT_YET"))
             }

@@ -27,26 +27,6 @@ fn independent_values(text: &str) -> Result<Vec<Value>, String> {
         .collect()
 }
 
-/// What Linkerd's serialiser adds or drops without meaning taken away:
-/// `creationTimestamp: null`, `status: {}`, `resources: {}` added, and
-/// `hostNetwork: false` dropped (Go's `omitempty`). And the tool's own
-/// record, whose list of fields it created depends on what the input held.
-fn normalised(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.shift_remove("mesh-inject.io/added");
-            for child in map.values_mut() {
-                normalised(child);
-            }
-            map.retain(|_, v| {
-                !v.is_null() && *v != false && v.as_object().is_none_or(|m| !m.is_empty())
-            });
-        }
-        Value::Array(items) => items.iter_mut().for_each(normalised),
-        _ => {}
-    }
-}
-
 /// The objects of a stream, `List`s opened, normalised.
 fn objects(text: &str, what: &str) -> Vec<Value> {
     let mut out = Vec::new();
@@ -54,30 +34,13 @@ fn objects(text: &str, what: &str) -> Vec<Value> {
         if value.is_null() {
             continue;
         }
-        normalised(&mut value);
+        common::without_serialiser_noise(&mut value, &["mesh-inject.io/added"]);
         match value.get("items").and_then(Value::as_array) {
             Some(items) if value["kind"] == "List" => out.extend(items.iter().cloned()),
             _ => out.push(value),
         }
     }
     out
-}
-
-/// The rows of a CASES.md table whose last column is `kind`: (input, golden, settings).
-fn linkerd_cases(dir: &Path, kind: &str) -> Vec<(String, String, String)> {
-    let cases = std::fs::read_to_string(dir.join("CASES.md")).expect("CASES.md");
-    cases
-        .lines()
-        .filter_map(|line| {
-            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
-            match cells.as_slice() {
-                ["", _, input, golden, settings, k, ""] if *k == kind => {
-                    Some((input.to_string(), golden.to_string(), settings.to_string()))
-                }
-                _ => None,
-            }
-        })
-        .collect()
 }
 
 /// Inject `file` with `args`; the output, which must be written.
@@ -114,7 +77,13 @@ fn linkerd_goldens_injected_again_equal_a_fresh_injection() {
     let set_anchors = format!("trustAnchorsPEM={anchors}");
     let args = ["--set", set_anchors.as_str()];
     let (mut checked, mut compared) = (0, 0);
-    for (input, golden, settings) in linkerd_cases(&dir, "inject") {
+    for common::LinkerdCase {
+        input,
+        golden,
+        settings,
+        ..
+    } in common::linkerd_cases(&dir, "inject")
+    {
         let golden_path = dir.join("golden").join(&golden);
         let again = inject(&golden_path, &args);
         let got = objects(&again, &golden);
@@ -141,7 +110,7 @@ fn linkerd_goldens_injected_again_equal_a_fresh_injection() {
             assert!(
                 got == want,
                 "{golden} injected again differs from {input} injected:\n{}",
-                field_differences(got, want, "").join("\n")
+                common::field_differences(got, want, "").join("\n")
             );
         }
         compared += 1;
@@ -174,33 +143,4 @@ fn istio_goldens_injected_again_are_valid_and_stable() {
         assert_stable(&again, &args, &what);
     }
     assert!(files.len() >= 100, "{} goldens", files.len());
-}
-
-/// The paths where `got` and `want` differ, with both values.
-fn field_differences(got: &Value, want: &Value, at: &str) -> Vec<String> {
-    match (got, want) {
-        (Value::Object(g), Value::Object(w)) => {
-            let mut keys: Vec<&String> = g.keys().chain(w.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            keys.into_iter()
-                .flat_map(|k| {
-                    let (g, w) = (g.get(k), w.get(k));
-                    let path = format!("{at}/{k}");
-                    match (g, w) {
-                        (Some(g), Some(w)) => field_differences(g, w, &path),
-                        _ => vec![format!("{path}: {g:?} != {w:?}")],
-                    }
-                })
-                .collect()
-        }
-        (Value::Array(g), Value::Array(w)) if g.len() == w.len() => g
-            .iter()
-            .zip(w)
-            .enumerate()
-            .flat_map(|(i, (g, w))| field_differences(g, w, &format!("{at}/{i}")))
-            .collect(),
-        _ if got == want => Vec::new(),
-        _ => vec![format!("{at}: {got} != {want}")],
-    }
 }

@@ -195,3 +195,95 @@ pub fn document_texts(text: &str) -> Vec<String> {
         .map(|d| text[d.start..d.end].to_string())
         .collect()
 }
+
+// ---------------------------------------------------------------------------
+// Comparing objects with the meshes' goldens (`../shared/fidelity`).
+
+/// `value` with what Go's serialiser adds or drops without meaning taken
+/// away (`creationTimestamp: null`, `status: {}`, `resources: {}` added;
+/// `hostNetwork: false` dropped by `omitempty`), and the annotations named
+/// in `allowed` (those a comparison allows to differ) removed.
+pub fn without_serialiser_noise(value: &mut Value, allowed: &[&str]) {
+    match value {
+        Value::Object(map) => {
+            for key in allowed {
+                map.shift_remove(*key);
+            }
+            for child in map.values_mut() {
+                without_serialiser_noise(child, allowed);
+            }
+            map.retain(|_, v| {
+                !v.is_null() && *v != false && v.as_object().is_none_or(|m| !m.is_empty())
+            });
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| without_serialiser_noise(item, allowed)),
+        _ => {}
+    }
+}
+
+/// The paths where `got` (the tool's) and `want` (the mesh's) differ, with
+/// both values; list items by name where they have one.
+pub fn field_differences(got: &Value, want: &Value, at: &str) -> Vec<String> {
+    let name = |v: &Value| v.get("name").and_then(Value::as_str).map(str::to_string);
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => {
+            let mut keys: Vec<&String> = g.keys().chain(w.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter()
+                .flat_map(|k| match (g.get(k), w.get(k)) {
+                    (Some(g), Some(w)) => field_differences(g, w, &format!("{at}/{k}")),
+                    (g, w) => vec![format!("{at}/{k}: tool {g:?}, mesh {w:?}")],
+                })
+                .collect()
+        }
+        (Value::Array(g), Value::Array(w)) if g.len() == w.len() => {
+            let names: Vec<Option<String>> = g.iter().map(name).collect();
+            if names != w.iter().map(name).collect::<Vec<_>>() {
+                return vec![format!(
+                    "{at}: order or names {names:?} differ from the mesh's"
+                )];
+            }
+            g.iter()
+                .zip(w)
+                .enumerate()
+                .flat_map(|(i, (g, w))| {
+                    let step = name(g).unwrap_or_else(|| i.to_string());
+                    field_differences(g, w, &format!("{at}[{step}]"))
+                })
+                .collect()
+        }
+        _ if got == want => Vec::new(),
+        _ => vec![format!("{at}: tool {got}, mesh {want}")],
+    }
+}
+
+/// One row of Linkerd's `CASES.md`.
+pub struct LinkerdCase {
+    pub case: String,
+    pub input: String,
+    pub golden: String,
+    pub settings: String,
+}
+
+/// The rows of Linkerd's `CASES.md` (in `dir`) whose kind column is `kind`.
+pub fn linkerd_cases(dir: &Path, kind: &str) -> Vec<LinkerdCase> {
+    let cases = std::fs::read_to_string(dir.join("CASES.md")).expect("CASES.md");
+    cases
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            match cells.as_slice() {
+                ["", case, input, golden, settings, k, ""] if *k == kind => Some(LinkerdCase {
+                    case: case.to_string(),
+                    input: input.to_string(),
+                    golden: golden.to_string(),
+                    settings: settings.to_string(),
+                }),
+                _ => None,
+            }
+        })
+        .collect()
+}
