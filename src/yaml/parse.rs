@@ -1014,12 +1014,9 @@ mod tests {
         assert_eq!(root.end, text.len() - 1);
     }
 
-    #[test]
-    fn ranges_parse_to_the_same_documents() {
-        let text = "a: 1\n---\nb: [x]\n--- # c\nc: |\n  ---text\n---\nd: é\n";
-        let points = split_points(text, 3);
-        assert!(points.len() > 2, "{points:?}");
-        let whole = parse_stream(text).expect("parses");
+    /// Parsing `text` in the ranges between `points` gives `whole`'s
+    /// documents, with the same spans.
+    fn assert_ranges_give(text: &str, points: &[usize], whole: &[Document<'_>]) {
         let mut parts = Vec::new();
         for pair in points.windows(2) {
             parts.extend(parse_range(text, pair[0], pair[1]).expect("parses"));
@@ -1032,6 +1029,15 @@ mod tests {
                 p.root.as_ref().map(|r| (r.start, r.end))
             );
         }
+    }
+
+    #[test]
+    fn ranges_parse_to_the_same_documents() {
+        let text = "a: 1\n---\nb: [x]\n--- # c\nc: |\n  ---text\n---\nd: é\n";
+        let points = split_points(text, 3);
+        assert!(points.len() > 2, "{points:?}");
+        let whole = parse_stream(text).expect("parses");
+        assert_ranges_give(text, &points, &whole);
         assert_eq!(
             split_points("%YAML 1.2\n---\na: 1\n---\nb: 2\n", 2).len(),
             2
@@ -1174,19 +1180,7 @@ mod tests {
             ]
         );
         // Ranges give the same documents and spans.
-        let points = split_points(text, 4);
-        let mut parts = Vec::new();
-        for pair in points.windows(2) {
-            parts.extend(parse_range(text, pair[0], pair[1]).expect("parses"));
-        }
-        assert_eq!(parts.len(), docs.len());
-        for (w, p) in docs.iter().zip(&parts) {
-            assert_eq!((w.start, w.end), (p.start, p.end));
-            assert_eq!(
-                w.root.as_ref().map(|r| (r.start, r.end)),
-                p.root.as_ref().map(|r| (r.start, r.end))
-            );
-        }
+        assert_ranges_give(text, &split_points(text, 4), &docs);
         let err = parse_stream("a: 'x\ny'\n---\nb: [1,\n2\n---\nc: 1\n").expect_err("bad");
         assert_eq!(err.document, 2);
     }
