@@ -23,8 +23,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
         'kubectl-mesh_inject' {
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
-            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
-            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Report format on standard error: text, or json (versioned, for tools)')
@@ -59,8 +59,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
         'kubectl-mesh_inject;inject' {
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
-            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
-            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Report format on standard error: text, or json (versioned, for tools)')
@@ -87,8 +87,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
         'kubectl-mesh_inject;uninject' {
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
-            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
-            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format on standard output')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Report format on standard error: text, or json (versioned, for tools)')
@@ -118,8 +118,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
         'kubectl-mesh_inject;admit' {
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
-            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
-            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'Files or directories with cluster objects: LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, MutatingWebhookConfiguration and WebhookEmulation (repeatable); objects in the input count too')
             [CompletionResult]::new('--kube-version', '--kube-version', [CompletionResultType]::ParameterName, 'Kubernetes version of the apiserver to replay')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output on standard output: text (a verdict line per object), or the pods as they would be stored, as yaml or json')

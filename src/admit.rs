@@ -31,9 +31,17 @@ pub struct Settings {
     pub native: Option<NativeChoice>,
     pub version: KubeVersion,
     /// Namespace of objects that name none.
-    pub namespace: String,
+    /// As the pipeline's (`None`: `default`).
+    pub namespace: Option<String>,
     /// Also run the static path (inject with this tool first) for comparison.
     pub compare: bool,
+}
+
+impl Settings {
+    /// The namespace of objects that name none (see the pipeline's).
+    pub fn namespace(&self) -> &str {
+        crate::cluster::namespace_or_default(self.namespace.as_deref())
+    }
 }
 
 /// One pod or workload of the input, through the chain.
@@ -72,7 +80,7 @@ pub fn admit_all(
         &parsed,
         context,
         &settings.profile,
-        &settings.namespace,
+        settings.namespace(),
     )?;
     // The webhook sees its own configuration (its ConfigMaps), not the namespace's policies.
     let config_maps = settings
@@ -83,7 +91,7 @@ pub fn admit_all(
         .collect();
     let mut webhook_view = ClusterContext::new(config_maps);
     for object in cluster.all_of_kind("ConfigMap") {
-        webhook_view.add(object, &settings.namespace);
+        webhook_view.add(object, settings.namespace());
     }
     // A declaration that cannot be right is the user's to fix, not a verdict.
     for emulation in cluster.objects(webhook::EMULATION_KIND, "") {
@@ -99,7 +107,8 @@ pub fn admit_all(
         native: settings.native,
         version: settings.version,
         security,
-        namespace: &settings.namespace,
+        namespace: settings.namespace(),
+        namespace_assumed: settings.namespace.is_none(),
         cluster,
         prepared: &prepared,
         // The webhook returns its patch; the trace shows it.
@@ -109,7 +118,7 @@ pub fn admit_all(
     let static_env = env(&cluster, SecurityMode::Auto);
     let injector = |pod: &Value| mesh_injector(pod, &webhook_env, &cluster);
     let target = Target {
-        default_namespace: &settings.namespace,
+        default_namespace: settings.namespace(),
         cluster: &cluster,
         version: settings.version,
         webhooks: &webhooks,

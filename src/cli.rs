@@ -193,9 +193,10 @@ pub struct InputArgs {
     /// Descend into subdirectories of directories given with -f.
     #[arg(short = 'R', long)]
     pub recursive: bool,
-    /// Namespace of objects that name none.
-    #[arg(short = 'n', long, default_value = "default")]
-    pub namespace: String,
+    /// Namespace of objects that name none [default: default, and the
+    /// report says so for each workload injected there]
+    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    pub namespace: Option<String>,
 }
 
 impl Cli {

@@ -262,7 +262,7 @@ impl ClusterContext {
 
     /// `data[key]` of an object; with a `path` (dot-separated keys), the
     /// scalar at that path of the mapping `data[key]` holds, written as a
-    /// string. Empty strings and nulls are nothing.
+    /// string (a mapping as JSON). Empty strings, mappings and nulls are nothing.
     pub fn data_value(
         &self,
         kind: &str,
@@ -290,9 +290,16 @@ impl ClusterContext {
             Value::String(text) if !text.is_empty() => Some(text.clone()),
             Value::Number(n) => Some(n.to_string()),
             Value::Bool(b) => Some(b.to_string()),
+            // A mapping (the proxy's params), as JSON for the value to read.
+            Value::Object(map) if !map.is_empty() => Some(found.to_string()),
             _ => None,
         }
     }
+}
+
+/// The namespace `given`, else `default`.
+pub fn namespace_or_default(given: Option<&str>) -> &str {
+    given.unwrap_or("default")
 }
 
 #[cfg(test)]

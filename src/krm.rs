@@ -583,7 +583,7 @@ mod tests {
             native: None,
             version: crate::cluster::KubeVersion::CURRENT,
             security: crate::rules::SecurityMode::Auto,
-            namespace: "default".into(),
+            namespace: None,
             keep_values: false,
             keep_patches: false,
         };

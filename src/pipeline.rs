@@ -36,12 +36,21 @@ pub struct Settings {
     pub native: Option<NativeChoice>,
     pub version: KubeVersion,
     pub security: SecurityMode,
-    /// Namespace of objects that name none, as `kubectl apply -n` would place them.
-    pub namespace: String,
+    /// Namespace of objects that name none, as `kubectl apply -n` would
+    /// place them; `None` when none was given (see [`Settings::namespace`]).
+    pub namespace: Option<String>,
     /// Keep every document's final value (for `-o json`).
     pub keep_values: bool,
     /// Keep every object's patch (for `-o patch`); large inputs need not hold them.
     pub keep_patches: bool,
+}
+
+impl Settings {
+    /// The namespace of objects that name none: the one given, else
+    /// `default`, where `kubectl apply` without `-n` usually puts them.
+    pub fn namespace(&self) -> &str {
+        crate::cluster::namespace_or_default(self.namespace.as_deref())
+    }
 }
 
 /// The result for one object of a source.
@@ -160,7 +169,7 @@ pub fn process_all(
     context: &[Source],
     settings: &Settings,
 ) -> Result<Vec<Processed>, Error> {
-    let mut cluster = cluster_context(&[], &[], context, &settings.profile, &settings.namespace)?;
+    let mut cluster = cluster_context(&[], &[], context, &settings.profile, settings.namespace())?;
     let prepared = Prepared::default();
     let types = WorkloadTypes::with(&settings.profile.workloads);
     let run = |cluster: &ClusterContext, gather: bool| {
@@ -172,7 +181,8 @@ pub fn process_all(
             native: settings.native,
             version: settings.version,
             security: settings.security,
-            namespace: &settings.namespace,
+            namespace: settings.namespace(),
+            namespace_assumed: settings.namespace.is_none(),
             cluster,
         };
         process_sources(&sources, settings, &env, &types, gather)
@@ -180,7 +190,7 @@ pub fn process_all(
     let (mut rendered, found) = run(&cluster, true)?;
     if !found.is_empty() {
         for object in &found {
-            cluster.add(object, &settings.namespace);
+            cluster.add(object, settings.namespace());
         }
         rendered = run(&cluster, false)?.0;
     }

@@ -71,7 +71,7 @@ fn load_profile(args: &ProfileArgs) -> Result<(Profile, String, Map<String, Valu
     };
     let mut flags = Map::new();
     for assignment in &args.set {
-        let (name, value) = profile.parse_assignment(assignment)?;
+        let (name, value) = profile.parse_assignment(assignment, &flags)?;
         flags.insert(name, value);
     }
     Ok((profile, text, flags))
@@ -286,7 +286,7 @@ fn apply_function_config(
         });
     }
     if let Some(namespace) = &config.namespace {
-        args.common.input.namespace = namespace.clone();
+        args.common.input.namespace = Some(namespace.clone());
     }
     args.warn_only |= config.warn_only;
     args.profile.set.extend(config.values.iter().cloned());

@@ -740,7 +740,7 @@ fn run_in(text: &str, action: Action, mode: &Mode) -> Processed {
     let mut flags = Map::new();
     for (name, value) in &mode.values {
         let (name, value) = profile
-            .parse_assignment(&format!("{name}={value}"))
+            .parse_assignment(&format!("{name}={value}"), &flags)
             .expect("a value of the profile");
         flags.insert(name, value);
     }
@@ -751,7 +751,7 @@ fn run_in(text: &str, action: Action, mode: &Mode) -> Processed {
         native: mode.native,
         version: mode.version.unwrap_or(KubeVersion::CURRENT),
         security: SecurityMode::Auto,
-        namespace: "default".into(),
+        namespace: None,
         keep_values: false,
         keep_patches: true,
     };

@@ -48,7 +48,7 @@ fn settings(choice: u8, second: bool) -> Settings {
     let mut flags = Map::new();
     let mut set = |assignment: &str| {
         let (key, value) = profile
-            .parse_assignment(assignment)
+            .parse_assignment(assignment, &flags)
             .expect("the profile has the value");
         flags.insert(key, value);
     };
@@ -73,7 +73,7 @@ fn settings(choice: u8, second: bool) -> Settings {
             KubeVersion::CURRENT
         },
         security: SecurityMode::Auto,
-        namespace: "default".to_string(),
+        namespace: None,
         keep_values: false,
         keep_patches: true,
     }

@@ -13,6 +13,7 @@ pub const DERIVED: &[&str] = &[
     "trustRootSHA256",
     "proxyCoresMin",
     "proxyCoresMax",
+    "proxyCoresMaxRatio",
     "proxyLog",
     "initInboundPortsToIgnore",
     "initOutboundArgs",
@@ -20,6 +21,19 @@ pub const DERIVED: &[&str] = &[
     "initSubnetArgs",
     "proxyGroup",
     "profileSuffixes",
+    "proxyParamsEnv",
+    "proxyAnyAddress",
+    "outboundListenAddrs",
+    "initFirewallArgs",
+    "initIPv6Args",
+    "initCloseWaitArgs",
+    "initLogArgs",
+    "initPrivileged",
+    "initRunAsUser",
+    "initRunAsGroup",
+    "initRunAsNonRoot",
+    "debugImageRef",
+    "debugPullPolicy",
 ];
 
 /// The values that hold the proxy's resource quantities.
@@ -48,8 +62,13 @@ const RESOURCES: [&str; 6] = [
 ///   with a group (`proxyGroup`, the proxy's `runAsGroup`, a number or empty),
 ///   `--subnets-to-ignore` only with subnets;
 /// - `profileSuffixes`, where the proxy looks service profiles up: every name
-///   (`.`) with `enableExternalProfiles`, else the cluster's (`svc.DOMAIN.`).
-pub fn complete(values: &mut Map<String, Value>) {
+///   (`.`) with `enableExternalProfiles`, else the cluster's (`svc.DOMAIN.`);
+/// - `proxyParamsEnv`, one env entry per inbound and outbound parameter;
+/// - the addresses the proxy listens on, IPv4 only with `disableIPv6`;
+/// - the init container's iptables, IPv6, close-wait and log arguments, and
+///   its security (privileged for a close-wait timeout, root when asked);
+/// - the debug container's image and pull policy, the proxy's by default.
+pub fn complete(values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> bool) {
     let anchors = text_of(values, "trustAnchorsPEM");
     let anchors = anchors.trim();
     let (anchors, hash) = if anchors.is_empty() {
@@ -70,11 +89,10 @@ pub fn complete(values: &mut Map<String, Value>) {
             values.insert(name.to_string(), Value::String(quantity.to_string()));
         }
     }
-    let cores = |name: &str| whole_cores(&text_of(values, name));
-    let min = cores("proxyCPURequest").unwrap_or(1);
-    let max = cores("proxyCPULimit").map_or(String::new(), |n| n.to_string());
-    values.insert("proxyCoresMin".into(), Value::String(min.to_string()));
+    let (min, max, ratio) = cores(values, for_workload);
+    values.insert("proxyCoresMin".into(), Value::String(min));
     values.insert("proxyCoresMax".into(), Value::String(max));
+    values.insert("proxyCoresMaxRatio".into(), Value::String(ratio));
 
     let mut log = text_of(values, "logLevel");
     if text_of(values, "logHTTPHeaders") != "insecure" {
@@ -93,13 +111,6 @@ pub fn complete(values: &mut Map<String, Value>) {
         inbound.push_str(&skip_inbound);
     }
     values.insert("initInboundPortsToIgnore".into(), Value::String(inbound));
-    let flag_with = |flag: &str, value: String| -> Value {
-        if value.is_empty() {
-            Value::Array(Vec::new())
-        } else {
-            Value::Array(vec![Value::String(flag.into()), Value::String(value)])
-        }
-    };
     let outbound = flag_with(
         "--outbound-ports-to-ignore",
         text_of(values, "skipOutboundPorts"),
@@ -121,6 +132,251 @@ pub fn complete(values: &mut Map<String, Value>) {
         format!("svc.{}.", text_of(values, "clusterDomain"))
     };
     values.insert("profileSuffixes".into(), Value::String(suffixes));
+
+    let params = params_env(values);
+    values.insert("proxyParamsEnv".into(), Value::Array(params));
+
+    let ipv4_only = text_of(values, "disableIPv6") != "false";
+    let outbound = text_of(values, "outboundPort");
+    let any = if ipv4_only { "0.0.0.0" } else { "[::]" };
+    let mut outbound_addrs = format!("127.0.0.1:{outbound}");
+    if !ipv4_only {
+        outbound_addrs.push_str(&format!(",[::1]:{outbound}"));
+    }
+    values.insert("proxyAnyAddress".into(), Value::String(any.into()));
+    values.insert("outboundListenAddrs".into(), Value::String(outbound_addrs));
+    let args = |items: &[&str]| Value::Array(items.iter().map(|&a| Value::from(a)).collect());
+    let firewall = if text_of(values, "iptablesMode") == "legacy" {
+        args(&[])
+    } else {
+        args(&[
+            "--firewall-bin-path",
+            "iptables-nft",
+            "--firewall-save-bin-path",
+            "iptables-nft-save",
+        ])
+    };
+    values.insert("initFirewallArgs".into(), firewall);
+    let ipv6 = if ipv4_only {
+        args(&["--ipv6=false"])
+    } else {
+        args(&[])
+    };
+    values.insert("initIPv6Args".into(), ipv6);
+    let close_wait = close_wait_seconds(&text_of(values, "closeWaitTimeout")).unwrap_or(0);
+    let close_wait_text = if close_wait > 0 {
+        close_wait.to_string()
+    } else {
+        String::new()
+    };
+    values.insert(
+        "initCloseWaitArgs".into(),
+        flag_with("--timeout-close-wait-secs", close_wait_text),
+    );
+    let mut log = flag_with("--log-format", text_of(values, "proxyInitLogFormat"));
+    if let (Value::Array(log), Value::Array(level)) = (
+        &mut log,
+        flag_with("--log-level", text_of(values, "proxyInitLogLevel")),
+    ) {
+        log.extend(level);
+    }
+    values.insert("initLogArgs".into(), log);
+    let privileged = close_wait > 0 || text_of(values, "proxyInitPrivileged") == "true";
+    values.insert("initPrivileged".into(), Value::Bool(privileged));
+    let root = text_of(values, "proxyInitRunAsRoot") == "true";
+    // Linkerd's chart takes 0 (root by mistake) for its default, 65534.
+    let id = |name: &str| match text_of(values, name).trim().parse::<i64>() {
+        Ok(0) | Err(_) => 65534,
+        Ok(id) => id,
+    };
+    let (user, group) = if root {
+        (0, 0)
+    } else {
+        (id("proxyInitUID"), id("proxyInitGID"))
+    };
+    values.insert("initRunAsUser".into(), Value::from(user));
+    values.insert("initRunAsGroup".into(), Value::from(group));
+    values.insert("initRunAsNonRoot".into(), Value::Bool(!root));
+
+    let or = |own: &str, fallback: &str| {
+        let own = text_of(values, own);
+        if own.is_empty() {
+            text_of(values, fallback)
+        } else {
+            own
+        }
+    };
+    let debug_image = format!(
+        "{}:{}",
+        text_of(values, "debugImage"),
+        or("debugImageVersion", "proxyVersion")
+    );
+    let debug_pull = or("debugImagePullPolicy", "imagePullPolicy");
+    values.insert("debugImageRef".into(), Value::String(debug_image));
+    values.insert("debugPullPolicy".into(), Value::String(debug_pull));
+}
+
+/// Why Linkerd's injector would fail on these values, if it would: its
+/// chart refuses a close-wait timeout unless the init container runs as root.
+pub fn refusal(values: &Map<String, Value>) -> Option<String> {
+    let close_wait = close_wait_seconds(&text_of(values, "closeWaitTimeout")).unwrap_or(0);
+    (close_wait > 0 && text_of(values, "proxyInitRunAsRoot") != "true").then(|| {
+        "Linkerd's injector fails on it: a close-wait timeout (config.linkerd.io/close-wait-timeout) \
+         needs the init container to run as root (proxyInit.runAsRoot in the cluster's values, or \
+         --set proxyInitRunAsRoot=true)"
+            .to_string()
+    })
+}
+
+/// `[flag, value]`, or nothing for an empty value: an optional argument.
+fn flag_with(flag: &str, value: String) -> Value {
+    if value.is_empty() {
+        Value::Array(Vec::new())
+    } else {
+        Value::Array(vec![Value::String(flag.into()), Value::String(value)])
+    }
+}
+
+/// The close-wait timeout in whole seconds: a Go duration (`90s`, `1m30s`,
+/// the annotation's form) or a number of seconds (the cluster's values'
+/// `closeWaitTimeoutSecs`). `None` when it is neither.
+fn close_wait_seconds(text: &str) -> Option<u64> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Some(0);
+    }
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Some(seconds);
+    }
+    go_duration_seconds(text).map(|s| s.max(0.0) as u64)
+}
+
+/// A duration as Go's `time.ParseDuration` reads it (`300ms`, `-1.5h`,
+/// `2h45m`), in seconds.
+pub fn go_duration_seconds(text: &str) -> Option<f64> {
+    let (sign, rest) = match text.strip_prefix('-') {
+        Some(rest) => (-1.0, rest),
+        None => (1.0, text.strip_prefix('+').unwrap_or(text)),
+    };
+    if rest == "0" {
+        return Some(0.0);
+    }
+    if rest.is_empty() {
+        return None;
+    }
+    // Alternating runs: a number, then its unit.
+    let mut total = 0.0;
+    let mut chars = rest.chars().peekable();
+    while chars.peek().is_some() {
+        let mut number = String::new();
+        while let Some(c) = chars.next_if(|c| c.is_ascii_digit() || *c == '.') {
+            number.push(c);
+        }
+        let mut unit = String::new();
+        while let Some(c) = chars.next_if(|c| !c.is_ascii_digit() && *c != '.') {
+            unit.push(c);
+        }
+        let number: f64 = number.parse().ok()?;
+        let scale = match unit.as_str() {
+            "ns" => 1e-9,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return None,
+        };
+        total += number * scale;
+    }
+    Some(sign * total)
+}
+
+/// The env entries of the proxy's parameters: `proxyInboundParams` and
+/// `proxyOutboundParams` hold scope → protocol → name → value, and each
+/// becomes `LINKERD2_PROXY_{INBOUND|OUTBOUND}_{SCOPE}_{PROTO}_{NAME}`, the
+/// names in upper snake case and every level in key order, as Linkerd's
+/// chart writes them.
+fn params_env(values: &Map<String, Value>) -> Vec<Value> {
+    let mut env = Vec::new();
+    for (direction, name) in [
+        ("inbound", "proxyInboundParams"),
+        ("outbound", "proxyOutboundParams"),
+    ] {
+        let Some(Value::Object(scopes)) = values.get(name) else {
+            continue;
+        };
+        for (scope, protocols) in sorted(scopes) {
+            let Value::Object(protocols) = protocols else {
+                continue;
+            };
+            for (protocol, params) in sorted(protocols) {
+                let Value::Object(params) = params else {
+                    continue;
+                };
+                for (param, value) in sorted(params) {
+                    let value = match value {
+                        Value::String(text) => text.clone(),
+                        Value::Number(_) | Value::Bool(_) => value.to_string(),
+                        _ => continue,
+                    };
+                    let name = ["linkerd2_proxy", direction, scope, protocol, param]
+                        .map(snake_case)
+                        .join("_")
+                        .to_uppercase();
+                    env.push(serde_json::json!({"name": name, "value": value}));
+                }
+            }
+        }
+    }
+    env
+}
+
+fn sorted(map: &Map<String, Value>) -> Vec<(&String, &Value)> {
+    let mut entries: Vec<_> = map.iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    entries
+}
+
+/// A name in snake case, as Linkerd's chart's `snakecase` writes it:
+/// `keepAliveInterval` → `keep_alive_interval`, `HTTPServer` →
+/// `http_server`, `http2` → `http2`, `http2xx` → `http_2xx`; anything but
+/// letters and digits separates words.
+fn snake_case(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut out = String::new();
+    let mut separated = false;
+    let mut before: Option<char> = None;
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            separated = true;
+            before = None;
+            continue;
+        }
+        let after = chars.get(i + 1).copied();
+        let starts_word = match before {
+            None => false,
+            // fooBar, foo2Bar
+            Some(b) if c.is_uppercase() && (b.is_lowercase() || b.is_ascii_digit()) => true,
+            // HTTPServer: the last capital of a run starts the next word.
+            Some(b) if c.is_uppercase() && b.is_uppercase() => {
+                after.is_some_and(char::is_lowercase)
+            }
+            // http2xx: digits followed by lower case start a word; http2 does not.
+            Some(b) if c.is_ascii_digit() && b.is_alphabetic() => chars
+                .iter()
+                .skip(i)
+                .find(|d| !d.is_ascii_digit())
+                .is_some_and(|r| r.is_lowercase()),
+            _ => false,
+        };
+        if (starts_word || separated) && !out.is_empty() {
+            out.push('_');
+        }
+        separated = false;
+        before = Some(c);
+        out.extend(c.to_lowercase());
+    }
+    out
 }
 
 /// The annotation of the ports whose protocol the proxy does not detect.
@@ -164,6 +420,34 @@ pub fn webhook_annotations(
     out
 }
 
+/// The proxy's worker threads: minimum, maximum (empty for none) and
+/// maximum ratio of the node's CPUs (empty for none). A fixed `proxyCores`
+/// (the cluster's deprecated `proxy.cores`) is the minimum alone; else the
+/// workload's CPU request and limit, set by its annotations or the flags,
+/// give them in whole cores, rounded up, over the cluster's
+/// `proxy.runtime.workers` (at least 1 for the minimum).
+fn cores(
+    values: &Map<String, Value>,
+    for_workload: &dyn Fn(&str) -> bool,
+) -> (String, String, String) {
+    let fixed = text_of(values, "proxyCores");
+    if !fixed.trim().is_empty() {
+        return (fixed, String::new(), String::new());
+    }
+    let from_workload = |cpu: &str, workers: &str| {
+        let derived = for_workload(cpu)
+            .then(|| whole_cores(&text_of(values, cpu)))
+            .flatten();
+        derived.map_or_else(|| text_of(values, workers), |n| n.to_string())
+    };
+    let mut min = from_workload("proxyCPURequest", "proxyWorkersMinimum");
+    if min.is_empty() || min == "0" {
+        min = "1".into();
+    }
+    let max = from_workload("proxyCPULimit", "proxyWorkersMaximum");
+    (min, max, text_of(values, "proxyWorkersMaxCPURatio"))
+}
+
 /// A CPU quantity in whole cores, rounded up (`110m` → 1, `2500m` → 3);
 /// `None` when it is empty or not a quantity.
 fn whole_cores(text: &str) -> Option<i128> {
@@ -185,7 +469,8 @@ mod tests {
         let Value::Object(mut values) = values else {
             panic!("an object")
         };
-        complete(&mut values);
+        // As if the flags had set them all.
+        complete(&mut values, &|_| true);
         values
     }
 
@@ -222,6 +507,29 @@ mod tests {
         assert_eq!(values["proxyCoresMax"], "");
         let values = completed(json!({}));
         assert_eq!(values["proxyCoresMin"], "1");
+    }
+
+    #[test]
+    fn cores_come_from_the_cluster_unless_the_workload_sets_its_cpu() {
+        let mut values = json!({"proxyCPURequest": "2", "proxyCPULimit": "3",
+            "proxyWorkersMinimum": "", "proxyWorkersMaximum": "4", "proxyWorkersMaxCPURatio": "0.5"})
+        .as_object()
+        .cloned()
+        .expect("map");
+        complete(&mut values, &|_| false);
+        assert_eq!(values["proxyCoresMin"], "1");
+        assert_eq!(values["proxyCoresMax"], "4");
+        assert_eq!(values["proxyCoresMaxRatio"], "0.5");
+        complete(&mut values, &|name| name == "proxyCPURequest");
+        assert_eq!(values["proxyCoresMin"], "2");
+        assert_eq!(values["proxyCoresMax"], "4");
+        values.insert("proxyCores".into(), json!("2"));
+        complete(&mut values, &|_| true);
+        assert_eq!(
+            (&values["proxyCoresMin"], &values["proxyCoresMax"]),
+            (&json!("2"), &json!(""))
+        );
+        assert_eq!(values["proxyCoresMaxRatio"], "");
     }
 
     #[test]
@@ -272,6 +580,100 @@ mod tests {
         let inherited = json!({OPAQUE_PORTS: "5432", "config.linkerd.io/proxy-uid": "7"});
         let got = webhook_annotations(&spec, &none, inherited.as_object(), &values);
         assert_eq!(got, inherited.as_object().cloned().expect("map"));
+    }
+
+    #[test]
+    fn names_are_snake_cased_as_linkerds_chart_does() {
+        for (name, want) in [
+            ("keepAliveInterval", "keep_alive_interval"),
+            ("http2", "http2"),
+            ("server", "server"),
+            ("appleSauce", "apple_sauce"),
+            ("blueBerry", "blue_berry"),
+            ("HTTPServer", "http_server"),
+            ("NoHTTPS", "no_https"),
+            ("http2xx", "http_2xx"),
+            ("Bld4Floor3rd", "bld4_floor_3rd"),
+            ("GO-PATH", "go_path"),
+            ("already_snake", "already_snake"),
+        ] {
+            assert_eq!(snake_case(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn params_become_env_in_key_order() {
+        let values = completed(json!({
+            "proxyInboundParams": {"scope": {"proto": {"blueberry": 2.5, "appleSauce": "valueA"}}},
+            "proxyOutboundParams": {"server": {"http2": {"keepAliveTimeout": "3s"}}, "a": "not a map"},
+        }));
+        assert_eq!(
+            values["proxyParamsEnv"],
+            json!([
+                {"name": "LINKERD2_PROXY_INBOUND_SCOPE_PROTO_APPLE_SAUCE", "value": "valueA"},
+                {"name": "LINKERD2_PROXY_INBOUND_SCOPE_PROTO_BLUEBERRY", "value": "2.5"},
+                {"name": "LINKERD2_PROXY_OUTBOUND_SERVER_HTTP2_KEEP_ALIVE_TIMEOUT", "value": "3s"},
+            ])
+        );
+    }
+
+    #[test]
+    fn go_durations_read_as_go_reads_them() {
+        for (text, seconds) in [
+            ("90s", Some(90.0)),
+            ("1m30s", Some(90.0)),
+            ("1.5h", Some(5400.0)),
+            ("300ms", Some(0.3)),
+            ("0", Some(0.0)),
+            ("-2s", Some(-2.0)),
+            ("30", None),
+            ("", None),
+            ("1d", None),
+            ("s", None),
+        ] {
+            assert_eq!(go_duration_seconds(text), seconds, "{text}");
+        }
+        assert_eq!(close_wait_seconds("30"), Some(30));
+        assert_eq!(close_wait_seconds("1m0.9s"), Some(60));
+    }
+
+    #[test]
+    fn a_close_wait_timeout_makes_the_init_container_privileged_and_needs_root() {
+        let values = completed(json!({"closeWaitTimeout": "2m"}));
+        assert_eq!(
+            values["initCloseWaitArgs"],
+            json!(["--timeout-close-wait-secs", "120"])
+        );
+        assert_eq!(values["initPrivileged"], json!(true));
+        assert!(refusal(&values).is_some());
+        let values = completed(json!({"closeWaitTimeout": "2m", "proxyInitRunAsRoot": true}));
+        assert_eq!(values["initRunAsUser"], json!(0));
+        assert_eq!(values["initRunAsNonRoot"], json!(false));
+        assert!(refusal(&values).is_none());
+        let values = completed(json!({"proxyInitUID": 0, "proxyInitGID": 7}));
+        assert_eq!(values["initRunAsUser"], json!(65534));
+        assert_eq!(values["initRunAsGroup"], json!(7));
+        assert_eq!(values["initCloseWaitArgs"], json!([]));
+        assert_eq!(values["initPrivileged"], json!(false));
+    }
+
+    #[test]
+    fn ipv6_adds_listen_addresses_and_drops_the_init_flag() {
+        let values = completed(json!({"outboundPort": 4140, "disableIPv6": false}));
+        assert_eq!(values["proxyAnyAddress"], "[::]");
+        assert_eq!(values["outboundListenAddrs"], "127.0.0.1:4140,[::1]:4140");
+        assert_eq!(values["initIPv6Args"], json!([]));
+        let values = completed(json!({"outboundPort": 4140, "disableIPv6": true}));
+        assert_eq!(values["proxyAnyAddress"], "0.0.0.0");
+        assert_eq!(values["initIPv6Args"], json!(["--ipv6=false"]));
+    }
+
+    #[test]
+    fn the_debug_image_defaults_to_the_proxys_version_and_pull_policy() {
+        let values = completed(json!({"debugImage": "d", "debugImageVersion": "",
+            "proxyVersion": "v1", "debugImagePullPolicy": "", "imagePullPolicy": "Always"}));
+        assert_eq!(values["debugImageRef"], "d:v1");
+        assert_eq!(values["debugPullPolicy"], "Always");
     }
 
     #[test]

@@ -27,9 +27,11 @@ impl Mesh {
     /// The values the mesh's injector derives from `values`, added to them
     /// (and values it normalises, rewritten). Names a profile declares under
     /// `values` are never derived, so a derived value cannot be `--set`.
-    pub fn complete(self, values: &mut Map<String, Value>) {
+    /// `for_workload` says which values the workload's annotations or the
+    /// flags set (Linkerd derives the proxy's cores from those alone).
+    pub fn complete(self, values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> bool) {
         match self {
-            Mesh::Linkerd => linkerd::complete(values),
+            Mesh::Linkerd => linkerd::complete(values, for_workload),
             Mesh::Istio | Mesh::None => {}
         }
     }
@@ -71,6 +73,23 @@ impl Mesh {
             Mesh::Linkerd => linkerd::webhook_annotations(spec, has, inherited, values),
             Mesh::Istio | Mesh::None => Map::new(),
         }
+    }
+
+    /// Why the mesh's injector would fail on these (completed) values, if
+    /// it would: the workload is then left as the failing webhook leaves it.
+    pub fn refusal(self, values: &Map<String, Value>) -> Option<String> {
+        match self {
+            Mesh::Linkerd => linkerd::refusal(values),
+            Mesh::Istio | Mesh::None => None,
+        }
+    }
+
+    /// Whether the mesh reads a port list's names as the pod's named
+    /// container ports (Linkerd's opaque and skipped ports), dropping with a
+    /// warning what is neither a port, a range nor such a name, rather than
+    /// refusing the list.
+    pub fn resolves_named_ports(self) -> bool {
+        self == Mesh::Linkerd
     }
 
     /// The names [`Mesh::complete`] adds, for checking a profile's templates.

@@ -75,6 +75,10 @@ pub struct Profile {
     #[serde(default)]
     pub cni_init_containers: Vec<Value>,
     pub proxy: Value,
+    /// Containers added after the pod's own (Linkerd's debug container);
+    /// one whose `$if` renders empty is left out.
+    #[serde(default)]
+    pub containers: Vec<Value>,
     /// Merged into the proxy when it runs as a native sidecar.
     #[serde(default)]
     pub native: Map<String, Value>,
@@ -156,6 +160,12 @@ pub enum Validate {
     Cidrs,
     /// The same, or `*` for all.
     CidrsOrAll,
+    /// A duration as Go writes them (`90s`, `1m30s`).
+    Duration,
+    /// A Kubernetes quantity (`100m`, `1Gi`).
+    Quantity,
+    /// A number strictly between 0 and 1.
+    Ratio,
 }
 
 impl Validate {
@@ -186,6 +196,9 @@ impl Validate {
             Validate::PortsOrAll => all || ports(),
             Validate::Cidrs => cidrs(),
             Validate::CidrsOrAll => all || cidrs(),
+            Validate::Duration => crate::mesh::linkerd::go_duration_seconds(raw.trim()).is_some(),
+            Validate::Quantity => crate::admission::quantity::Quantity::parse(raw.trim()).is_some(),
+            Validate::Ratio => raw.trim().parse::<f64>().is_ok_and(|r| r > 0.0 && r < 1.0),
         };
         if valid {
             Ok(())
@@ -193,9 +206,24 @@ impl Validate {
             let what = match self {
                 Validate::Ports | Validate::PortsOrAll => "a list of ports",
                 Validate::Cidrs | Validate::CidrsOrAll => "a list of IP ranges",
+                Validate::Duration => "a duration such as 90s or 1m30s",
+                Validate::Quantity => "a quantity such as 100m or 1Gi",
+                Validate::Ratio => "a number between 0 and 1",
             };
             Err(format!("{raw:?} is not {what}"))
         }
+    }
+}
+
+/// The number of the pod's container port of a name, if it has one.
+pub type NamedPort<'a> = dyn Fn(&str) -> Option<u16> + 'a;
+
+/// A port (`80`) or a range of ports (`8000-8080`), lowest first.
+fn is_port_or_range(item: &str) -> bool {
+    let port = |p: &str| p.trim().parse::<u16>().ok();
+    match item.split_once('-') {
+        Some((low, high)) => port(low).zip(port(high)).is_some_and(|(l, h)| l <= h),
+        None => port(item).is_some(),
     }
 }
 
@@ -252,6 +280,7 @@ struct FilledFor {
     from_annotations: Vec<(String, Value)>,
     flags: Map<String, Value>,
     from_objects: Vec<(String, String)>,
+    resolved: Vec<(String, Value)>,
     filled: Arc<Filled>,
 }
 
@@ -269,6 +298,7 @@ impl Prepared {
         pod_annotations: Option<&Map<String, Value>>,
         flags: &Map<String, Value>,
         object_value: Option<&ObjectValue<'_>>,
+        named_port: &NamedPort<'_>,
     ) -> Result<(Arc<Filled>, Vec<String>), String> {
         let mut warnings = Vec::new();
         let from_annotations = profile.annotation_values(pod_annotations, &mut warnings)?;
@@ -276,6 +306,13 @@ impl Prepared {
             Some(object_value) => profile.object_values(&from_annotations, flags, object_value)?,
             None => Vec::new(),
         };
+        let resolved = profile.resolved_port_lists(
+            &from_annotations,
+            flags,
+            &from_objects,
+            named_port,
+            &mut warnings,
+        );
         let known = |known: &Vec<FilledFor>| {
             known
                 .iter()
@@ -283,13 +320,14 @@ impl Prepared {
                     k.from_annotations == from_annotations
                         && k.from_objects == from_objects
                         && k.flags == *flags
+                        && k.resolved == resolved
                 })
                 .map(|k| k.filled.clone())
         };
         if let Some(found) = self.by_settings.lock().ok().and_then(|k| known(&k)) {
             return Ok((found, warnings));
         }
-        let values = profile.values_with(&from_annotations, flags, &from_objects);
+        let values = profile.values_with(&from_annotations, flags, &from_objects, &resolved);
         let filled = self.filled(profile, &values)?;
         if let Ok(mut known) = self.by_settings.lock() {
             if known.len() < CACHED_MAX {
@@ -297,6 +335,7 @@ impl Prepared {
                     from_annotations,
                     flags: flags.clone(),
                     from_objects,
+                    resolved,
                     filled: filled.clone(),
                 });
             }
@@ -318,6 +357,9 @@ impl Prepared {
         };
         if let Some(found) = self.filled.lock().ok().and_then(|f| cached(&f)) {
             return Ok(found);
+        }
+        if let Some(reason) = profile.mesh.refusal(values) {
+            return Err(reason);
         }
         let filled = Arc::new(Filled {
             values: values.clone(),
@@ -486,6 +528,8 @@ pub struct Rendered {
     pub owner_label: Option<String>,
     pub init_containers: Vec<Value>,
     pub proxy: Value,
+    /// Containers added after the pod's own.
+    pub containers: Vec<Value>,
     pub native: Map<String, Value>,
     pub classic_first: Map<String, Value>,
     pub sidecar: SidecarSettings,
@@ -542,11 +586,28 @@ impl Profile {
         Self::embedded(EMBEDDED[0].0)
     }
 
-    /// Read `NAME=VALUE` as a value override; the value takes the type of the default it replaces.
-    pub fn parse_assignment(&self, assignment: &str) -> Result<(String, Value), Error> {
+    /// Read `NAME=VALUE` as a value override; the value takes the type of
+    /// the default it replaces. `NAME.KEY.KEY=VALUE` sets one entry of a
+    /// mapping value, over what `earlier` assignments set of it.
+    pub fn parse_assignment(
+        &self,
+        assignment: &str,
+        earlier: &Map<String, Value>,
+    ) -> Result<(String, Value), Error> {
         let (name, raw) = assignment
             .split_once('=')
             .ok_or_else(|| Error::Usage(format!("--set expects NAME=VALUE, got {assignment:?}")))?;
+        if let Some((top, path)) = name.split_once('.') {
+            if let Some(Value::Object(_)) = self.values.get(top) {
+                let mut value = earlier
+                    .get(top)
+                    .or_else(|| self.values.get(top))
+                    .cloned()
+                    .unwrap_or_default();
+                set_at(&mut value, path, yaml::value::resolve_plain(raw));
+                return Ok((top.to_string(), value));
+            }
+        }
         let Some(current) = self.values.get(name) else {
             let known: Vec<&str> = self.values.keys().map(String::as_str).collect();
             return Err(Error::Config(format!(
@@ -570,7 +631,7 @@ impl Profile {
     ) -> Result<Map<String, Value>, String> {
         let from_annotations = self.annotation_values(pod_annotations, &mut Vec::new())?;
         let from_objects = self.object_values(&from_annotations, flags, object_value)?;
-        Ok(self.values_with(&from_annotations, flags, &from_objects))
+        Ok(self.values_with(&from_annotations, flags, &from_objects, &[]))
     }
 
     /// The pod annotations that record `flags` as the mesh's own command
@@ -656,7 +717,11 @@ impl Profile {
                     ));
                 }
             };
-            if let Some(validate) = rule.validate {
+            // Names in a port list are the pod's ports to such a mesh: they
+            // are resolved, and the rest dropped, once the list is known.
+            let resolved_later =
+                rule.validate == Some(Validate::Ports) && self.mesh.resolves_named_ports();
+            if let Some(validate) = rule.validate.filter(|_| !resolved_later) {
                 validate
                     .check(&mapped)
                     .map_err(|e| format!("annotation {}: {e}", rule.annotation))?;
@@ -732,13 +797,82 @@ impl Profile {
         Ok(found)
     }
 
+    /// The port lists (values of `ports` overrides) whose text holds more
+    /// than ports and ranges, for a mesh that reads names in them as the
+    /// pod's named container ports (`named_port`): each with its names
+    /// resolved, and what is neither a port, a range nor such a name left
+    /// out with a warning. The text read is the one that wins in
+    /// [`Profile::values_with`].
+    fn resolved_port_lists(
+        &self,
+        from_annotations: &[(String, Value)],
+        flags: &Map<String, Value>,
+        from_objects: &[(String, String)],
+        named_port: &NamedPort<'_>,
+        warnings: &mut Vec<String>,
+    ) -> Vec<(String, Value)> {
+        if !self.mesh.resolves_named_ports() {
+            return Vec::new();
+        }
+        let mut resolved = Vec::new();
+        let lists = self
+            .overrides
+            .iter()
+            .filter(|rule| rule.validate == Some(Validate::Ports));
+        for rule in lists {
+            let name = rule.value.as_str();
+            if resolved.iter().any(|(n, _): &(String, Value)| n == name) {
+                continue;
+            }
+            let annotated = from_annotations.iter().rev().find(|(n, _)| n == name);
+            let text = match flags.get(name).or(annotated.map(|(_, v)| v)) {
+                Some(Value::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => match from_objects.iter().rev().find(|(n, _)| n == name) {
+                    Some((_, text)) => text.clone(),
+                    None => self.values.get(name).map_or(String::new(), |v| match v {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    }),
+                },
+            };
+            let items: Vec<&str> = text
+                .trim_end_matches(',')
+                .split(',')
+                .map(str::trim)
+                .filter(|i| !i.is_empty())
+                .collect();
+            if items.iter().all(|item| is_port_or_range(item)) {
+                continue;
+            }
+            let mut kept = Vec::new();
+            for item in items {
+                if is_port_or_range(item) {
+                    kept.push(item.to_string());
+                } else if let Some(port) = named_port(item) {
+                    kept.push(port.to_string());
+                } else {
+                    warnings.push(format!(
+                        "{name} ({}): {item:?} is neither a port, a port range nor the name of \
+                         a container port of the pod; left out, as the mesh does",
+                        rule.annotation
+                    ));
+                }
+            }
+            resolved.push((name.to_string(), Value::String(kept.join(","))));
+        }
+        resolved
+    }
+
     /// The profile's values, with those set by annotations, then by
-    /// `flags`, then read from objects over them.
+    /// `flags`, then read from objects over them, then the port lists
+    /// with their names resolved.
     fn values_with(
         &self,
         from_annotations: &[(String, Value)],
         flags: &Map<String, Value>,
         from_objects: &[(String, String)],
+        resolved: &[(String, Value)],
     ) -> Map<String, Value> {
         let mut values = self.values.clone();
         for (name, value) in from_annotations {
@@ -753,7 +887,13 @@ impl Profile {
             let typed = typed_like(current, value).unwrap_or_else(|_| Value::String(value.clone()));
             values.insert(name.clone(), typed);
         }
-        self.mesh.complete(&mut values);
+        for (name, value) in resolved {
+            values.insert(name.clone(), value.clone());
+        }
+        let for_workload = |name: &str| {
+            flags.contains_key(name) || from_annotations.iter().any(|(n, _)| n == name)
+        };
+        self.mesh.complete(&mut values, &for_workload);
         values
     }
 
@@ -781,7 +921,7 @@ impl Profile {
         vars: &WorkloadVars,
     ) -> Result<Rendered, String> {
         let mut values = values.clone();
-        self.mesh.complete(&mut values);
+        self.mesh.complete(&mut values, &|_| false);
         self.render_with(&|name: &str| lookup(&values, vars, name))
     }
 
@@ -821,6 +961,7 @@ impl Profile {
             owner_label,
             init_containers,
             proxy: template::render(&self.proxy, lookup)?,
+            containers: list(&self.containers)?,
             native: map(&self.native)?,
             classic_first: map(&self.classic_first)?,
             sidecar,
@@ -855,6 +996,7 @@ impl Profile {
             init_containers: list(&self.init_containers)?,
             cni_init_containers: list(&self.cni_init_containers)?,
             proxy: template::render(&self.proxy, &lookup)?,
+            containers: list(&self.containers)?,
             native: map(&self.native)?,
             classic_first: map(&self.classic_first)?,
             sidecar: map(&self.sidecar)?,
@@ -888,6 +1030,7 @@ impl Profile {
             .iter()
             .chain(&self.cni_init_containers)
             .chain(std::iter::once(&self.proxy))
+            .chain(&self.containers)
             .filter_map(|c| c.field("name").and_then(Value::as_str))
     }
 
@@ -991,16 +1134,16 @@ impl Profile {
             app_containers: "app".into(),
         };
         // Render with every value set, so that no field is left out of the
-        // check, once with the iptables init containers and once in CNI mode.
-        for cni in [false, true] {
+        // check: once as the profile is, once with every switch on (CNI mode,
+        // optional containers and env).
+        for all_on in [false, true] {
             let mut values = self.values.clone();
             for value in values.values_mut() {
                 if value.as_str().is_some_and(str::is_empty) {
                     *value = Value::String("1".into());
+                } else if all_on && value.is_boolean() {
+                    *value = Value::Bool(true);
                 }
-            }
-            if values.contains_key("cni") {
-                values.insert("cni".into(), Value::Bool(cni));
             }
             let rendered = self.render(&values, &sample)?;
             let mut containers = rendered.init_containers.clone();
@@ -1009,6 +1152,7 @@ impl Profile {
             let mut classic = rendered.proxy.clone();
             merge(&mut classic, &rendered.classic_first);
             containers.extend([native, classic]);
+            containers.extend(rendered.containers);
             for container in &containers {
                 check_typed::<k8s_openapi::api::core::v1::Container>(container, "container")?;
             }
@@ -1121,11 +1265,13 @@ impl SidecarSettings {
 fn typed_like(current: &Value, raw: &str) -> Result<Value, String> {
     match current {
         Value::String(_) | Value::Null => Ok(Value::String(raw.to_string())),
+        // Go's readings of a boolean, which the meshes' annotations take.
         Value::Bool(_) => match raw {
-            "true" | "enabled" => Ok(Value::Bool(true)),
-            "false" | "disabled" => Ok(Value::Bool(false)),
+            "true" | "enabled" | "1" | "t" | "T" | "TRUE" | "True" => Ok(Value::Bool(true)),
+            "false" | "disabled" | "0" | "f" | "F" | "FALSE" | "False" => Ok(Value::Bool(false)),
             _ => Err(format!("expected true or false, got {raw:?}")),
         },
+        Value::Object(_) => mapping_from(raw),
         Value::Number(n) if n.is_u64() => raw
             .parse::<u64>()
             .map(Value::from)
@@ -1138,6 +1284,42 @@ fn typed_like(current: &Value, raw: &str) -> Result<Value, String> {
             number @ Value::Number(_) => Ok(number),
             _ => Err(format!("expected a number, got {raw:?}")),
         },
+    }
+}
+
+/// Set the entry at the dotted `path` of `value` to `leaf`, making
+/// mappings on the way where there are none.
+fn set_at(value: &mut Value, path: &str, leaf: Value) {
+    if !value.is_object() {
+        *value = Value::Object(Map::new());
+    }
+    let Value::Object(map) = value else {
+        return;
+    };
+    match path.split_once('.') {
+        Some((key, rest)) => {
+            set_at(
+                map.entry(key.to_string()).or_insert(Value::Null),
+                rest,
+                leaf,
+            );
+        }
+        None => {
+            map.insert(path.to_string(), leaf);
+        }
+    }
+}
+
+/// A mapping written as JSON or YAML (`{"server": {"http2": {...}}}`).
+fn mapping_from(raw: &str) -> Result<Value, String> {
+    let parsed = serde_json::from_str::<Value>(raw).ok().or_else(|| {
+        let documents = yaml::parse_stream(raw).ok()?;
+        let root = documents.first()?.root.as_ref()?;
+        yaml::value::to_value(root).ok()
+    });
+    match parsed {
+        Some(map @ Value::Object(_)) => Ok(map),
+        _ => Err(format!("expected a mapping (JSON or YAML), got {raw:?}")),
     }
 }
 
@@ -1255,23 +1437,58 @@ mod tests {
     #[test]
     fn assignments_keep_types_and_reject_unknown_names() {
         let profile = Profile::default_profile().expect("valid");
+        let none = Map::new();
         assert_eq!(
-            profile.parse_assignment("proxyUID=1000").expect("number").1,
+            profile
+                .parse_assignment("proxyUID=1000", &none)
+                .expect("number")
+                .1,
             json!(1000)
         );
         assert_eq!(
             profile
-                .parse_assignment("proxyVersion=2.14")
+                .parse_assignment("proxyVersion=2.14", &none)
                 .expect("string")
                 .1,
             json!("2.14")
         );
-        assert!(profile.parse_assignment("proxyUID=abc").is_err());
+        assert!(profile.parse_assignment("proxyUID=abc", &none).is_err());
         let err = profile
-            .parse_assignment("nope=1")
+            .parse_assignment("nope=1", &none)
             .expect_err("unknown")
             .to_string();
         assert!(err.contains("nope") && err.contains("proxyUID"), "{err}");
+    }
+
+    #[test]
+    fn an_entry_of_a_mapping_value_is_set_by_its_path() {
+        let profile = Profile::default_profile().expect("valid");
+        let mut flags = Map::new();
+        for assignment in [
+            "proxyInboundParams.server.http2.keepAliveInterval=20s",
+            "proxyInboundParams.server.http1.limit=3",
+        ] {
+            let (name, value) = profile.parse_assignment(assignment, &flags).expect("set");
+            flags.insert(name, value);
+        }
+        assert_eq!(
+            flags["proxyInboundParams"],
+            json!({"server": {"http2": {"keepAliveInterval": "20s", "keepAliveTimeout": "3s"},
+                "http1": {"limit": 3}}})
+        );
+        let (_, whole) = profile
+            .parse_assignment(r#"proxyOutboundParams={"a": {"b": {"c": true}}}"#, &flags)
+            .expect("JSON");
+        assert_eq!(whole, json!({"a": {"b": {"c": true}}}));
+        let (_, yaml) = profile
+            .parse_assignment("proxyOutboundParams={a: {b: {c: x}}}", &flags)
+            .expect("YAML");
+        assert_eq!(yaml, json!({"a": {"b": {"c": "x"}}}));
+        assert!(
+            profile
+                .parse_assignment("proxyOutboundParams=3", &flags)
+                .is_err()
+        );
     }
 
     #[test]
@@ -1315,7 +1532,13 @@ mod tests {
         let none = |_: &ValueFromObject, _: &str| None;
         let filled = |annotations: Value| {
             prepared
-                .for_workload(&profile, annotations.as_object(), &flags, Some(&none))
+                .for_workload(
+                    &profile,
+                    annotations.as_object(),
+                    &flags,
+                    Some(&none),
+                    &|_| None,
+                )
                 .map(|(f, _)| f)
         };
         let plain = filled(json!({"prometheus.io/scrape": "true"})).expect("values");
@@ -1323,7 +1546,7 @@ mod tests {
         assert!(Arc::ptr_eq(&plain, &also_plain));
         // The profile's values, with what the mesh's rules derive from them.
         let mut expected = profile.values.clone();
-        profile.mesh.complete(&mut expected);
+        profile.mesh.complete(&mut expected, &|_| false);
         assert_eq!(plain.values(), &expected);
 
         let debug = json!({"config.linkerd.io/proxy-log-level": "debug"});
@@ -1342,6 +1565,7 @@ mod tests {
                 json!({"config.linkerd.io/proxy-uid": "root"}).as_object(),
                 &flags,
                 Some(&none),
+                &|_| None,
             )
             .expect("values");
         assert!(Arc::ptr_eq(&plain, &ignored));
@@ -1355,7 +1579,7 @@ mod tests {
         let mut trace = Map::new();
         trace.insert("logLevel".into(), json!("trace"));
         let traced = prepared
-            .for_workload(&profile, None, &trace, Some(&none))
+            .for_workload(&profile, None, &trace, Some(&none), &|_| None)
             .map(|(f, _)| f)
             .expect("values");
         assert_eq!(traced.values()["logLevel"], json!("trace"));
@@ -1364,7 +1588,7 @@ mod tests {
                 .then(|| "PEM".to_string())
         };
         let anchored = prepared
-            .for_workload(&profile, None, &flags, Some(&roots))
+            .for_workload(&profile, None, &flags, Some(&roots), &|_| None)
             .map(|(f, _)| f)
             .expect("values");
         assert_eq!(anchored.values()["trustAnchorsPEM"], json!("PEM\n"));

@@ -80,11 +80,13 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .values_from_objects
         .iter()
         .any(|source| env.cluster.holds(&source.kind, &source.name));
+    let named_port = |name: &str| named_container_port(pod.spec, name);
     let filled = env.prepared.for_workload(
         env.profile,
         inherited.as_ref().or(pod.annotations),
         env.flags,
         holds_objects.then_some(&object_value as &profile::ObjectValue<'_>),
+        &named_port,
     );
     let (filled, ignored) = match filled {
         Ok(filled) => filled,
@@ -101,6 +103,14 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .collect();
 
     let mut sidecar = Sidecar::build(&rendered, &pod, kind, env, notes);
+    if pod.namespace_assumed {
+        // What the injection writes of the namespace is only right there.
+        sidecar.notes.push(format!(
+            "no namespace: injected as in namespace {}, where kubectl puts it only when that is \
+             the current context's namespace; give the namespace with -n",
+            pod.vars.namespace
+        ));
+    }
     if !env.flags.is_empty() {
         // Settings given on the command line, where the mesh's controllers read them.
         sidecar.annotations = env.profile.recorded_flags(env.flags);
@@ -184,6 +194,8 @@ pub fn keep_injected(object: &mut Value, kind: &WorkloadType, profile: &Profile)
 struct Sidecar {
     proxy: Value,
     inits: Vec<Value>,
+    /// Containers that go after the pod's own (a debug container).
+    appended: Vec<Value>,
     native: bool,
     /// Classic and first among the containers.
     first: bool,
@@ -238,6 +250,7 @@ impl Sidecar {
                 .iter()
                 .map(spare::copy_of)
                 .collect(),
+            appended: rendered.containers.clone(),
             native,
             first,
             annotations: Map::new(),
@@ -250,6 +263,14 @@ impl Sidecar {
         self.inits
             .iter_mut()
             .chain(std::iter::once(&mut self.proxy))
+    }
+
+    /// Every container injected, those the mesh adds beside its proxy too.
+    fn all_containers_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+        self.inits
+            .iter_mut()
+            .chain(std::iter::once(&mut self.proxy))
+            .chain(self.appended.iter_mut())
     }
 
     fn containers(&self) -> impl Iterator<Item = &Value> {
@@ -269,7 +290,8 @@ impl Sidecar {
             quota::requirements(&quotas, &pod_of(pod.spec))
         };
         let mut notes = Vec::new();
-        for container in self.containers_mut() {
+        // LimitRanger defaults every container of the pod.
+        for container in self.all_containers_mut() {
             let name = name_of(container);
             let set = resources::fill_defaults(container, &defaults);
             if !set.is_empty() {
@@ -469,6 +491,7 @@ fn place(
     let Sidecar {
         proxy,
         inits,
+        appended,
         native,
         first,
         annotations: extra,
@@ -518,7 +541,12 @@ fn place(
     // Native: capture setup, then the proxy, then the pod's own init containers.
     // Classic: capture setup after the pod's own (they are not intercepted).
     let init_start = if native { 0 } else { existing_inits };
-    let mounted = mounted_volumes(inits.iter().chain(std::iter::once(&proxy)));
+    let mounted = mounted_volumes(
+        inits
+            .iter()
+            .chain(std::iter::once(&proxy))
+            .chain(appended.iter()),
+    );
     let proxy_name = name_of(&proxy);
     let proxy_index = inits.len();
     for (offset, container) in inits.into_iter().enumerate() {
@@ -537,6 +565,10 @@ fn place(
         };
         patcher.add(&at, proxy)?;
         record.containers.push(proxy_name);
+    }
+    for container in appended {
+        record.containers.push(name_of(&container));
+        patcher.add(&child_end(&paths.spec("containers")), container)?;
     }
     let created_inits = record.created.iter().any(|f| f == "initContainers");
     if created_inits
@@ -595,6 +627,8 @@ fn place(
 /// What the rules read of the pod, after any previous injection was removed.
 struct Pod<'a> {
     spec: &'a Value,
+    /// The workload names no namespace and none was given: `default` it is.
+    namespace_assumed: bool,
     annotations: Option<&'a Map<String, Value>>,
     app_container_names: Vec<String>,
     vars: WorkloadVars,
@@ -640,13 +674,11 @@ impl<'a> Pod<'a> {
             .collect();
         ports.sort_unstable();
         ports.dedup();
+        let namespace = field("namespace").filter(|ns| !ns.is_empty());
         let vars = WorkloadVars {
             kind: kind.label(),
             name: name.clone(),
-            namespace: field("namespace")
-                .filter(|ns| !ns.is_empty())
-                .unwrap_or(env.namespace)
-                .to_string(),
+            namespace: namespace.unwrap_or(env.namespace).to_string(),
             inbound_ports: ports
                 .iter()
                 .map(u64::to_string)
@@ -662,6 +694,7 @@ impl<'a> Pod<'a> {
         };
         Pod {
             spec,
+            namespace_assumed: namespace.is_none() && env.namespace_assumed,
             annotations,
             app_container_names,
             vars,
@@ -971,6 +1004,21 @@ fn name_of(item: &Value) -> String {
         .to_string()
 }
 
+/// The number of the container port named `name` in the pod (init
+/// containers first), as the meshes read named ports.
+fn named_container_port(spec: &Value, name: &str) -> Option<u16> {
+    ["initContainers", "containers"]
+        .iter()
+        .filter_map(|list| spec.field(list).and_then(Value::as_array))
+        .flatten()
+        .filter_map(|c| c.field("ports").and_then(Value::as_array))
+        .flatten()
+        .filter(|p| p.field("name").and_then(Value::as_str) == Some(name))
+        .filter_map(|p| p.field("containerPort").and_then(Value::as_u64))
+        .filter_map(|port| u16::try_from(port).ok())
+        .next_back()
+}
+
 fn mounted_volumes<'a>(containers: impl Iterator<Item = &'a Value>) -> Vec<String> {
     containers
         .filter_map(|c| c.field("volumeMounts").and_then(Value::as_array))
@@ -1025,6 +1073,7 @@ mod tests {
                 version: self.version,
                 security: SecurityMode::Auto,
                 namespace: "default",
+                namespace_assumed: false,
                 cluster: &self.cluster,
             }
         }

@@ -44,6 +44,8 @@ pub struct Env<'a> {
     pub security: SecurityMode,
     /// Namespace of objects that name none.
     pub namespace: &'a str,
+    /// No namespace was given for them: `default` is assumed, and said.
+    pub namespace_assumed: bool,
     pub cluster: &'a ClusterContext,
     /// The profile filled with the values workloads use, shared across them.
     pub prepared: &'a Prepared,

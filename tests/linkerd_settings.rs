@@ -1,0 +1,356 @@
+//! Linkerd's settings, as its injector reads them from a workload's
+//! annotations, the flags and the cluster's `linkerd-config`: each gives the
+//! pod Linkerd's webhook would give it, and a value Linkerd cannot use gives
+//! a warning and the default, never a proxy that cannot parse its env.
+
+mod common;
+
+use serde_json::Value;
+
+/// Trust anchors for the runs (their content is not checked here).
+const ANCHORS: &str =
+    "trustAnchorsPEM=-----BEGIN CERTIFICATE-----\nTEST\n-----END CERTIFICATE-----";
+
+/// A Deployment in namespace `shop` with `annotations` on its pod template
+/// and a container exposing `http` (8080) and `mysql` (3306).
+fn deployment(annotations: &str) -> String {
+    format!(
+        "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  selector:
+    matchLabels: {{app: web}}
+  template:
+    metadata:
+      labels: {{app: web}}
+      annotations: {{{annotations}}}
+    spec:
+      containers:
+        - name: web
+          image: web:1
+          ports:
+            - {{containerPort: 8080, name: http}}
+            - {{containerPort: 3306, name: mysql}}
+"
+    )
+}
+
+/// Inject `input` with `args` (and the anchors); the run must succeed.
+fn inject(input: &str, args: &[&str]) -> (Value, String) {
+    let mut all = vec!["--set", ANCHORS];
+    all.extend(args);
+    all.extend(["-f", "-"]);
+    let run = common::run(&all, Some(input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let value = common::values(&run.stdout)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("an object");
+    (value, run.stderr)
+}
+
+fn pod_spec(object: &Value) -> &Value {
+    &object["spec"]["template"]["spec"]
+}
+
+fn container<'a>(object: &'a Value, list: &str, name: &str) -> &'a Value {
+    pod_spec(object)[list]
+        .as_array()
+        .and_then(|items| items.iter().find(|c| c["name"] == name))
+        .unwrap_or_else(|| panic!("no {list} {name} in {object:#}"))
+}
+
+/// The proxy's env var `name`, `None` when it has none.
+fn env(object: &Value, name: &str) -> Option<String> {
+    let proxy = container(object, "initContainers", "linkerd-proxy");
+    proxy["env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .find(|e| e["name"] == name)
+        .map(|e| e["value"].as_str().unwrap_or_default().to_string())
+}
+
+fn init_args(object: &Value) -> Vec<String> {
+    container(object, "initContainers", "linkerd-init")["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .map(|a| a.as_str().expect("string").to_string())
+        .collect()
+}
+
+/// The value after `flag` in `args`.
+fn after(args: &[String], flag: &str) -> Option<String> {
+    let at = args.iter().position(|a| a == flag)?;
+    args.get(at + 1).cloned()
+}
+
+#[test]
+fn named_ports_in_port_lists_are_the_pods_ports_and_unknown_names_are_dropped() {
+    let input = deployment(
+        "config.linkerd.io/opaque-ports: 'mysql,9000-9100,bogus', \
+         config.linkerd.io/skip-inbound-ports: 'http', \
+         config.linkerd.io/skip-outbound-ports: '5432,nope'",
+    );
+    let (object, report) = inject(&input, &[]);
+    assert_eq!(
+        env(
+            &object,
+            "LINKERD2_PROXY_INBOUND_PORTS_DISABLE_PROTOCOL_DETECTION"
+        )
+        .as_deref(),
+        Some("3306,9000-9100")
+    );
+    let args = init_args(&object);
+    assert_eq!(
+        after(&args, "--inbound-ports-to-ignore").as_deref(),
+        Some("4190,4191,8080")
+    );
+    assert_eq!(
+        after(&args, "--outbound-ports-to-ignore").as_deref(),
+        Some("5432")
+    );
+    for dropped in ["\"bogus\"", "\"nope\""] {
+        assert!(
+            report.contains(dropped) && report.contains("left out"),
+            "{report}"
+        );
+    }
+    // The annotations stay as written: Linkerd's controllers read them.
+    let annotations = &object["spec"]["template"]["metadata"]["annotations"];
+    assert_eq!(
+        annotations["config.linkerd.io/opaque-ports"],
+        "mysql,9000-9100,bogus"
+    );
+}
+
+#[test]
+fn the_debug_container_goes_after_the_pods_own_and_uninject_takes_it_out() {
+    let input = deployment("config.linkerd.io/enable-debug-sidecar: 'true'");
+    let (object, _) = inject(&input, &["--set", "proxyVersion=v9"]);
+    let containers = pod_spec(&object)["containers"].as_array().expect("list");
+    let names: Vec<&str> = containers
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["web", "linkerd-debug"]);
+    let debug = container(&object, "containers", "linkerd-debug");
+    assert_eq!(debug["image"], "cr.l5d.io/linkerd/debug:v9");
+    assert_eq!(debug["livenessProbe"]["exec"]["command"][0], "true");
+
+    let injected = common::run(&["--set", ANCHORS, "-f", "-"], Some(&input)).stdout;
+    let back = common::run(&["uninject", "-f", "-"], Some(&injected));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(back.stdout, input);
+
+    // Linkerd reads a boolean as Go does; anything else is a warning.
+    let (object, _) = inject(
+        &deployment("config.linkerd.io/enable-debug-sidecar: 'T'"),
+        &[],
+    );
+    assert_eq!(
+        pod_spec(&object)["containers"].as_array().map(Vec::len),
+        Some(2)
+    );
+    let (object, report) = inject(
+        &deployment("config.linkerd.io/enable-debug-sidecar: 'yes please'"),
+        &[],
+    );
+    assert_eq!(
+        pod_spec(&object)["containers"].as_array().map(Vec::len),
+        Some(1)
+    );
+    assert!(report.contains("enable-debug-sidecar"), "{report}");
+}
+
+#[test]
+fn a_close_wait_timeout_needs_a_root_init_container_as_linkerds_chart_says() {
+    let input = deployment("config.linkerd.io/close-wait-timeout: 1m30s");
+    let run = common::run(&["--set", ANCHORS, "-f", "-"], Some(&input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, input, "left as the failing webhook leaves it");
+    assert!(
+        run.stderr.contains("skipped") && run.stderr.contains("proxyInitRunAsRoot"),
+        "{}",
+        run.stderr
+    );
+
+    let (object, _) = inject(&input, &["--set", "proxyInitRunAsRoot=true"]);
+    let args = init_args(&object);
+    assert_eq!(
+        after(&args, "--timeout-close-wait-secs").as_deref(),
+        Some("90")
+    );
+    let security = &container(&object, "initContainers", "linkerd-init")["securityContext"];
+    assert_eq!(security["privileged"], true);
+    assert_eq!(security["allowPrivilegeEscalation"], true);
+    assert_eq!(security["runAsUser"], 0);
+    assert_eq!(security["runAsNonRoot"], false);
+
+    let (object, report) = inject(
+        &deployment("config.linkerd.io/close-wait-timeout: 90"),
+        &["--set", "proxyInitRunAsRoot=true"],
+    );
+    assert!(after(&init_args(&object), "--timeout-close-wait-secs").is_none());
+    assert!(report.contains("close-wait-timeout"), "{report}");
+}
+
+#[test]
+fn proxy_parameters_become_env_and_one_can_be_set_by_its_path() {
+    let input = deployment("");
+    let (object, _) = inject(
+        &input,
+        &[
+            "--set",
+            "proxyInboundParams.server.http2.keepAliveInterval=20s",
+        ],
+    );
+    assert_eq!(
+        env(
+            &object,
+            "LINKERD2_PROXY_INBOUND_SERVER_HTTP2_KEEP_ALIVE_INTERVAL"
+        )
+        .as_deref(),
+        Some("20s")
+    );
+    assert_eq!(
+        env(
+            &object,
+            "LINKERD2_PROXY_INBOUND_SERVER_HTTP2_KEEP_ALIVE_TIMEOUT"
+        )
+        .as_deref(),
+        Some("3s")
+    );
+    let bad = common::run(
+        &[
+            "--set",
+            ANCHORS,
+            "--set",
+            "proxyOutboundParams=7",
+            "-f",
+            "-",
+        ],
+        Some(&input),
+    );
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("proxyOutboundParams"), "{}", bad.stderr);
+}
+
+#[test]
+fn cores_follow_the_workloads_cpu_and_the_clusters_workers() {
+    let (object, _) = inject(
+        &deployment(
+            "config.linkerd.io/proxy-cpu-request: 1500m, config.linkerd.io/proxy-cpu-limit: '3', \
+             config.linkerd.io/proxy-cpu-ratio-limit: '0.5'",
+        ),
+        &[],
+    );
+    assert_eq!(env(&object, "LINKERD2_PROXY_CORES").as_deref(), Some("2"));
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_CORES_MAX").as_deref(),
+        Some("3")
+    );
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_CORES_MAX_RATIO").as_deref(),
+        Some("0.5")
+    );
+    let (object, report) = inject(
+        &deployment(
+            "config.linkerd.io/proxy-cpu-ratio-limit: '1.5', config.linkerd.io/proxy-cpu-limit: lots",
+        ),
+        &[],
+    );
+    assert_eq!(env(&object, "LINKERD2_PROXY_CORES_MAX_RATIO"), None);
+    assert_eq!(env(&object, "LINKERD2_PROXY_CORES_MAX"), None);
+    assert!(
+        report.contains("proxy-cpu-ratio-limit") && report.contains("proxy-cpu-limit"),
+        "{report}"
+    );
+
+    // The cluster's values: the workers and the params of linkerd-config.
+    let config = "apiVersion: v1
+kind: ConfigMap
+metadata: {name: linkerd-config, namespace: linkerd}
+data:
+  values: |
+    proxy:
+      runtime:
+        workers: {maximum: 4}
+      resources:
+        cpu: {limit: '8'}
+      inbound:
+        server:
+          http2: {keepAliveInterval: 30s}
+";
+    let dir = tempfile::tempdir().expect("dir");
+    let context = dir.path().join("linkerd-config.yaml");
+    std::fs::write(&context, config).expect("write");
+    let context = context.to_string_lossy();
+    let (object, _) = inject(&deployment(""), &["--context", &context]);
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_CORES_MAX").as_deref(),
+        Some("4")
+    );
+    assert_eq!(
+        env(
+            &object,
+            "LINKERD2_PROXY_INBOUND_SERVER_HTTP2_KEEP_ALIVE_INTERVAL"
+        )
+        .as_deref(),
+        Some("30s")
+    );
+    assert_eq!(
+        env(
+            &object,
+            "LINKERD2_PROXY_INBOUND_SERVER_HTTP2_KEEP_ALIVE_TIMEOUT"
+        ),
+        None,
+        "the cluster's map replaces the profile's"
+    );
+}
+
+#[test]
+fn a_workload_without_a_namespace_is_told_which_one_it_was_given() {
+    let input = deployment("").replace("  namespace: shop\n", "");
+    let (object, report) = inject(&input, &[]);
+    assert!(
+        report.contains("no namespace: injected as in namespace default"),
+        "{report}"
+    );
+    let labels = &object["spec"]["template"]["metadata"]["labels"];
+    assert_eq!(labels["linkerd.io/workload-ns"], "default");
+    let (object, report) = inject(&input, &["-n", "shop"]);
+    assert!(!report.contains("no namespace"), "{report}");
+    let labels = &object["spec"]["template"]["metadata"]["labels"];
+    assert_eq!(labels["linkerd.io/workload-ns"], "shop");
+    let (_, report) = inject(&deployment(""), &[]);
+    assert!(!report.contains("no namespace"), "{report}");
+}
+
+#[test]
+fn ipv6_and_legacy_iptables_come_from_the_flags() {
+    let (object, _) = inject(
+        &deployment(""),
+        &["--set", "disableIPv6=false", "--set", "iptablesMode=legacy"],
+    );
+    let args = init_args(&object);
+    assert!(
+        !args
+            .iter()
+            .any(|a| a == "--ipv6=false" || a == "--firewall-bin-path"),
+        "{args:?}"
+    );
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_INBOUND_LISTEN_ADDR").as_deref(),
+        Some("[::]:4143")
+    );
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_OUTBOUND_LISTEN_ADDRS").as_deref(),
+        Some("127.0.0.1:4140,[::1]:4140")
+    );
+}
