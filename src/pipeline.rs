@@ -604,7 +604,11 @@ fn render_document(
     let identity = identity_of(root);
     let wants_value = settings.keep_values
         || identity.as_ref().is_none_or(|r| {
-            workload::is_list_kind(&r.kind) || types.find(&r.api_version, &r.kind).is_some()
+            workload::is_list_kind(&r.kind)
+                || types.find(&r.api_version, &r.kind).is_some()
+                || (r.kind == "Service"
+                    && r.api_version == "v1"
+                    && settings.profile.mesh.annotates_services())
         });
     if !wants_value {
         out.objects.push(ObjectResult {
@@ -637,11 +641,12 @@ fn render_document(
     let mut result = planned.value;
     // Only a plan that injected or took something out changes its object
     // (every other outcome hands the object back as it came).
-    let planned_change = out
-        .objects
-        .iter()
-        .skip(first_object)
-        .any(|o| matches!(o.outcome, Outcome::Injected | Outcome::Uninjected));
+    let planned_change = out.objects.iter().skip(first_object).any(|o| {
+        matches!(
+            o.outcome,
+            Outcome::Injected | Outcome::Annotated | Outcome::Uninjected
+        )
+    });
     if planned_change {
         let (from, to) = (document.start.min(root.start), document.end.max(root.end));
         if let Some(at) = lone_carriage_return(text, from, to) {
@@ -674,7 +679,10 @@ fn render_document(
                 let at = Located::at(name, text, document.index, err.offset, err.message);
                 let reason = format!("{} (line {}:{})", at.message, at.line, at.column);
                 for object in out.objects.iter_mut().skip(first_object) {
-                    if matches!(object.outcome, Outcome::Injected | Outcome::Uninjected) {
+                    if matches!(
+                        object.outcome,
+                        Outcome::Injected | Outcome::Annotated | Outcome::Uninjected
+                    ) {
                         object.outcome = Outcome::Skipped(reason.clone());
                         object.ops.clear();
                         object.verdicts.clear();
@@ -820,6 +828,17 @@ fn plan_object(
         types,
     } = planner;
     let kind = reference.and_then(|r| types.find(&r.api_version, &r.kind));
+    // What the mesh's webhook writes on a Service.
+    if kind.is_none()
+        && settings.profile.mesh.annotates_services()
+        && rules::service::is_service(&object)
+    {
+        let plan = match action {
+            Action::Inject => rules::service::annotate(object, env)?,
+            Action::Uninject => rules::service::unannotate(&object, settings.keep_patches)?,
+        };
+        return Ok((plan, Vec::new()));
+    }
     let Some(kind) = kind else {
         let outcome = match &object {
             Value::Object(map) if map.field("kind").is_some_and(|k| !k.is_string()) => {

@@ -24,6 +24,7 @@ pub fn object_line(object: &ObjectResult) -> String {
     };
     let verdict = match &object.outcome {
         Outcome::Injected => "injected".to_string(),
+        Outcome::Annotated => "annotated".to_string(),
         Outcome::AlreadyInjected => "unchanged: already injected".to_string(),
         Outcome::Uninjected => "uninjected".to_string(),
         Outcome::NotInjected => "unchanged: not injected".to_string(),
@@ -81,7 +82,7 @@ pub fn render(results: &[Processed], warn_only: bool, withheld: bool, paint: Pai
             .iter()
             .any(|(n, count)| *n == note && *count > 1)
     };
-    let mut counts = [0usize; 5];
+    let mut counts = [0usize; 6];
     for processed in results {
         for object in &processed.objects {
             if several {
@@ -99,6 +100,7 @@ pub fn render(results: &[Processed], warn_only: bool, withheld: bool, paint: Pai
                 Outcome::Uninjected => 1,
                 Outcome::AlreadyInjected | Outcome::NotInjected => 2,
                 Outcome::Skipped(_) => 3,
+                Outcome::Annotated => 5,
             };
             if let Some(count) = counts.get_mut(slot) {
                 *count += 1;
@@ -109,10 +111,13 @@ pub fn render(results: &[Processed], warn_only: bool, withheld: bool, paint: Pai
     for (note, count) in note_counts.iter().filter(|(_, count)| *count > 1) {
         let _ = writeln!(out, "{} ({count} objects)", paint.labelled(note));
     }
-    let [injected, uninjected, unchanged, skipped, changed] = counts;
+    let [injected, uninjected, unchanged, skipped, changed, annotated] = counts;
     let mut parts = Vec::new();
     if injected > 0 || uninjected == 0 {
         parts.push(format!("{injected} injected"));
+    }
+    if annotated > 0 {
+        parts.push(format!("{annotated} annotated"));
     }
     if uninjected > 0 {
         parts.push(format!("{uninjected} uninjected"));
@@ -169,7 +174,7 @@ pub fn rejections(results: &[Processed]) -> Vec<String> {
 /// every input with every object, its outcome, notes and the cluster's
 /// verdicts, then the counts.
 pub fn json(results: &[Processed], warn_only: bool) -> Value {
-    let mut counts = [0usize; 6];
+    let mut counts = [0usize; 7];
     let inputs: Vec<Value> = results
         .iter()
         .map(|processed| {
@@ -179,6 +184,7 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
                 .map(|object| {
                     let (outcome, reason) = match &object.outcome {
                         Outcome::Injected => ("injected", None),
+                        Outcome::Annotated => ("annotated", None),
                         Outcome::AlreadyInjected => ("unchanged", Some("already injected")),
                         Outcome::Uninjected => ("uninjected", None),
                         Outcome::NotInjected => ("unchanged", Some("not injected")),
@@ -188,6 +194,7 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
                         "injected" => 0,
                         "uninjected" => 1,
                         "unchanged" => 2,
+                        "annotated" => 6,
                         _ => 3,
                     };
                     if let Some(count) = counts.get_mut(slot) {
@@ -229,6 +236,7 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
         skipped,
         rejected,
         rejected_before_injection,
+        annotated,
     ] = counts;
     json!({
         "apiVersion": JSON_REPORT_VERSION,
@@ -237,6 +245,7 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
         "inputs": inputs,
         "summary": {
             "injected": injected,
+            "annotated": annotated,
             "uninjected": uninjected,
             "unchanged": unchanged,
             "skipped": skipped,

@@ -354,3 +354,139 @@ fn ipv6_and_legacy_iptables_come_from_the_flags() {
         Some("127.0.0.1:4140,[::1]:4140")
     );
 }
+
+/// A Service in `namespace` with `ports` (flow mappings).
+fn service(namespace: &str, ports: &[&str]) -> String {
+    let ports: String = ports.iter().map(|p| format!("    - {p}\n")).collect();
+    format!(
+        "apiVersion: v1
+kind: Service
+metadata:
+  name: db
+  namespace: {namespace}
+spec:
+  selector: {{app: db}}
+  ports:
+{ports}"
+    )
+}
+
+/// The report and output of injecting `input` with `args`.
+fn run_inject(input: &str, args: &[&str]) -> common::Run {
+    let mut all = vec!["--set", ANCHORS];
+    all.extend(args);
+    all.extend(["-f", "-"]);
+    let run = common::run(&all, Some(input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run
+}
+
+fn opaque_ports_of(output: &str) -> Option<String> {
+    let object = common::values(output).into_iter().flatten().next()?;
+    object["metadata"]["annotations"]["config.linkerd.io/opaque-ports"]
+        .as_str()
+        .map(str::to_string)
+}
+
+#[test]
+fn services_get_the_opaque_ports_linkerds_webhook_gives_them() {
+    let input = service(
+        "shop",
+        &[
+            "{name: a, port: 9090, targetPort: 3306}",
+            "{name: b, port: 5432, targetPort: 9091}",
+            "{name: c, port: 6379}",
+            "{name: d, port: 11211, targetPort: memcache}",
+            "{name: e, port: 25, targetPort: '25'}",
+        ],
+    );
+    let run = run_inject(&input, &[]);
+    assert_eq!(opaque_ports_of(&run.stdout).as_deref(), Some("9090,6379"));
+    assert!(
+        run.stderr.contains("service/db annotated"),
+        "{}",
+        run.stderr
+    );
+    // Uninject gives the Service back byte for byte.
+    let back = common::run(&["uninject", "-f", "-"], Some(&run.stdout));
+    assert_eq!(back.stdout, input);
+
+    // Other settings: annotating again gives what annotating the original gives.
+    let again = run_inject(&run.stdout, &["--set", "opaquePorts=5432"]);
+    let fresh = run_inject(&input, &["--set", "opaquePorts=5432"]);
+    assert_eq!(again.stdout, fresh.stdout);
+    assert_eq!(opaque_ports_of(&fresh.stdout), None, "5432 targets 9091");
+    assert_eq!(fresh.stdout, input);
+
+    // The Service's own annotation stands; the namespace's is inherited.
+    let own = input.replace(
+        "  namespace: shop\n",
+        "  namespace: shop\n  annotations: {config.linkerd.io/opaque-ports: '1'}\n",
+    );
+    assert_eq!(run_inject(&own, &[]).stdout, own);
+    let namespace = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  annotations: {config.linkerd.io/opaque-ports: '4000'}
+---
+";
+    let run = run_inject(&format!("{namespace}{input}"), &[]);
+    let objects = common::values(&run.stdout);
+    let annotated = objects.last().cloned().flatten().expect("the service");
+    assert_eq!(
+        annotated["metadata"]["annotations"]["config.linkerd.io/opaque-ports"],
+        "4000"
+    );
+
+    // Where the webhook never looks, and under another mesh, nothing is written.
+    let system = service("kube-system", &["{port: 3306}"]);
+    let run = run_inject(&system, &[]);
+    assert_eq!(run.stdout, system);
+    assert!(run.stderr.contains("never injects"), "{}", run.stderr);
+    let istio = common::run(&["--profile", "istio", "-f", "-"], Some(&input));
+    assert_eq!((istio.code, istio.stdout.as_str()), (0, input.as_str()));
+}
+
+#[test]
+fn the_webhooks_own_fixtures_for_opaque_ports_are_reproduced() {
+    let test = "the_webhooks_own_fixtures_for_opaque_ports_are_reproduced";
+    let Some(fixtures) = common::shared("fidelity/linkerd/webhook", test) else {
+        return;
+    };
+    // Each fixture, and the opaque ports the webhook's expected patch adds.
+    for (fixture, patch) in [
+        (
+            "filter-service-opaque-ports.yaml",
+            "filtered-service-opaque-ports.json",
+        ),
+        (
+            "filter-pod-opaque-ports.yaml",
+            "filtered-pod-opaque-ports.json",
+        ),
+    ] {
+        let input = std::fs::read_to_string(fixtures.join(fixture)).expect("fixture");
+        let patch: Value =
+            serde_json::from_str(&std::fs::read_to_string(fixtures.join(patch)).expect("patch"))
+                .expect("JSON");
+        let want = patch
+            .as_array()
+            .and_then(|ops| {
+                ops.iter().find(|op| {
+                    op["path"] == "/metadata/annotations/config.linkerd.io~1opaque-ports"
+                })
+            })
+            .and_then(|op| op["value"].as_str())
+            .expect("the patch adds the annotation");
+        let run = run_inject(&input, &["-n", "kube-public"]);
+        assert_eq!(
+            opaque_ports_of(&run.stdout).as_deref(),
+            Some(want),
+            "{fixture}"
+        );
+    }
+    // A Service that names its opaque ports keeps them, unchanged.
+    let own =
+        std::fs::read_to_string(fixtures.join("service-with-opaque-ports.yaml")).expect("fixture");
+    assert_eq!(run_inject(&own, &[]).stdout, own);
+}

@@ -448,6 +448,55 @@ fn cores(
     (min, max, text_of(values, "proxyWorkersMaxCPURatio"))
 }
 
+/// What Linkerd's webhook writes on a Service (`own` its annotations,
+/// `namespace` its namespace's): when neither names the opaque ports, the
+/// Service's ports among the opaque ports in force, a port by its target
+/// port when it has a numeric one (a named target's number is unknown).
+/// The namespace's annotation, when it has one, is copied.
+pub fn service_annotations(
+    service: &Value,
+    own: Option<&Map<String, Value>>,
+    namespace: Option<&Map<String, Value>>,
+    values: &Map<String, Value>,
+) -> Map<String, Value> {
+    let mut out = Map::new();
+    if own.is_some_and(|a| a.contains_key(OPAQUE_PORTS)) {
+        return out;
+    }
+    if let Some(inherited) = namespace.and_then(|a| a.get(OPAQUE_PORTS)) {
+        out.insert(OPAQUE_PORTS.into(), inherited.clone());
+        return out;
+    }
+    let opaque = text_of(values, "opaquePorts");
+    let opaque: Vec<&str> = opaque.split(',').map(str::trim).collect();
+    // A port written as a string is a name to Linkerd, even `"3306"`.
+    let number = |v: Option<&Value>| v.and_then(Value::as_u64).filter(|n| *n > 0);
+    let marked: Vec<String> = service
+        .field("spec")
+        .and_then(|s| s.field("ports"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|p| {
+            let port = number(p.field("port"))?;
+            let target = p.field("targetPort");
+            let checked = match target {
+                None | Some(Value::Null) => Some(port),
+                Some(Value::Number(n)) if n.as_u64() == Some(0) => Some(port),
+                // A named target port: which number it is, is unknown.
+                Some(_) => number(target),
+            }?;
+            opaque
+                .contains(&checked.to_string().as_str())
+                .then(|| port.to_string())
+        })
+        .collect();
+    if !marked.is_empty() {
+        out.insert(OPAQUE_PORTS.into(), Value::String(marked.join(",")));
+    }
+    out
+}
+
 /// A CPU quantity in whole cores, rounded up (`110m` → 1, `2500m` → 3);
 /// `None` when it is empty or not a quantity.
 fn whole_cores(text: &str) -> Option<i128> {

@@ -92,6 +92,26 @@ impl Mesh {
         self == Mesh::Linkerd
     }
 
+    /// Whether the mesh's webhook writes on Services too.
+    pub fn annotates_services(self) -> bool {
+        self == Mesh::Linkerd
+    }
+
+    /// The annotations the mesh's webhook writes on the Service `service`
+    /// (whose own annotations are `own`, its namespace's `namespace`).
+    pub fn service_annotations(
+        self,
+        service: &Value,
+        own: Option<&Map<String, Value>>,
+        namespace: Option<&Map<String, Value>>,
+        values: &Map<String, Value>,
+    ) -> Map<String, Value> {
+        match self {
+            Mesh::Linkerd => linkerd::service_annotations(service, own, namespace, values),
+            Mesh::Istio | Mesh::None => Map::new(),
+        }
+    }
+
     /// The names [`Mesh::complete`] adds, for checking a profile's templates.
     pub fn derived_names(self) -> &'static [&'static str] {
         match self {

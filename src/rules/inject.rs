@@ -804,6 +804,32 @@ fn out_of_the_webhooks_scope(
         .and_then(|m| m.field("namespace"))
         .and_then(Value::as_str)
         .unwrap_or(env.namespace);
+    if let Some(reason) = namespace_out_of_scope(namespace, env) {
+        return Some(reason);
+    }
+    // The namespace's opt-out, unless the pod opts in.
+    let disable = env.profile.disable_annotation.as_ref()?;
+    let namespace_says = env
+        .cluster
+        .namespace_annotations(namespace)
+        .and_then(|a| a.get(&disable.key))
+        .and_then(Value::as_str);
+    let pod_says = pod_annotations
+        .and_then(|a| a.get(&disable.key))
+        .and_then(Value::as_str);
+    (namespace_says == Some(disable.value.as_str()) && pod_says.is_none()).then(|| {
+        format!(
+            "namespace {namespace} has the annotation \"{}: {}\"",
+            disable.key, disable.value
+        )
+    })
+}
+
+/// Why the mesh's webhook never sees objects of `namespace`, if it does
+/// not: a namespace it leaves out by name or by label.
+pub(crate) fn namespace_out_of_scope(namespace: &str, env: &Env<'_>) -> Option<String> {
+    let never = &env.profile.never_inject;
+    let mesh = &env.profile.name;
     let value = |name: &str| {
         name.strip_prefix("values.")
             .and_then(|v| env.flags.get(v).or_else(|| env.profile.values.get(v)))
@@ -832,22 +858,7 @@ fn out_of_the_webhooks_scope(
             "namespace {namespace} has the label \"{key}: {wanted}\", which keeps {mesh}'s webhook out"
         ));
     }
-    // The namespace's opt-out, unless the pod opts in.
-    let disable = env.profile.disable_annotation.as_ref()?;
-    let namespace_says = env
-        .cluster
-        .namespace_annotations(namespace)
-        .and_then(|a| a.get(&disable.key))
-        .and_then(Value::as_str);
-    let pod_says = pod_annotations
-        .and_then(|a| a.get(&disable.key))
-        .and_then(Value::as_str);
-    (namespace_says == Some(disable.value.as_str()) && pod_says.is_none()).then(|| {
-        format!(
-            "namespace {namespace} has the annotation \"{}: {}\"",
-            disable.key, disable.value
-        )
-    })
+    None
 }
 
 /// Why the pod must be left alone, if it must.
@@ -945,7 +956,7 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
 
 /// Create the field at `path` as `empty` if it is missing or null, and note
 /// in `record` that inject created it.
-fn ensure(
+pub(crate) fn ensure(
     patcher: &mut Patcher,
     path: &[String],
     field: &str,

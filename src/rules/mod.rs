@@ -5,6 +5,7 @@ pub mod plan;
 pub mod record;
 pub mod resources;
 pub mod security;
+pub mod service;
 pub mod shutdown;
 pub mod uninject;
 

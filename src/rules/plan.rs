@@ -10,6 +10,9 @@ use crate::json::Field;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Injected,
+    /// An object without a pod got what the mesh's webhook writes on it
+    /// (Linkerd's opaque ports on a Service).
+    Annotated,
     /// Injecting again gave the same object.
     AlreadyInjected,
     Uninjected,

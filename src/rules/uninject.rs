@@ -285,7 +285,11 @@ fn remove_named(
     Ok(())
 }
 
-fn remove_keys(patcher: &mut Patcher, path: &[String], keys: &[String]) -> Result<(), PlanError> {
+pub(crate) fn remove_keys(
+    patcher: &mut Patcher,
+    path: &[String],
+    keys: &[String],
+) -> Result<(), PlanError> {
     for key in keys {
         let mut entry = path.to_vec();
         entry.push(key.clone());
