@@ -490,3 +490,64 @@ fn the_webhooks_own_fixtures_for_opaque_ports_are_reproduced() {
         std::fs::read_to_string(fixtures.join("service-with-opaque-ports.yaml")).expect("fixture");
     assert_eq!(run_inject(&own, &[]).stdout, own);
 }
+
+#[test]
+fn only_the_namespace_settings_linkerds_webhook_copies_apply_to_its_pods() {
+    let namespace = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  annotations:
+    config.linkerd.io/proxy-log-level: debug
+    config.linkerd.io/enable-gateway: 'true'
+    config.linkerd.io/proxy-cpu-ratio-limit: '0.5'
+---
+";
+    let run = run_inject(&format!("{namespace}{}", deployment("")), &[]);
+    let object = common::values(&run.stdout)
+        .into_iter()
+        .flatten()
+        .last()
+        .expect("the deployment");
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_LOG")
+            .as_deref()
+            .map(|l| l.starts_with("debug,")),
+        Some(true)
+    );
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_INBOUND_GATEWAY_SUFFIXES"),
+        None
+    );
+    assert_eq!(env(&object, "LINKERD2_PROXY_CORES_MAX_RATIO"), None);
+    let annotations = &object["spec"]["template"]["metadata"]["annotations"];
+    assert_eq!(annotations["config.linkerd.io/proxy-log-level"], "debug");
+    assert!(
+        annotations
+            .get("config.linkerd.io/enable-gateway")
+            .is_none(),
+        "{annotations}"
+    );
+
+    // Istio's injector reads the pod's annotations only.
+    let istio_namespace = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  annotations: {sidecar.istio.io/proxyCPU: 700m}
+---
+";
+    let run = common::run(
+        &["--profile", "istio", "-f", "-"],
+        Some(&format!("{istio_namespace}{}", deployment(""))),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let injected = common::values(&run.stdout)
+        .into_iter()
+        .flatten()
+        .last()
+        .expect("the deployment")
+        .to_string();
+    assert!(injected.contains("istio-proxy"), "{injected}");
+    assert!(!injected.contains("700m"), "{injected}");
+}

@@ -92,6 +92,12 @@ impl Mesh {
         self == Mesh::Linkerd
     }
 
+    /// Whether the settings annotations of a pod's Namespace apply to the
+    /// pod (Linkerd's webhook copies them; Istio's reads the pod's only).
+    pub fn inherits_namespace_settings(self) -> bool {
+        self != Mesh::Istio
+    }
+
     /// Whether the mesh's webhook writes on Services too.
     pub fn annotates_services(self) -> bool {
         self == Mesh::Linkerd

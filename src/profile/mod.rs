@@ -146,6 +146,14 @@ pub struct Override {
     pub map: Map<String, Value>,
     /// What the annotation must hold; a workload with another value is skipped.
     pub validate: Option<Validate>,
+    /// Whether a Namespace's annotation of this name applies to its pods
+    /// (the mesh's webhook copies only some).
+    #[serde(default = "yes")]
+    pub inherited: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Checks for annotation values.

@@ -761,10 +761,18 @@ fn inherited_annotations(
     namespace: &str,
     env: &Env<'_>,
 ) -> Option<Map<String, Value>> {
+    if !env.profile.mesh.inherits_namespace_settings() {
+        return None;
+    }
     let from_namespace = env.cluster.namespace_annotations(namespace)?;
     let settings: Vec<(&String, &Value)> = from_namespace
         .iter()
-        .filter(|(key, _)| env.profile.overrides.iter().any(|o| o.annotation == **key))
+        .filter(|(key, _)| {
+            env.profile
+                .overrides
+                .iter()
+                .any(|o| o.annotation == **key && o.inherited)
+        })
         .filter(|(key, _)| pod.is_none_or(|p| !p.contains_key(*key)))
         .collect();
     if settings.is_empty() {
