@@ -290,8 +290,10 @@ impl ClusterContext {
             Value::String(text) if !text.is_empty() => Some(text.clone()),
             Value::Number(n) => Some(n.to_string()),
             Value::Bool(b) => Some(b.to_string()),
-            // A mapping (the proxy's params), as JSON for the value to read.
+            // A mapping (the proxy's params) or a list (its additional env),
+            // as JSON for the value to read.
             Value::Object(map) if !map.is_empty() => Some(found.to_string()),
+            Value::Array(items) if !items.is_empty() => Some(found.to_string()),
             _ => None,
         }
     }

@@ -551,3 +551,65 @@ metadata:
     assert!(injected.contains("istio-proxy"), "{injected}");
     assert!(!injected.contains("700m"), "{injected}");
 }
+
+#[test]
+fn additional_env_is_merged_by_name_from_the_cluster_the_namespace_and_the_workload() {
+    let cluster = r#"apiVersion: v1
+kind: ConfigMap
+metadata: {name: linkerd-config, namespace: linkerd}
+data:
+  values: |
+    proxy:
+      additionalEnv: [{name: A, value: "1"}, {name: B, value: "1"}]
+      experimentalEnv: [{name: X, value: "x"}]
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  annotations:
+    config.linkerd.io/proxy-additional-env: '[{"name": "B", "value": "2"}, {"name": "C", "value": "2"}]'
+---
+"#;
+    let pod = r#"config.linkerd.io/proxy-additional-env: '[{"name": "C", "value": "3"}, {"name": "D", "value": "3"}]'"#;
+    let last = |run: &common::Run| {
+        common::values(&run.stdout)
+            .into_iter()
+            .flatten()
+            .last()
+            .expect("the deployment")
+    };
+    let run = run_inject(&format!("{cluster}{}", deployment(pod)), &[]);
+    let object = last(&run);
+    let got: Vec<(String, Option<String>)> = ["A", "B", "C", "D", "X"]
+        .iter()
+        .map(|name| (name.to_string(), env(&object, name)))
+        .collect();
+    let want: Vec<(String, Option<String>)> =
+        [("A", "1"), ("B", "2"), ("C", "3"), ("D", "3"), ("X", "x")]
+            .iter()
+            .map(|(n, v)| (n.to_string(), Some(v.to_string())))
+            .collect();
+    assert_eq!(got, want);
+
+    // JSON Linkerd cannot read is a warning; the layers below stand.
+    let run = run_inject(
+        &format!(
+            "{cluster}{}",
+            deployment("config.linkerd.io/proxy-additional-env: '[oops'")
+        ),
+        &[],
+    );
+    let object = last(&run);
+    assert_eq!(
+        env(&object, "B").as_deref(),
+        Some("2"),
+        "the namespace's stands"
+    );
+    assert_eq!(env(&object, "D"), None);
+    assert!(
+        run.stderr.contains("proxy-additional-env"),
+        "{}",
+        run.stderr
+    );
+}

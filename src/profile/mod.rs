@@ -150,6 +150,40 @@ pub struct Override {
     /// (the mesh's webhook copies only some).
     #[serde(default = "yes")]
     pub inherited: bool,
+    /// How the annotation's value (a list) combines with the layers below
+    /// it (the cluster's value, the namespace's annotation) instead of
+    /// replacing them.
+    pub merge: Option<Merge>,
+}
+
+/// How a list set by an annotation combines with the list below it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Merge {
+    /// Entries replace those of the same `name` below; new ones are added
+    /// after them (Linkerd's additional proxy env).
+    ByName,
+}
+
+impl Merge {
+    /// `upper` merged over `lower` (lists of named mappings).
+    pub fn apply(self, lower: &Value, upper: &Value) -> Value {
+        let (Value::Array(lower), Value::Array(upper)) = (lower, upper) else {
+            return upper.clone();
+        };
+        let mut merged = lower.clone();
+        for entry in upper {
+            let name = entry.field("name");
+            match merged
+                .iter_mut()
+                .find(|e| name.is_some() && e.field("name") == name)
+            {
+                Some(existing) => *existing = entry.clone(),
+                None => merged.push(entry.clone()),
+            }
+        }
+        Value::Array(merged)
+    }
 }
 
 fn yes() -> bool {
@@ -754,10 +788,12 @@ impl Profile {
         // Sources mostly share one namespace template: rendered once each.
         let mut namespaces: Vec<(&str, String)> = Vec::new();
         for source in &self.values_from_objects {
+            // A merged annotation goes over the cluster's value, not instead.
             let explicit = flags.contains_key(&source.value)
-                || from_annotations
+                || (from_annotations
                     .iter()
-                    .any(|(name, _)| *name == source.value);
+                    .any(|(name, _)| *name == source.value)
+                    && self.merge_of(&source.value).is_none());
             if explicit {
                 continue;
             }
@@ -884,16 +920,24 @@ impl Profile {
     ) -> Map<String, Value> {
         let mut values = self.values.clone();
         for (name, value) in from_annotations {
-            values.insert(name.clone(), value.clone());
-        }
-        for (name, value) in flags {
-            values.insert(name.clone(), value.clone());
+            if self.merge_of(name).is_none() {
+                values.insert(name.clone(), value.clone());
+            }
         }
         for (name, value) in from_objects {
             // Of the value's own type (a port is a number), as annotations are.
             let current = self.values.get(name).unwrap_or(&Value::Null);
             let typed = typed_like(current, value).unwrap_or_else(|_| Value::String(value.clone()));
             values.insert(name.clone(), typed);
+        }
+        for (name, value) in from_annotations {
+            if let (Some(merge), Some(lower)) = (self.merge_of(name), values.get(name)) {
+                let merged = merge.apply(lower, value);
+                values.insert(name.clone(), merged);
+            }
+        }
+        for (name, value) in flags {
+            values.insert(name.clone(), value.clone());
         }
         for (name, value) in resolved {
             values.insert(name.clone(), value.clone());
@@ -903,6 +947,14 @@ impl Profile {
         };
         self.mesh.complete(&mut values, &for_workload);
         values
+    }
+
+    /// How an annotation setting `value` merges, if it does.
+    pub fn merge_of(&self, value: &str) -> Option<Merge> {
+        self.overrides
+            .iter()
+            .find(|rule| rule.value == value && rule.merge.is_some())
+            .and_then(|rule| rule.merge)
     }
 
     /// Warnings about required values that are still empty.
@@ -1280,6 +1332,7 @@ fn typed_like(current: &Value, raw: &str) -> Result<Value, String> {
             _ => Err(format!("expected true or false, got {raw:?}")),
         },
         Value::Object(_) => mapping_from(raw),
+        Value::Array(_) => list_from(raw),
         Value::Number(n) if n.is_u64() => raw
             .parse::<u64>()
             .map(Value::from)
@@ -1292,6 +1345,30 @@ fn typed_like(current: &Value, raw: &str) -> Result<Value, String> {
             number @ Value::Number(_) => Ok(number),
             _ => Err(format!("expected a number, got {raw:?}")),
         },
+    }
+}
+
+/// A list of named mappings written as JSON or YAML
+/// (`[{"name": "A", "value": "1"}]`), such as env vars.
+fn list_from(raw: &str) -> Result<Value, String> {
+    let parsed = serde_json::from_str::<Value>(raw).ok().or_else(|| {
+        let documents = yaml::parse_stream(raw).ok()?;
+        let root = documents.first()?.root.as_ref()?;
+        yaml::value::to_value(root).ok()
+    });
+    match parsed {
+        Some(Value::Array(items))
+            if items.iter().all(|i| {
+                i.field("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|n| !n.is_empty())
+            }) =>
+        {
+            Ok(Value::Array(items))
+        }
+        _ => Err(format!(
+            "expected a list of entries with a name (JSON or YAML), got {raw:?}"
+        )),
     }
 }
 

@@ -64,7 +64,9 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         );
     }
     let pod = Pod::read(&patcher, &paths, kind, env);
-    let inherited = inherited_annotations(pod.annotations, &pod.vars.namespace, env);
+    let mut unreadable = Vec::new();
+    let inherited =
+        inherited_annotations(pod.annotations, &pod.vars.namespace, env, &mut unreadable);
     let object_value = |source: &profile::ValueFromObject, namespace: &str| {
         env.cluster.data_value(
             &source.kind,
@@ -96,8 +98,9 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         Ok(rendered) => rendered,
         Err(reason) => return unchanged(patcher, before, reason),
     };
-    let notes = ignored
+    let notes = unreadable
         .into_iter()
+        .chain(ignored)
         .chain(env.profile.missing_required(filled.values()))
         .map(|w| format!("warning: {w}"))
         .collect();
@@ -760,29 +763,57 @@ fn inherited_annotations(
     pod: Option<&Map<String, Value>>,
     namespace: &str,
     env: &Env<'_>,
+    warnings: &mut Vec<String>,
 ) -> Option<Map<String, Value>> {
     if !env.profile.mesh.inherits_namespace_settings() {
         return None;
     }
     let from_namespace = env.cluster.namespace_annotations(namespace)?;
-    let settings: Vec<(&String, &Value)> = from_namespace
+    let rule_of = |key: &str| {
+        env.profile
+            .overrides
+            .iter()
+            .find(|o| o.annotation == key && o.inherited)
+    };
+    let pod_has = |key: &str| pod.is_some_and(|p| p.contains_key(key));
+    // The namespace's value where the pod has none; for a merged list, the
+    // pod's merged over the namespace's.
+    let settings: Vec<(&String, Value)> = from_namespace
         .iter()
-        .filter(|(key, _)| {
-            env.profile
-                .overrides
-                .iter()
-                .any(|o| o.annotation == **key && o.inherited)
+        .filter_map(|(key, value)| {
+            let rule = rule_of(key)?;
+            match (pod_has(key), rule.merge) {
+                (false, _) => Some((key, value.clone())),
+                (true, Some(merge)) => {
+                    let own = pod.and_then(|p| p.get(key))?;
+                    let Some(own) = json_list(own) else {
+                        // The mesh warns and keeps the layers below.
+                        warnings.push(format!(
+                            "annotation {key}: {own} is not a JSON list: the namespace's is used, as the mesh does"
+                        ));
+                        return Some((key, value.clone()));
+                    };
+                    let merged = merge.apply(&json_list(value)?, &own);
+                    Some((key, Value::String(merged.to_string())))
+                }
+                (true, None) => None,
+            }
         })
-        .filter(|(key, _)| pod.is_none_or(|p| !p.contains_key(*key)))
         .collect();
     if settings.is_empty() {
         return None;
     }
     let mut merged = pod.cloned().unwrap_or_default();
     for (key, value) in settings {
-        merged.insert(key.clone(), value.clone());
+        merged.insert(key.clone(), value);
     }
     Some(merged)
+}
+
+/// An annotation's text read as a JSON list.
+fn json_list(value: &Value) -> Option<Value> {
+    let list: Value = serde_json::from_str(value.as_str()?).ok()?;
+    list.is_array().then_some(list)
 }
 
 /// Why the mesh's webhook would never see the pod, if it would not: its
