@@ -26,6 +26,9 @@ tool=$target/release/kubectl-mesh_inject
 baseline=$target/release/examples/parse_only
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Linkerd's proxy needs its cluster's trust anchors: the sample ones, as a user
+# gives theirs (every inject below takes them; uninject needs none).
+anchors=(--context testdata/cluster/)
 
 # once CMD...: one run of CMD (standard input passed on, output dropped);
 # prints its wall seconds (to the millisecond, from the shell's clock:
@@ -73,7 +76,7 @@ for n in 500 5000 50000; do
   python3 "$shared/gen.py" "$n" "$input"
   mb=$(awk -v b="$(stat -c %s "$input")" 'BEGIN {printf "%.1f", b/1048576}')
   read -r base_wall base_rss < <(measure "$baseline" "$input")
-  read -r wall rss pipe_wall pipe_rss < <(measure_paths "$input" -q)
+  read -r wall rss pipe_wall pipe_rss < <(measure_paths "$input" -q "${anchors[@]}")
   inject_wall[$n]=$wall
   base_walls[$n]=$base_wall
   row() { printf '%-10s %8s %-22s %9s %9s %8s %10s\n' "$n" "$mb" "$1" "$2" \
@@ -92,10 +95,10 @@ for n in 500 5000 50000; do
     echo "  mesh-inject is $(awk -v p="$peer_wall" -v w="$wall" 'BEGIN {printf "%.0f", (w > 0 ? p / w : 0)}')x faster than the kustomize peer on 500 workloads"
   fi
   # Properties on the generated input.
-  "$tool" -q -f "$input" > "$work/out.yaml"
-  "$tool" -q -f "$work/out.yaml" | cmp -s - "$work/out.yaml" || { echo "  FAILED: inject is not idempotent on $n"; exit 1; }
+  "$tool" -q "${anchors[@]}" -f "$input" > "$work/out.yaml"
+  "$tool" -q "${anchors[@]}" -f "$work/out.yaml" | cmp -s - "$work/out.yaml" || { echo "  FAILED: inject is not idempotent on $n"; exit 1; }
   "$tool" uninject -q -f "$work/out.yaml" | cmp -s - "$input" || { echo "  FAILED: uninject does not restore $n"; exit 1; }
-  cat "$input" | "$tool" -q | cmp -s - "$work/out.yaml" || { echo "  FAILED: the pipe's output is not the file's on $n"; exit 1; }
+  cat "$input" | "$tool" -q "${anchors[@]}" | cmp -s - "$work/out.yaml" || { echo "  FAILED: the pipe's output is not the file's on $n"; exit 1; }
 done
 echo "50,000 / 5,000 time ratio: $(ratio "${inject_wall[50000]}" "${inject_wall[5000]}") (parse-only: $(ratio "${base_walls[50000]}" "${base_walls[5000]}"))"
 
@@ -116,20 +119,20 @@ with open(sys.argv[2], "w") as out:
         out.write("- " + lines[0] + "\n" + "".join("  " + line + "\n" if line else "\n" for line in lines[1:]))
 PY
   mb=$(awk -v b="$(stat -c %s "$list")" 'BEGIN {printf "%.1f", b/1048576}')
-  read -r wall rss pipe_wall pipe_rss < <(measure_paths "$list" -q)
+  read -r wall rss pipe_wall pipe_rss < <(measure_paths "$list" -q "${anchors[@]}")
   printf '%-10s %8s %-22s %9s %9s %8s\n' "$n" "$mb" "list -f file" "$wall" \
     "$(awk -v m="$mb" -v w="$wall" 'BEGIN {printf "%.1f", (w > 0 ? m / w : 0)}')" "$rss"
   printf '%-10s %8s %-22s %9s %9s %8s\n' "$n" "$mb" "KRM function < pipe" "$pipe_wall" \
     "$(awk -v m="$mb" -v w="$pipe_wall" 'BEGIN {printf "%.1f", (w > 0 ? m / w : 0)}')" "$pipe_rss"
   echo "  pipe / file: time $(ratio "$pipe_wall" "$wall")x, peak RSS $(ratio "$pipe_rss" "$rss")x"
-  "$tool" -q -f "$list" > "$work/list-out.yaml"
-  cat "$list" | "$tool" -q > "$work/krm-out.yaml"
+  "$tool" -q "${anchors[@]}" -f "$list" > "$work/list-out.yaml"
+  cat "$list" | "$tool" -q "${anchors[@]}" > "$work/krm-out.yaml"
   # The function's answer is the file's output, then its results.
   cmp -s -n "$(stat -c %s "$work/list-out.yaml")" "$work/krm-out.yaml" "$work/list-out.yaml" \
     || { echo "  FAILED: the KRM function's items are not the file's on $n"; exit 1; }
 done
 
 small=testdata/example/deploy.yaml
-read -r small_wall _ < <(measure "$tool" -q -f "$small")
+read -r small_wall _ < <(measure "$tool" -q "${anchors[@]}" -f "$small")
 echo "README example end to end: ${small_wall}s wall (median of $runs)"
 echo "properties (idempotent inject, exact uninject, the pipe's output the file's) hold on every generated input"

@@ -46,7 +46,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l
 psp\t''
 copy\t''
 off\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l context -d 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to the input; objects in the input itself count too (repeatable)' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l context -d 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the mesh\'s ConfigMaps) that apply to the input; objects in the input itself count too (repeatable). Linkerd\'s proxy needs the trust anchors of its trust-roots ConfigMap: without them nothing is injected' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l diff -d 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
@@ -83,7 +83,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 psp\t''
 copy\t''
 off\t''"
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l context -d 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to the input; objects in the input itself count too (repeatable)' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l context -d 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the mesh\'s ConfigMaps) that apply to the input; objects in the input itself count too (repeatable). Linkerd\'s proxy needs the trust anchors of its trust-roots ConfigMap: without them nothing is injected' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l diff -d 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
@@ -118,7 +118,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -s h -l help -d 'Print help'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s n -l namespace -d 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]' -r
-complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l context -d 'Files or directories with cluster objects: LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, MutatingWebhookConfiguration and WebhookEmulation (repeatable); objects in the input count too' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l context -d 'Files or directories with cluster objects: LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, MutatingWebhookConfiguration, WebhookEmulation and the mesh\'s ConfigMaps, Linkerd\'s trust anchors among them, which its injector needs (repeatable); objects in the input count too' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l kube-version -d 'Kubernetes version of the apiserver to replay' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s o -l output -d 'Output on standard output: text (a verdict line per object), or the pods as they would be stored, as yaml or json' -r -f -a "text\t''
 yaml\t''

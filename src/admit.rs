@@ -116,7 +116,19 @@ pub fn admit_all(
     };
     let webhook_env = env(&webhook_view, SecurityMode::Off);
     let static_env = env(&cluster, SecurityMode::Auto);
-    let injector = |pod: &Value| mesh_injector(pod, &webhook_env, &cluster);
+    // A pod the injector would give a proxy that cannot start (a required
+    // value missing) is not a verdict of the cluster's, whose injector has
+    // its configuration: the run stops with the refusal, as inject does.
+    let refused = std::cell::RefCell::new(None);
+    let injector = |pod: &Value| {
+        mesh_injector(pod, &webhook_env, &cluster).map_err(|error| match error {
+            rules::PlanError::Refused(message) => {
+                refused.replace(Some(message.clone()));
+                message
+            }
+            internal => internal.to_string(),
+        })
+    };
     let target = Target {
         default_namespace: settings.namespace(),
         cluster: &cluster,
@@ -140,6 +152,15 @@ pub fn admit_all(
                     e.message,
                 ))
             })?;
+            let refusal = |reference: &ObjectRef, missing: String| {
+                Error::Document(Located::at(
+                    &source.name(),
+                    &source.text,
+                    document.index,
+                    root.start,
+                    format!("{reference} cannot be injected: {missing}"),
+                ))
+            };
             for object in objects_of(&value) {
                 let Some(reference) = ObjectRef::of(object) else {
                     continue;
@@ -151,12 +172,19 @@ pub fn admit_all(
                     .compare
                     .then(|| static_review(object, kind, &static_env, &target))
                     .transpose()
-                    .map_err(|e| Error::Config(format!("{}: {}", source.name(), e.0)))?;
+                    .map_err(|e| match e {
+                        rules::PlanError::Refused(missing) => refusal(&reference, missing),
+                        internal => Error::Config(format!("{}: {internal}", source.name())),
+                    })?;
+                let review = review::review(object, kind, &target);
+                if let Some(missing) = refused.take() {
+                    return Err(refusal(&reference, missing));
+                }
                 admitted.push(Admitted {
                     source: source.name(),
                     document: document.index,
                     reference,
-                    review: review::review(object, kind, &target),
+                    review,
                     static_path,
                 });
             }
@@ -194,7 +222,11 @@ fn chain_webhooks(cluster: &ClusterContext, profile: &Profile) -> Vec<Webhook> {
 /// The mesh's injector as its webhook runs it: only pods that opted in (on
 /// the pod or its namespace) and have no proxy yet; nothing but the pod and
 /// the mesh's own configuration is known to it.
-fn mesh_injector(pod: &Value, env: &Env<'_>, cluster: &ClusterContext) -> Result<Injected, String> {
+fn mesh_injector(
+    pod: &Value,
+    env: &Env<'_>,
+    cluster: &ClusterContext,
+) -> Result<Injected, rules::PlanError> {
     let profile = env.profile;
     let annotation = |annotations: Option<&Map<String, Value>>, key: &str| {
         annotations
@@ -250,7 +282,7 @@ fn mesh_injector(pod: &Value, env: &Env<'_>, cluster: &ClusterContext) -> Result
         return Ok(Injected::Left(format!("the pod already has {proxy}")));
     }
     let pod_kind = pod_type();
-    let plan = rules::inject(pod.clone(), &pod_kind, env).map_err(|e| e.0)?;
+    let plan = rules::inject(pod.clone(), &pod_kind, env)?;
     match plan.outcome {
         Outcome::Injected => {}
         Outcome::Skipped(reason) => return Ok(Injected::Left(reason)),

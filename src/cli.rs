@@ -18,7 +18,7 @@ use crate::cluster::KubeVersion;
     bin_name = "kubectl mesh-inject",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  kubectl mesh-inject -f deploy.yaml | kubectl apply -f -\n  kubectl mesh-inject -R -f k8s/ --in-place\n  kubectl mesh-inject -R -f k8s/ --check\n  kubectl mesh-inject -f deploy.yaml --diff\n  kubectl mesh-inject uninject -f injected.yaml"
+    after_help = "Examples:\n  kubectl get configmap -n linkerd linkerd-identity-trust-roots -o yaml > cluster/linkerd-trust-roots.yaml\n  kubectl mesh-inject -f deploy.yaml --context cluster/ | kubectl apply -f -\n  kubectl mesh-inject -R -f k8s/ --context cluster/ --in-place\n  kubectl mesh-inject -R -f k8s/ --context cluster/ --check\n  kubectl mesh-inject -f deploy.yaml --context cluster/ --diff\n  kubectl mesh-inject uninject -f injected.yaml"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -50,8 +50,10 @@ pub struct AdmitArgs {
     #[command(flatten)]
     pub input: InputArgs,
     /// Files or directories with cluster objects: LimitRange, ResourceQuota,
-    /// PodSecurityPolicy, Namespace, MutatingWebhookConfiguration and
-    /// WebhookEmulation (repeatable); objects in the input count too.
+    /// PodSecurityPolicy, Namespace, MutatingWebhookConfiguration,
+    /// WebhookEmulation and the mesh's ConfigMaps, Linkerd's trust anchors
+    /// among them, which its injector needs (repeatable); objects in the
+    /// input count too.
     #[arg(long, value_name = "PATH")]
     pub context: Vec<PathBuf>,
     /// Kubernetes version of the apiserver to replay.
@@ -104,8 +106,10 @@ pub struct InjectArgs {
     #[arg(long, value_enum, default_value_t = SecurityContext::Auto, value_name = "MODE")]
     pub security_context: SecurityContext,
     /// Files or directories with cluster objects (LimitRange, ResourceQuota,
-    /// PodSecurityPolicy, Namespace, the trust-anchor ConfigMap) that apply to
-    /// the input; objects in the input itself count too (repeatable).
+    /// PodSecurityPolicy, Namespace, the mesh's ConfigMaps) that apply to the
+    /// input; objects in the input itself count too (repeatable). Linkerd's
+    /// proxy needs the trust anchors of its trust-roots ConfigMap: without
+    /// them nothing is injected.
     #[arg(long, value_name = "PATH")]
     pub context: Vec<PathBuf>,
     /// Write the output even when the cluster would reject an injected

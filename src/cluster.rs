@@ -304,6 +304,18 @@ pub fn namespace_or_default(given: Option<&str>) -> &str {
     given.unwrap_or("default")
 }
 
+/// The sample trust roots of `testdata/cluster/` (Linkerd's trust-roots
+/// ConfigMap), as `--context` reads them: the unit tests that inject with
+/// Linkerd's profile run with them, as a user does.
+#[cfg(test)]
+pub(crate) fn sample_trust_roots() -> crate::source::Source {
+    crate::source::Source {
+        path: Some("testdata/cluster/linkerd-trust-roots.yaml".into()),
+        text: include_str!("../testdata/cluster/linkerd-trust-roots.yaml").to_string(),
+        found_in: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

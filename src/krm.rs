@@ -7,9 +7,11 @@ use saphyr_parser::{Event, Parser};
 use serde_json::{Map, Value, json};
 
 use crate::admission::Severity;
+use crate::error::Located;
 use crate::json::Field;
 use crate::pipeline::{Output, Processed};
 use crate::rules::Outcome;
+use crate::workload::ObjectRef;
 use crate::yaml::{self, Edit, NodeKind, emit::Layout};
 
 #[cfg(test)]
@@ -260,16 +262,7 @@ pub fn function_config(list: &Value) -> FunctionConfig {
 pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> Vec<Value> {
     let mut results = Vec::new();
     for (index, object) in processed.objects.iter().enumerate() {
-        let reference = object.reference.as_ref().map(|r| {
-            let mut reference = Map::new();
-            reference.insert("apiVersion".into(), json!(r.api_version));
-            reference.insert("kind".into(), json!(r.kind));
-            reference.insert("name".into(), json!(r.name));
-            if let Some(namespace) = &r.namespace {
-                reference.insert("namespace".into(), json!(namespace));
-            }
-            Value::Object(reference)
-        });
+        let reference = object.reference.as_ref().map(resource_ref);
         let file = list.files.get(index).cloned().flatten();
         let mut push = |severity: &str, message: String| {
             let mut result = Map::new();
@@ -301,8 +294,8 @@ pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> V
             };
             push(severity, verdict.message.clone());
         }
-        // The injection's own warnings (an empty trust anchor, a sidecar
-        // that never completes) are the user's to hear too.
+        // The injection's own warnings (an annotation the mesh ignores, a
+        // sidecar that never completes) are the user's to hear too.
         for note in &object.notes {
             if let Some(warning) = note.strip_prefix("warning: ") {
                 push("warning", warning.to_string());
@@ -315,6 +308,62 @@ pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> V
         }
     }
     results
+}
+
+/// An object's identity as a result's `resourceRef`.
+fn resource_ref(r: &ObjectRef) -> Value {
+    let mut reference = Map::new();
+    reference.insert("apiVersion".into(), json!(r.api_version));
+    reference.insert("kind".into(), json!(r.kind));
+    reference.insert("name".into(), json!(r.name));
+    if let Some(namespace) = &r.namespace {
+        reference.insert("namespace".into(), json!(namespace));
+    }
+    Value::Object(reference)
+}
+
+/// The answer to the ResourceList `text` when the run stopped with `error`
+/// about one of its items (a workload that cannot be injected as
+/// configured): the items as they came, and the error as the one result,
+/// on that item. kpt and kustomize show a failed function's results. `None`
+/// when the error is not at an item: the run then only fails.
+pub fn answer_with_error(text: &str, error: &Located) -> Option<String> {
+    if error.document != 1 {
+        return None;
+    }
+    let documents = yaml::parse_stream(text).ok()?;
+    let root = documents.first()?.root.as_ref()?;
+    let NodeKind::Seq { items, .. } = &root.get("items")?.kind else {
+        return None;
+    };
+    let at = offset_of(text, error.line, error.column)?;
+    let item = items.iter().find(|item| item.start == at)?;
+    let value = yaml::value::to_value(item).ok()?;
+    let mut result = Map::new();
+    result.insert("message".into(), json!(error.message));
+    result.insert("severity".into(), json!("error"));
+    if let Some(reference) = ObjectRef::of(&value) {
+        result.insert("resourceRef".into(), resource_ref(&reference));
+    }
+    if let Some(file) = file_of(&value) {
+        result.insert("file".into(), file);
+    }
+    with_results(text, vec![Value::Object(result)]).ok()
+}
+
+/// The byte offset of a 1-based line and column (in characters) of `text`.
+fn offset_of(text: &str, line: usize, column: usize) -> Option<usize> {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n').nth(line - 2)?.0 + 1
+    };
+    let rest = text.get(line_start..)?;
+    let in_line = rest
+        .char_indices()
+        .nth(column.checked_sub(1)?)
+        .map_or(rest.len(), |(i, _)| i);
+    Some(line_start + in_line)
 }
 
 /// Where an item came from, as kpt and kustomize annotate it.
@@ -592,8 +641,9 @@ mod tests {
             text: text.to_string(),
             found_in: None,
         };
+        let context = [crate::cluster::sample_trust_roots()];
         let mut results =
-            crate::pipeline::process_all(vec![source], &[], &settings).expect("processed");
+            crate::pipeline::process_all(vec![source], &context, &settings).expect("processed");
         results.pop().expect("one source")
     }
 

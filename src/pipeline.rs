@@ -169,7 +169,28 @@ pub fn process_all(
     context: &[Source],
     settings: &Settings,
 ) -> Result<Vec<Processed>, Error> {
-    let mut cluster = cluster_context(&[], &[], context, &settings.profile, settings.namespace())?;
+    process_or_return(sources, context, settings).map_err(|failed| failed.error)
+}
+
+/// A run that stopped, with its sources given back (a KRM function answers
+/// with its input then).
+#[derive(Debug)]
+pub struct Failed {
+    pub error: Error,
+    pub sources: Vec<Source>,
+}
+
+/// [`process_all`], giving the sources back with an error.
+pub fn process_or_return(
+    sources: Vec<Source>,
+    context: &[Source],
+    settings: &Settings,
+) -> Result<Vec<Processed>, Failed> {
+    let cluster = cluster_context(&[], &[], context, &settings.profile, settings.namespace());
+    let mut cluster = match cluster {
+        Ok(cluster) => cluster,
+        Err(error) => return Err(Failed { error, sources }),
+    };
     let prepared = Prepared::default();
     let types = WorkloadTypes::with(&settings.profile.workloads);
     let run = |cluster: &ClusterContext, gather: bool| {
@@ -187,12 +208,32 @@ pub fn process_all(
         };
         process_sources(&sources, settings, &env, &types, gather)
     };
-    let (mut rendered, found) = run(&cluster, true)?;
-    if !found.is_empty() {
-        for object in &found {
+    let first = run(&cluster, true);
+    match first.stopped {
+        // What a refused workload lacks may be in a context object of the
+        // input (the trust anchors' ConfigMap after the Deployment): all of
+        // them were gathered, and the pass with them decides.
+        Some(stop) if !stop.refusal || first.found.is_empty() => {
+            return Err(Failed {
+                error: stop.error,
+                sources,
+            });
+        }
+        _ => {}
+    }
+    let mut rendered = first.rendered;
+    if !first.found.is_empty() {
+        for object in &first.found {
             cluster.add(object, settings.namespace());
         }
-        rendered = run(&cluster, false)?.0;
+        let second = run(&cluster, false);
+        if let Some(stop) = second.stopped {
+            return Err(Failed {
+                error: stop.error,
+                sources,
+            });
+        }
+        rendered = second.rendered;
     }
     Ok(sources
         .into_iter()
@@ -240,7 +281,32 @@ struct UnitResult {
     found: Vec<Value>,
     /// The first syntax error, then the first other error.
     syntax: Option<Error>,
-    failure: Option<Error>,
+    failure: Option<Stop>,
+}
+
+/// What stopped the processing of a document.
+struct Stop {
+    error: Error,
+    /// A workload was refused ([`rules::PlanError::Refused`]): the user's to
+    /// fix, and what it lacks may come from a context object of the input.
+    refusal: bool,
+}
+
+impl From<Error> for Stop {
+    fn from(error: Error) -> Self {
+        Stop {
+            error,
+            refusal: false,
+        }
+    }
+}
+
+/// What one pass over the sources gives: each source's rendering, the
+/// context objects found when gathering, and what stopped it, if anything.
+struct Pass {
+    rendered: Vec<Rendered>,
+    found: Vec<Value>,
+    stopped: Option<Stop>,
 }
 
 /// Sources above this size are cut at document boundaries, so that one large
@@ -263,7 +329,7 @@ fn process_sources(
     env: &Env<'_>,
     types: &WorkloadTypes,
     gather: bool,
-) -> Result<(Vec<Rendered>, Vec<Value>), Error> {
+) -> Pass {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut units = Vec::new();
     for (index, source) in sources.iter().enumerate() {
@@ -326,7 +392,10 @@ fn process_sources(
             other => other,
         };
         syntax = syntax.or(result.syntax.map(renumber));
-        failure = failure.or(result.failure.map(renumber));
+        failure = failure.or(result.failure.map(|stop| Stop {
+            error: renumber(stop.error),
+            ..stop
+        }));
         if let Some(into) = rendered.last_mut() {
             into.objects
                 .extend(result.rendered.objects.into_iter().map(|mut o| {
@@ -338,9 +407,10 @@ fn process_sources(
         }
         found.extend(result.found);
     }
-    match syntax.or(failure) {
-        Some(err) => Err(err),
-        None => Ok((rendered, found)),
+    Pass {
+        rendered,
+        found,
+        stopped: syntax.map(Stop::from).or(failure),
     }
 }
 
@@ -375,19 +445,24 @@ fn process_unit(
     };
     let parsed = yaml::parse::each_document(text, unit.from, unit.to, |document| {
         result.documents = document.index;
-        if result.failure.is_some() {
+        // After a refusal, gathering goes on: a later context object may
+        // supply what the refused workload lacked.
+        let refused = result.failure.as_ref().is_some_and(|stop| stop.refusal);
+        if result.failure.is_some() && !(gather && refused) {
             return;
         }
-        let done = (if gather {
-            gather_found(source, &document, planner.env.cluster, &mut result.found)
-        } else {
-            Ok(())
-        })
-        .and_then(|()| {
+        if gather {
+            let found = &mut result.found;
+            if let Err(err) = gather_found(source, &document, planner.env.cluster, found) {
+                result.failure = Some(err.into());
+                return;
+            }
+        }
+        if !refused {
             let out = &mut result.rendered;
-            render_document(source, &name, &document, planner, scratch, out)
-        });
-        result.failure = done.err();
+            let done = render_document(source, &name, &document, planner, scratch, out);
+            result.failure = done.err();
+        }
     });
     if let Err(e) = parsed {
         result.syntax = Some(Error::Document(Located::at(
@@ -590,7 +665,7 @@ fn render_document(
     planner: Planner<'_>,
     scratch: &mut Scratch,
     out: &mut Rendered,
-) -> Result<(), Error> {
+) -> Result<(), Stop> {
     let Planner {
         settings, types, ..
     } = planner;
@@ -632,11 +707,20 @@ fn render_document(
         planner,
         &mut out.objects,
     )
-    .map_err(|e| {
-        locate(
-            root.start,
-            format!("internal error while planning: {}", e.0),
-        )
+    .map_err(|unplanned| {
+        // At the list item the error is about, else at the document.
+        let at = unplanned
+            .item
+            .and_then(|index| match &root.get("items")?.kind {
+                yaml::NodeKind::Seq { items, .. } => items.get(index),
+                _ => None,
+            })
+            .map_or(root.start, |item| item.start);
+        let refusal = matches!(unplanned.error, rules::PlanError::Refused(_));
+        Stop {
+            error: locate(at, unplanned.error.to_string()),
+            refusal,
+        }
     })?;
     let mut result = planned.value;
     // Only a plan that injected or took something out changes its object
@@ -655,7 +739,8 @@ fn render_document(
                 "a carriage return without a line feed: YAML reads it as a line break, the edit \
                  would not; use LF or CRLF line endings"
                     .into(),
-            ));
+            )
+            .into());
         }
         let anew = planned
             .reinjected
@@ -736,6 +821,13 @@ fn reinjected_text(
     Some(yaml::edit::apply(&bare_text, edits))
 }
 
+/// Why a document could not be planned, and the item of a list whose plan
+/// failed (`None` for the document itself).
+struct Unplanned {
+    item: Option<usize>,
+    error: rules::PlanError,
+}
+
 /// What planning a document gives besides its objects' results.
 struct PlannedDocument {
     value: Value,
@@ -751,7 +843,7 @@ fn plan_document(
     action: Action,
     planner: Planner<'_>,
     objects: &mut Vec<ObjectResult>,
-) -> Result<PlannedDocument, rules::PlanError> {
+) -> Result<PlannedDocument, Unplanned> {
     let settings = planner.settings;
     let mut reinjected = false;
     let reference = ObjectRef::of(&value);
@@ -759,7 +851,8 @@ fn plan_document(
     // items are the objects.
     let is_list = workload::list_items(&value).is_some();
     if !is_list {
-        let (plan, verdicts) = plan_object(value, reference.as_ref(), action, planner)?;
+        let (plan, verdicts) = plan_object(value, reference.as_ref(), action, planner)
+            .map_err(|error| Unplanned { item: None, error })?;
         objects.push(ObjectResult {
             document,
             reference,
@@ -786,7 +879,12 @@ fn plan_document(
             }
             let reference = ObjectRef::of(item);
             let (plan, verdicts) =
-                plan_object(std::mem::take(item), reference.as_ref(), action, planner)?;
+                plan_object(std::mem::take(item), reference.as_ref(), action, planner).map_err(
+                    |error| Unplanned {
+                        item: Some(index),
+                        error,
+                    },
+                )?;
             reinjected |= plan.reinjected;
             let prefix = ["items".to_string(), index.to_string()];
             objects.push(ObjectResult {
@@ -851,7 +949,13 @@ fn plan_object(
         return Ok((Plan::unchanged(object, outcome), Vec::new()));
     };
     let plan = match action {
-        Action::Inject => rules::inject(object, kind, env)?,
+        Action::Inject => rules::inject(object, kind, env).map_err(|error| match error {
+            rules::PlanError::Refused(missing) => {
+                let workload = reference.map(ToString::to_string).unwrap_or_default();
+                rules::PlanError::Refused(format!("{workload} cannot be injected: {missing}"))
+            }
+            internal => internal,
+        })?,
         Action::Uninject => {
             rules::uninject(&object, kind, &settings.profile, settings.keep_patches)?
         }

@@ -145,7 +145,23 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         keep_patches: common.output == Format::Patch,
     };
     let context = read_context(&args.context, common.input.recursive)?;
-    let mut results = pipeline::process_all(sources, &context, &settings)?;
+    let mut results = match pipeline::process_or_return(sources, &context, &settings) {
+        Ok(results) => results,
+        Err(failed) => {
+            if let (Some(_), [list], Error::Document(at)) =
+                (&resource_list, failed.sources.as_slice(), &failed.error)
+            {
+                // A KRM function's caller shows its results: an error about
+                // an item is one, with the items as they came. The run fails
+                // all the same and says why on standard error, so a failed
+                // write of the answer changes nothing.
+                if let Some(answer) = crate::krm::answer_with_error(&list.text, at) {
+                    let _ = output::to_stdout(&answer);
+                }
+            }
+            return Err(failed.error);
+        }
+    };
 
     if let (Some(list), [processed]) = (&resource_list, results.as_mut_slice()) {
         // A KRM function answers with the ResourceList and its results, even

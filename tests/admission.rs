@@ -22,11 +22,10 @@ fn inject(manifest: &str, policies: &str, args: &[&str]) -> common::Run {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("deploy.yaml"), manifest).expect("write");
     std::fs::write(dir.path().join("policies.yaml"), policies).expect("write");
-    let mut cmd = common::command();
-    cmd.current_dir(dir.path())
-        .args(["-f", "deploy.yaml", "--context", "policies.yaml"])
-        .args(args)
-        .write_stdin(Vec::new());
+    let mut all = vec!["-f", "deploy.yaml", "--context", "policies.yaml"];
+    all.extend_from_slice(args);
+    let mut cmd = common::command_with(&all);
+    cmd.current_dir(dir.path()).write_stdin(Vec::new());
     cmd.output().expect("runs").into()
 }
 
@@ -103,14 +102,14 @@ fn a_rejection_fails_the_run_and_writes_nothing() {
     let path = dir.path().join("deploy.yaml");
     std::fs::write(&path, deployment(SIZED_APP)).expect("write");
     std::fs::write(dir.path().join("policies.yaml"), SMALL_QUOTA).expect("write");
-    let mut cmd = common::command();
-    cmd.current_dir(dir.path()).args([
+    let mut cmd = common::command_with(&[
         "-f",
         "deploy.yaml",
         "--context",
         "policies.yaml",
         "--in-place",
     ]);
+    cmd.current_dir(dir.path());
     let run: common::Run = cmd.output().expect("runs").into();
     assert_eq!(run.code, 1);
     assert_eq!(
@@ -570,22 +569,24 @@ fn pod_security_policy_verdicts_up_to_1_24() {
 #[test]
 fn the_readme_example_is_what_the_tool_prints() {
     let readme = std::fs::read_to_string(common::repo().join("README.md")).expect("README");
-    let command = "$ kubectl mesh-inject -f testdata/admission/web.yaml --context testdata/admission/namespace.yaml\n";
+    let command = "$ kubectl mesh-inject -f testdata/admission/web.yaml --context testdata/admission/namespace.yaml --context testdata/cluster/\n";
     let start = readme.find(command).expect("the example is in the README") + command.len();
     let end = start + readme[start..].find("$ echo $?").expect("the example ends");
+    // The README's command exactly, its trust anchors included.
     let mut cmd = common::command();
     cmd.current_dir(common::repo()).args([
         "-f",
         "testdata/admission/web.yaml",
         "--context",
         "testdata/admission/namespace.yaml",
+        "--context",
+        "testdata/cluster/",
     ]);
     let run: common::Run = cmd.output().expect("runs").into();
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "");
     assert_eq!(run.stderr, readme[start..end]);
-    let mut cmd = common::command();
-    cmd.current_dir(common::repo()).args([
+    let mut cmd = common::command_with(&[
         "-q",
         "-f",
         "testdata/admission/web.yaml",
@@ -594,6 +595,7 @@ fn the_readme_example_is_what_the_tool_prints() {
         "--set",
         "cni=true",
     ]);
+    cmd.current_dir(common::repo());
     let run: common::Run = cmd.output().expect("runs").into();
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
@@ -703,10 +705,8 @@ fn policies_in_the_input_apply_wherever_they_stand() {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::write(dir.path().join("a-deploy.yaml"), deployment(APP)).expect("write");
     std::fs::write(dir.path().join("b-limits.yaml"), max).expect("write");
-    let mut cmd = common::command();
-    cmd.current_dir(dir.path())
-        .args(["-q", "-f", "."])
-        .write_stdin(Vec::new());
+    let mut cmd = common::command_with(&["-q", "-f", "."]);
+    cmd.current_dir(dir.path()).write_stdin(Vec::new());
     let run: common::Run = cmd.output().expect("runs").into();
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(

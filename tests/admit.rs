@@ -5,9 +5,8 @@ mod common;
 
 /// Run in the repository with `args`; `stdin` feeds standard input.
 fn run(args: &[&str], stdin: Option<&str>) -> common::Run {
-    let mut cmd = common::command();
+    let mut cmd = common::command_with(args);
     cmd.current_dir(common::repo())
-        .args(args)
         .write_stdin(stdin.unwrap_or("").as_bytes().to_vec());
     cmd.output().expect("runs").into()
 }
@@ -240,11 +239,11 @@ fn the_readme_walkthrough_is_what_the_tool_prints() {
     let readme = std::fs::read_to_string(common::repo().join("README.md")).expect("README");
     for (command, version) in [
         (
-            "$ kubectl mesh-inject admit -f testdata/admit/web.yaml --context testdata/admit/namespace.yaml --context testdata/admit/injector.yaml --kube-version 1.14\n",
+            "$ kubectl mesh-inject admit -f testdata/admit/web.yaml --context testdata/admit/namespace.yaml --context testdata/admit/injector.yaml --context testdata/cluster/ --kube-version 1.14\n",
             "1.14",
         ),
         (
-            "$ kubectl mesh-inject admit -f testdata/admit/web.yaml --context testdata/admit/namespace.yaml --context testdata/admit/injector.yaml --kube-version 1.15 --trace\n",
+            "$ kubectl mesh-inject admit -f testdata/admit/web.yaml --context testdata/admit/namespace.yaml --context testdata/admit/injector.yaml --context testdata/cluster/ --kube-version 1.15 --trace\n",
             "1.15",
         ),
     ] {

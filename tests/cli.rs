@@ -14,10 +14,8 @@ fn example_text() -> String {
 }
 
 fn in_repo(args: &[&str]) -> common::Run {
-    let mut cmd = common::command();
-    cmd.current_dir(common::repo())
-        .args(args)
-        .write_stdin(Vec::new());
+    let mut cmd = common::command_with(args);
+    cmd.current_dir(common::repo()).write_stdin(Vec::new());
     cmd.output().expect("runs").into()
 }
 
@@ -33,12 +31,7 @@ fn injects_a_file_and_reports_each_object() {
     );
     let lines: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(lines[0], "deployment/web injected");
-    assert!(
-        lines[1].starts_with("  warning: value \"trustAnchorsPEM\" is empty"),
-        "{}",
-        lines[1]
-    );
-    assert_eq!(lines[2], "service/web skipped: kind is not injectable");
+    assert_eq!(lines[1], "service/web skipped: kind is not injectable");
     assert_eq!(
         lines.last().copied(),
         Some("1 injected, 0 unchanged, 1 skipped; 1 of 1 input changed")
@@ -475,9 +468,14 @@ fn a_large_stream_on_standard_input_gives_what_the_same_file_gives() {
 fn a_large_resource_list_on_standard_input_is_the_file_s_output_with_results() {
     // As a KRM function (a ResourceList on standard input) the items are
     // injected as from a file, and the results follow them.
+    // Each Deployment with an annotation Linkerd ignores: a warning result each.
     let items: String = (0..300)
         .flat_map(|i| {
             named_example(i)
+                .replace(
+                    "    metadata:\n      labels:",
+                    "    metadata:\n      annotations: {config.linkerd.io/proxy-uid: root}\n      labels:",
+                )
                 .split("\n---\n")
                 .map(|object| {
                     let lines: Vec<String> = object
@@ -508,12 +506,13 @@ fn a_large_resource_list_on_standard_input_is_the_file_s_output_with_results() {
         .strip_prefix(from_file.stdout.as_str())
         .expect("the file's output, then the results");
     assert!(results.starts_with("results:\n- message: "), "{results}");
-    // Among them, a warning for each injected workload: no trust anchors given.
+    // Among them, a warning for each injected workload: the annotation ignored.
     assert_eq!(
         results
-            .matches("message: 'value \"trustAnchorsPEM\" is empty")
+            .matches("message: 'annotation config.linkerd.io/proxy-uid: expected")
             .count(),
-        300
+        300,
+        "{results}"
     );
 }
 
@@ -818,7 +817,7 @@ fn a_reader_that_stops_early_ends_a_large_run_quietly() {
         )
     });
     let mut child = std::process::Command::new(common::command().get_program())
-        .args(["-f", "-"])
+        .args(common::with_anchors(&["-f", "-"]))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -1018,7 +1017,6 @@ fn typed_lists_are_injected_and_uninjected_item_by_item() {
          deployment/web injected\n\
          pod/job injected\n\
          configmap/c skipped: kind is not injectable\n\
-         warning: value \"trustAnchorsPEM\" is empty: the proxy cannot start without the identity trust anchors; pass --set trustAnchorsPEM=\"$(cat ca-bundle.crt)\" (2 objects)\n\
          linkerd-init: limits.cpu, limits.memory, requests.cpu, requests.memory from the LimitRange of namespace shop (2 objects)\n\
          linkerd-proxy: limits.cpu, limits.memory, requests.cpu, requests.memory from the LimitRange of namespace shop (2 objects)\n\
          2 injected, 0 unchanged, 2 skipped; 1 of 1 input changed\n"
@@ -1194,9 +1192,8 @@ fn diff_exits_1_with_differences_and_0_without_as_kubectl_diff() {
         // An error is more than 1, as kubectl diff's are.
         (&["-q", "--diff", "-f", "missing.yaml"][..], "", 2),
     ] {
-        let mut cmd = common::command();
+        let mut cmd = common::command_with(args);
         cmd.current_dir(common::repo())
-            .args(args)
             .write_stdin(stdin.as_bytes().to_vec());
         let run: common::Run = cmd.output().expect("runs").into();
         assert_eq!(run.code, code, "{args:?}: {}", run.stderr);
@@ -1233,8 +1230,8 @@ const ADMIT_REJECTED: [&str; 7] = [
 /// Run in the repository with `args` and `--color color` (none for `None`),
 /// with NO_COLOR set when asked.
 fn coloured(args: &[&str], color: Option<&str>, no_color: bool) -> common::Run {
-    let mut cmd = common::command();
-    cmd.current_dir(common::repo()).args(args);
+    let mut cmd = common::command_with(args);
+    cmd.current_dir(common::repo());
     if let Some(color) = color {
         cmd.args(["--color", color]);
     }
@@ -1253,10 +1250,12 @@ fn errors_warnings_and_rejections_are_coloured_when_asked() {
         error.stderr,
         format!("{BOLD_RED}error:\x1b[0m missing.yaml: no such file or directory\n")
     );
-    let warning = coloured(&["-f", EXAMPLE], Some("always"), false);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let warned = warned_file(dir.path());
+    let warning = coloured(&["-f", &warned], Some("always"), false);
     assert!(
         warning.stderr.contains(&format!(
-            "  {BOLD_YELLOW}warning:\x1b[0m value \"trustAnchorsPEM\""
+            "  {BOLD_YELLOW}warning:\x1b[0m annotation config.linkerd.io/proxy-uid"
         )),
         "{}",
         warning.stderr
@@ -1397,26 +1396,20 @@ fn auto_colours_each_stream_that_is_a_terminal_unless_no_color() {
     // Standard error on the terminal, the diff into a file: the report is
     // coloured, the diff not; and the other way round.
     let dir = tempfile::tempdir().expect("tempdir");
+    let warned = warned_file(dir.path());
+    let diff_warned = common::with_anchors(&["--diff", "-f", &warned]).join(" ");
     let file = dir.path().join("out");
     let file = file.display();
-    let report = on_a_terminal(
-        TEST,
-        &format!("{binary} --diff -f {EXAMPLE} > {file}"),
-        false,
-    )
-    .expect("ran");
+    let report =
+        on_a_terminal(TEST, &format!("{binary} {diff_warned} > {file}"), false).expect("ran");
     assert!(report.contains(BOLD_YELLOW), "{report:?}");
     let diff = std::fs::read_to_string(dir.path().join("out")).expect("diff");
     assert!(
         diff.starts_with("--- a/") && !diff.contains('\x1b'),
         "{diff:?}"
     );
-    let shown = on_a_terminal(
-        TEST,
-        &format!("{binary} --diff -f {EXAMPLE} 2> {file}"),
-        false,
-    )
-    .expect("ran");
+    let shown =
+        on_a_terminal(TEST, &format!("{binary} {diff_warned} 2> {file}"), false).expect("ran");
     assert!(
         shown.contains("\x1b[32m+"),
         "the diff is green on the terminal"
@@ -1426,6 +1419,15 @@ fn auto_colours_each_stream_that_is_a_terminal_unless_no_color() {
         report.contains("warning:") && !report.contains('\x1b'),
         "{report:?}"
     );
+}
+
+/// A Deployment with an annotation Linkerd ignores (a warning), written in
+/// `dir`; its path.
+fn warned_file(dir: &std::path::Path) -> String {
+    let path = dir.join("warned.yaml");
+    let input = deployment_in("apps", "config.linkerd.io/proxy-uid: root", "");
+    std::fs::write(&path, input).expect("write");
+    path.to_str().expect("a UTF-8 path").to_string()
 }
 
 /// A Deployment in `namespace`, with pod annotations and labels.
@@ -1533,8 +1535,9 @@ fn the_clusters_own_configuration_supplies_the_values() {
     let config = dir.path().join("linkerd-config.yaml");
     std::fs::write(&config, LINKERD_CONFIG).expect("write");
     let config = config.to_str().expect("path");
+    // The anchors come from the cluster's own ConfigMaps here: no sample ones.
     let workload = deployment_in("apps", "", "");
-    let out = run(&["-q", "--context", config], Some(&workload)).stdout;
+    let out = common::run_as_given(&["-q", "--context", config], Some(&workload)).stdout;
     assert!(
         out.contains("image: cr.l5d.io/linkerd/proxy:edge-26.9.1"),
         "{out}"
@@ -1545,9 +1548,9 @@ fn the_clusters_own_configuration_supplies_the_values() {
     assert!(out.contains("FROM-CONFIG"), "{out}");
     // The pod's annotation beats the cluster's configuration; a flag beats both.
     let annotated = deployment_in("apps", "config.linkerd.io/proxy-log-level: info", "");
-    let out = run(&["-q", "--context", config], Some(&annotated)).stdout;
+    let out = common::run_as_given(&["-q", "--context", config], Some(&annotated)).stdout;
     assert!(out.contains("value: info,[{headers}]"), "{out}");
-    let flagged = run(
+    let flagged = common::run_as_given(
         &["-q", "--context", config, "--set", "logLevel=trace"],
         Some(&annotated),
     )
@@ -1560,7 +1563,7 @@ fn the_clusters_own_configuration_supplies_the_values() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: linkerd-identity-trust-roots, namespace: linkerd}\ndata:\n  ca-bundle.crt: |\n    FROM-ROOTS\n",
     )
     .expect("write");
-    let out = run(
+    let out = common::run_as_given(
         &[
             "-q",
             "--context",

@@ -15,6 +15,8 @@
 //!
 //! A failure shrinks to a small stream and prints it as YAML.
 
+mod common;
+
 use std::fmt;
 
 use mesh_inject::cluster::KubeVersion;
@@ -760,7 +762,14 @@ fn run_in(text: &str, action: Action, mode: &Mode) -> Processed {
         text: text.to_string(),
         found_in: None,
     };
-    let mut results = pipeline::process_all(vec![source], &[], &settings)
+    // Linkerd's proxy needs trust anchors: the sample ones, as `--context`
+    // gives them (a `--set` among the mode's values wins over them).
+    let context = if mode.istio {
+        Vec::new()
+    } else {
+        common::cluster_sources()
+    };
+    let mut results = pipeline::process_all(vec![source], &context, &settings)
         .unwrap_or_else(|e| panic!("the tool refuses a generated stream: {e}\n{text}"));
     // Settings other than the defaults may give workloads the cluster
     // refuses (native sidecars on 1.28): their text is written all the same.

@@ -19,9 +19,8 @@ fn injected_outputs_match_the_expected_files() {
             .expect("name")
             .to_string_lossy()
             .to_string();
-        let mut cmd = common::command();
-        cmd.current_dir(common::repo())
-            .args(["-f", &format!("testdata/inject/{name}")]);
+        let mut cmd = common::command_with(&["-f", &format!("testdata/inject/{name}")]);
+        cmd.current_dir(common::repo());
         let run: common::Run = cmd.output().expect("runs").into();
         assert_eq!(run.code, 0, "{name}: {}", run.stderr);
         let out_path = expected_dir.join(&name);

@@ -654,8 +654,11 @@ fn a_fifo_is_read_when_named_and_never_opened_from_a_directory() {
     // would block for ever with no writer).
     let binary = assert_cmd::cargo::cargo_bin("kubectl-mesh_inject");
     let mut child = Command::new(&binary)
-        .args(["-q", "-f"])
-        .arg(dir.path())
+        .args(common::with_anchors(&[
+            "-q",
+            "-f",
+            dir.path().to_str().expect("a UTF-8 path"),
+        ]))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn()

@@ -250,8 +250,12 @@ fn a_sigkill_at_any_moment_leaves_each_file_old_or_new() {
     let binary = assert_cmd::cargo::cargo_bin("kubectl-mesh_inject");
     let start = || {
         Command::new(&binary)
-            .args(["-q", "--in-place", "-f"])
-            .arg(&repo)
+            .args(common::with_anchors(&[
+                "-q",
+                "--in-place",
+                "-f",
+                repo.to_str().expect("a UTF-8 path"),
+            ]))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

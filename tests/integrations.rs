@@ -63,7 +63,9 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 /// `pre-commit try-repo` with this repository's hooks, in a temporary git
-/// repository holding one injected and one stale manifest.
+/// repository holding one injected and one stale manifest, and the cluster's
+/// trust roots: `try-repo` takes no `args`, so they reach the tool as one
+/// of the files (`--all-files`), as the input's own context.
 #[test]
 fn pre_commit_hooks_check_and_inject() {
     if !available("pre-commit", "pre_commit_hooks_check_and_inject", false) {
@@ -77,6 +79,12 @@ fn pre_commit_hooks_check_and_inject() {
     git(repo, &["init", "-q"]);
     std::fs::write(repo.join("injected.yaml"), &injected).expect("write");
     std::fs::write(repo.join("stale.yaml"), &example).expect("write");
+    std::fs::create_dir(repo.join("cluster")).expect("mkdir");
+    std::fs::copy(
+        common::cluster().join("linkerd-trust-roots.yaml"),
+        repo.join("cluster/linkerd-trust-roots.yaml"),
+    )
+    .expect("copy");
     git(repo, &["add", "."]);
     let try_repo = |hook: &str| -> common::Run {
         Command::new("pre-commit")
@@ -87,8 +95,13 @@ fn pre_commit_hooks_check_and_inject() {
                 hook,
                 "--all-files",
             ])
-            // Build the hook with the project's own target directory: no second full build.
-            .env("CARGO_TARGET_DIR", common::repo().join("target"))
+            // Build the hook with the project's own target directory (the
+            // one this run was built in, when it names one): no second full build.
+            .env(
+                "CARGO_TARGET_DIR",
+                std::env::var_os("CARGO_TARGET_DIR")
+                    .map_or_else(|| common::repo().join("target"), std::path::PathBuf::from),
+            )
             .env("PRE_COMMIT_HOME", dir.path().join(".cache"))
             .output()
             .expect("pre-commit runs")
@@ -152,7 +165,14 @@ fn kubectl_runs_the_plugin() {
         "{}",
         help.stdout
     );
-    let run = kubectl(&["mesh-inject", "-q", "-f", "testdata/example/deploy.yaml"]);
+    let mut args = vec!["mesh-inject".to_string()];
+    args.extend(common::with_anchors(&[
+        "-q",
+        "-f",
+        "testdata/example/deploy.yaml",
+    ]));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = kubectl(&args);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout.contains("- name: linkerd-proxy"),
@@ -161,15 +181,16 @@ fn kubectl_runs_the_plugin() {
     );
 }
 
-/// Helm's post-renderer contract: called with no arguments, the rendered
-/// stream on standard input, nothing but YAML on standard output, exit 0.
+/// Helm's post-renderer contract: called with the `--post-renderer-args`
+/// (here the cluster's trust roots as context), the rendered stream on
+/// standard input, nothing but YAML on standard output, exit 0.
 #[test]
 fn works_as_a_helm_post_renderer() {
     let example =
         std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
     // Helm renders templates with `# Source:` comments between documents.
     let rendered = format!("---\n# Source: web/templates/deploy.yaml\n{example}");
-    let mut cmd = common::command();
+    let mut cmd = common::command_with::<&str>(&[]);
     cmd.write_stdin(rendered.clone());
     let run: common::Run = cmd.output().expect("runs").into();
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -341,9 +362,10 @@ fn runs_as_a_krm_function() {
     );
 }
 
-/// `kpt fn eval --exec`: the package's files are injected in place, and a
-/// rejection the injection causes fails the function with its result shown
-/// and nothing written.
+/// `kpt fn eval --exec`: the package's files are injected in place (the
+/// trust anchors given as a functionConfig value, `-- trustAnchorsPEM=…`),
+/// and a rejection the injection causes, or anchors missing, fails the
+/// function with its result shown and nothing written.
 #[test]
 fn kpt_runs_the_function() {
     if !available("kpt", "kpt_runs_the_function", false) {
@@ -356,19 +378,45 @@ fn kpt_runs_the_function() {
     let example =
         std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
     std::fs::write(package.join("deploy.yaml"), &example).expect("write");
-    let eval = || -> common::Run {
+    let anchors = format!("trustAnchorsPEM={}", common::sample_anchors());
+    let eval_with = |config: &[&str]| -> common::Run {
         Command::new("kpt")
             .args(["fn", "eval", package.to_str().expect("utf-8"), "--exec"])
             .arg(&binary)
-            .args(["--truncate-output=false"])
+            .args(["--truncate-output=false", "--"])
+            .args(config)
             .output()
             .expect("kpt runs")
             .into()
     };
+    let eval = || eval_with(&[&anchors]);
+
+    // Without trust anchors: the error result, with the commands that fetch
+    // them, and the package as it was.
+    let run = eval_with(&[]);
+    assert_ne!(run.code, 0);
+    let shown = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        shown.contains("[error] apps/v1/Deployment/shop/web: deployment/web cannot be injected: value \"trustAnchorsPEM\" is empty"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("kubectl get configmap -n linkerd linkerd-identity-trust-roots -o yaml"),
+        "{shown}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(package.join("deploy.yaml")).expect("read"),
+        example
+    );
+
     let run = eval();
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let injected = std::fs::read_to_string(package.join("deploy.yaml")).expect("read");
     assert!(injected.contains("name: linkerd-proxy"), "{injected}");
+    assert!(
+        injected.contains(common::sample_anchors().lines().nth(1).expect("a PEM line")),
+        "the anchors in the proxy's env: {injected}"
+    );
     assert!(
         injected.contains("# pinned by the release job"),
         "kpt keeps comments"

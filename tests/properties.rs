@@ -6,7 +6,10 @@
 //!    existing line changes only where a flow collection or an alias receives entries);
 //! 3. inject(inject(x)) == inject(x), byte for byte;
 //! 4. uninject(inject(x)) == x, byte for byte, for x never injected;
-//! 5. parsing the output gives the input with the plan's patch applied.
+//! 5. parsing the output gives the input with the plan's patch applied;
+//! 6. every proxy written carries its trust anchors: no document the run
+//!    changed has an empty `LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS`, and a
+//!    run given them is never refused for lack of them.
 
 mod common;
 
@@ -46,9 +49,11 @@ fn lossless_properties_hold_on_every_file() {
                 "{}",
                 run.stderr
             );
+            assert_not_refused(&path, &run.stderr);
             continue;
         }
         assert_eq!(run.code, 0, "{}: {}", path.display(), run.stderr);
+        assert_proxies_anchored(&path, &text, &run.stdout);
         independently += usize::from(check_file(&path, &text, &run.stdout));
         checked += 1;
         injected_files += usize::from(run.stdout != text);
@@ -61,6 +66,52 @@ fn lossless_properties_hold_on_every_file() {
     assert!(
         independently * 10 >= checked * 8,
         "the independent parser compared only {independently} of {checked} files"
+    );
+}
+
+/// The env entry that carries a Linkerd proxy's trust anchors.
+const ANCHORS_ENV: &str = "LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS";
+
+/// Property 6: every document of `output` that differs from its document in
+/// `input` (what the run injected or re-injected) has no empty trust anchors.
+fn assert_proxies_anchored(path: &Path, input: &str, output: &str) {
+    fn empty_anchors(value: &Value) -> usize {
+        match value {
+            Value::Object(map) => {
+                let empty = map.get("name").and_then(Value::as_str) == Some(ANCHORS_ENV)
+                    && map
+                        .get("value")
+                        .and_then(Value::as_str)
+                        .is_none_or(|pem| pem.trim().is_empty());
+                usize::from(empty) + map.values().map(empty_anchors).sum::<usize>()
+            }
+            Value::Array(items) => items.iter().map(empty_anchors).sum(),
+            _ => 0,
+        }
+    }
+    let before = common::document_texts(input);
+    let after = common::document_texts(output);
+    for (index, (text, value)) in after.iter().zip(common::values(output)).enumerate() {
+        if before.get(index) == Some(text) {
+            continue;
+        }
+        let empty = value.as_ref().map_or(0, empty_anchors);
+        assert_eq!(
+            empty,
+            0,
+            "{}: document {} was written with an empty {ANCHORS_ENV}",
+            path.display(),
+            index + 1
+        );
+    }
+}
+
+/// A run given trust anchors that still stops must not stop for lack of them.
+fn assert_not_refused(path: &Path, stderr: &str) {
+    assert!(
+        !stderr.contains("cannot be injected"),
+        "{}: refused although anchors were given: {stderr}",
+        path.display()
     );
 }
 
@@ -228,9 +279,11 @@ fn idempotent_and_reversible_in_every_mode() {
             args.extend_from_slice(mode);
             let once = common::run(&args, Some(&text));
             if once.code == 2 {
+                assert_not_refused(&path, &once.stderr);
                 continue;
             }
             assert_eq!(once.code, 0, "{} {mode:?}: {}", path.display(), once.stderr);
+            assert_proxies_anchored(&path, &text, &once.stdout);
             let twice = common::run(&args, Some(&once.stdout));
             assert_eq!(
                 twice.stdout,
@@ -300,11 +353,14 @@ fn injecting_with_other_settings_converges_on_every_file() {
             };
             let once = with(first, &text);
             if once.code == 2 {
+                assert_not_refused(&path, &once.stderr);
                 continue;
             }
             let again = with(then, &once.stdout);
             let fresh = with(then, &text);
             assert_eq!(again.code, 0, "{}: {}", path.display(), again.stderr);
+            assert_proxies_anchored(&path, &text, &once.stdout);
+            assert_proxies_anchored(&path, &text, &again.stdout);
             assert!(
                 again.stdout == fresh.stdout,
                 "{} {then:?}: injecting again with other settings differs from injecting the file with them",

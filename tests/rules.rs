@@ -605,9 +605,15 @@ fn trust_anchors_from_the_configmap_in_context() {
         .expect("env var");
     assert_eq!(anchors["value"], pem);
     assert!(!report.contains("trustAnchorsPEM"), "{report}");
-    // Without it, a clear warning with the fix.
-    let run = common::run(&[], Some(WORKLOADS));
-    assert!(run.stderr.contains("warning: value \"trustAnchorsPEM\" is empty: the proxy cannot start without the identity trust anchors; pass --set"), "{}", run.stderr);
+    // Without it (nor the sample's), nothing is written: an error with the fix.
+    let run = common::run_as_given(&[], Some(WORKLOADS));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.contains("error: <stdin>: document 1, line 2:1: deployment/web cannot be injected: value \"trustAnchorsPEM\" is empty: the proxy cannot start without the identity trust anchors"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -745,7 +751,14 @@ fn trust_anchors_follow_the_control_plane_namespace() {
         &["--set", "controlPlaneNamespace=l5d"],
         Some(&format!("{configmap}{WORKLOADS}")),
     );
-    assert!(!run.stderr.contains("trustAnchorsPEM"), "{}", run.stderr);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS\n              value: |\n                PEM\n"
+        ),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

@@ -39,7 +39,8 @@ pub struct Profile {
     /// Named settings the templates use.
     #[serde(default)]
     pub values: Map<String, Value>,
-    /// Values that must not be empty, with the hint to show when they are.
+    /// Values a workload is not injected without, with the hint on how to
+    /// supply one: a run that would inject with one empty stops, writing nothing.
     #[serde(default)]
     pub required: Map<String, Value>,
     /// The mesh's own pod-template annotations and the values they set.
@@ -957,8 +958,15 @@ impl Profile {
             .and_then(|rule| rule.merge)
     }
 
-    /// Warnings about required values that are still empty.
+    /// The required values still empty among `values`, each said with the
+    /// profile's hint on how to supply it. The hint may use
+    /// `{{values.NAME}}`, so that it names what is in force (the control
+    /// plane's namespace); one that does not render is shown as written.
     pub fn missing_required(&self, values: &Map<String, Value>) -> Vec<String> {
+        let lookup = |name: &str| {
+            name.strip_prefix("values.")
+                .and_then(|value| values.get(value).cloned())
+        };
         self.required
             .iter()
             .filter(|(name, _)| {
@@ -966,9 +974,15 @@ impl Profile {
                     .get(*name)
                     .is_none_or(|v| v.is_null() || v.as_str().is_some_and(str::is_empty))
             })
-            .map(|(name, hint)| match hint.as_str() {
-                Some(hint) => format!("value {name:?} is empty: {hint}"),
-                None => format!("value {name:?} is empty"),
+            .map(|(name, hint)| {
+                let hint = template::render(hint, &lookup)
+                    .ok()
+                    .filter(Value::is_string)
+                    .unwrap_or_else(|| hint.clone());
+                match hint.as_str().map(str::trim).filter(|h| !h.is_empty()) {
+                    Some(hint) => format!("value {name:?} is empty: {hint}"),
+                    None => format!("value {name:?} is empty"),
+                }
             })
             .collect()
     }
@@ -1162,10 +1176,22 @@ impl Profile {
                 "unknown field `quotaDefaults.{key}`, expected requests or limits"
             ));
         }
-        for (name, _) in &self.required {
+        // A hint is shown only when its value is missing: a mistake in it
+        // surfaces here instead.
+        let known = |name: &str| {
+            name.strip_prefix("values.")
+                .filter(|value| self.values.contains_key(*value))
+                .map(|_| Value::String("x".into()))
+        };
+        for (name, hint) in &self.required {
             if !self.values.contains_key(name) {
                 return Err(format!("required value {name:?} is not in values"));
             }
+            if !hint.is_string() {
+                return Err(format!("required value {name:?}: its hint is not a string"));
+            }
+            template::render(hint, &known)
+                .map_err(|e| format!("required value {name:?}: its hint: {e}"))?;
         }
         if let Some(name) = self
             .mesh
@@ -1726,5 +1752,40 @@ mod tests {
             .expect_err("unknown key")
             .to_string();
         assert!(err.contains("extra"), "{err}");
+    }
+
+    #[test]
+    fn a_required_value_left_empty_is_said_with_its_hint_in_the_values_in_force() {
+        let profile = Profile::default_profile().expect("valid");
+        let mut values = profile.values.clone();
+        values.insert("controlPlaneNamespace".into(), json!("l5d"));
+        let missing = profile.missing_required(&values);
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert!(
+            missing[0].starts_with("value \"trustAnchorsPEM\" is empty: the proxy cannot start")
+                && missing[0].contains("kubectl get configmap -n l5d linkerd-identity-trust-roots"),
+            "{missing:?}"
+        );
+        values.insert("trustAnchorsPEM".into(), json!("PEM"));
+        assert!(profile.missing_required(&values).is_empty());
+        // A hint that cannot be rendered is refused as the profile loads.
+        let text = EMBEDDED[0].1.replace(
+            "-n {{values.controlPlaneNamespace}}",
+            "-n {{values.controlPlaneNamspace}}",
+        );
+        let err = Profile::parse(&text, "p.yaml")
+            .expect_err("unknown value in the hint")
+            .to_string();
+        assert!(
+            err.contains("required value \"trustAnchorsPEM\": its hint"),
+            "{err}"
+        );
+        // The Istio profile requires nothing.
+        assert!(
+            Profile::embedded("istio")
+                .expect("valid")
+                .required
+                .is_empty()
+        );
     }
 }

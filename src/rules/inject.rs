@@ -98,10 +98,17 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         Ok(rendered) => rendered,
         Err(reason) => return unchanged(patcher, before, reason),
     };
+    // The workload gets a proxy from here on, and one without what the
+    // profile requires cannot start: rather than write it broken, the
+    // workload is refused with the hint on where the value comes from (the
+    // caller names the workload).
+    let missing = env.profile.missing_required(filled.values());
+    if !missing.is_empty() {
+        return Err(PlanError::Refused(missing.join("\n")));
+    }
     let notes = unreadable
         .into_iter()
         .chain(ignored)
-        .chain(env.profile.missing_required(filled.values()))
         .map(|w| format!("warning: {w}"))
         .collect();
 
@@ -1104,11 +1111,16 @@ mod tests {
 
     impl Fixture {
         fn new() -> Self {
+            let profile = Profile::default_profile().expect("profile");
+            let trust_roots = [crate::cluster::sample_trust_roots()];
+            let cluster =
+                crate::pipeline::cluster_context(&[], &[], &trust_roots, &profile, "default")
+                    .expect("the sample trust roots");
             Fixture {
                 prepared: Default::default(),
-                profile: Profile::default_profile().expect("profile"),
+                profile,
                 flags: Map::new(),
-                cluster: ClusterContext::default(),
+                cluster,
                 version: KubeVersion::CURRENT,
             }
         }

@@ -69,9 +69,26 @@ pub struct Patcher {
     record: bool,
 }
 
-/// An operation that did not apply: a rule built a path that is not there.
-#[derive(Debug)]
-pub struct PlanError(pub String);
+/// Why a plan could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanError {
+    /// An operation that did not apply: a rule built a path that is not
+    /// there. A defect of this tool, not of the input.
+    Internal(String),
+    /// The workload would be injected with something the profile requires
+    /// left empty (a proxy that cannot start): the user's to supply, and the
+    /// message says what and how. Nothing is written then.
+    Refused(String),
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanError::Internal(message) => write!(f, "internal error while planning: {message}"),
+            PlanError::Refused(message) => f.write_str(message),
+        }
+    }
+}
 
 impl Patcher {
     pub fn new(value: Value, record: bool) -> Self {
@@ -95,7 +112,7 @@ impl Patcher {
     pub fn add(&mut self, path: &[String], value: Value) -> Result<(), PlanError> {
         let (last, parent) = path
             .split_last()
-            .ok_or_else(|| PlanError("add at the root".into()))?;
+            .ok_or_else(|| PlanError::Internal("add at the root".into()))?;
         let op_value = self.record.then(|| value.clone());
         match self.parent(parent, path)? {
             Value::Object(map) => {
@@ -105,14 +122,14 @@ impl Patcher {
             Value::Array(items) => match last.parse::<usize>() {
                 Ok(index) if index <= items.len() => items.insert(index, value),
                 _ => {
-                    return Err(PlanError(format!(
+                    return Err(PlanError::Internal(format!(
                         "add: no index {last} in {}",
                         pointer(parent)
                     )));
                 }
             },
             _ => {
-                return Err(PlanError(format!(
+                return Err(PlanError::Internal(format!(
                     "add: {} is not a container",
                     pointer(parent)
                 )));
@@ -136,7 +153,7 @@ impl Patcher {
         entries: &Map<String, Value>,
     ) -> Result<Vec<String>, PlanError> {
         let Value::Object(map) = self.parent(path, path)? else {
-            return Err(PlanError(format!(
+            return Err(PlanError::Internal(format!(
                 "add: {} is not a mapping",
                 pointer(path)
             )));
@@ -166,7 +183,7 @@ impl Patcher {
     pub fn remove(&mut self, path: &[String]) -> Result<(), PlanError> {
         let (last, parent) = path
             .split_last()
-            .ok_or_else(|| PlanError("remove at the root".into()))?;
+            .ok_or_else(|| PlanError::Internal("remove at the root".into()))?;
         let removed = match self.parent(parent, path)? {
             Value::Object(map) => map.shift_remove(last).is_some(),
             Value::Array(items) => match last.parse::<usize>() {
@@ -179,7 +196,10 @@ impl Patcher {
             _ => false,
         };
         if !removed {
-            return Err(PlanError(format!("remove: nothing at {}", pointer(path))));
+            return Err(PlanError::Internal(format!(
+                "remove: nothing at {}",
+                pointer(path)
+            )));
         }
         self.changes += 1;
         if self.record {
@@ -198,7 +218,7 @@ impl Patcher {
                 Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
                 _ => None,
             }
-            .ok_or_else(|| PlanError(format!("{} does not exist", pointer(path))))?;
+            .ok_or_else(|| PlanError::Internal(format!("{} does not exist", pointer(path))))?;
         }
         Ok(at)
     }

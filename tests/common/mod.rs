@@ -26,26 +26,103 @@ impl From<Output> for Run {
     }
 }
 
+/// The binary, with no arguments yet: run as given, without the sample
+/// trust anchors ([`command_with`] gives them where they are needed).
 pub fn command() -> Command {
     let mut cmd = Command::cargo_bin("kubectl-mesh_inject").expect("binary is built");
     cmd.env_remove("NO_COLOR");
     cmd
 }
 
-/// Run with `args`, feeding `stdin` (empty when `None`).
+/// The binary with `args`, as a user runs it who knows the cluster's
+/// Linkerd: see [`with_anchors`].
+pub fn command_with<S: AsRef<str>>(args: &[S]) -> Command {
+    let mut cmd = command();
+    cmd.args(with_anchors(args));
+    cmd
+}
+
+/// The sample trust roots (`testdata/cluster/`): Linkerd's
+/// `linkerd-identity-trust-roots` ConfigMap, as `kubectl get -o yaml` saves it.
+pub fn cluster() -> PathBuf {
+    testdata("cluster")
+}
+
+/// The sample trust roots as `--context testdata/cluster/` reads them, for
+/// the tests that run the library itself.
+pub fn cluster_sources() -> Vec<mesh_inject::source::Source> {
+    mesh_inject::source::read_all(&[cluster()], false).expect("the sample trust roots")
+}
+
+/// The PEM of the sample trust roots (their `ca-bundle.crt`), for a run
+/// that takes it as a value (`--set trustAnchorsPEM=…`, a KRM function's
+/// functionConfig).
+pub fn sample_anchors() -> String {
+    let text = std::fs::read_to_string(cluster().join("linkerd-trust-roots.yaml"))
+        .expect("the sample trust roots");
+    let value = values(&text)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("a ConfigMap");
+    value["data"]["ca-bundle.crt"]
+        .as_str()
+        .expect("ca-bundle.crt")
+        .to_string()
+}
+
+/// `args`, with the sample trust roots as context (`--context
+/// testdata/cluster/`) when they run Linkerd's proxy injector (inject or
+/// admit with the default profile): without trust anchors it refuses to
+/// write a proxy that cannot start. Other runs (uninject, config, another
+/// profile, help) are as given. The one place the tests get their anchors.
+pub fn with_anchors<S: AsRef<str>>(args: &[S]) -> Vec<String> {
+    let args: Vec<String> = args.iter().map(|a| a.as_ref().to_string()).collect();
+    let other_command = args.first().is_some_and(|first| {
+        ["uninject", "config", "version", "help", "__complete"].contains(&first.as_str())
+    });
+    let help = args
+        .iter()
+        .any(|a| ["--help", "-h", "--version", "-V"].contains(&a.as_str()));
+    let other_profile = args.iter().enumerate().any(|(i, a)| {
+        let named = match a.strip_prefix("--profile=") {
+            Some(name) => Some(name),
+            None if a == "--profile" => args.get(i + 1).map(String::as_str),
+            None => None,
+        };
+        named.is_some_and(|name| name != "linkerd")
+    });
+    let mut given = args.clone();
+    if !(other_command || help || other_profile) {
+        given.push("--context".into());
+        given.push(cluster().to_str().expect("a UTF-8 path").to_string());
+    }
+    given
+}
+
+/// Run with `args` (given the sample trust anchors where they are needed,
+/// see [`with_anchors`]), feeding `stdin` (empty when `None`).
 pub fn run(args: &[&str], stdin: Option<&str>) -> Run {
+    let mut cmd = command_with(args);
+    cmd.write_stdin(stdin.unwrap_or("").as_bytes().to_vec());
+    cmd.output().expect("runs").into()
+}
+
+/// [`run`] without the sample trust anchors: exactly `args`.
+pub fn run_as_given(args: &[&str], stdin: Option<&str>) -> Run {
     let mut cmd = command();
     cmd.args(args)
         .write_stdin(stdin.unwrap_or("").as_bytes().to_vec());
     cmd.output().expect("runs").into()
 }
 
-/// Run with `args` in `dir`, feeding `stdin`, with standard output and
-/// standard error sent where given (`Stdio::piped()` to capture them; a
-/// stream sent elsewhere comes back empty).
+/// Run with `args` (given the sample trust anchors where they are needed)
+/// in `dir`, feeding `stdin`, with standard output and standard error sent
+/// where given (`Stdio::piped()` to capture them; a stream sent elsewhere
+/// comes back empty).
 pub fn run_to(args: &[&str], dir: &Path, stdin: &str, stdout: Stdio, stderr: Stdio) -> Run {
     let mut child = std::process::Command::new(command().get_program())
-        .args(args)
+        .args(with_anchors(args))
         .current_dir(dir)
         .env_remove("NO_COLOR")
         .stdin(Stdio::piped())
