@@ -613,3 +613,66 @@ metadata:
         run.stderr
     );
 }
+
+#[test]
+fn durations_set_for_a_workload_are_written_in_whole_units_as_linkerd_writes_them() {
+    let (object, _) = inject(
+        &deployment(
+            "config.linkerd.io/proxy-outbound-connect-timeout: 1.5s, \
+             config.linkerd.io/proxy-inbound-discovery-cache-unused-timeout: 2m30.9s, \
+             config.linkerd.io/shutdown-grace-period: 1m",
+        ),
+        &[],
+    );
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_OUTBOUND_CONNECT_TIMEOUT").as_deref(),
+        Some("1500ms")
+    );
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_INBOUND_DISCOVERY_IDLE_TIMEOUT").as_deref(),
+        Some("150s")
+    );
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_SHUTDOWN_GRACE_PERIOD").as_deref(),
+        Some("60000ms")
+    );
+    let (object, _) = inject(&deployment(""), &["--set", "inboundConnectTimeout=2s"]);
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_INBOUND_CONNECT_TIMEOUT").as_deref(),
+        Some("2000ms")
+    );
+
+    // What Linkerd cannot use is a warning and the default.
+    let (object, report) = inject(
+        &deployment(
+            "config.linkerd.io/proxy-outbound-connect-timeout: soon, \
+             config.linkerd.io/default-inbound-policy: everyone, \
+             config.linkerd.io/access-log: verbose",
+        ),
+        &[],
+    );
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_OUTBOUND_CONNECT_TIMEOUT").as_deref(),
+        Some("1000ms")
+    );
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_INBOUND_DEFAULT_POLICY").as_deref(),
+        Some("all-unauthenticated")
+    );
+    assert_eq!(env(&object, "LINKERD2_PROXY_ACCESS_LOG"), None);
+    for annotation in [
+        "proxy-outbound-connect-timeout",
+        "default-inbound-policy",
+        "access-log",
+    ] {
+        assert!(report.contains(annotation), "{annotation}: {report}");
+    }
+    // A flag the proxy could not read is refused.
+    for bad in ["accessLog=verbose", "inboundConnectTimeout=soon"] {
+        let run = common::run(
+            &["--set", ANCHORS, "--set", bad, "-f", "-"],
+            Some(&deployment("")),
+        );
+        assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
+    }
+}

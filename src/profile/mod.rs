@@ -155,6 +155,29 @@ pub struct Override {
     /// it (the cluster's value, the namespace's annotation) instead of
     /// replacing them.
     pub merge: Option<Merge>,
+    /// How a duration set for a workload (annotation or flag) is written
+    /// for the proxy: Linkerd's injector rewrites it in whole units.
+    pub convert: Option<Convert>,
+}
+
+/// A duration rewritten in whole units, truncated (`1.5s` → `1500ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Convert {
+    Milliseconds,
+    Seconds,
+}
+
+impl Convert {
+    /// `duration` (as Go writes durations) in this unit, `None` when it is
+    /// not a duration.
+    pub fn apply(self, duration: &str) -> Option<String> {
+        let seconds = crate::mesh::linkerd::go_duration_seconds(duration.trim())?;
+        Some(match self {
+            Convert::Milliseconds => format!("{}ms", (seconds * 1000.0) as i64),
+            Convert::Seconds => format!("{}s", seconds as i64),
+        })
+    }
 }
 
 /// How a list set by an annotation combines with the list below it.
@@ -659,8 +682,44 @@ impl Profile {
                 known.join(", ")
             )));
         };
-        let value =
-            typed_like(current, raw).map_err(|e| Error::Config(format!("--set {name}: {e}")))?;
+        // A word the mesh's annotation could not give is refused here too
+        // (an access log format the proxy cannot read).
+        let words = self
+            .overrides
+            .iter()
+            .filter(|rule| rule.value == name && current.is_string() && !rule.map.is_empty())
+            .flat_map(|rule| {
+                rule.map.values().map(|v| match v {
+                    Value::String(word) => word.clone(),
+                    other => other.to_string(),
+                })
+            });
+        let mut words: Vec<String> = words.collect();
+        words.sort();
+        words.dedup();
+        if !raw.is_empty() && !words.is_empty() && !words.iter().any(|w| w == raw) {
+            return Err(Error::Config(format!(
+                "--set {name}: {raw:?} is not one of {}",
+                words.join(", ")
+            )));
+        }
+        // A duration given for the workloads is written as the mesh writes
+        // an annotation's (Linkerd: in whole milliseconds or seconds).
+        let convert = self
+            .overrides
+            .iter()
+            .find(|rule| rule.value == name)
+            .and_then(|rule| rule.convert);
+        let converted = match convert {
+            Some(convert) => convert.apply(raw).ok_or_else(|| {
+                Error::Config(format!(
+                    "--set {name}: {raw:?} is not a duration such as 90s"
+                ))
+            })?,
+            None => raw.to_string(),
+        };
+        let value = typed_like(current, &converted)
+            .map_err(|e| Error::Config(format!("--set {name}: {e}")))?;
         Ok((name.to_string(), value))
     }
 
@@ -769,6 +828,15 @@ impl Profile {
                     .check(&mapped)
                     .map_err(|e| format!("annotation {}: {e}", rule.annotation))?;
             }
+            let mapped = match rule.convert {
+                Some(convert) => convert.apply(&mapped).ok_or_else(|| {
+                    format!(
+                        "annotation {}: {mapped:?} is not a duration",
+                        rule.annotation
+                    )
+                })?,
+                None => mapped,
+            };
             let current = self.values.get(&rule.value).unwrap_or(&Value::Null);
             let value = typed_like(current, &mapped)
                 .map_err(|e| format!("annotation {}: {e}", rule.annotation))?;
