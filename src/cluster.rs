@@ -262,7 +262,8 @@ impl ClusterContext {
 
     /// `data[key]` of an object; with a `path` (dot-separated keys), the
     /// scalar at that path of the mapping `data[key]` holds, written as a
-    /// string (a mapping as JSON). Empty strings, mappings and nulls are nothing.
+    /// string (a mapping as JSON). Empty strings, mappings and nulls are
+    /// nothing. `None` when there is no such object at all.
     pub fn data_value(
         &self,
         kind: &str,
@@ -270,11 +271,16 @@ impl ClusterContext {
         name: &str,
         key: &str,
         path: Option<&str>,
-    ) -> Option<String> {
+    ) -> Option<Option<String>> {
         let object = self
             .objects
             .iter()
             .find(|o| o.kind == kind && o.namespace == namespace && o.name == name)?;
+        Some(Self::value_in(object, key, path))
+    }
+
+    /// What [`ClusterContext::data_value`] reads of an object it found.
+    fn value_in(object: &ContextObject, key: &str, path: Option<&str>) -> Option<String> {
         let Some(path) = path else {
             return object
                 .value
@@ -374,8 +380,13 @@ mod tests {
         assert_eq!(
             context
                 .data_value("ConfigMap", "l", "roots", "k", None)
+                .flatten()
                 .as_deref(),
             Some("v")
+        );
+        assert_eq!(
+            context.data_value("ConfigMap", "l", "none", "k", None),
+            None
         );
         assert!(context.objects("ConfigMap", "shop").is_empty());
         assert_eq!(

@@ -295,7 +295,9 @@ fn is_port_or_range(item: &str) -> bool {
 
 /// Reads a value from the cluster's objects: the source, and the namespace
 /// it names (rendered).
-pub type ObjectValue<'a> = dyn Fn(&ValueFromObject, &str) -> Option<String> + 'a;
+/// `None` when there is no such object; `Some(None)` when the object is
+/// there without the value.
+pub type ObjectValue<'a> = dyn Fn(&ValueFromObject, &str) -> Option<Option<String>> + 'a;
 
 /// A value read from a key of an object in the input or context.
 #[derive(Debug, Clone, Deserialize)]
@@ -729,7 +731,7 @@ impl Profile {
         &self,
         pod_annotations: Option<&Map<String, Value>>,
         flags: &Map<String, Value>,
-        object_value: &dyn Fn(&ValueFromObject, &str) -> Option<String>,
+        object_value: &ObjectValue<'_>,
     ) -> Result<Map<String, Value>, String> {
         let from_annotations = self.annotation_values(pod_annotations, &mut Vec::new())?;
         let from_objects = self.object_values(&from_annotations, flags, object_value)?;
@@ -851,9 +853,10 @@ impl Profile {
         &self,
         from_annotations: &[(String, Value)],
         flags: &Map<String, Value>,
-        object_value: &dyn Fn(&ValueFromObject, &str) -> Option<String>,
+        object_value: &ObjectValue<'_>,
     ) -> Result<Vec<(String, String)>, String> {
         let mut found: Vec<(String, String)> = Vec::new();
+        let mut missing: Vec<(&String, &String, String)> = Vec::new();
         // Sources mostly share one namespace template: rendered once each.
         let mut namespaces: Vec<(&str, String)> = Vec::new();
         for source in &self.values_from_objects {
@@ -903,8 +906,16 @@ impl Profile {
                     rendered
                 }
             };
-            if let Some(value) = object_value(source, &namespace) {
-                found.push((source.value.clone(), value));
+            // Sources mostly share one object: once it is known to be
+            // missing, its other values are not looked for.
+            let object = (&source.kind, &source.name, namespace);
+            if missing.contains(&object) {
+                continue;
+            }
+            match object_value(source, &object.2) {
+                Some(Some(value)) => found.push((source.value.clone(), value)),
+                Some(None) => {}
+                None => missing.push(object),
             }
         }
         Ok(found)
@@ -1679,7 +1690,7 @@ mod tests {
         flags.insert("proxyVersion".into(), json!("from-flag"));
         let from_objects = |source: &ValueFromObject, ns: &str| {
             (source.name == "linkerd-identity-trust-roots" && ns == "linkerd")
-                .then(|| "PEM".to_string())
+                .then(|| Some("PEM".to_string()))
         };
         let values = profile
             .values_for(annotations.as_object(), &flags, &from_objects)
@@ -1764,7 +1775,7 @@ mod tests {
         assert_eq!(traced.values()["logLevel"], json!("trace"));
         let roots = |source: &ValueFromObject, ns: &str| {
             (source.name == "linkerd-identity-trust-roots" && ns == "linkerd")
-                .then(|| "PEM".to_string())
+                .then(|| Some("PEM".to_string()))
         };
         let anchored = prepared
             .for_workload(&profile, None, &flags, Some(&roots), &|_| None)

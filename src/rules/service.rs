@@ -3,6 +3,8 @@
 //! proxies of the Service's clients skip protocol detection on them; the
 //! annotation is recorded, so that uninject takes it out again.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::Env;
@@ -11,6 +13,7 @@ use super::plan::{NOT_INJECTABLE, Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::uninject::remove_keys;
 use crate::json::Field;
+use crate::profile::Filled;
 
 /// Whether `object` is a core Service.
 pub fn is_service(object: &Value) -> bool {
@@ -47,15 +50,15 @@ pub fn annotate(object: Value, env: &Env<'_>) -> Result<Plan, PlanError> {
         .field("metadata")
         .and_then(|m| m.field("annotations"))
         .and_then(Value::as_object);
-    let values = match default_values(env) {
-        Ok(values) => values,
+    let filled = match filled_for_any_object(env) {
+        Ok(filled) => filled,
         Err(reason) => return left(reason),
     };
     let wanted = env.profile.mesh.service_annotations(
         &bare,
         annotations,
         env.cluster.namespace_annotations(&namespace),
-        &values,
+        filled.values(),
     );
     let mut patcher = Patcher::new(bare, env.keep_patches);
     if wanted.is_empty() {
@@ -170,7 +173,7 @@ fn record_of(object: &Value) -> Option<Record> {
 
 /// The values the webhook has for any object: the profile's, the cluster's
 /// and the flags' (a Service has no pod annotations).
-fn default_values(env: &Env<'_>) -> Result<Map<String, Value>, String> {
+fn filled_for_any_object(env: &Env<'_>) -> Result<Arc<Filled>, String> {
     let object_value = |source: &crate::profile::ValueFromObject, namespace: &str| {
         env.cluster.data_value(
             &source.kind,
@@ -183,5 +186,5 @@ fn default_values(env: &Env<'_>) -> Result<Map<String, Value>, String> {
     let (filled, _) =
         env.prepared
             .for_workload(env.profile, None, env.flags, Some(&object_value), &|_| None)?;
-    Ok(filled.values().clone())
+    Ok(filled)
 }
