@@ -53,8 +53,7 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
 /// test prints their first differences): the kubectl default-container
 /// annotations (Istio writes both, native or not), the status annotation
 /// (what was injected where), istio-init's and the proxy's args (Istio
-/// writes `-u 1337`, `-x ""` as flag and value), quantities (Istio's are in
-/// canonical form, `2` and `1Gi`), the proxy's env, probe delays of 0 (Go
+/// writes `-u 1337`, `-x ""` as flag and value), quantities, the proxy's env, probe delays of 0 (Go
 /// leaves them out), app probes (Istio rewrites them to its agent), and
 /// single fields by name. The proxy-override, gateway and grpc cases hold
 /// an `istio-proxy` container of their own, which Istio merges into its
@@ -62,63 +61,63 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
 const NOT_YET: &[(&str, &str)] = &[
     (
         "hello.yaml.proxyImageName",
-        "default-container annotations, status annotation, init/proxy args, image, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, image, proxy env, probe zero delays",
     ),
     (
         "hello-always.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-never.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-old-version.yaml",
-        "default-container annotations, proxy env, probe zero delays, quantities, startupProbe, init/proxy args",
+        "default-container annotations, proxy env, probe zero delays, startupProbe, init/proxy args",
     ),
     (
         "hello.proxyHoldsApplication.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes.proxyHoldsApplication.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes-proxyHoldApplication-ProxyConfig.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes-noProxyHoldApplication-ProxyConfig.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "cronjob.yaml",
-        "metadata, init/proxy args, quantities, proxy env, probe zero delays",
+        "metadata, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "cronjob-old-version.yaml",
-        "metadata, proxy env, probe zero delays, quantities, startupProbe, init/proxy args",
+        "metadata, proxy env, probe zero delays, startupProbe, init/proxy args",
     ),
     (
         "daemonset-old-version.yaml",
-        "default-container annotations, proxy env, probe zero delays, quantities, startupProbe, init/proxy args, status",
+        "default-container annotations, proxy env, probe zero delays, startupProbe, init/proxy args, status",
     ),
     (
         "job-old-version.yaml",
-        "default-container annotations, proxy env, probe zero delays, quantities, startupProbe, init/proxy args",
+        "default-container annotations, proxy env, probe zero delays, startupProbe, init/proxy args",
     ),
     (
         "pod-old-version.yaml",
-        "default-container annotations, proxy env, probe zero delays, quantities, startupProbe, init/proxy args",
+        "default-container annotations, proxy env, probe zero delays, startupProbe, init/proxy args",
     ),
     (
         "replicaset-old-version.yaml",
-        "default-container annotations, proxy env, probe zero delays, quantities, startupProbe, init/proxy args, status",
+        "default-container annotations, proxy env, probe zero delays, startupProbe, init/proxy args, status",
     ),
     (
         "statefulset-old-version.yaml",
-        "default-container annotations, proxy env, probe zero delays, quantities, startupProbe, init/proxy args, volumes, status",
+        "default-container annotations, proxy env, probe zero delays, startupProbe, init/proxy args, volumes, status",
     ),
     (
         "proxy-override.yaml",
@@ -126,7 +125,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "explicit-security-context.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "only-proxy-container.yaml",
@@ -154,59 +153,59 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "native-sidecar.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays, app probes",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, app probes",
     ),
     (
         "native-sidecar-old-version.yaml",
-        "default-container annotations, proxy env, probe zero delays, quantities, startupProbe, app probes, init/proxy args",
+        "default-container annotations, proxy env, probe zero delays, startupProbe, app probes, init/proxy args",
     ),
     (
         "native-sidecar-opt-in.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays, app probes",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, app probes",
     ),
     (
         "native-sidecar-opt-in.yaml#2",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays, app probes",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, app probes",
     ),
     (
         "native-sidecar-opt-out.yaml",
-        "default-container annotations, proxy env, probe zero delays, quantities, startupProbe, init/proxy args",
+        "default-container annotations, proxy env, probe zero delays, startupProbe, init/proxy args",
     ),
     (
         "native-sidecar-opt-out.yaml#2",
-        "default-container annotations, proxy env, probe zero delays, quantities, startupProbe, init/proxy args",
+        "default-container annotations, proxy env, probe zero delays, startupProbe, init/proxy args",
     ),
     (
         "tcp-probes.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "merge-probers.yaml",
-        "status annotation, app probes, init/proxy args, quantities, proxy env, postStart, failureThreshold, probe zero delays, periodSeconds",
+        "status annotation, app probes, init/proxy args, proxy env, postStart, failureThreshold, probe zero delays, periodSeconds",
     ),
     (
         "truncate-canonical-name-pod.yaml",
-        "default-container annotations, status annotation, canonical-name, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, canonical-name, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "truncate-canonical-name-custom-controller-pod.yaml",
-        "default-container annotations, status annotation, canonical-name, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, canonical-name, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "auth.non-default-service-account.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "auth.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "daemonset.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays, status",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, status",
     ),
     (
         "deploymentconfig-multi.yaml",
-        "minReadySeconds, default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays, status",
+        "minReadySeconds, default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, status",
     ),
     (
         "deploymentconfig-with-canonical-service-label.yaml",
@@ -214,15 +213,15 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "deploymentconfig.yaml",
-        "minReadySeconds, default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays, status",
+        "minReadySeconds, default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, status",
     ),
     (
         "enable-core-dump.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "frontend.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "gateway-with-default-container.yaml",
@@ -238,51 +237,51 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "hello-image-pull-secret.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-mtls-not-ready.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-multi.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-multiport-metrics.yaml",
-        "default-container annotations, scrape-targets, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, scrape-targets, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-namespace.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes-with-flag-set-in-annotation.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes-with-flag-unset-in-annotation.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-proxy-override.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-readiness.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "https-probes.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "init-no-intercept-no-native-sidecar.yaml",
@@ -290,115 +289,115 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "job.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "kubevirtInterfaces_list.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "list-frontend.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "list.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "multi-container.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "multi-init.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "named_port.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "one_container.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "pod.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "prometheus-scrape.yaml",
-        "default-container annotations, path, port, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, path, port, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "prometheus-scrape2.yaml",
-        "default-container annotations, path, port, scrape, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, path, port, scrape, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "ready_live.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "ready_only.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "replicaset.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays, status",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, status",
     ),
     (
         "replicationcontroller.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays, status",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, status",
     ),
     (
         "reroute-virtual-interfaces_list.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "resource_annotations.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "startup_live.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "startup_only.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "startup_ready_live.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "statefulset.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays, volumes, status",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, volumes, status",
     ),
     (
         "status_annotations.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, command[], failureThreshold, port, probe zero delays, periodSeconds",
+        "default-container annotations, status annotation, init/proxy args, proxy env, command[], failureThreshold, port, probe zero delays, periodSeconds",
     ),
     (
         "status_annotations_zeroport.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, command[], readinessProbe, startupProbe",
+        "default-container annotations, status annotation, init/proxy args, proxy env, command[], readinessProbe, startupProbe",
     ),
     (
         "traffic-annotations-empty-includes.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "traffic-annotations-wildcards.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "traffic-params-empty-includes.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "two_container.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, quantities, proxy env, probe zero delays",
+        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "user-volume.yaml",
-        "default-container annotations, status annotation, init/proxy args, quantities, proxy env, probe zero delays, volumeMounts, volumes",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, volumeMounts, volumes",
     ),
 ];
 

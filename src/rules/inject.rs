@@ -684,6 +684,7 @@ impl<'a> Pod<'a> {
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
                 .join(","),
+            ports: env.profile.mesh.pod_ports(containers),
             app_name: label("app.kubernetes.io/name")
                 .or_else(|| label("app"))
                 .unwrap_or(name),
