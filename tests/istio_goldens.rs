@@ -81,15 +81,15 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "hello-probes.proxyHoldsApplication.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes-proxyHoldApplication-ProxyConfig.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes-noProxyHoldApplication-ProxyConfig.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "cronjob.yaml",
@@ -153,19 +153,19 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "native-sidecar.yaml",
-        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, app probes",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "native-sidecar-old-version.yaml",
-        "default-container annotations, proxy env, probe zero delays, startupProbe, app probes, init/proxy args",
+        "default-container annotations, proxy env, probe zero delays, startupProbe, init/proxy args",
     ),
     (
         "native-sidecar-opt-in.yaml",
-        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, app probes",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "native-sidecar-opt-in.yaml#2",
-        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays, app probes",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "native-sidecar-opt-out.yaml",
@@ -177,11 +177,11 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "tcp-probes.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "merge-probers.yaml",
-        "status annotation, app probes, init/proxy args, proxy env, postStart, failureThreshold, probe zero delays, periodSeconds",
+        "status annotation, init/proxy args, proxy env, postStart, failureThreshold, probe zero delays, periodSeconds",
     ),
     (
         "truncate-canonical-name-pod.yaml",
@@ -257,7 +257,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "hello-probes-with-flag-set-in-annotation.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes-with-flag-unset-in-annotation.yaml",
@@ -265,7 +265,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "hello-probes.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-proxy-override.yaml",
@@ -273,7 +273,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "hello-readiness.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello.yaml",
@@ -281,7 +281,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "https-probes.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "init-no-intercept-no-native-sidecar.yaml",
@@ -313,11 +313,11 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "named_port.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "one_container.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "pod.yaml",
@@ -333,11 +333,11 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "ready_live.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "ready_only.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "replicaset.yaml",
@@ -357,15 +357,15 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "startup_live.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "startup_only.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "startup_ready_live.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "statefulset.yaml",
@@ -373,11 +373,11 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "status_annotations.yaml",
-        "default-container annotations, status annotation, init/proxy args, proxy env, command[], failureThreshold, port, probe zero delays, periodSeconds",
+        "default-container annotations, status annotation, init/proxy args, proxy env, failureThreshold, probe zero delays, periodSeconds",
     ),
     (
         "status_annotations_zeroport.yaml",
-        "default-container annotations, status annotation, init/proxy args, proxy env, command[], readinessProbe, startupProbe",
+        "default-container annotations, status annotation, init/proxy args, proxy env, readinessProbe, startupProbe",
     ),
     (
         "traffic-annotations-empty-includes.yaml",
@@ -393,7 +393,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "two_container.yaml",
-        "default-container annotations, status annotation, app probes, init/proxy args, proxy env, probe zero delays",
+        "default-container annotations, status annotation, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "user-volume.yaml",
