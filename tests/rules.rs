@@ -329,7 +329,8 @@ fn istio_profile_native_and_classic() {
         assert_eq!(proxy["securityContext"]["runAsUser"], 1337);
         assert_eq!(proxy["ports"][0]["containerPort"], 15090);
         assert_eq!(proxy["readinessProbe"]["httpGet"]["port"], 15021);
-        assert_eq!(proxy["resources"]["limits"]["memory"], "1024Mi");
+        // Istio writes quantities in canonical form.
+        assert_eq!(proxy["resources"]["limits"]["memory"], "1Gi");
         assert_eq!(
             pod["metadata"]["labels"]["security.istio.io/tlsMode"],
             "istio"
@@ -354,7 +355,7 @@ fn istio_profile_native_and_classic() {
     let (objects, _) = inject(&["--profile", "istio"], &one);
     let resources = &container(pod_of(&objects[0]), "istio-proxy")["resources"];
     assert_eq!(resources["requests"]["cpu"], "500m");
-    assert_eq!(resources["limits"]["memory"], "1024Mi");
+    assert_eq!(resources["limits"]["memory"], "1Gi");
     // Its own opt-out annotation.
     let off = WORKLOADS.replace(
         "metadata: {labels: {app: web}}",

@@ -7,6 +7,7 @@
 //! chosen by the profile's `mesh` key: the values are completed here, once
 //! per distinct set of values, before any template reads them.
 
+pub mod istio;
 pub mod linkerd;
 
 use serde::Deserialize;
@@ -32,7 +33,19 @@ impl Mesh {
     pub fn complete(self, values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> bool) {
         match self {
             Mesh::Linkerd => linkerd::complete(values, for_workload),
-            Mesh::Istio | Mesh::None => {}
+            Mesh::Istio => istio::complete(values),
+            Mesh::None => {}
+        }
+    }
+
+    /// The pod's container ports as the mesh's proxy reads them from its
+    /// env (`{{pod.ports}}`): Istio's `ISTIO_META_POD_PORTS` list, from
+    /// `containers`, the pod's own; empty for the other meshes, which read
+    /// ports otherwise (`{{pod.inboundPorts}}`).
+    pub fn pod_ports(self, containers: &[Value]) -> String {
+        match self {
+            Mesh::Istio => istio::pod_ports(containers),
+            Mesh::Linkerd | Mesh::None => String::new(),
         }
     }
 

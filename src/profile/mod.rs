@@ -498,6 +498,7 @@ fn lookup(values: &Map<String, Value>, vars: &WorkloadVars, name: &str) -> Optio
         "workload.name" => vars.name.clone(),
         "workload.namespace" => vars.namespace.clone(),
         "pod.inboundPorts" => vars.inbound_ports.clone(),
+        "pod.ports" => vars.ports.clone(),
         "pod.appName" => vars.app_name.clone(),
         "pod.appVersion" => vars.app_version.clone(),
         "pod.appContainers" => vars.app_containers.clone(),
@@ -522,6 +523,7 @@ fn answers(
         "workload.name" => &vars.name,
         "workload.namespace" => &vars.namespace,
         "pod.inboundPorts" => &vars.inbound_ports,
+        "pod.ports" => &vars.ports,
         "pod.appName" => &vars.app_name,
         "pod.appVersion" => &vars.app_version,
         "pod.appContainers" => &vars.app_containers,
@@ -550,6 +552,9 @@ pub struct WorkloadVars {
     pub namespace: String,
     /// Comma-separated container ports of the pod, sorted.
     pub inbound_ports: String,
+    /// The pod's container ports as the mesh's proxy reads them (Istio's
+    /// `ISTIO_META_POD_PORTS` list; see [`Mesh::pod_ports`]).
+    pub ports: String,
     /// The app's canonical name: `app.kubernetes.io/name`, `app`, or the workload name.
     pub app_name: String,
     /// `app.kubernetes.io/version`, `version`, or `latest`.
@@ -1294,6 +1299,7 @@ impl Profile {
             name: "sample".into(),
             namespace: "default".into(),
             inbound_ports: "8080".into(),
+            ports: "[\n    {\"containerPort\":8080}\n]".into(),
             app_name: "sample".into(),
             app_version: "latest".into(),
             app_containers: "app".into(),
@@ -1580,6 +1586,7 @@ mod tests {
             name: "web".into(),
             namespace: "shop".into(),
             inbound_ports: "80,8080".into(),
+            ports: "[\n    {\"containerPort\":80}\n]".into(),
             app_name: "web".into(),
             app_version: "v2".into(),
             app_containers: "app,log".into(),
@@ -1597,6 +1604,7 @@ mod tests {
             "workload.name",
             "workload.namespace",
             "pod.inboundPorts",
+            "pod.ports",
             "pod.appName",
             "pod.appVersion",
             "pod.appContainers",
@@ -1789,6 +1797,7 @@ mod tests {
             name: "web".into(),
             namespace: "shop".into(),
             inbound_ports: "8080".into(),
+            ports: String::new(),
             app_name: "web".into(),
             app_version: String::new(),
             app_containers: "app".into(),

@@ -20,6 +20,7 @@ use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template
 use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
 use crate::json::{Field, spare};
+use crate::mesh::{Mesh, istio};
 use crate::profile::{self, NativeChoice, Position, Profile, Rendered, WorkloadVars};
 use crate::workload::WorkloadType;
 use crate::yaml;
@@ -113,6 +114,9 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .collect();
 
     let mut sidecar = Sidecar::build(&rendered, &pod, kind, env, notes);
+    if env.profile.mesh == Mesh::Istio {
+        sidecar.take_over_app_probes(&pod, filled.values());
+    }
     if pod.namespace_assumed {
         // What the injection writes of the namespace is only right there.
         sidecar.notes.push(format!(
@@ -214,6 +218,11 @@ struct Sidecar {
     notes: Vec<String>,
     /// Why the containers cannot meet the namespace's policies, and the fix.
     hints: Vec<String>,
+    /// Edits to the app's containers (relative to the pod's spec): Istio's
+    /// probes taken over by its agent.
+    app_edits: Vec<istio::Edit>,
+    /// Of those, the probes whose port was a name (for the record).
+    probe_ports: Vec<String>,
 }
 
 impl Sidecar {
@@ -266,7 +275,37 @@ impl Sidecar {
             annotations: Map::new(),
             notes,
             hints: Vec::new(),
+            app_edits: Vec::new(),
+            probe_ports: Vec::new(),
         }
+    }
+
+    /// Istio: the app's probes and lifecycle hooks go through the agent on
+    /// the status port, their originals in the proxy's env, unless the
+    /// pod's annotation or the values say not to.
+    fn take_over_app_probes(&mut self, pod: &Pod, values: &Map<String, Value>) {
+        let wanted = crate::mesh::text_of(values, "rewriteAppHTTPProbe") != "false";
+        if !istio::rewrites_probes(pod.annotations, wanted) {
+            return;
+        }
+        let Ok(status_port) = crate::mesh::text_of(values, "statusPort")
+            .trim()
+            .parse::<u16>()
+        else {
+            return;
+        };
+        let probes = istio::app_probes(pod.spec, status_port);
+        if probes.edits.is_empty() {
+            return;
+        }
+        if let Some(Value::Array(env)) = self.proxy.get_mut("env") {
+            env.push(json!({"name": istio::APP_PROBERS, "value": probes.probers}));
+        } else if let Some(proxy) = self.proxy.as_object_mut() {
+            let entry = json!({"name": istio::APP_PROBERS, "value": probes.probers});
+            proxy.insert("env".into(), Value::Array(vec![entry]));
+        }
+        self.app_edits = probes.edits;
+        self.probe_ports = probes.named_ports;
     }
 
     fn containers_mut(&mut self) -> impl Iterator<Item = &mut Value> {
@@ -507,8 +546,23 @@ fn place(
         annotations: extra,
         mut notes,
         hints: _,
+        app_edits,
+        probe_ports,
     } = sidecar;
     let mut record = Record::default();
+    // The app's containers are edited once the sidecar is in place (the
+    // renderer keeps an item's text when the list's edits come in that
+    // order): each edit finds its container again by name.
+    let edited: Vec<Option<String>> = app_edits
+        .iter()
+        .map(|edit| {
+            let (istio::Edit::Set(path, _) | istio::Edit::Remove(path)) = edit;
+            let mut at = paths.spec.clone();
+            at.extend(path.iter().take(2).cloned());
+            patcher.get(&at).map(name_of)
+        })
+        .collect();
+    record.probe_ports = probe_ports;
     ensure(patcher, &paths.metadata, "metadata", json!({}), &mut record)?;
     let mut annotations = rendered.annotations.clone();
     annotations.extend(extra);
@@ -627,6 +681,27 @@ fn place(
         record.grace = Some(current.map_or("unset".to_string(), |g| g.to_string()));
     }
 
+    let moved = app_edits
+        .into_iter()
+        .zip(edited)
+        .filter_map(|(edit, name)| {
+            let name = name?;
+            let moved = |path: Vec<String>| -> Option<Vec<String>> {
+                let list = path.first()?;
+                let items = patcher.get(&paths.spec(list))?.as_array()?;
+                let index = items.iter().position(|c| name_of(c) == name)?;
+                let mut path = path;
+                *path.get_mut(1)? = index.to_string();
+                Some(path)
+            };
+            Some(match edit {
+                istio::Edit::Set(path, value) => istio::Edit::Set(moved(path)?, value),
+                istio::Edit::Remove(path) => istio::Edit::Remove(moved(path)?),
+            })
+        })
+        .collect();
+    apply_edits(patcher, paths, moved)?;
+
     patcher.add(
         &child_key(&annotations_path, RECORD_ANNOTATION),
         Value::String(record.encode()),
@@ -694,6 +769,7 @@ impl<'a> Pod<'a> {
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
                 .join(","),
+            ports: env.profile.mesh.pod_ports(containers),
             app_name: label("app.kubernetes.io/name")
                 .or_else(|| label("app"))
                 .unwrap_or(name),
@@ -1037,6 +1113,29 @@ fn set_entries(
     // settings win (a `prometheus.io/scrape: "false"`, a tlsMode), and
     // uninject has nothing of the user's to restore.
     patcher.add_missing(path, entries)
+}
+
+/// Apply a mesh's `edits` (paths relative to the pod's spec).
+pub(crate) fn apply_edits(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    edits: Vec<istio::Edit>,
+) -> Result<(), PlanError> {
+    for edit in edits {
+        match edit {
+            istio::Edit::Set(path, value) => {
+                let mut at = paths.spec.clone();
+                at.extend(path);
+                patcher.add(&at, value)?;
+            }
+            istio::Edit::Remove(path) => {
+                let mut at = paths.spec.clone();
+                at.extend(path);
+                patcher.remove(&at)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn child(path: &[String], index: usize) -> Vec<String> {

@@ -24,10 +24,14 @@ pub struct Record {
     /// The pod's `terminationGracePeriodSeconds` before inject raised it
     /// (`unset` when it had none).
     pub grace: Option<String>,
+    /// The app probes the mesh's agent took over whose port was a name, as
+    /// `container:field:name` (Istio's env holds the number): uninject
+    /// gives the name back.
+    pub probe_ports: Vec<String>,
 }
 
 impl Record {
-    fn fields(&self) -> [(&'static str, &Vec<String>); 7] {
+    fn fields(&self) -> [(&'static str, &Vec<String>); 8] {
         [
             ("containers", &self.containers),
             ("initContainers", &self.init_containers),
@@ -36,6 +40,7 @@ impl Record {
             ("labels", &self.labels),
             ("created", &self.created),
             ("wasNull", &self.was_null),
+            ("probePorts", &self.probe_ports),
         ]
     }
 
@@ -85,6 +90,7 @@ impl Record {
                 "created" => record.created = names,
                 "wasNull" => record.was_null = names,
                 "grace" => record.grace = names.into_iter().next(),
+                "probePorts" => record.probe_ports = names,
                 _ => {}
             }
         }

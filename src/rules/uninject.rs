@@ -12,6 +12,7 @@ use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::{PodPaths, template_problem};
 use crate::json::Field;
+use crate::mesh::{Mesh, istio};
 use crate::profile::{Profile, image_name};
 use crate::workload::WorkloadType;
 
@@ -138,6 +139,12 @@ pub(crate) fn remove_injection(
     let names = |names: &[String]| -> HashSet<String> { names.iter().cloned().collect() };
     let containers = names(&record.containers);
     let init_containers = names(&record.init_containers);
+    if profile.mesh == Mesh::Istio {
+        // The app's probes back from the agent, while the proxy that holds
+        // them is there and the app's containers have their indices.
+        let edits = restored_probes(patcher, &paths, profile, &record);
+        super::inject::apply_edits(patcher, &paths, edits)?;
+    }
     let volumes = names(&record.volumes);
     remove_named(patcher, &paths.spec("containers"), &containers)?;
     remove_named(patcher, &paths.spec("initContainers"), &init_containers)?;
@@ -303,4 +310,45 @@ pub(crate) fn remove_keys(
 /// A container's name.
 fn name_of(item: &Value) -> Option<&str> {
     item.field("name").and_then(Value::as_str)
+}
+
+/// The edits that give the app back the probes Istio's agent took over:
+/// the originals are in the env of the injected proxy being removed.
+fn restored_probes(
+    patcher: &Patcher,
+    paths: &PodPaths,
+    profile: &Profile,
+    record: &Record,
+) -> Vec<istio::Edit> {
+    let Some(spec) = patcher.get(&paths.spec) else {
+        return Vec::new();
+    };
+    let Some(proxy) = profile.proxy.field("name").and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let removed = |list: &str, name: &str| {
+        let names = if list == "containers" {
+            &record.containers
+        } else {
+            &record.init_containers
+        };
+        names.iter().any(|n| n == name)
+    };
+    let probers = ["initContainers", "containers"]
+        .iter()
+        .filter_map(|list| {
+            spec.field(list)
+                .and_then(Value::as_array)
+                .map(|items| (list, items))
+        })
+        .flat_map(|(list, items)| items.iter().map(move |c| (list, c)))
+        .filter(|(list, c)| name_of(c) == Some(proxy) && removed(list, proxy))
+        .filter_map(|(_, c)| c.field("env").and_then(Value::as_array))
+        .flatten()
+        .find(|e| e.field("name").and_then(Value::as_str) == Some(istio::APP_PROBERS))
+        .and_then(|e| e.field("value").and_then(Value::as_str));
+    match probers {
+        Some(probers) => istio::restore_app_probes(spec, probers, &record.probe_ports),
+        None => Vec::new(),
+    }
 }

@@ -599,8 +599,17 @@ impl Differ<'_> {
             (NodeKind::Scalar { .. }, _) if is_block_scalar(node) => {
                 self.replace_block_scalar(node, target, shared)
             }
-            (NodeKind::Scalar { .. }, _) if !target.is_object() && !target.is_array() => {
-                let mut text = self.apart(node, self.inline(target));
+            (NodeKind::Scalar { style, .. }, _) if !target.is_object() && !target.is_array() => {
+                // A string in place of a quoted one keeps its quotes, so
+                // that changing it back gives the text back.
+                let written = match (style, target) {
+                    (ScalarStyle::DoubleQuoted, Value::String(_)) => target.to_string(),
+                    (ScalarStyle::SingleQuoted, Value::String(s)) if !s.contains('\n') => {
+                        format!("'{}'", s.replace('\'', "''"))
+                    }
+                    _ => self.inline(target),
+                };
+                let mut text = self.apart(node, written);
                 let span = between(self.text, node.start, node.end);
                 let kept = kept_properties(span, target);
                 if !kept.is_empty() {
@@ -1065,15 +1074,22 @@ impl Differ<'_> {
         wanted: &[Value],
     ) -> Result<Vec<Step>, EditError> {
         let mut failed = None;
-        let steps = align(items.len(), wanted.len(), |i, j| {
-            match (items.get(i), wanted.get(j)) {
+        let named = |item: Option<&Node<'_>>, want: Option<&Value>| {
+            let name = item.and_then(|i| i.get("name")).and_then(Node::as_str);
+            name.is_some() && name == want.and_then(|w| w.get("name")).and_then(Value::as_str)
+        };
+        let steps = align_kin(
+            items.len(),
+            wanted.len(),
+            |i, j| match (items.get(i), wanted.get(j)) {
                 (Some(item), Some(want)) => self.same(item, want).unwrap_or_else(|err| {
                     failed.get_or_insert(err);
                     false
                 }),
                 _ => false,
-            }
-        });
+            },
+            |i, j| named(items.get(i), wanted.get(j)),
+        );
         match failed {
             Some(err) => Err(err),
             None => Ok(steps),
@@ -1429,7 +1445,21 @@ enum Step {
 /// old item `i` equals new item `j`: equal lengths pair up by position;
 /// otherwise keep the longest common subsequence and pair leftover runs of
 /// equal length.
-fn align(n: usize, m: usize, mut same: impl FnMut(usize, usize) -> bool) -> Vec<Step> {
+#[cfg(test)]
+fn align(n: usize, m: usize, same: impl FnMut(usize, usize) -> bool) -> Vec<Step> {
+    align_kin(n, m, same, |_, _| false)
+}
+
+/// [`align`], where leftover runs of unequal length also pair an old item
+/// with a new one that `kin(i, j)` says is the same item changed (a
+/// container of the same name), in order, so that it is edited where it
+/// stands rather than written anew beside new items.
+fn align_kin(
+    n: usize,
+    m: usize,
+    mut same: impl FnMut(usize, usize) -> bool,
+    mut kin: impl FnMut(usize, usize) -> bool,
+) -> Vec<Step> {
     if n == m {
         return (0..n)
             .map(|i| {
@@ -1469,10 +1499,10 @@ fn align(n: usize, m: usize, mut same: impl FnMut(usize, usize) -> bool) -> Vec<
     let (mut i, mut j) = (0, 0);
     let mut pending_removed: Vec<usize> = Vec::new();
     let mut pending_inserted: Vec<usize> = Vec::new();
-    let flush = |steps: &mut Vec<Step>,
-                 removed: &mut Vec<usize>,
-                 inserted: &mut Vec<usize>,
-                 before: Option<usize>| {
+    let mut flush = |steps: &mut Vec<Step>,
+                     removed: &mut Vec<usize>,
+                     inserted: &mut Vec<usize>,
+                     before: Option<usize>| {
         if removed.len() == inserted.len() {
             steps.extend(
                 removed
@@ -1481,8 +1511,35 @@ fn align(n: usize, m: usize, mut same: impl FnMut(usize, usize) -> bool) -> Vec<
                     .map(|(&r, &a)| Step::Change(r, a)),
             );
         } else {
-            steps.extend(removed.iter().map(|&r| Step::Remove(r)));
-            steps.extend(inserted.iter().map(|&a| Step::Insert(before, a)));
+            // Kin pairs, in order; the other new items go before the next
+            // pair's old item, the other old items go.
+            let mut pairs: Vec<(usize, usize)> = Vec::new();
+            let mut from = 0;
+            for &a in inserted.iter() {
+                if let Some(k) =
+                    (from..removed.len()).find(|&k| removed.get(k).is_some_and(|&r| kin(r, a)))
+                {
+                    if let Some(&r) = removed.get(k) {
+                        pairs.push((r, a));
+                    }
+                    from = k + 1;
+                }
+            }
+            steps.extend(
+                removed
+                    .iter()
+                    .filter(|r| !pairs.iter().any(|(p, _)| p == *r))
+                    .map(|&r| Step::Remove(r)),
+            );
+            for &a in inserted.iter() {
+                match pairs.iter().find(|(_, p)| *p == a) {
+                    Some(&(r, _)) => steps.push(Step::Change(r, a)),
+                    None => {
+                        let next = pairs.iter().find(|(_, p)| *p > a).map(|&(r, _)| r);
+                        steps.push(Step::Insert(next.or(before), a));
+                    }
+                }
+            }
         }
         removed.clear();
         inserted.clear();
@@ -2013,6 +2070,40 @@ mod tests {
                 Step::Keep(0, 1),
                 Step::Change(1, 2)
             ]
+        );
+    }
+
+    #[test]
+    fn align_pairs_items_of_the_same_name_among_new_ones() {
+        let old = [json!({"name": "app", "x": 1})];
+        let new = [
+            json!({"name": "init"}),
+            json!({"name": "proxy"}),
+            json!({"name": "app", "x": 2}),
+        ];
+        let name = |v: &Value| v["name"].clone();
+        assert_eq!(
+            align_kin(
+                old.len(),
+                new.len(),
+                |i, j| old[i] == new[j],
+                |i, j| name(&old[i]) == name(&new[j])
+            ),
+            vec![
+                Step::Insert(Some(0), 0),
+                Step::Insert(Some(0), 1),
+                Step::Change(0, 2)
+            ]
+        );
+        let text = "list:\n- name: app\n  image: \"quoted\"  # kept\n  x: 1\n";
+        let out = render(text, |v| {
+            let list = v["list"].as_array_mut().expect("list");
+            list[0]["x"] = json!(2);
+            list.insert(0, json!({"name": "proxy"}));
+        });
+        assert_eq!(
+            out,
+            "list:\n- name: proxy\n- name: app\n  image: \"quoted\"  # kept\n  x: 2\n"
         );
     }
 

@@ -364,3 +364,34 @@ pub fn linkerd_cases(dir: &Path, kind: &str) -> Vec<LinkerdCase> {
         })
         .collect()
 }
+
+/// One row of Istio's `CASES.md`: an input, the golden Istio's injection
+/// test wrote for it, and the settings it ran with.
+pub struct IstioCase {
+    pub input: String,
+    pub golden: String,
+    pub settings: String,
+}
+
+/// The rows of Istio's `CASES.md` (in `dir`), in its order.
+pub fn istio_cases(dir: &Path) -> Vec<IstioCase> {
+    let cases = std::fs::read_to_string(dir.join("CASES.md")).expect("CASES.md");
+    cases
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            match cells.as_slice() {
+                ["", input, golden, settings, ""]
+                    if golden.ends_with(".injected") && !input.starts_with("---") =>
+                {
+                    Some(IstioCase {
+                        input: input.to_string(),
+                        golden: golden.to_string(),
+                        settings: settings.to_string(),
+                    })
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}

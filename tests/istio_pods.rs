@@ -1,0 +1,184 @@
+//! Istio-injected pods that run: what pilot-agent reads at startup is in
+//! the form it parses, and the app's probes go through the agent.
+
+mod common;
+
+use serde_json::Value;
+
+/// The env value `name` of the injected istio-proxy in `output`.
+fn proxy_env(output: &str, name: &str) -> Option<String> {
+    let docs = common::values(output);
+    let doc = docs.into_iter().flatten().next().expect("a document");
+    let spec = doc
+        .pointer("/spec/template/spec")
+        .or_else(|| doc.pointer("/spec"))
+        .expect("a pod spec")
+        .clone();
+    ["initContainers", "containers"]
+        .iter()
+        .filter_map(|list| spec.get(*list).and_then(Value::as_array))
+        .flatten()
+        .find(|c| c["name"] == "istio-proxy")
+        .and_then(|c| c["env"].as_array())
+        .into_iter()
+        .flatten()
+        .find(|e| e["name"] == name)
+        .and_then(|e| e["value"].as_str())
+        .map(str::to_string)
+}
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      initContainers:
+      - name: migrate
+        image: migrate
+        ports:
+        - containerPort: 9000
+      containers:
+      - name: app
+        image: web
+        ports:
+        - name: http
+          containerPort: 8080
+        - containerPort: 53
+          protocol: UDP
+      - name: log
+        image: log
+";
+
+#[test]
+fn pod_ports_are_the_json_list_pilot_agent_parses() {
+    let run = common::run(&["-q", "--profile", "istio"], Some(DEPLOYMENT));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let ports = proxy_env(&run.stdout, "ISTIO_META_POD_PORTS").expect("the env");
+    assert_eq!(
+        ports,
+        "[\n    {\"name\":\"http\",\"containerPort\":8080}\n    ,{\"containerPort\":53,\"protocol\":\"UDP\"}\n]"
+    );
+    let parsed: Vec<Value> = serde_json::from_str(&ports).expect("a JSON list");
+    assert_eq!(parsed[1]["containerPort"], 53);
+
+    // No container port: Istio's empty list (the init container's 9000 was
+    // never in it).
+    let portless = DEPLOYMENT
+        .split("        ports:")
+        .next()
+        .expect("text")
+        .to_string()
+        + "      containers:\n      - name: app\n        image: web\n";
+    let run = common::run(&["-q", "--profile", "istio"], Some(&portless));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let ports = proxy_env(&run.stdout, "ISTIO_META_POD_PORTS").expect("the env");
+    assert_eq!(ports, "[\n]");
+    assert!(serde_json::from_str::<Vec<Value>>(&ports).is_ok());
+}
+
+const PROBED: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: app
+        image: web
+        ports:
+        - name: http
+          containerPort: 8080
+        livenessProbe:
+          httpGet:
+            port: http
+            path: /live
+          periodSeconds: 5
+        readinessProbe:
+          tcpSocket:
+            port: 8080
+          timeoutSeconds: 2
+        startupProbe:
+          grpc:
+            port: 9090
+        lifecycle:
+          preStop:
+            httpGet:
+              port: 8081
+              scheme: HTTPS
+";
+
+#[test]
+fn app_probes_go_through_the_agent_and_come_back_on_uninject() {
+    let run = common::run(&["-q", "--profile", "istio"], Some(PROBED));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = common::values(&run.stdout).remove(0).expect("a document");
+    let app = &doc["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        app["livenessProbe"],
+        serde_json::json!({"httpGet": {"port": 15020, "path": "/app-health/app/livez"}, "periodSeconds": 5})
+    );
+    assert_eq!(
+        app["readinessProbe"],
+        serde_json::json!({"timeoutSeconds": 2, "httpGet": {"path": "/app-health/app/readyz", "port": 15020}})
+    );
+    assert_eq!(
+        app["startupProbe"]["httpGet"]["path"],
+        "/app-health/app/startupz"
+    );
+    assert!(app["startupProbe"].get("grpc").is_none());
+    assert_eq!(
+        app["lifecycle"]["preStop"]["httpGet"],
+        serde_json::json!({"port": 15020, "scheme": "HTTP", "path": "/app-lifecycle/app/prestopz"})
+    );
+    let probers = proxy_env(&run.stdout, "ISTIO_KUBE_APP_PROBERS").expect("the env");
+    assert_eq!(
+        probers,
+        r#"{"/app-health/app/livez":{"httpGet":{"path":"/live","port":8080}},"/app-health/app/readyz":{"tcpSocket":{"port":8080},"timeoutSeconds":2},"/app-health/app/startupz":{"grpc":{"port":9090,"service":null}},"/app-lifecycle/app/prestopz":{"httpGet":{"port":8081,"scheme":"HTTPS"}}}"#
+    );
+    // Injecting again changes nothing; uninject gives the probes back,
+    // port names included (a TCP or gRPC action comes back after the
+    // probe's other fields: the same object, not the same text).
+    let again = common::run(&["-q", "--profile", "istio"], Some(&run.stdout));
+    assert_eq!(again.stdout, run.stdout);
+    let back = common::run(&["uninject", "-q", "--profile", "istio"], Some(&run.stdout));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(common::values(&back.stdout), common::values(PROBED));
+    let http_only = PROBED.replace(
+        "        readinessProbe:\n          tcpSocket:\n            port: 8080\n          timeoutSeconds: 2\n        startupProbe:\n          grpc:\n            port: 9090\n",
+        "",
+    );
+    assert_ne!(http_only, PROBED);
+    let run = common::run(&["-q", "--profile", "istio"], Some(&http_only));
+    let back = common::run(&["uninject", "-q", "--profile", "istio"], Some(&run.stdout));
+    assert_eq!(back.stdout, http_only);
+}
+
+#[test]
+fn the_annotation_or_the_value_keeps_the_probes_as_they_are() {
+    let off = PROBED.replace(
+        "      labels: {app: web}\n",
+        "      labels: {app: web}\n      annotations: {sidecar.istio.io/rewriteAppHTTPProbers: \"false\"}\n",
+    );
+    for (input, set) in [
+        (off.as_str(), None),
+        (PROBED, Some("rewriteAppHTTPProbe=false")),
+    ] {
+        let mut args = vec!["-q", "--profile", "istio"];
+        args.extend(set.iter().flat_map(|s| ["--set", s]));
+        let run = common::run(&args, Some(input));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(proxy_env(&run.stdout, "ISTIO_KUBE_APP_PROBERS").is_none());
+        let doc = common::values(&run.stdout).remove(0).expect("a document");
+        let app = &doc["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(app["livenessProbe"]["httpGet"]["port"], "http");
+        assert!(app["readinessProbe"].get("tcpSocket").is_some());
+    }
+}
