@@ -697,8 +697,17 @@ fn render_document(
         });
         return Ok(());
     }
-    let value = yaml::value::to_value_over(root, scratch.done_value.take())
-        .map_err(|e| locate(e.offset, e.message))?;
+    // A workload's value is built over the last workload's, whose shape it
+    // most likely shares; another object's (a Service) is built afresh and
+    // leaves that spare to the next workload.
+    let workload = identity
+        .as_ref()
+        .and_then(|r| types.find(&r.api_version, &r.kind));
+    let spare = match workload {
+        Some(_) => scratch.done_value.take(),
+        None => None,
+    };
+    let value = yaml::value::to_value_over(root, spare).map_err(|e| locate(e.offset, e.message))?;
     let first_object = out.objects.len();
     let planned = plan_document(
         value,
@@ -782,11 +791,12 @@ fn render_document(
         return Ok(());
     }
     // Written: the containers it got can hold the next workload's, the rest
-    // the next document's value.
+    // the next workload's value.
+    let Some(kind) = workload else {
+        return Ok(());
+    };
     if planned_change && settings.action == Action::Inject {
-        if let Some(kind) = identity.and_then(|r| types.find(&r.api_version, &r.kind)) {
-            rules::inject::keep_injected(&mut result, kind, &settings.profile);
-        }
+        rules::inject::keep_injected(&mut result, kind, &settings.profile);
     }
     scratch.done_value = Some(result);
     Ok(())

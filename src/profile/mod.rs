@@ -281,6 +281,15 @@ impl Validate {
     }
 }
 
+/// The annotation `key` of `annotations`: a pod has few, so comparing
+/// keys costs less than hashing `key` for each of the profile's rules.
+fn annotation<'a>(annotations: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if annotations.len() > 8 {
+        return annotations.get(key);
+    }
+    annotations.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+}
+
 /// The number of the pod's container port of a name, if it has one.
 pub type NamedPort<'a> = dyn Fn(&str) -> Option<u16> + 'a;
 
@@ -806,7 +815,7 @@ impl Profile {
         pod_annotations: Option<&Map<String, Value>>,
     ) -> Result<Option<Value>, String> {
         {
-            let Some(raw) = pod_annotations.and_then(|a| a.field(&rule.annotation)) else {
+            let Some(raw) = pod_annotations.and_then(|a| annotation(a, &rule.annotation)) else {
                 return Ok(None);
             };
             let raw = match raw {
@@ -861,12 +870,13 @@ impl Profile {
         object_value: &ObjectValue<'_>,
     ) -> Result<Vec<(String, String)>, String> {
         let mut found: Vec<(String, String)> = Vec::new();
-        let mut missing: Vec<(&String, &String, String)> = Vec::new();
+        // Objects known to be missing: (kind, name, namespace's index).
+        let mut missing: Vec<(&String, &String, usize)> = Vec::new();
         // Sources mostly share one namespace template: rendered once each.
         let mut namespaces: Vec<(&str, String)> = Vec::new();
         for source in &self.values_from_objects {
             // A merged annotation goes over the cluster's value, not instead.
-            let explicit = flags.contains_key(&source.value)
+            let explicit = (!flags.is_empty() && flags.contains_key(&source.value))
                 || (from_annotations
                     .iter()
                     .any(|(name, _)| *name == source.value)
@@ -874,50 +884,51 @@ impl Profile {
             if explicit {
                 continue;
             }
-            // The latest setting of a value wins, as in `values_with`.
-            let lookup = |name: &str| {
-                let name = name.strip_prefix("values.")?;
-                let latest = |set: &[(String, Value)]| {
-                    set.iter()
-                        .rev()
-                        .find(|(n, _)| n == name)
-                        .map(|(_, v)| v.clone())
-                };
-                found
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, v)| Value::String(v.clone()))
-                    .or_else(|| flags.get(name).cloned())
-                    .or_else(|| latest(from_annotations))
-                    .or_else(|| self.values.get(name).cloned())
-            };
             // A value found so far may be the namespace's own: render anew then.
             let known = namespaces
                 .iter()
-                .find(|(template, _)| *template == source.namespace)
+                .position(|(template, _)| *template == source.namespace)
                 .filter(|_| {
                     !found
                         .iter()
                         .any(|(n, _)| source.namespace.contains(n.as_str()))
                 });
-            let namespace = match known {
-                Some((_, namespace)) => namespace.clone(),
+            let at = match known {
+                Some(at) => at,
                 None => {
+                    // The latest setting of a value wins, as in `values_with`.
+                    let lookup = |name: &str| {
+                        let name = name.strip_prefix("values.")?;
+                        let latest = |set: &[(String, Value)]| {
+                            set.iter()
+                                .rev()
+                                .find(|(n, _)| n == name)
+                                .map(|(_, v)| v.clone())
+                        };
+                        found
+                            .iter()
+                            .rev()
+                            .find(|(n, _)| n == name)
+                            .map(|(_, v)| Value::String(v.clone()))
+                            .or_else(|| flags.get(name).cloned())
+                            .or_else(|| latest(from_annotations))
+                            .or_else(|| self.values.get(name).cloned())
+                    };
                     let rendered =
                         template::render(&Value::String(source.namespace.clone()), &lookup)?;
                     let rendered = rendered.as_str().unwrap_or_default().to_string();
-                    namespaces.push((&source.namespace, rendered.clone()));
-                    rendered
+                    namespaces.push((&source.namespace, rendered));
+                    namespaces.len() - 1
                 }
             };
             // Sources mostly share one object: once it is known to be
             // missing, its other values are not looked for.
-            let object = (&source.kind, &source.name, namespace);
+            let object = (&source.kind, &source.name, at);
             if missing.contains(&object) {
                 continue;
             }
-            match object_value(source, &object.2) {
+            let namespace = namespaces.get(at).map_or("", |(_, n)| n.as_str());
+            match object_value(source, namespace) {
                 Some(Some(value)) => found.push((source.value.clone(), value)),
                 Some(None) => {}
                 None => missing.push(object),
