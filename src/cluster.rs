@@ -279,6 +279,22 @@ impl ClusterContext {
         Some(Self::value_in(object, key, path))
     }
 
+    /// The value a profile's `source` reads from the object it names in
+    /// `namespace` (see [`ClusterContext::data_value`]).
+    pub fn source_value(
+        &self,
+        source: &crate::profile::ValueFromObject,
+        namespace: &str,
+    ) -> Option<Option<String>> {
+        self.data_value(
+            &source.kind,
+            namespace,
+            &source.name,
+            &source.key,
+            source.path.as_deref(),
+        )
+    }
+
     /// What [`ClusterContext::data_value`] reads of an object it found.
     fn value_in(object: &ContextObject, key: &str, path: Option<&str>) -> Option<String> {
         let Some(path) = path else {

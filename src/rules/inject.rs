@@ -69,13 +69,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     let inherited =
         inherited_annotations(pod.annotations, &pod.vars.namespace, env, &mut unreadable);
     let object_value = |source: &profile::ValueFromObject, namespace: &str| {
-        env.cluster.data_value(
-            &source.kind,
-            namespace,
-            &source.name,
-            &source.key,
-            source.path.as_deref(),
-        )
+        env.cluster.source_value(source, namespace)
     };
     // Without any object the profile reads, there is nothing to look for.
     let holds_objects = env
@@ -165,12 +159,9 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         return Ok(plan);
     }
     Ok(Plan {
-        outcome: Outcome::Injected,
-        ops: patcher.ops,
-        result: patcher.value,
-        notes,
         hints,
         reinjected,
+        ..Plan::changed(Outcome::Injected, patcher, notes)
     })
 }
 

@@ -43,6 +43,18 @@ pub struct Plan {
 pub const NOT_INJECTABLE: &str = "kind is not injectable";
 
 impl Plan {
+    /// The object `patcher` changed, with the operations it applied.
+    pub fn changed(outcome: Outcome, patcher: Patcher, notes: Vec<String>) -> Self {
+        Plan {
+            outcome,
+            ops: patcher.ops,
+            result: patcher.value,
+            notes,
+            hints: Vec::new(),
+            reinjected: false,
+        }
+    }
+
     /// Leave `object` as it is.
     pub fn unchanged(object: Value, outcome: Outcome) -> Self {
         Plan {

@@ -11,7 +11,7 @@ use super::Env;
 use super::inject::{ensure, namespace_out_of_scope};
 use super::plan::{NOT_INJECTABLE, Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
-use super::uninject::remove_keys;
+use super::uninject::{remove_created, remove_keys};
 use crate::json::Field;
 use crate::profile::Filled;
 
@@ -64,16 +64,13 @@ pub fn annotate(object: Value, env: &Env<'_>) -> Result<Plan, PlanError> {
     if wanted.is_empty() {
         return Ok(match before {
             // Annotated before, nothing to mark now: as the original.
-            Some(_) => Plan {
-                outcome: Outcome::Annotated,
-                ops: Vec::new(),
-                result: patcher.value,
-                notes: vec![
-                    "the mesh's annotation taken out: no port to mark with these settings".into(),
-                ],
-                hints: Vec::new(),
-                reinjected: true,
-            },
+            Some(_) => {
+                let note = "the mesh's annotation taken out: no port to mark with these settings";
+                Plan {
+                    reinjected: true,
+                    ..Plan::changed(Outcome::Annotated, patcher, vec![note.into()])
+                }
+            }
             None => Plan::unchanged(patcher.value, Outcome::Skipped(NOT_INJECTABLE.into())),
         });
     }
@@ -109,17 +106,14 @@ pub fn annotate(object: Value, env: &Env<'_>) -> Result<Plan, PlanError> {
         })
         .collect();
     let same = before.as_ref().is_some_and(|b| *b == patcher.value);
+    let outcome = if same {
+        Outcome::AlreadyInjected
+    } else {
+        Outcome::Annotated
+    };
     Ok(Plan {
-        outcome: if same {
-            Outcome::AlreadyInjected
-        } else {
-            Outcome::Annotated
-        },
-        ops: patcher.ops,
-        result: patcher.value,
-        notes,
-        hints: Vec::new(),
         reinjected: before.is_some() && !same,
+        ..Plan::changed(outcome, patcher, notes)
     })
 }
 
@@ -133,32 +127,12 @@ pub fn unannotate(object: &Value, keep_patches: bool) -> Result<Plan, PlanError>
     let mut keys = record.annotations.clone();
     keys.push(RECORD_ANNOTATION.into());
     remove_keys(&mut patcher, &path, &keys)?;
-    for field in record.created.iter().rev() {
-        let path = match field.as_str() {
-            "metadata" => vec!["metadata".to_string()],
-            "annotations" => path.clone(),
-            _ => continue,
-        };
-        if patcher
-            .get(&path)
-            .and_then(Value::as_object)
-            .is_some_and(Map::is_empty)
-        {
-            if record.was_null.contains(field) {
-                patcher.add(&path, Value::Null)?;
-            } else {
-                patcher.remove(&path)?;
-            }
-        }
-    }
-    Ok(Plan {
-        outcome: Outcome::Uninjected,
-        ops: patcher.ops,
-        result: patcher.value,
-        notes: Vec::new(),
-        hints: Vec::new(),
-        reinjected: false,
-    })
+    remove_created(&mut patcher, &record, |field| match field {
+        "metadata" => Some(vec!["metadata".to_string()]),
+        "annotations" => Some(path.clone()),
+        _ => None,
+    })?;
+    Ok(Plan::changed(Outcome::Uninjected, patcher, Vec::new()))
 }
 
 /// The record on a Service, if the tool annotated it.
@@ -175,13 +149,7 @@ fn record_of(object: &Value) -> Option<Record> {
 /// and the flags' (a Service has no pod annotations).
 fn filled_for_any_object(env: &Env<'_>) -> Result<Arc<Filled>, String> {
     let object_value = |source: &crate::profile::ValueFromObject, namespace: &str| {
-        env.cluster.data_value(
-            &source.kind,
-            namespace,
-            &source.name,
-            &source.key,
-            source.path.as_deref(),
-        )
+        env.cluster.source_value(source, namespace)
     };
     let (filled, _) =
         env.prepared

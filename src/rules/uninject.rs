@@ -35,14 +35,7 @@ pub fn uninject(
             .extend(unproven_containers(object, kind, profile));
         return Ok(plan);
     }
-    Ok(Plan {
-        outcome: Outcome::Uninjected,
-        ops: patcher.ops,
-        result: patcher.value,
-        notes: Vec::new(),
-        hints: Vec::new(),
-        reinjected: false,
-    })
+    Ok(Plan::changed(Outcome::Uninjected, patcher, Vec::new()))
 }
 
 /// Whether the pod holds an injection of `profile` that
@@ -171,26 +164,12 @@ pub(crate) fn remove_injection(
     }
 
     // Fields inject created go again once nothing else is in them.
-    for field in record.created.iter().rev() {
-        let path = match field.as_str() {
-            "metadata" => paths.metadata.clone(),
-            "annotations" | "labels" => paths.metadata(field),
-            "initContainers" | "volumes" => paths.spec(field),
-            _ => continue,
-        };
-        let empty = match patcher.get(&path) {
-            Some(Value::Object(map)) => map.is_empty(),
-            Some(Value::Array(items)) => items.is_empty(),
-            _ => false,
-        };
-        if empty {
-            if record.was_null.contains(field) {
-                patcher.add(&path, Value::Null)?;
-            } else {
-                patcher.remove(&path)?;
-            }
-        }
-    }
+    remove_created(patcher, &record, |field| match field {
+        "metadata" => Some(paths.metadata.clone()),
+        "annotations" | "labels" => Some(paths.metadata(field)),
+        "initContainers" | "volumes" => Some(paths.spec(field)),
+        _ => None,
+    })?;
     Ok(())
 }
 
@@ -288,6 +267,34 @@ fn remove_named(
         let mut item = path.to_vec();
         item.push(i.to_string());
         patcher.remove(&item)?;
+    }
+    Ok(())
+}
+
+/// Take out the fields `record` says inject created (their paths from
+/// `path_of`), once nothing else is in them; a field that was null before
+/// is null again.
+pub(crate) fn remove_created(
+    patcher: &mut Patcher,
+    record: &Record,
+    path_of: impl Fn(&str) -> Option<Vec<String>>,
+) -> Result<(), PlanError> {
+    for field in record.created.iter().rev() {
+        let Some(path) = path_of(field) else {
+            continue;
+        };
+        let empty = match patcher.get(&path) {
+            Some(Value::Object(map)) => map.is_empty(),
+            Some(Value::Array(items)) => items.is_empty(),
+            _ => false,
+        };
+        if empty {
+            if record.was_null.contains(field) {
+                patcher.add(&path, Value::Null)?;
+            } else {
+                patcher.remove(&path)?;
+            }
+        }
     }
     Ok(())
 }
