@@ -26,6 +26,37 @@ pub fn complete(values: &mut Map<String, Value>) {
     }
 }
 
+/// The annotations `kubectl logs` and `kubectl exec` read for the container
+/// they default to.
+pub const DEFAULT_CONTAINER_KEYS: [&str; 2] = [
+    "kubectl.kubernetes.io/default-logs-container",
+    "kubectl.kubernetes.io/default-container",
+];
+
+/// The annotations Istio's sidecar template writes on every pod it injects
+/// beside the profile's, whatever the sidecar's mode: both default-container
+/// annotations, naming the pod's first container that is not the proxy
+/// (none for a pod without one). The pod's own keep their values.
+pub fn webhook_annotations(spec: &Value) -> Map<String, Value> {
+    let mut out = Map::new();
+    let first = spec
+        .field("containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.field("name").and_then(Value::as_str))
+        .find(|name| *name != PROXY);
+    if let Some(app) = first {
+        for key in DEFAULT_CONTAINER_KEYS {
+            out.insert(key.to_string(), Value::String(app.to_string()));
+        }
+    }
+    out
+}
+
+/// The name of Istio's proxy container.
+pub const PROXY: &str = "istio-proxy";
+
 /// `ISTIO_META_POD_PORTS` as Istio's sidecar template writes it: the ports
 /// of the pod's own containers (not its init containers), each as Go
 /// serialises a ContainerPort (`name`, `hostPort`, `containerPort`,
@@ -179,7 +210,7 @@ pub fn app_probes(spec: &Value, status_port: u16) -> AppProbes {
             let Some(name) = container.field("name").and_then(Value::as_str) else {
                 continue;
             };
-            if name == "istio-proxy" {
+            if name == PROXY {
                 continue;
             }
             let port_named = |wanted: &str| {
@@ -463,6 +494,18 @@ mod tests {
         assert_eq!(pod_ports(&[json!({"name": "app"})]), "[\n]");
         assert_eq!(pod_ports(&[]), "[\n]");
         assert!(serde_json::from_str::<Vec<Value>>("[\n]").is_ok());
+    }
+
+    #[test]
+    fn default_containers_are_the_first_that_is_not_the_proxy() {
+        let spec = json!({"containers": [{"name": "istio-proxy"}, {"name": "app"}, {"name": "b"}]});
+        let got = webhook_annotations(&spec);
+        assert_eq!(got.len(), 2);
+        for key in DEFAULT_CONTAINER_KEYS {
+            assert_eq!(got[key], "app");
+        }
+        assert!(webhook_annotations(&json!({"containers": [{"name": "istio-proxy"}]})).is_empty());
+        assert!(webhook_annotations(&json!({})).is_empty());
     }
 
     #[test]

@@ -74,7 +74,9 @@ impl Mesh {
     /// is; `has` says whether the pod or the injection has a key already),
     /// beside the profile's: for Linkerd, the settings the pod inherited
     /// from its namespace (in `inherited`, the pod's annotations with them),
-    /// and the opaque ports among those the pod exposes.
+    /// and the opaque ports among those the pod exposes; for Istio, the
+    /// containers `kubectl logs` and `kubectl exec` default to, native
+    /// sidecar or not.
     pub fn webhook_annotations(
         self,
         spec: &Value,
@@ -84,7 +86,8 @@ impl Mesh {
     ) -> Map<String, Value> {
         match self {
             Mesh::Linkerd => linkerd::webhook_annotations(spec, has, inherited, values),
-            Mesh::Istio | Mesh::None => Map::new(),
+            Mesh::Istio => istio::webhook_annotations(spec),
+            Mesh::None => Map::new(),
         }
     }
 
