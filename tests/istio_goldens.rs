@@ -61,15 +61,15 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
 const NOT_YET: &[(&str, &str)] = &[
     (
         "hello.yaml.proxyImageName",
-        "status annotation, init/proxy args, image, proxy env, probe zero delays",
+        "init/proxy args, image, proxy env, probe zero delays",
     ),
     (
         "hello-always.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-never.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-old-version.yaml",
@@ -77,19 +77,19 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "hello.proxyHoldsApplication.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes.proxyHoldsApplication.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes-proxyHoldApplication-ProxyConfig.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes-noProxyHoldApplication-ProxyConfig.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "cronjob.yaml",
@@ -125,7 +125,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "explicit-security-context.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "only-proxy-container.yaml",
@@ -149,11 +149,11 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "gateway.yaml",
-        "rev, path, port, scrape, overrides, status annotation, canonical-name, canonical-revision, init/proxy args, proxy env, image, ports, readinessProbe, securityContext, volumeMounts, volumes",
+        "rev, path, port, scrape, overrides, canonical-name, canonical-revision, init/proxy args, proxy env, image, ports, readinessProbe, securityContext, volumeMounts, volumes",
     ),
     (
         "native-sidecar.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "native-sidecar-old-version.yaml",
@@ -161,11 +161,11 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "native-sidecar-opt-in.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "native-sidecar-opt-in.yaml#2",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "native-sidecar-opt-out.yaml",
@@ -177,35 +177,32 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "tcp-probes.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "merge-probers.yaml",
-        "status annotation, init/proxy args, proxy env, postStart, failureThreshold, probe zero delays, periodSeconds",
+        "init/proxy args, proxy env, postStart, failureThreshold, probe zero delays, periodSeconds",
     ),
     (
         "truncate-canonical-name-pod.yaml",
-        "status annotation, canonical-name, init/proxy args, proxy env, probe zero delays",
+        "canonical-name, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "truncate-canonical-name-custom-controller-pod.yaml",
-        "status annotation, canonical-name, init/proxy args, proxy env, probe zero delays",
+        "canonical-name, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "auth.non-default-service-account.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
-    (
-        "auth.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
-    ),
+    ("auth.yaml", "init/proxy args, proxy env, probe zero delays"),
     (
         "daemonset.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays, status",
+        "init/proxy args, proxy env, probe zero delays, status",
     ),
     (
         "deploymentconfig-multi.yaml",
-        "minReadySeconds, status annotation, init/proxy args, proxy env, probe zero delays, status",
+        "minReadySeconds, init/proxy args, proxy env, probe zero delays, status",
     ),
     (
         "deploymentconfig-with-canonical-service-label.yaml",
@@ -213,191 +210,179 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "deploymentconfig.yaml",
-        "minReadySeconds, status annotation, init/proxy args, proxy env, probe zero delays, status",
+        "minReadySeconds, init/proxy args, proxy env, probe zero delays, status",
     ),
     (
         "enable-core-dump.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "frontend.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "gateway-with-default-container.yaml",
-        "rev, path, port, scrape, overrides, status annotation, canonical-name, canonical-revision, init/proxy args, proxy env, image, ports, readinessProbe, securityContext, volumeMounts, volumes",
+        "rev, path, port, scrape, overrides, canonical-name, canonical-revision, init/proxy args, proxy env, image, ports, readinessProbe, securityContext, volumeMounts, volumes",
     ),
     (
         "grpc-agent.yaml",
-        "overrides, app probes, status annotation, tlsMode, containers, initContainers, volumes",
+        "overrides, app probes, tlsMode, containers, initContainers, volumes",
     ),
     (
         "grpc-simple.yaml",
-        "rev, overrides, app probes, status annotation, tlsMode, canonical-name, canonical-revision, env, volumeMounts, initContainers, volumes",
+        "rev, overrides, app probes, tlsMode, canonical-name, canonical-revision, env, volumeMounts, initContainers, volumes",
     ),
     (
         "hello-image-pull-secret.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-mtls-not-ready.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-multi.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-multiport-metrics.yaml",
-        "scrape-targets, status annotation, init/proxy args, proxy env, probe zero delays",
+        "scrape-targets, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-namespace.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes-with-flag-set-in-annotation.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes-with-flag-unset-in-annotation.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-probes.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-proxy-override.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello-readiness.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "hello.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "https-probes.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
-    (
-        "init-no-intercept-no-native-sidecar.yaml",
-        "status annotation, initContainers",
-    ),
-    (
-        "job.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
-    ),
+    ("init-no-intercept-no-native-sidecar.yaml", "initContainers"),
+    ("job.yaml", "init/proxy args, proxy env, probe zero delays"),
     (
         "kubevirtInterfaces_list.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "list-frontend.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
-    (
-        "list.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
-    ),
+    ("list.yaml", "init/proxy args, proxy env, probe zero delays"),
     (
         "multi-container.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "multi-init.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "named_port.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "one_container.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
-    (
-        "pod.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
-    ),
+    ("pod.yaml", "init/proxy args, proxy env, probe zero delays"),
     (
         "prometheus-scrape.yaml",
-        "path, port, status annotation, init/proxy args, proxy env, probe zero delays",
+        "path, port, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "prometheus-scrape2.yaml",
-        "path, port, scrape, status annotation, init/proxy args, proxy env, probe zero delays",
+        "path, port, scrape, init/proxy args, proxy env, probe zero delays",
     ),
     (
         "ready_live.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "ready_only.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "replicaset.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays, status",
+        "init/proxy args, proxy env, probe zero delays, status",
     ),
     (
         "replicationcontroller.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays, status",
+        "init/proxy args, proxy env, probe zero delays, status",
     ),
     (
         "reroute-virtual-interfaces_list.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "resource_annotations.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "startup_live.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "startup_only.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "startup_ready_live.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "statefulset.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays, volumes, status",
+        "init/proxy args, proxy env, probe zero delays, volumes, status",
     ),
     (
         "status_annotations.yaml",
-        "status annotation, init/proxy args, proxy env, failureThreshold, probe zero delays, periodSeconds",
+        "init/proxy args, proxy env, failureThreshold, probe zero delays, periodSeconds",
     ),
     (
         "status_annotations_zeroport.yaml",
-        "status annotation, init/proxy args, proxy env, readinessProbe, startupProbe",
+        "init/proxy args, proxy env, readinessProbe, startupProbe",
     ),
     (
         "traffic-annotations-empty-includes.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "traffic-annotations-wildcards.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "traffic-params-empty-includes.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "two_container.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays",
+        "init/proxy args, proxy env, probe zero delays",
     ),
     (
         "user-volume.yaml",
-        "status annotation, init/proxy args, proxy env, probe zero delays, volumeMounts, volumes",
+        "init/proxy args, proxy env, probe zero delays, volumeMounts, volumes",
     ),
 ];
 

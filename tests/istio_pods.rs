@@ -182,3 +182,43 @@ fn the_annotation_or_the_value_keeps_the_probes_as_they_are() {
         assert!(app["readinessProbe"].get("tcpSocket").is_some());
     }
 }
+
+#[test]
+fn the_status_and_default_containers_say_what_was_injected_where() {
+    let annotations = |args: &[&str]| {
+        let mut all = vec!["-q", "--profile", "istio"];
+        all.extend_from_slice(args);
+        let run = common::run(&all, Some(DEPLOYMENT));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let doc = common::values(&run.stdout).remove(0).expect("a document");
+        doc["spec"]["template"]["metadata"]["annotations"].clone()
+    };
+    let volumes = r#""volumes":["workload-socket","credential-socket","workload-certs","istio-envoy","istio-data","istio-podinfo","istio-token","istiod-ca-cert","istio-ca-crl"],"imagePullSecrets":null,"revision":"default"}"#;
+    let native = annotations(&[]);
+    assert_eq!(
+        native["sidecar.istio.io/status"],
+        format!(r#"{{"initContainers":["istio-init","istio-proxy"],"containers":null,{volumes}"#)
+    );
+    let classic = annotations(&["--native-sidecar", "never"]);
+    assert_eq!(
+        classic["sidecar.istio.io/status"],
+        format!(r#"{{"initContainers":["istio-init"],"containers":["istio-proxy"],{volumes}"#)
+    );
+    let cni = annotations(&["--set", "cni=true"]);
+    assert!(
+        cni["sidecar.istio.io/status"].as_str().is_some_and(
+            |s| s.starts_with(r#"{"initContainers":["istio-validation","istio-proxy"]"#)
+        ),
+        "{cni}"
+    );
+    for annotations in [native, classic] {
+        assert_eq!(
+            annotations["kubectl.kubernetes.io/default-container"],
+            "app"
+        );
+        assert_eq!(
+            annotations["kubectl.kubernetes.io/default-logs-container"],
+            "app"
+        );
+    }
+}

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::text_of;
+use super::{Injected, text_of};
 use crate::admission::quantity::Quantity;
 use crate::json::Field;
 
@@ -52,6 +52,69 @@ pub fn webhook_annotations(spec: &Value) -> Map<String, Value> {
         }
     }
     out
+}
+
+/// The annotation in which Istio's injector records what it injected.
+pub const STATUS: &str = "sidecar.istio.io/status";
+
+/// `sidecar.istio.io/status` as Istio's injector writes it: the names of
+/// the init containers, containers and volumes its template added, where
+/// it added them (the proxy among the init containers as a native
+/// sidecar), its image pull secrets, and the revision (`default` when
+/// empty), as Go serialises the struct: an empty list is `null`.
+pub fn injection_status(injected: &Injected<'_>, values: &Map<String, Value>) -> String {
+    let secrets = pull_secrets(values);
+    let mut out = String::from("{");
+    let lists: [(&str, &[&str]); 4] = [
+        ("initContainers", &injected.init_containers),
+        ("containers", &injected.containers),
+        ("volumes", &injected.volumes),
+        ("imagePullSecrets", &secrets),
+    ];
+    for (key, names) in lists {
+        go_json_string(&mut out, key);
+        out.push(':');
+        if names.is_empty() {
+            out.push_str("null");
+        } else {
+            out.push('[');
+            for (i, name) in names.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_json_string(&mut out, name);
+            }
+            out.push(']');
+        }
+        out.push(',');
+    }
+    let revision = text_of(values, "revision");
+    go_json_string(&mut out, "revision");
+    out.push(':');
+    go_json_string(
+        &mut out,
+        if revision.is_empty() {
+            "default"
+        } else {
+            &revision
+        },
+    );
+    out.push('}');
+    out
+}
+
+/// The names of the image pull secrets Istio's template adds (its Helm
+/// value `global.imagePullSecrets`): a list, or names separated by commas.
+pub fn pull_secrets(values: &Map<String, Value>) -> Vec<&str> {
+    match values.get("imagePullSecrets") {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+        Some(Value::String(text)) => text
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The name of Istio's proxy container.
@@ -506,6 +569,33 @@ mod tests {
         }
         assert!(webhook_annotations(&json!({"containers": [{"name": "istio-proxy"}]})).is_empty());
         assert!(webhook_annotations(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn the_status_lists_what_was_injected_where_as_go_writes_it() {
+        let values = json!({"revision": ""}).as_object().cloned().expect("map");
+        let native = Injected {
+            init_containers: vec!["istio-init", "istio-proxy"],
+            containers: vec![],
+            volumes: vec!["istio-envoy", "istio-data"],
+        };
+        assert_eq!(
+            injection_status(&native, &values),
+            r#"{"initContainers":["istio-init","istio-proxy"],"containers":null,"volumes":["istio-envoy","istio-data"],"imagePullSecrets":null,"revision":"default"}"#
+        );
+        let values = json!({"revision": "canary", "imagePullSecrets": "a, b"})
+            .as_object()
+            .cloned()
+            .expect("map");
+        let classic = Injected {
+            init_containers: vec![],
+            containers: vec!["istio-proxy"],
+            volumes: vec![],
+        };
+        assert_eq!(
+            injection_status(&classic, &values),
+            r#"{"initContainers":null,"containers":["istio-proxy"],"volumes":null,"imagePullSecrets":["a","b"],"revision":"canary"}"#
+        );
     }
 
     #[test]

@@ -91,6 +91,20 @@ impl Mesh {
         }
     }
 
+    /// The annotation in which the mesh's injector records what it
+    /// injected (`injected`), when its value depends on that: Istio's
+    /// `sidecar.istio.io/status`.
+    pub fn injection_status(
+        self,
+        injected: &Injected<'_>,
+        values: &Map<String, Value>,
+    ) -> Option<(&'static str, String)> {
+        match self {
+            Mesh::Istio => Some((istio::STATUS, istio::injection_status(injected, values))),
+            Mesh::Linkerd | Mesh::None => None,
+        }
+    }
+
     /// Why the mesh's injector would fail on these (completed) values, if
     /// it would: the workload is then left as the failing webhook leaves it.
     pub fn refusal(self, values: &Map<String, Value>) -> Option<String> {
@@ -141,6 +155,14 @@ impl Mesh {
             Mesh::Istio | Mesh::None => &[],
         }
     }
+}
+
+/// What an injection adds to a pod, by name, where it adds it.
+#[derive(Debug, Default)]
+pub struct Injected<'a> {
+    pub init_containers: Vec<&'a str>,
+    pub containers: Vec<&'a str>,
+    pub volumes: Vec<&'a str>,
 }
 
 /// The string a value holds, numbers and booleans written out; empty for

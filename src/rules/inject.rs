@@ -20,7 +20,7 @@ use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template
 use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
 use crate::json::{Field, spare};
-use crate::mesh::{Mesh, istio};
+use crate::mesh::{Injected, Mesh, istio};
 use crate::profile::{self, NativeChoice, Position, Profile, Rendered, WorkloadVars};
 use crate::workload::WorkloadType;
 use crate::yaml;
@@ -141,6 +141,16 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             .webhook_annotations(pod.spec, &has, inherited.as_ref(), filled.values());
     for (key, value) in webhook {
         sidecar.annotations.entry(key).or_insert(value);
+    }
+    // The mesh's record of what it injected, where.
+    let status = env
+        .profile
+        .mesh
+        .injection_status(&sidecar.injected(&rendered), filled.values());
+    if let Some((key, value)) = status {
+        sidecar
+            .annotations
+            .insert(key.to_string(), Value::String(value));
     }
     sidecar.fit_resources(&pod, env, &rendered.quota_defaults);
     sidecar.secure(&pod, env);
@@ -306,6 +316,38 @@ impl Sidecar {
         }
         self.app_edits = probes.edits;
         self.probe_ports = probes.named_ports;
+    }
+
+    /// The names of what the injection adds, where it adds them: the
+    /// proxy among the init containers as a native sidecar; the volumes
+    /// the injected containers mount.
+    fn injected<'s>(&'s self, rendered: &'s Rendered) -> Injected<'s> {
+        let name = |item: &'s Value| item.field("name").and_then(Value::as_str);
+        let mut injected = Injected {
+            init_containers: self.inits.iter().filter_map(name).collect(),
+            ..Injected::default()
+        };
+        if self.native {
+            injected.init_containers.extend(name(&self.proxy));
+        } else {
+            injected.containers.extend(name(&self.proxy));
+        }
+        injected
+            .containers
+            .extend(self.appended.iter().filter_map(name));
+        let mounted = mounted_volumes(
+            self.inits
+                .iter()
+                .chain(std::iter::once(&self.proxy))
+                .chain(self.appended.iter()),
+        );
+        injected.volumes = rendered
+            .volumes
+            .iter()
+            .filter_map(name)
+            .filter(|v| mounted.iter().any(|m| m == v))
+            .collect();
+        injected
     }
 
     fn containers_mut(&mut self) -> impl Iterator<Item = &mut Value> {
