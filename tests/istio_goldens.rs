@@ -61,63 +61,54 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
 const NOT_YET: &[(&str, &str)] = &[
     (
         "hello.yaml.proxyImageName",
-        "init/proxy args, image, proxy env, probe zero delays",
+        "image, proxy env, probe zero delays",
     ),
-    (
-        "hello-always.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "hello-never.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
+    ("hello-always.yaml", "proxy env, probe zero delays"),
+    ("hello-never.yaml", "proxy env, probe zero delays"),
     (
         "hello-old-version.yaml",
-        "proxy env, probe zero delays, startupProbe, init/proxy args",
+        "proxy env, probe zero delays, startupProbe",
     ),
     (
         "hello.proxyHoldsApplication.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
     (
         "hello-probes.proxyHoldsApplication.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
     (
         "hello-probes-proxyHoldApplication-ProxyConfig.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
     (
         "hello-probes-noProxyHoldApplication-ProxyConfig.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
-    (
-        "cronjob.yaml",
-        "metadata, init/proxy args, proxy env, probe zero delays",
-    ),
+    ("cronjob.yaml", "metadata, proxy env, probe zero delays"),
     (
         "cronjob-old-version.yaml",
-        "metadata, proxy env, probe zero delays, startupProbe, init/proxy args",
+        "metadata, proxy env, probe zero delays, startupProbe",
     ),
     (
         "daemonset-old-version.yaml",
-        "proxy env, probe zero delays, startupProbe, init/proxy args, status",
+        "proxy env, probe zero delays, startupProbe, status",
     ),
     (
         "job-old-version.yaml",
-        "proxy env, probe zero delays, startupProbe, init/proxy args",
+        "proxy env, probe zero delays, startupProbe",
     ),
     (
         "pod-old-version.yaml",
-        "proxy env, probe zero delays, startupProbe, init/proxy args",
+        "proxy env, probe zero delays, startupProbe",
     ),
     (
         "replicaset-old-version.yaml",
-        "proxy env, probe zero delays, startupProbe, init/proxy args, status",
+        "proxy env, probe zero delays, startupProbe, status",
     ),
     (
         "statefulset-old-version.yaml",
-        "proxy env, probe zero delays, startupProbe, init/proxy args, volumes, status",
+        "proxy env, probe zero delays, startupProbe, volumes, status",
     ),
     (
         "proxy-override.yaml",
@@ -125,7 +116,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "explicit-security-context.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
     (
         "only-proxy-container.yaml",
@@ -149,60 +140,48 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "gateway.yaml",
-        "rev, path, port, scrape, overrides, canonical-name, canonical-revision, init/proxy args, proxy env, image, ports, readinessProbe, securityContext, volumeMounts, volumes",
+        "rev, path, port, scrape, overrides, canonical-name, canonical-revision, proxy env, image, ports, readinessProbe, securityContext, volumeMounts, volumes",
     ),
-    (
-        "native-sidecar.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
+    ("native-sidecar.yaml", "proxy env, probe zero delays"),
     (
         "native-sidecar-old-version.yaml",
-        "proxy env, probe zero delays, startupProbe, init/proxy args",
+        "proxy env, probe zero delays, startupProbe",
     ),
-    (
-        "native-sidecar-opt-in.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
+    ("native-sidecar-opt-in.yaml", "proxy env, probe zero delays"),
     (
         "native-sidecar-opt-in.yaml#2",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
     (
         "native-sidecar-opt-out.yaml",
-        "proxy env, probe zero delays, startupProbe, init/proxy args",
+        "proxy env, probe zero delays, startupProbe",
     ),
     (
         "native-sidecar-opt-out.yaml#2",
-        "proxy env, probe zero delays, startupProbe, init/proxy args",
+        "proxy env, probe zero delays, startupProbe",
     ),
-    (
-        "tcp-probes.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
+    ("tcp-probes.yaml", "proxy env, probe zero delays"),
     (
         "merge-probers.yaml",
-        "init/proxy args, proxy env, postStart, failureThreshold, probe zero delays, periodSeconds",
+        "proxy env, postStart, failureThreshold, probe zero delays, periodSeconds",
     ),
     (
         "truncate-canonical-name-pod.yaml",
-        "canonical-name, init/proxy args, proxy env, probe zero delays",
+        "canonical-name, proxy env, probe zero delays",
     ),
     (
         "truncate-canonical-name-custom-controller-pod.yaml",
-        "canonical-name, init/proxy args, proxy env, probe zero delays",
+        "canonical-name, proxy env, probe zero delays",
     ),
     (
         "auth.non-default-service-account.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
-    ("auth.yaml", "init/proxy args, proxy env, probe zero delays"),
-    (
-        "daemonset.yaml",
-        "init/proxy args, proxy env, probe zero delays, status",
-    ),
+    ("auth.yaml", "proxy env, probe zero delays"),
+    ("daemonset.yaml", "proxy env, probe zero delays, status"),
     (
         "deploymentconfig-multi.yaml",
-        "minReadySeconds, init/proxy args, proxy env, probe zero delays, status",
+        "minReadySeconds, proxy env, probe zero delays, status",
     ),
     (
         "deploymentconfig-with-canonical-service-label.yaml",
@@ -210,19 +189,13 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "deploymentconfig.yaml",
-        "minReadySeconds, init/proxy args, proxy env, probe zero delays, status",
+        "minReadySeconds, proxy env, probe zero delays, status",
     ),
-    (
-        "enable-core-dump.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "frontend.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
+    ("enable-core-dump.yaml", "proxy env, probe zero delays"),
+    ("frontend.yaml", "proxy env, probe zero delays"),
     (
         "gateway-with-default-container.yaml",
-        "rev, path, port, scrape, overrides, canonical-name, canonical-revision, init/proxy args, proxy env, image, ports, readinessProbe, securityContext, volumeMounts, volumes",
+        "rev, path, port, scrape, overrides, canonical-name, canonical-revision, proxy env, image, ports, readinessProbe, securityContext, volumeMounts, volumes",
     ),
     (
         "grpc-agent.yaml",
@@ -234,155 +207,92 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "hello-image-pull-secret.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
-    (
-        "hello-mtls-not-ready.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "hello-multi.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
+    ("hello-mtls-not-ready.yaml", "proxy env, probe zero delays"),
+    ("hello-multi.yaml", "proxy env, probe zero delays"),
     (
         "hello-multiport-metrics.yaml",
-        "scrape-targets, init/proxy args, proxy env, probe zero delays",
+        "scrape-targets, proxy env, probe zero delays",
     ),
-    (
-        "hello-namespace.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
+    ("hello-namespace.yaml", "proxy env, probe zero delays"),
     (
         "hello-probes-with-flag-set-in-annotation.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
     (
         "hello-probes-with-flag-unset-in-annotation.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
-    (
-        "hello-probes.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "hello-proxy-override.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "hello-readiness.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "hello.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "https-probes.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
+    ("hello-probes.yaml", "proxy env, probe zero delays"),
+    ("hello-proxy-override.yaml", "proxy env, probe zero delays"),
+    ("hello-readiness.yaml", "proxy env, probe zero delays"),
+    ("hello.yaml", "proxy env, probe zero delays"),
+    ("https-probes.yaml", "proxy env, probe zero delays"),
     ("init-no-intercept-no-native-sidecar.yaml", "initContainers"),
-    ("job.yaml", "init/proxy args, proxy env, probe zero delays"),
+    ("job.yaml", "proxy env, probe zero delays"),
     (
         "kubevirtInterfaces_list.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
-    (
-        "list-frontend.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    ("list.yaml", "init/proxy args, proxy env, probe zero delays"),
-    (
-        "multi-container.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "multi-init.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "named_port.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "one_container.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    ("pod.yaml", "init/proxy args, proxy env, probe zero delays"),
+    ("list-frontend.yaml", "proxy env, probe zero delays"),
+    ("list.yaml", "proxy env, probe zero delays"),
+    ("multi-container.yaml", "proxy env, probe zero delays"),
+    ("multi-init.yaml", "proxy env, probe zero delays"),
+    ("named_port.yaml", "proxy env, probe zero delays"),
+    ("one_container.yaml", "proxy env, probe zero delays"),
+    ("pod.yaml", "proxy env, probe zero delays"),
     (
         "prometheus-scrape.yaml",
-        "path, port, init/proxy args, proxy env, probe zero delays",
+        "path, port, proxy env, probe zero delays",
     ),
     (
         "prometheus-scrape2.yaml",
-        "path, port, scrape, init/proxy args, proxy env, probe zero delays",
+        "path, port, scrape, proxy env, probe zero delays",
     ),
-    (
-        "ready_live.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "ready_only.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "replicaset.yaml",
-        "init/proxy args, proxy env, probe zero delays, status",
-    ),
+    ("ready_live.yaml", "proxy env, probe zero delays"),
+    ("ready_only.yaml", "proxy env, probe zero delays"),
+    ("replicaset.yaml", "proxy env, probe zero delays, status"),
     (
         "replicationcontroller.yaml",
-        "init/proxy args, proxy env, probe zero delays, status",
+        "proxy env, probe zero delays, status",
     ),
     (
         "reroute-virtual-interfaces_list.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
-    (
-        "resource_annotations.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "startup_live.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "startup_only.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
-    (
-        "startup_ready_live.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
+    ("resource_annotations.yaml", "proxy env, probe zero delays"),
+    ("startup_live.yaml", "proxy env, probe zero delays"),
+    ("startup_only.yaml", "proxy env, probe zero delays"),
+    ("startup_ready_live.yaml", "proxy env, probe zero delays"),
     (
         "statefulset.yaml",
-        "init/proxy args, proxy env, probe zero delays, volumes, status",
+        "proxy env, probe zero delays, volumes, status",
     ),
     (
         "status_annotations.yaml",
-        "init/proxy args, proxy env, failureThreshold, probe zero delays, periodSeconds",
+        "proxy env, failureThreshold, probe zero delays, periodSeconds",
     ),
     (
         "status_annotations_zeroport.yaml",
-        "init/proxy args, proxy env, readinessProbe, startupProbe",
+        "proxy env, readinessProbe, startupProbe",
     ),
     (
         "traffic-annotations-empty-includes.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
     (
         "traffic-annotations-wildcards.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
     (
         "traffic-params-empty-includes.yaml",
-        "init/proxy args, proxy env, probe zero delays",
+        "proxy env, probe zero delays",
     ),
-    (
-        "two_container.yaml",
-        "init/proxy args, proxy env, probe zero delays",
-    ),
+    ("two_container.yaml", "proxy env, probe zero delays"),
     (
         "user-volume.yaml",
-        "init/proxy args, proxy env, probe zero delays, volumeMounts, volumes",
+        "proxy env, probe zero delays, volumeMounts, volumes",
     ),
 ];
 

@@ -222,3 +222,79 @@ fn the_status_and_default_containers_say_what_was_injected_where() {
         );
     }
 }
+
+#[test]
+fn the_capture_gets_its_arguments_as_istio_writes_them() {
+    let init = |input: &str, args: &[&str]| {
+        let mut all = vec!["-q", "--profile", "istio"];
+        all.extend_from_slice(args);
+        let run = common::run(&all, Some(input));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let doc = common::values(&run.stdout).remove(0).expect("a document");
+        let pod = doc["spec"]["template"].clone();
+        (
+            pod["spec"]["initContainers"][0].clone(),
+            pod["metadata"]["annotations"].clone(),
+        )
+    };
+    let (istio_init, _) = init(DEPLOYMENT, &[]);
+    assert_eq!(
+        istio_init["args"],
+        serde_json::json!([
+            "istio-iptables",
+            "-p",
+            "15001",
+            "-z",
+            "15006",
+            "-u",
+            "1337",
+            "-m",
+            "REDIRECT",
+            "-i",
+            "*",
+            "-x",
+            "",
+            "-b",
+            "*",
+            "-d",
+            "15090,15021,15020",
+            "--log_output_level=default:info"
+        ])
+    );
+    // The pod's excluded ports beside Istio's own; no status port.
+    let annotated = DEPLOYMENT.replace(
+        "      labels: {app: web}\n",
+        "      labels: {app: web}\n      annotations:\n        traffic.sidecar.istio.io/excludeInboundPorts: \"4,5\"\n        status.sidecar.istio.io/port: \"0\"\n        traffic.sidecar.istio.io/excludeOutboundPorts: \"53\"\n",
+    );
+    let (istio_init, _) = init(&annotated, &[]);
+    let args: Vec<&str> = istio_init["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        args[15..],
+        [
+            "-d",
+            "15090,15021,4,5",
+            "-o",
+            "53",
+            "--log_output_level=default:info"
+        ]
+    );
+    // With Istio's CNI plugin: the same arguments, validated only, and the
+    // settings on the pod for the plugin.
+    let (validation, annotations) = init(DEPLOYMENT, &["--set", "cni=true"]);
+    assert_eq!(validation["name"], "istio-validation");
+    let args = validation["args"].as_array().expect("args");
+    assert_eq!(
+        args[args.len() - 2..],
+        ["--run-validation", "--skip-rule-apply"]
+    );
+    assert_eq!(
+        annotations["traffic.sidecar.istio.io/excludeInboundPorts"],
+        "15020"
+    );
+    assert_eq!(annotations["sidecar.istio.io/interceptionMode"], "REDIRECT");
+}

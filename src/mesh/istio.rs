@@ -15,15 +15,99 @@ const RESOURCES: [&str; 4] = [
     "proxyMemoryLimit",
 ];
 
-/// Normalise Istio's values as its injector writes them: the resource
-/// quantities in Kubernetes' canonical form (`2000m` → `2`, `1024Mi` →
-/// `1Gi`), as they come out of the pod Istio serialises.
+/// The names [`complete`] derives.
+pub const DERIVED: &[&str] = &["iptablesArgs", "excludedInboundPorts"];
+
+/// The inbound ports Istio's capture always leaves alone: Envoy's
+/// Prometheus port and its readiness port.
+const PROXY_INBOUND_PORTS: &str = "15090,15021";
+
+/// Normalise Istio's values as its injector writes them and derive what
+/// its template works out: the resource quantities in Kubernetes' canonical
+/// form (`2000m` → `2`, `1024Mi` → `1Gi`), as they come out of the pod
+/// Istio serialises; `excludedInboundPorts`, the excluded inbound ports with
+/// the status port (see [`exclude_inbound_port`]); and `iptablesArgs`, the
+/// capture's arguments after its mode (see [`iptables_args`]).
 pub fn complete(values: &mut Map<String, Value>) {
     for name in RESOURCES {
         if let Some(quantity) = Quantity::parse(text_of(values, name).trim()) {
             values.insert(name.to_string(), Value::String(quantity.to_string()));
         }
     }
+    let excluded = exclude_inbound_port(
+        &text_of(values, "statusPort"),
+        &text_of(values, "excludeInboundPorts"),
+    );
+    let args = iptables_args(values, &excluded);
+    values.insert("excludedInboundPorts".into(), Value::String(excluded));
+    values.insert(
+        "iptablesArgs".into(),
+        Value::Array(args.into_iter().map(Value::String).collect()),
+    );
+}
+
+/// The excluded inbound ports with the agent's status port (`port`) among
+/// them, as Istio's template function `excludeInboundPort` works them out:
+/// `excluded` as it is when the port is none (empty or 0) or already in
+/// it, else its ports (trimmed, empty ones dropped) and the port after.
+pub fn exclude_inbound_port(port: &str, excluded: &str) -> String {
+    let port = port.trim();
+    if port.is_empty() || port == "0" {
+        return excluded.to_string();
+    }
+    let ports: Vec<&str> = excluded.split(',').collect();
+    if ports.contains(&port) {
+        return excluded.to_string();
+    }
+    let mut out: Vec<&str> = ports
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    out.push(port);
+    out.join(",")
+}
+
+/// istio-iptables' arguments after `-m MODE`, as Istio's template writes
+/// them, each flag and its value a list item of their own: `-i`, `-x`, `-b`
+/// with their values, empty or not; `-d` with Istio's own ports and the
+/// excluded ones (`excluded`, see [`exclude_inbound_port`]); then `-q` and
+/// `-o` when their ports are set, and `-k` (the rerouted virtual
+/// interfaces, else KubeVirt's) and `-c` when their interfaces are.
+pub fn iptables_args(values: &Map<String, Value>, excluded: &str) -> Vec<String> {
+    let mut args = Vec::with_capacity(16);
+    for (flag, name) in [
+        ("-i", "includeOutboundIPRanges"),
+        ("-x", "excludeOutboundIPRanges"),
+        ("-b", "includeInboundPorts"),
+    ] {
+        args.push(flag.to_string());
+        args.push(text_of(values, name));
+    }
+    args.push("-d".into());
+    args.push(if excluded.is_empty() {
+        PROXY_INBOUND_PORTS.to_string()
+    } else {
+        format!("{PROXY_INBOUND_PORTS},{excluded}")
+    });
+    let reroute = text_of(values, "rerouteVirtualInterfaces");
+    let interfaces = if reroute.is_empty() {
+        text_of(values, "kubevirtInterfaces")
+    } else {
+        reroute
+    };
+    for (flag, value) in [
+        ("-q", text_of(values, "includeOutboundPorts")),
+        ("-o", text_of(values, "excludeOutboundPorts")),
+        ("-k", interfaces),
+        ("-c", text_of(values, "excludeInterfaces")),
+    ] {
+        if !value.is_empty() {
+            args.push(flag.to_string());
+            args.push(value);
+        }
+    }
+    args
 }
 
 /// The annotations `kubectl logs` and `kubectl exec` read for the container
@@ -36,9 +120,15 @@ pub const DEFAULT_CONTAINER_KEYS: [&str; 2] = [
 /// The annotations Istio's sidecar template writes on every pod it injects
 /// beside the profile's, whatever the sidecar's mode: both default-container
 /// annotations, naming the pod's first container that is not the proxy
-/// (none for a pod without one). The pod's own keep their values.
-pub fn webhook_annotations(spec: &Value) -> Map<String, Value> {
-    let mut out = Map::new();
+/// (none for a pod without one); with Istio's CNI plugin, which sets the
+/// capture up from them, the capture's settings (see [`cni_annotations`]).
+/// The pod's own keep their values.
+pub fn webhook_annotations(spec: &Value, values: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = if text_of(values, "cni") == "true" {
+        cni_annotations(values)
+    } else {
+        Map::new()
+    };
     let first = spec
         .field("containers")
         .and_then(Value::as_array)
@@ -49,6 +139,71 @@ pub fn webhook_annotations(spec: &Value) -> Map<String, Value> {
     if let Some(app) = first {
         for key in DEFAULT_CONTAINER_KEYS {
             out.insert(key.to_string(), Value::String(app.to_string()));
+        }
+    }
+    out
+}
+
+/// The capture's settings as Istio's template writes them for its CNI
+/// plugin: the interception mode, the included and excluded inbound ports
+/// (the status port among the excluded), and those of the outbound IP
+/// ranges, outbound ports and interfaces that are set.
+pub fn cni_annotations(values: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    let mut put = |key: &str, value: String| {
+        out.insert(key.to_string(), Value::String(value));
+    };
+    put("sidecar.istio.io/interceptionMode", "REDIRECT".into());
+    for (key, name, always) in [
+        (
+            "traffic.sidecar.istio.io/includeOutboundIPRanges",
+            "includeOutboundIPRanges",
+            false,
+        ),
+        (
+            "traffic.sidecar.istio.io/excludeOutboundIPRanges",
+            "excludeOutboundIPRanges",
+            false,
+        ),
+        (
+            "traffic.sidecar.istio.io/includeInboundPorts",
+            "includeInboundPorts",
+            true,
+        ),
+        (
+            "traffic.sidecar.istio.io/excludeInboundPorts",
+            "excludedInboundPorts",
+            true,
+        ),
+        (
+            "traffic.sidecar.istio.io/includeOutboundPorts",
+            "includeOutboundPorts",
+            false,
+        ),
+        (
+            "traffic.sidecar.istio.io/excludeOutboundPorts",
+            "excludeOutboundPorts",
+            false,
+        ),
+        (
+            "traffic.sidecar.istio.io/kubevirtInterfaces",
+            "kubevirtInterfaces",
+            false,
+        ),
+        (
+            "istio.io/reroute-virtual-interfaces",
+            "rerouteVirtualInterfaces",
+            false,
+        ),
+        (
+            "traffic.sidecar.istio.io/excludeInterfaces",
+            "excludeInterfaces",
+            false,
+        ),
+    ] {
+        let value = text_of(values, name);
+        if always || !value.is_empty() {
+            put(key, value);
         }
     }
     out
@@ -562,13 +717,36 @@ mod tests {
     #[test]
     fn default_containers_are_the_first_that_is_not_the_proxy() {
         let spec = json!({"containers": [{"name": "istio-proxy"}, {"name": "app"}, {"name": "b"}]});
-        let got = webhook_annotations(&spec);
+        let got = webhook_annotations(&spec, &Map::new());
         assert_eq!(got.len(), 2);
         for key in DEFAULT_CONTAINER_KEYS {
             assert_eq!(got[key], "app");
         }
-        assert!(webhook_annotations(&json!({"containers": [{"name": "istio-proxy"}]})).is_empty());
-        assert!(webhook_annotations(&json!({})).is_empty());
+        assert!(
+            webhook_annotations(
+                &json!({"containers": [{"name": "istio-proxy"}]}),
+                &Map::new()
+            )
+            .is_empty()
+        );
+        assert!(webhook_annotations(&json!({}), &Map::new()).is_empty());
+        // With the CNI plugin, the capture's settings for it.
+        let mut values = json!({"cni": true, "includeOutboundIPRanges": "*",
+            "excludeOutboundIPRanges": "", "includeInboundPorts": "*", "excludeInboundPorts": "",
+            "statusPort": 15020, "excludeOutboundPorts": "53"})
+        .as_object()
+        .cloned()
+        .expect("map");
+        complete(&mut values);
+        let got = webhook_annotations(&json!({}), &values);
+        assert_eq!(
+            Value::Object(got),
+            json!({"sidecar.istio.io/interceptionMode": "REDIRECT",
+                "traffic.sidecar.istio.io/includeOutboundIPRanges": "*",
+                "traffic.sidecar.istio.io/includeInboundPorts": "*",
+                "traffic.sidecar.istio.io/excludeInboundPorts": "15020",
+                "traffic.sidecar.istio.io/excludeOutboundPorts": "53"})
+        );
     }
 
     #[test]
@@ -595,6 +773,56 @@ mod tests {
         assert_eq!(
             injection_status(&classic, &values),
             r#"{"initContainers":null,"containers":["istio-proxy"],"volumes":null,"imagePullSecrets":["a","b"],"revision":"canary"}"#
+        );
+    }
+
+    #[test]
+    fn the_status_port_is_excluded_as_istio_excludes_it() {
+        assert_eq!(exclude_inbound_port("15020", ""), "15020");
+        assert_eq!(exclude_inbound_port("15020", "4, 5,,6"), "4,5,6,15020");
+        assert_eq!(exclude_inbound_port("5", " 4,5"), " 4,5");
+        assert_eq!(exclude_inbound_port("0", "4"), "4");
+        assert_eq!(exclude_inbound_port(" ", ""), "");
+    }
+
+    #[test]
+    fn iptables_arguments_are_flag_and_value_as_istio_writes_them() {
+        let mut values = json!({"includeOutboundIPRanges": "*", "excludeOutboundIPRanges": "",
+            "includeInboundPorts": "*", "excludeInboundPorts": "", "statusPort": 15020,
+            "excludeOutboundPorts": "", "includeOutboundPorts": ""})
+        .as_object()
+        .cloned()
+        .expect("map");
+        complete(&mut values);
+        assert_eq!(
+            values["iptablesArgs"],
+            json!(["-i", "*", "-x", "", "-b", "*", "-d", "15090,15021,15020"])
+        );
+        assert_eq!(values["excludedInboundPorts"], "15020");
+        values.insert("statusPort".into(), json!(0));
+        values.insert("excludeOutboundPorts".into(), json!("53"));
+        values.insert("kubevirtInterfaces".into(), json!("net1"));
+        values.insert("rerouteVirtualInterfaces".into(), json!("net2"));
+        values.insert("excludeInterfaces".into(), json!("eth1"));
+        complete(&mut values);
+        assert_eq!(
+            values["iptablesArgs"],
+            json!([
+                "-i",
+                "*",
+                "-x",
+                "",
+                "-b",
+                "*",
+                "-d",
+                "15090,15021",
+                "-o",
+                "53",
+                "-k",
+                "net2",
+                "-c",
+                "eth1"
+            ])
         );
     }
 

@@ -86,7 +86,7 @@ impl Mesh {
     ) -> Map<String, Value> {
         match self {
             Mesh::Linkerd => linkerd::webhook_annotations(spec, has, inherited, values),
-            Mesh::Istio => istio::webhook_annotations(spec),
+            Mesh::Istio => istio::webhook_annotations(spec, values),
             Mesh::None => Map::new(),
         }
     }
@@ -152,7 +152,8 @@ impl Mesh {
     pub fn derived_names(self) -> &'static [&'static str] {
         match self {
             Mesh::Linkerd => linkerd::DERIVED,
-            Mesh::Istio | Mesh::None => &[],
+            Mesh::Istio => istio::DERIVED,
+            Mesh::None => &[],
         }
     }
 }
