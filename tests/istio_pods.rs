@@ -298,3 +298,50 @@ fn the_capture_gets_its_arguments_as_istio_writes_them() {
     );
     assert_eq!(annotations["sidecar.istio.io/interceptionMode"], "REDIRECT");
 }
+
+#[test]
+fn the_proxy_names_its_workload_as_istio_names_it() {
+    let run = common::run(&["-q", "--profile", "istio"], Some(DEPLOYMENT));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_OWNER").as_deref(),
+        Some("kubernetes://apis/apps/v1/namespaces/shop/deployments/web")
+    );
+    assert_eq!(
+        proxy_env(&run.stdout, "PROXY_CONFIG").as_deref(),
+        Some("{}\n")
+    );
+    assert!(proxy_env(&run.stdout, "ISTIO_META_NETWORK").is_none());
+    let run = common::run(
+        &["-q", "--profile", "istio", "--set", "network=east"],
+        Some(DEPLOYMENT),
+    );
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_NETWORK").as_deref(),
+        Some("east")
+    );
+    // A bare pod made by a controller is that controller's.
+    let pod = "apiVersion: v1
+kind: Pod
+metadata:
+  generateName: batch-28812345-
+  namespace: jobs
+  labels: {app: batch}
+  ownerReferences:
+  - {apiVersion: batch/v1, kind: Job, name: batch-28812345, controller: true, uid: u}
+spec:
+  containers:
+  - name: app
+    image: app
+";
+    let run = common::run(&["-q", "--profile", "istio"], Some(pod));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_OWNER").as_deref(),
+        Some("kubernetes://apis/batch/v1/namespaces/jobs/cronjobs/batch")
+    );
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_WORKLOAD_NAME").as_deref(),
+        Some("batch")
+    );
+}

@@ -209,6 +209,138 @@ pub fn cni_annotations(values: &Map<String, Value>) -> Map<String, Value> {
     out
 }
 
+/// How Istio's injector names a pod's workload (its `DeploymentMeta` and
+/// `TypeMeta`, and what its template makes of them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// `ISTIO_META_OWNER`: `kubernetes://apis/API_VERSION/namespaces/NS/KINDs/NAME`;
+    /// empty without an API version or a name.
+    pub owner: String,
+    /// `ISTIO_META_WORKLOAD_NAME`: the pod's `service.istio.io/workload-name`
+    /// label, else the workload's name.
+    pub workload_name: String,
+    /// `service.istio.io/canonical-name`: the pod's label of that name,
+    /// `app.kubernetes.io/name` or `app`, else the workload's name; cut to
+    /// 63 characters, without leading or trailing `-`, `_` or `.`.
+    pub canonical_name: String,
+}
+
+/// The workload `object` (of `namespace`, whose pod has `labels`) as Istio's
+/// injector names it: a workload by its own API version, kind and name; a
+/// bare pod with a generated name by the controller among its owners (a
+/// ReplicaSet with the pod's template hash by its Deployment, a Job with a
+/// timestamp suffix by its CronJob, a ReplicationController of an OpenShift
+/// DeploymentConfig by that), else as the pod `v1` it is.
+pub fn identity(object: &Value, labels: Option<&Map<String, Value>>, namespace: &str) -> Identity {
+    let label = |key: &str| {
+        labels
+            .and_then(|l| l.get(key))
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+    };
+    let meta = |key: &str| {
+        object
+            .field("metadata")
+            .and_then(|m| m.field(key))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let text = |value: &Value, key: &str| {
+        value
+            .field(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut api_version = text(object, "apiVersion");
+    let mut kind = text(object, "kind");
+    let mut name = meta("name").to_string();
+    if kind == "Pod" && api_version == "v1" && !meta("generateName").is_empty() {
+        let controller = object
+            .field("metadata")
+            .and_then(|m| m.field("ownerReferences"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|r| r.field("controller").and_then(Value::as_bool) == Some(true));
+        if let Some(owner) = controller {
+            api_version = text(owner, "apiVersion");
+            kind = text(owner, "kind");
+            name = text(owner, "name");
+            let hash = |key: &str| label(key).filter(|h| name.ends_with(h));
+            if kind == "ReplicaSet" {
+                if let Some(hash) = hash("pod-template-hash") {
+                    name = name
+                        .strip_suffix(&format!("-{hash}"))
+                        .unwrap_or(&name)
+                        .to_string();
+                    kind = "Deployment".into();
+                } else if let Some(hash) = hash("rollouts-pod-template-hash") {
+                    name = name
+                        .strip_suffix(&format!("-{hash}"))
+                        .unwrap_or(&name)
+                        .to_string();
+                    kind = "Rollout".into();
+                    api_version = "v1alpha1".into();
+                }
+            } else if kind == "ReplicationController" {
+                if let Some(config) = label("deploymentconfig") {
+                    name = config.to_string();
+                    kind = "DeploymentConfig".into();
+                }
+            } else if kind == "Job" {
+                if let Some(cron) = cron_job_of(&name) {
+                    name = cron.to_string();
+                    kind = "CronJob".into();
+                    api_version = "batch/v1".into();
+                }
+            }
+        }
+        if name.is_empty() {
+            name = meta("name").to_string();
+        }
+    }
+    let owner = if api_version.is_empty() || name.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "kubernetes://apis/{api_version}/namespaces/{namespace}/{}s/{name}",
+            kind.to_lowercase()
+        )
+    };
+    let workload_name = label("service.istio.io/workload-name")
+        .unwrap_or(&name)
+        .to_string();
+    let canonical = label("service.istio.io/canonical-name")
+        .or_else(|| label("app.kubernetes.io/name"))
+        .or_else(|| label("app"))
+        .unwrap_or(&name);
+    // Cut at 63 bytes, as Go slices a string (back to a character's start).
+    let mut end = canonical.len().min(63);
+    while !canonical.is_char_boundary(end) {
+        end -= 1;
+    }
+    let canonical_name = canonical
+        .get(..end)
+        .unwrap_or(canonical)
+        .trim_matches(|c| matches!(c, '-' | '_' | '.'))
+        .to_string();
+    Identity {
+        owner,
+        workload_name,
+        canonical_name,
+    }
+}
+
+/// The CronJob a Job of this name was made by: the name less a `-` and 8
+/// to 10 digits at its end (a CronJob's Jobs are named so).
+fn cron_job_of(job: &str) -> Option<&str> {
+    let digits = job.len() - job.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (cron, suffix) = job.split_at(job.len() - digits);
+    let cron = cron.strip_suffix('-')?;
+    ((8..=10).contains(&suffix.len()) && !cron.is_empty()).then_some(cron)
+}
+
 /// The annotation in which Istio's injector records what it injected.
 pub const STATUS: &str = "sidecar.istio.io/status";
 
@@ -824,6 +956,66 @@ mod tests {
                 "eth1"
             ])
         );
+    }
+
+    #[test]
+    fn workloads_are_named_as_istio_names_them() {
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "hello"}});
+        let got = identity(&deployment, None, "default");
+        assert_eq!(
+            got.owner,
+            "kubernetes://apis/apps/v1/namespaces/default/deployments/hello"
+        );
+        assert_eq!(
+            (got.workload_name.as_str(), got.canonical_name.as_str()),
+            ("hello", "hello")
+        );
+        let cron = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"}});
+        assert_eq!(
+            identity(&cron, None, "ns").owner,
+            "kubernetes://apis/batch/v1/namespaces/ns/cronjobs/c"
+        );
+        let long = "helloworld-helloworld-helloworld-helloworld-helloworld-hellowo-ld";
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "generateName": "helloworld-", "name": "helloworld-helloworld",
+            "ownerReferences": [{"apiVersion": "foo/v1", "kind": "Bar", "name": long, "controller": true}]}});
+        let got = identity(&pod, None, "default");
+        assert_eq!(
+            got.owner,
+            format!("kubernetes://apis/foo/v1/namespaces/default/bars/{long}")
+        );
+        assert_eq!(got.workload_name, long);
+        assert_eq!(
+            got.canonical_name,
+            "helloworld-helloworld-helloworld-helloworld-helloworld-hellowo"
+        );
+        // A ReplicaSet's pod is its Deployment's; labels name it first.
+        let labels = json!({"pod-template-hash": "5d4f", "app": "shop",
+            "service.istio.io/workload-name": "w"});
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-5d4f-",
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d4f", "controller": true}]}});
+        let got = identity(&pod, labels.as_object(), "shop");
+        assert_eq!(
+            got.owner,
+            "kubernetes://apis/apps/v1/namespaces/shop/deployments/web"
+        );
+        assert_eq!(
+            (got.workload_name.as_str(), got.canonical_name.as_str()),
+            ("w", "shop")
+        );
+        let job = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "x-",
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "nightly-28812345", "controller": true}]}});
+        assert_eq!(
+            identity(&job, None, "d").owner,
+            "kubernetes://apis/batch/v1/namespaces/d/cronjobs/nightly"
+        );
+        assert_eq!(cron_job_of("a-1234567"), None);
+        assert_eq!(cron_job_of("-12345678"), None);
+        assert_eq!(cron_job_of("a-b-1234567890"), Some("a-b"));
+        // No name: no owner.
+        let nameless = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}});
+        assert_eq!(identity(&nameless, None, "d"), Identity::default());
     }
 
     #[test]

@@ -49,6 +49,22 @@ impl Mesh {
         }
     }
 
+    /// How the mesh's injector names the workload `object` (of
+    /// `namespace`, whose pod has `labels`), where it names it otherwise
+    /// than by its kind and name (Istio's owner, workload and canonical
+    /// names); `None` for the other meshes.
+    pub fn identity(
+        self,
+        object: &Value,
+        labels: Option<&Map<String, Value>>,
+        namespace: &str,
+    ) -> Option<istio::Identity> {
+        match self {
+            Mesh::Istio => Some(istio::identity(object, labels, namespace)),
+            Mesh::Linkerd | Mesh::None => None,
+        }
+    }
+
     /// Whether the mesh's own command line records the settings it was
     /// given as pod annotations (Linkerd's `config.linkerd.io/*`), where its
     /// controllers read them.

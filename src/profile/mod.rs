@@ -502,6 +502,8 @@ fn lookup(values: &Map<String, Value>, vars: &WorkloadVars, name: &str) -> Optio
         "pod.appName" => vars.app_name.clone(),
         "pod.appVersion" => vars.app_version.clone(),
         "pod.appContainers" => vars.app_containers.clone(),
+        "workload.owner" => vars.owner.clone(),
+        "pod.workloadName" => vars.workload_name.clone(),
         "tool.version" => env!("CARGO_PKG_VERSION").to_string(),
         _ => return None,
     }))
@@ -527,6 +529,8 @@ fn answers(
         "pod.appName" => &vars.app_name,
         "pod.appVersion" => &vars.app_version,
         "pod.appContainers" => &vars.app_containers,
+        "workload.owner" => &vars.owner,
+        "pod.workloadName" => &vars.workload_name,
         "tool.version" => env!("CARGO_PKG_VERSION"),
         _ => return expected.is_none(),
     };
@@ -561,6 +565,12 @@ pub struct WorkloadVars {
     pub app_version: String,
     /// Comma-separated names of the pod's own containers.
     pub app_containers: String,
+    /// The workload as the mesh's proxy names its owner (Istio's
+    /// `ISTIO_META_OWNER`); empty for the other meshes.
+    pub owner: String,
+    /// The workload's name as the mesh reads it (Istio: the pod's
+    /// `service.istio.io/workload-name` label, else the workload's name).
+    pub workload_name: String,
 }
 
 /// Whether the proxy runs as a native sidecar.
@@ -1303,6 +1313,8 @@ impl Profile {
             app_name: "sample".into(),
             app_version: "latest".into(),
             app_containers: "app".into(),
+            owner: "kubernetes://apis/apps/v1/namespaces/default/deployments/sample".into(),
+            workload_name: "sample".into(),
         };
         // Render with every value set, so that no field is left out of the
         // check: once as the profile is, once with every switch on (CNI mode,
@@ -1590,6 +1602,8 @@ mod tests {
             app_name: "web".into(),
             app_version: "v2".into(),
             app_containers: "app,log".into(),
+            owner: "kubernetes://apis/apps/v1/namespaces/shop/deployments/web".into(),
+            workload_name: "web".into(),
         };
         let values = json!({"proxyImage": "proxy", "cni": false, "ports": [1, 2]});
         let Value::Object(values) = values else {
@@ -1608,6 +1622,8 @@ mod tests {
             "pod.appName",
             "pod.appVersion",
             "pod.appContainers",
+            "workload.owner",
+            "pod.workloadName",
             "tool.version",
             "no.such.name",
         ];
@@ -1801,6 +1817,8 @@ mod tests {
             app_name: "web".into(),
             app_version: String::new(),
             app_containers: "app".into(),
+            owner: "kubernetes://apis/apps/v1/namespaces/default/deployments/sample".into(),
+            workload_name: "sample".into(),
         };
         let rendered = plain.render(&vars).expect("rendered");
         let other_name = WorkloadVars {

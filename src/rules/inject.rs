@@ -802,23 +802,42 @@ impl<'a> Pod<'a> {
         ports.sort_unstable();
         ports.dedup();
         let namespace = field("namespace").filter(|ns| !ns.is_empty());
+        let in_namespace = namespace.unwrap_or(env.namespace);
+        // How the mesh names the workload, where it has a way of its own.
+        let identity = env
+            .profile
+            .mesh
+            .identity(&patcher.value, labels, in_namespace)
+            .unwrap_or_default();
+        let app_name = if env.profile.mesh == Mesh::Istio {
+            identity.canonical_name
+        } else {
+            label("app.kubernetes.io/name")
+                .or_else(|| label("app"))
+                .unwrap_or_else(|| name.clone())
+        };
+        let workload_name = if env.profile.mesh == Mesh::Istio {
+            identity.workload_name
+        } else {
+            name.clone()
+        };
         let vars = WorkloadVars {
             kind: kind.label(),
-            name: name.clone(),
-            namespace: namespace.unwrap_or(env.namespace).to_string(),
+            name,
+            namespace: in_namespace.to_string(),
             inbound_ports: ports
                 .iter()
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
                 .join(","),
             ports: env.profile.mesh.pod_ports(containers),
-            app_name: label("app.kubernetes.io/name")
-                .or_else(|| label("app"))
-                .unwrap_or(name),
+            app_name,
             app_version: label("app.kubernetes.io/version")
                 .or_else(|| label("version"))
                 .unwrap_or_else(|| "latest".into()),
             app_containers: app_container_names.join(","),
+            owner: identity.owner,
+            workload_name,
         };
         Pod {
             spec,
