@@ -56,7 +56,6 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
 /// and the tool leaves alone.
 const NOT_YET: &[(&str, &str)] = &[
     ("hello.yaml.proxyImageName", "image"),
-    ("hello-old-version.yaml", "startupProbe"),
     (
         "hello-probes-proxyHoldApplication-ProxyConfig.yaml",
         "PROXY_CONFIG from proxy.istio.io/config",
@@ -68,8 +67,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("cronjob.yaml", "metadata"),
     ("cronjob-old-version.yaml", "metadata, startupProbe"),
     ("daemonset-old-version.yaml", "startupProbe, status"),
-    ("job-old-version.yaml", "startupProbe"),
-    ("pod-old-version.yaml", "startupProbe"),
     ("replicaset-old-version.yaml", "startupProbe, status"),
     (
         "statefulset-old-version.yaml",
@@ -103,9 +100,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "gateway.yaml",
         "rev, path, port, scrape, overrides, canonical-name, canonical-revision, image, ports, readinessProbe, securityContext, volumeMounts, volumes",
     ),
-    ("native-sidecar-old-version.yaml", "startupProbe"),
-    ("native-sidecar-opt-out.yaml", "startupProbe"),
-    ("native-sidecar-opt-out.yaml#2", "startupProbe"),
     (
         "merge-probers.yaml",
         "postStart, failureThreshold, periodSeconds",
@@ -136,11 +130,6 @@ const NOT_YET: &[(&str, &str)] = &[
     ("replicaset.yaml", "status"),
     ("replicationcontroller.yaml", "status"),
     ("statefulset.yaml", "volumes, status"),
-    ("status_annotations.yaml", "failureThreshold, periodSeconds"),
-    (
-        "status_annotations_zeroport.yaml",
-        "readinessProbe, startupProbe",
-    ),
     ("user-volume.yaml", "volumeMounts, volumes"),
 ];
 

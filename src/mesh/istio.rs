@@ -16,7 +16,13 @@ const RESOURCES: [&str; 4] = [
 ];
 
 /// The names [`complete`] derives.
-pub const DERIVED: &[&str] = &["iptablesArgs", "excludedInboundPorts"];
+pub const DERIVED: &[&str] = &[
+    "iptablesArgs",
+    "excludedInboundPorts",
+    "readinessProbe",
+    "startupProbe",
+    "readinessInitialDelay",
+];
 
 /// The inbound ports Istio's capture always leaves alone: Envoy's
 /// Prometheus port and its readiness port.
@@ -26,8 +32,11 @@ const PROXY_INBOUND_PORTS: &str = "15090,15021";
 /// its template works out: the resource quantities in Kubernetes' canonical
 /// form (`2000m` → `2`, `1024Mi` → `1Gi`), as they come out of the pod
 /// Istio serialises; `excludedInboundPorts`, the excluded inbound ports with
-/// the status port (see [`exclude_inbound_port`]); and `iptablesArgs`, the
-/// capture's arguments after its mode (see [`iptables_args`]).
+/// the status port (see [`exclude_inbound_port`]); `iptablesArgs`, the
+/// capture's arguments after its mode (see [`iptables_args`]); whether the
+/// proxy has a `readinessProbe` and a `startupProbe` (not without a status
+/// port, the latter not when `startupProbeEnabled` is false); and
+/// `readinessInitialDelay`, empty for 0, which Go leaves out.
 pub fn complete(values: &mut Map<String, Value>) {
     for name in RESOURCES {
         if let Some(quantity) = Quantity::parse(text_of(values, name).trim()) {
@@ -39,6 +48,18 @@ pub fn complete(values: &mut Map<String, Value>) {
         &text_of(values, "excludeInboundPorts"),
     );
     let args = iptables_args(values, &excluded);
+    // The proxy's probes, on the agent's status port: none without one.
+    let status_port = text_of(values, "statusPort");
+    let probes = !matches!(status_port.trim(), "" | "0");
+    let startup = probes && text_of(values, "startupProbeEnabled") != "false";
+    values.insert("readinessProbe".into(), Value::Bool(probes));
+    values.insert("startupProbe".into(), Value::Bool(startup));
+    // Go leaves a delay of 0 out.
+    let delay = match values.get("readinessInitialDelaySeconds") {
+        Some(Value::Number(n)) if n.as_u64() != Some(0) => Value::Number(n.clone()),
+        _ => Value::String(String::new()),
+    };
+    values.insert("readinessInitialDelay".into(), delay);
     values.insert("excludedInboundPorts".into(), Value::String(excluded));
     values.insert(
         "iptablesArgs".into(),
@@ -931,6 +952,9 @@ mod tests {
             json!(["-i", "*", "-x", "", "-b", "*", "-d", "15090,15021,15020"])
         );
         assert_eq!(values["excludedInboundPorts"], "15020");
+        assert_eq!(values["readinessProbe"], true);
+        assert_eq!(values["startupProbe"], true);
+        assert_eq!(values["readinessInitialDelay"], "");
         values.insert("statusPort".into(), json!(0));
         values.insert("excludeOutboundPorts".into(), json!("53"));
         values.insert("kubevirtInterfaces".into(), json!("net1"));
@@ -956,6 +980,14 @@ mod tests {
                 "eth1"
             ])
         );
+        assert_eq!(values["readinessProbe"], false);
+        assert_eq!(values["startupProbe"], false);
+        values.insert("statusPort".into(), json!(15020));
+        values.insert("startupProbeEnabled".into(), json!(false));
+        values.insert("readinessInitialDelaySeconds".into(), json!(100));
+        complete(&mut values);
+        assert_eq!(values["startupProbe"], false);
+        assert_eq!(values["readinessInitialDelay"], 100);
     }
 
     #[test]

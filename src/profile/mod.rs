@@ -232,6 +232,8 @@ pub enum Validate {
     Quantity,
     /// A number strictly between 0 and 1.
     Ratio,
+    /// A whole number from 0 to 4294967295 (Go's uint32).
+    Uint32,
 }
 
 impl Validate {
@@ -265,6 +267,7 @@ impl Validate {
             Validate::Duration => crate::mesh::linkerd::go_duration_seconds(raw.trim()).is_some(),
             Validate::Quantity => crate::admission::quantity::Quantity::parse(raw.trim()).is_some(),
             Validate::Ratio => raw.trim().parse::<f64>().is_ok_and(|r| r > 0.0 && r < 1.0),
+            Validate::Uint32 => raw.parse::<u32>().is_ok(),
         };
         if valid {
             Ok(())
@@ -275,6 +278,7 @@ impl Validate {
                 Validate::Duration => "a duration such as 90s or 1m30s",
                 Validate::Quantity => "a quantity such as 100m or 1Gi",
                 Validate::Ratio => "a number between 0 and 1",
+                Validate::Uint32 => "a whole number of 0 or more",
             };
             Err(format!("{raw:?} is not {what}"))
         }
