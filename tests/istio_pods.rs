@@ -345,3 +345,45 @@ spec:
         Some("batch")
     );
 }
+
+#[test]
+fn istios_webhook_scope_and_its_label_decide_as_istio_decides() {
+    let namespace = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  labels: {istio-injection: disabled}
+---
+";
+    let run = common::run(
+        &["--profile", "istio"],
+        Some(&format!("{namespace}{DEPLOYMENT}")),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains("istio-proxy"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("istio-injection: disabled"),
+        "{}",
+        run.stderr
+    );
+
+    // The pod's label wins over its annotation, either way.
+    let labelled = |label: &str, annotation: &str| {
+        DEPLOYMENT.replace(
+            "      labels: {app: web}\n",
+            &format!(
+                "      labels: {{app: web, sidecar.istio.io/inject: \"{label}\"}}\n      annotations: {{sidecar.istio.io/inject: \"{annotation}\"}}\n"
+            ),
+        )
+    };
+    let run = common::run(
+        &["-q", "--profile", "istio"],
+        Some(&labelled("true", "false")),
+    );
+    assert!(run.stdout.contains("istio-proxy"), "{}", run.stdout);
+    let run = common::run(
+        &["-q", "--profile", "istio"],
+        Some(&labelled("false", "true")),
+    );
+    assert!(!run.stdout.contains("istio-proxy"), "{}", run.stdout);
+}

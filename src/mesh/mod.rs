@@ -144,6 +144,14 @@ impl Mesh {
         self != Mesh::Istio
     }
 
+    /// Whether the pod's label of the opt-out's name decides alone when the
+    /// pod has one, its annotation then unread (Istio's label is the newer
+    /// API and wins: `sidecar.istio.io/inject: "true"` as a label injects a
+    /// pod whose annotation says `"false"`).
+    pub fn inject_label_wins(self) -> bool {
+        self == Mesh::Istio
+    }
+
     /// Whether the mesh's webhook writes on Services too.
     pub fn annotates_services(self) -> bool {
         self == Mesh::Linkerd

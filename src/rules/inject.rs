@@ -1059,8 +1059,18 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
         return Some(reason);
     }
     if let Some(disable) = &env.profile.disable_annotation {
-        // As an annotation, or as a label (which Istio prefers).
-        for field in ["annotations", "labels"] {
+        // As an annotation, or as a label (which Istio prefers: with one,
+        // its annotation is not read).
+        let label_decides = env.profile.mesh.inject_label_wins()
+            && in_metadata("labels")
+                .and_then(|l| l.field(&disable.key))
+                .is_some();
+        let fields: &[&str] = if label_decides {
+            &["labels"]
+        } else {
+            &["annotations", "labels"]
+        };
+        for &field in fields {
             let set = in_metadata(field).and_then(|m| m.field(&disable.key));
             if set.and_then(Value::as_str) == Some(disable.value.as_str()) {
                 let kind = if field == "labels" {
