@@ -55,71 +55,95 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
 /// `istio-proxy` container of their own, which Istio merges into its proxy
 /// and the tool leaves alone.
 const NOT_YET: &[(&str, &str)] = &[
-    ("hello.yaml.proxyImageName", "image"),
+    (
+        "hello.yaml.proxyImageName",
+        "istio-init keeps proxyv2 (global.proxy_init.image) when global.proxy.image changes; the tool gives it the proxy's image",
+    ),
     (
         "hello-probes-proxyHoldApplication-ProxyConfig.yaml",
-        "PROXY_CONFIG from proxy.istio.io/config",
+        "PROXY_CONFIG from the pod's proxy.istio.io/config",
     ),
     (
         "hello-probes-noProxyHoldApplication-ProxyConfig.yaml",
-        "PROXY_CONFIG from proxy.istio.io/config",
+        "PROXY_CONFIG from the pod's proxy.istio.io/config",
     ),
-    ("cronjob.yaml", "metadata"),
-    ("cronjob-old-version.yaml", "metadata, startupProbe"),
+    (
+        "cronjob.yaml",
+        "istioctl kube-inject writes the pod's metadata on the jobTemplate, the tool (as the webhook) on the pod template",
+    ),
+    (
+        "cronjob-old-version.yaml",
+        "istioctl kube-inject writes the pod's metadata on the jobTemplate, the tool (as the webhook) on the pod template",
+    ),
     (
         "statefulset-old-version.yaml",
-        "startupProbe, volumes, status",
+        "volumes: Istio's before the pod's own",
     ),
     (
         "proxy-override.yaml",
-        "annotations, tlsMode, canonical-name, canonical-revision, containers, initContainers, volumes",
+        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
     ),
     (
         "only-proxy-container.yaml",
-        "annotations, tlsMode, canonical-name, canonical-revision, containers, initContainers, volumes",
+        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
     ),
     (
         "proxy-override-args.yaml",
-        "annotations, tlsMode, canonical-name, canonical-revision, containers, initContainers, volumes",
+        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
     ),
     (
         "proxy-override-runas.yaml",
-        "annotations, tlsMode, canonical-name, canonical-revision, containers, initContainers, volumes",
+        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
     ),
     (
         "proxy-override-runas.yaml.cni",
-        "annotations, tlsMode, canonical-name, canonical-revision, containers, initContainers, volumes",
+        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
     ),
     (
         "proxy-override-args-native.yaml",
-        "annotations, tlsMode, canonical-name, canonical-revision, containers, initContainers, volumes",
+        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
     ),
     (
         "gateway.yaml",
-        "rev, path, port, scrape, overrides, canonical-name, canonical-revision, image, ports, readinessProbe, securityContext, volumeMounts, volumes",
+        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
     ),
     (
         "merge-probers.yaml",
-        "postStart, failureThreshold, periodSeconds",
+        "proxy.istio.io/config (holdApplicationUntilProxyStarts, concurrency), readiness from it, merged probers",
     ),
     (
         "gateway-with-default-container.yaml",
-        "rev, path, port, scrape, overrides, canonical-name, canonical-revision, image, ports, readinessProbe, securityContext, volumeMounts, volumes",
+        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
     ),
     (
         "grpc-agent.yaml",
-        "overrides, app probes, tlsMode, containers, initContainers, volumes",
+        "a custom template (grpc-agent, grpc-simple) of Istio's chart, and proxy.istio.io/overrides",
     ),
     (
         "grpc-simple.yaml",
-        "rev, overrides, app probes, tlsMode, canonical-name, canonical-revision, env, volumeMounts, initContainers, volumes",
+        "a custom template (grpc-agent, grpc-simple) of Istio's chart, and proxy.istio.io/overrides",
     ),
-    ("hello-multiport-metrics.yaml", "scrape-targets"),
-    ("init-no-intercept-no-native-sidecar.yaml", "initContainers"),
-    ("prometheus-scrape.yaml", "path, port"),
-    ("prometheus-scrape2.yaml", "path, port, scrape"),
-    ("statefulset.yaml", "volumes, status"),
-    ("user-volume.yaml", "volumeMounts, volumes"),
+    (
+        "hello-multiport-metrics.yaml",
+        "prometheus.istio.io/scrape-targets and the merged metrics' env",
+    ),
+    (
+        "init-no-intercept-no-native-sidecar.yaml",
+        "sidecar.istio.io/interceptionMode: NONE (no istio-init)",
+    ),
+    (
+        "prometheus-scrape.yaml",
+        "Istio's metrics merging keeps the pod's prometheus.io annotations as they are",
+    ),
+    (
+        "prometheus-scrape2.yaml",
+        "Istio's metrics merging keeps the pod's prometheus.io annotations as they are",
+    ),
+    ("statefulset.yaml", "volumes: Istio's before the pod's own"),
+    (
+        "user-volume.yaml",
+        "the pod's sidecar.istio.io/userVolume and userVolumeMount",
+    ),
 ];
 
 /// The annotations allowed to differ: the tool's own record.
