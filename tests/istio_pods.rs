@@ -182,3 +182,208 @@ fn the_annotation_or_the_value_keeps_the_probes_as_they_are() {
         assert!(app["readinessProbe"].get("tcpSocket").is_some());
     }
 }
+
+#[test]
+fn the_status_and_default_containers_say_what_was_injected_where() {
+    let annotations = |args: &[&str]| {
+        let mut all = vec!["-q", "--profile", "istio"];
+        all.extend_from_slice(args);
+        let run = common::run(&all, Some(DEPLOYMENT));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let doc = common::values(&run.stdout).remove(0).expect("a document");
+        doc["spec"]["template"]["metadata"]["annotations"].clone()
+    };
+    let volumes = r#""volumes":["workload-socket","credential-socket","workload-certs","istio-envoy","istio-data","istio-podinfo","istio-token","istiod-ca-cert","istio-ca-crl"],"imagePullSecrets":null,"revision":"default"}"#;
+    let native = annotations(&[]);
+    assert_eq!(
+        native["sidecar.istio.io/status"],
+        format!(r#"{{"initContainers":["istio-init","istio-proxy"],"containers":null,{volumes}"#)
+    );
+    let classic = annotations(&["--native-sidecar", "never"]);
+    assert_eq!(
+        classic["sidecar.istio.io/status"],
+        format!(r#"{{"initContainers":["istio-init"],"containers":["istio-proxy"],{volumes}"#)
+    );
+    let cni = annotations(&["--set", "cni=true"]);
+    assert!(
+        cni["sidecar.istio.io/status"].as_str().is_some_and(
+            |s| s.starts_with(r#"{"initContainers":["istio-validation","istio-proxy"]"#)
+        ),
+        "{cni}"
+    );
+    for annotations in [native, classic] {
+        assert_eq!(
+            annotations["kubectl.kubernetes.io/default-container"],
+            "app"
+        );
+        assert_eq!(
+            annotations["kubectl.kubernetes.io/default-logs-container"],
+            "app"
+        );
+    }
+}
+
+#[test]
+fn the_capture_gets_its_arguments_as_istio_writes_them() {
+    let init = |input: &str, args: &[&str]| {
+        let mut all = vec!["-q", "--profile", "istio"];
+        all.extend_from_slice(args);
+        let run = common::run(&all, Some(input));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let doc = common::values(&run.stdout).remove(0).expect("a document");
+        let pod = doc["spec"]["template"].clone();
+        (
+            pod["spec"]["initContainers"][0].clone(),
+            pod["metadata"]["annotations"].clone(),
+        )
+    };
+    let (istio_init, _) = init(DEPLOYMENT, &[]);
+    assert_eq!(
+        istio_init["args"],
+        serde_json::json!([
+            "istio-iptables",
+            "-p",
+            "15001",
+            "-z",
+            "15006",
+            "-u",
+            "1337",
+            "-m",
+            "REDIRECT",
+            "-i",
+            "*",
+            "-x",
+            "",
+            "-b",
+            "*",
+            "-d",
+            "15090,15021,15020",
+            "--log_output_level=default:info"
+        ])
+    );
+    // The pod's excluded ports beside Istio's own; no status port.
+    let annotated = DEPLOYMENT.replace(
+        "      labels: {app: web}\n",
+        "      labels: {app: web}\n      annotations:\n        traffic.sidecar.istio.io/excludeInboundPorts: \"4,5\"\n        status.sidecar.istio.io/port: \"0\"\n        traffic.sidecar.istio.io/excludeOutboundPorts: \"53\"\n",
+    );
+    let (istio_init, _) = init(&annotated, &[]);
+    let args: Vec<&str> = istio_init["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(
+        args[15..],
+        [
+            "-d",
+            "15090,15021,4,5",
+            "-o",
+            "53",
+            "--log_output_level=default:info"
+        ]
+    );
+    // With Istio's CNI plugin: the same arguments, validated only, and the
+    // settings on the pod for the plugin.
+    let (validation, annotations) = init(DEPLOYMENT, &["--set", "cni=true"]);
+    assert_eq!(validation["name"], "istio-validation");
+    let args = validation["args"].as_array().expect("args");
+    assert_eq!(
+        args[args.len() - 2..],
+        ["--run-validation", "--skip-rule-apply"]
+    );
+    assert_eq!(
+        annotations["traffic.sidecar.istio.io/excludeInboundPorts"],
+        "15020"
+    );
+    assert_eq!(annotations["sidecar.istio.io/interceptionMode"], "REDIRECT");
+}
+
+#[test]
+fn the_proxy_names_its_workload_as_istio_names_it() {
+    let run = common::run(&["-q", "--profile", "istio"], Some(DEPLOYMENT));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_OWNER").as_deref(),
+        Some("kubernetes://apis/apps/v1/namespaces/shop/deployments/web")
+    );
+    assert_eq!(
+        proxy_env(&run.stdout, "PROXY_CONFIG").as_deref(),
+        Some("{}\n")
+    );
+    assert!(proxy_env(&run.stdout, "ISTIO_META_NETWORK").is_none());
+    let run = common::run(
+        &["-q", "--profile", "istio", "--set", "network=east"],
+        Some(DEPLOYMENT),
+    );
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_NETWORK").as_deref(),
+        Some("east")
+    );
+    // A bare pod made by a controller is that controller's.
+    let pod = "apiVersion: v1
+kind: Pod
+metadata:
+  generateName: batch-28812345-
+  namespace: jobs
+  labels: {app: batch}
+  ownerReferences:
+  - {apiVersion: batch/v1, kind: Job, name: batch-28812345, controller: true, uid: u}
+spec:
+  containers:
+  - name: app
+    image: app
+";
+    let run = common::run(&["-q", "--profile", "istio"], Some(pod));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_OWNER").as_deref(),
+        Some("kubernetes://apis/batch/v1/namespaces/jobs/cronjobs/batch")
+    );
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_WORKLOAD_NAME").as_deref(),
+        Some("batch")
+    );
+}
+
+#[test]
+fn istios_webhook_scope_and_its_label_decide_as_istio_decides() {
+    let namespace = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  labels: {istio-injection: disabled}
+---
+";
+    let run = common::run(
+        &["--profile", "istio"],
+        Some(&format!("{namespace}{DEPLOYMENT}")),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains("istio-proxy"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("istio-injection: disabled"),
+        "{}",
+        run.stderr
+    );
+
+    // The pod's label wins over its annotation, either way.
+    let labelled = |label: &str, annotation: &str| {
+        DEPLOYMENT.replace(
+            "      labels: {app: web}\n",
+            &format!(
+                "      labels: {{app: web, sidecar.istio.io/inject: \"{label}\"}}\n      annotations: {{sidecar.istio.io/inject: \"{annotation}\"}}\n"
+            ),
+        )
+    };
+    let run = common::run(
+        &["-q", "--profile", "istio"],
+        Some(&labelled("true", "false")),
+    );
+    assert!(run.stdout.contains("istio-proxy"), "{}", run.stdout);
+    let run = common::run(
+        &["-q", "--profile", "istio"],
+        Some(&labelled("false", "true")),
+    );
+    assert!(!run.stdout.contains("istio-proxy"), "{}", run.stdout);
+}

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::text_of;
+use super::{Injected, text_of};
 use crate::admission::quantity::Quantity;
 use crate::json::Field;
 
@@ -15,16 +15,418 @@ const RESOURCES: [&str; 4] = [
     "proxyMemoryLimit",
 ];
 
-/// Normalise Istio's values as its injector writes them: the resource
-/// quantities in Kubernetes' canonical form (`2000m` → `2`, `1024Mi` →
-/// `1Gi`), as they come out of the pod Istio serialises.
+/// The names [`complete`] derives.
+pub const DERIVED: &[&str] = &[
+    "iptablesArgs",
+    "excludedInboundPorts",
+    "readinessProbe",
+    "startupProbe",
+    "readinessInitialDelay",
+];
+
+/// The inbound ports Istio's capture always leaves alone: Envoy's
+/// Prometheus port and its readiness port.
+const PROXY_INBOUND_PORTS: &str = "15090,15021";
+
+/// Normalise Istio's values as its injector writes them and derive what
+/// its template works out: the resource quantities in Kubernetes' canonical
+/// form (`2000m` → `2`, `1024Mi` → `1Gi`), as they come out of the pod
+/// Istio serialises; `excludedInboundPorts`, the excluded inbound ports with
+/// the status port (see [`exclude_inbound_port`]); `iptablesArgs`, the
+/// capture's arguments after its mode (see [`iptables_args`]); whether the
+/// proxy has a `readinessProbe` and a `startupProbe` (not without a status
+/// port, the latter not when `startupProbeEnabled` is false); and
+/// `readinessInitialDelay`, empty for 0, which Go leaves out.
 pub fn complete(values: &mut Map<String, Value>) {
     for name in RESOURCES {
         if let Some(quantity) = Quantity::parse(text_of(values, name).trim()) {
             values.insert(name.to_string(), Value::String(quantity.to_string()));
         }
     }
+    let excluded = exclude_inbound_port(
+        &text_of(values, "statusPort"),
+        &text_of(values, "excludeInboundPorts"),
+    );
+    let args = iptables_args(values, &excluded);
+    // The proxy's probes, on the agent's status port: none without one.
+    let status_port = text_of(values, "statusPort");
+    let probes = !matches!(status_port.trim(), "" | "0");
+    let startup = probes && text_of(values, "startupProbeEnabled") != "false";
+    values.insert("readinessProbe".into(), Value::Bool(probes));
+    values.insert("startupProbe".into(), Value::Bool(startup));
+    // Go leaves a delay of 0 out.
+    let delay = match values.get("readinessInitialDelaySeconds") {
+        Some(Value::Number(n)) if n.as_u64() != Some(0) => Value::Number(n.clone()),
+        _ => Value::String(String::new()),
+    };
+    values.insert("readinessInitialDelay".into(), delay);
+    values.insert("excludedInboundPorts".into(), Value::String(excluded));
+    values.insert(
+        "iptablesArgs".into(),
+        Value::Array(args.into_iter().map(Value::String).collect()),
+    );
 }
+
+/// The excluded inbound ports with the agent's status port (`port`) among
+/// them, as Istio's template function `excludeInboundPort` works them out:
+/// `excluded` as it is when the port is none (empty or 0) or already in
+/// it, else its ports (trimmed, empty ones dropped) and the port after.
+pub fn exclude_inbound_port(port: &str, excluded: &str) -> String {
+    let port = port.trim();
+    if port.is_empty() || port == "0" {
+        return excluded.to_string();
+    }
+    let ports: Vec<&str> = excluded.split(',').collect();
+    if ports.contains(&port) {
+        return excluded.to_string();
+    }
+    let mut out: Vec<&str> = ports
+        .into_iter()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .collect();
+    out.push(port);
+    out.join(",")
+}
+
+/// istio-iptables' arguments after `-m MODE`, as Istio's template writes
+/// them, each flag and its value a list item of their own: `-i`, `-x`, `-b`
+/// with their values, empty or not; `-d` with Istio's own ports and the
+/// excluded ones (`excluded`, see [`exclude_inbound_port`]); then `-q` and
+/// `-o` when their ports are set, and `-k` (the rerouted virtual
+/// interfaces, else KubeVirt's) and `-c` when their interfaces are.
+pub fn iptables_args(values: &Map<String, Value>, excluded: &str) -> Vec<String> {
+    let mut args = Vec::with_capacity(16);
+    for (flag, name) in [
+        ("-i", "includeOutboundIPRanges"),
+        ("-x", "excludeOutboundIPRanges"),
+        ("-b", "includeInboundPorts"),
+    ] {
+        args.push(flag.to_string());
+        args.push(text_of(values, name));
+    }
+    args.push("-d".into());
+    args.push(if excluded.is_empty() {
+        PROXY_INBOUND_PORTS.to_string()
+    } else {
+        format!("{PROXY_INBOUND_PORTS},{excluded}")
+    });
+    let reroute = text_of(values, "rerouteVirtualInterfaces");
+    let interfaces = if reroute.is_empty() {
+        text_of(values, "kubevirtInterfaces")
+    } else {
+        reroute
+    };
+    for (flag, value) in [
+        ("-q", text_of(values, "includeOutboundPorts")),
+        ("-o", text_of(values, "excludeOutboundPorts")),
+        ("-k", interfaces),
+        ("-c", text_of(values, "excludeInterfaces")),
+    ] {
+        if !value.is_empty() {
+            args.push(flag.to_string());
+            args.push(value);
+        }
+    }
+    args
+}
+
+/// The annotations `kubectl logs` and `kubectl exec` read for the container
+/// they default to.
+pub const DEFAULT_CONTAINER_KEYS: [&str; 2] = [
+    "kubectl.kubernetes.io/default-logs-container",
+    "kubectl.kubernetes.io/default-container",
+];
+
+/// The annotations Istio's sidecar template writes on every pod it injects
+/// beside the profile's, whatever the sidecar's mode: both default-container
+/// annotations, naming the pod's first container that is not the proxy
+/// (none for a pod without one); with Istio's CNI plugin, which sets the
+/// capture up from them, the capture's settings (see [`cni_annotations`]).
+/// The pod's own keep their values.
+pub fn webhook_annotations(spec: &Value, values: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = if text_of(values, "cni") == "true" {
+        cni_annotations(values)
+    } else {
+        Map::new()
+    };
+    let first = spec
+        .field("containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c.field("name").and_then(Value::as_str))
+        .find(|name| *name != PROXY);
+    if let Some(app) = first {
+        for key in DEFAULT_CONTAINER_KEYS {
+            out.insert(key.to_string(), Value::String(app.to_string()));
+        }
+    }
+    out
+}
+
+/// The capture's settings as Istio's template writes them for its CNI
+/// plugin: the interception mode, the included and excluded inbound ports
+/// (the status port among the excluded), and those of the outbound IP
+/// ranges, outbound ports and interfaces that are set.
+pub fn cni_annotations(values: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    let mut put = |key: &str, value: String| {
+        out.insert(key.to_string(), Value::String(value));
+    };
+    put("sidecar.istio.io/interceptionMode", "REDIRECT".into());
+    for (key, name, always) in [
+        (
+            "traffic.sidecar.istio.io/includeOutboundIPRanges",
+            "includeOutboundIPRanges",
+            false,
+        ),
+        (
+            "traffic.sidecar.istio.io/excludeOutboundIPRanges",
+            "excludeOutboundIPRanges",
+            false,
+        ),
+        (
+            "traffic.sidecar.istio.io/includeInboundPorts",
+            "includeInboundPorts",
+            true,
+        ),
+        (
+            "traffic.sidecar.istio.io/excludeInboundPorts",
+            "excludedInboundPorts",
+            true,
+        ),
+        (
+            "traffic.sidecar.istio.io/includeOutboundPorts",
+            "includeOutboundPorts",
+            false,
+        ),
+        (
+            "traffic.sidecar.istio.io/excludeOutboundPorts",
+            "excludeOutboundPorts",
+            false,
+        ),
+        (
+            "traffic.sidecar.istio.io/kubevirtInterfaces",
+            "kubevirtInterfaces",
+            false,
+        ),
+        (
+            "istio.io/reroute-virtual-interfaces",
+            "rerouteVirtualInterfaces",
+            false,
+        ),
+        (
+            "traffic.sidecar.istio.io/excludeInterfaces",
+            "excludeInterfaces",
+            false,
+        ),
+    ] {
+        let value = text_of(values, name);
+        if always || !value.is_empty() {
+            put(key, value);
+        }
+    }
+    out
+}
+
+/// How Istio's injector names a pod's workload (its `DeploymentMeta` and
+/// `TypeMeta`, and what its template makes of them).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// `ISTIO_META_OWNER`: `kubernetes://apis/API_VERSION/namespaces/NS/KINDs/NAME`;
+    /// empty without an API version or a name.
+    pub owner: String,
+    /// `ISTIO_META_WORKLOAD_NAME`: the pod's `service.istio.io/workload-name`
+    /// label, else the workload's name.
+    pub workload_name: String,
+    /// `service.istio.io/canonical-name`: the pod's label of that name,
+    /// `app.kubernetes.io/name` or `app`, else the workload's name; cut to
+    /// 63 characters, without leading or trailing `-`, `_` or `.`.
+    pub canonical_name: String,
+}
+
+/// The workload `object` (of `namespace`, whose pod has `labels`) as Istio's
+/// injector names it: a workload by its own API version, kind and name; a
+/// bare pod with a generated name by the controller among its owners (a
+/// ReplicaSet with the pod's template hash by its Deployment, a Job with a
+/// timestamp suffix by its CronJob, a ReplicationController of an OpenShift
+/// DeploymentConfig by that), else as the pod `v1` it is.
+pub fn identity(object: &Value, labels: Option<&Map<String, Value>>, namespace: &str) -> Identity {
+    let label = |key: &str| {
+        labels
+            .and_then(|l| l.get(key))
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+    };
+    let meta = |key: &str| {
+        object
+            .field("metadata")
+            .and_then(|m| m.field(key))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
+    let text = |value: &Value, key: &str| {
+        value
+            .field(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let mut api_version = text(object, "apiVersion");
+    let mut kind = text(object, "kind");
+    let mut name = meta("name").to_string();
+    if kind == "Pod" && api_version == "v1" && !meta("generateName").is_empty() {
+        let controller = object
+            .field("metadata")
+            .and_then(|m| m.field("ownerReferences"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|r| r.field("controller").and_then(Value::as_bool) == Some(true));
+        if let Some(owner) = controller {
+            api_version = text(owner, "apiVersion");
+            kind = text(owner, "kind");
+            name = text(owner, "name");
+            let hash = |key: &str| label(key).filter(|h| name.ends_with(h));
+            if kind == "ReplicaSet" {
+                if let Some(hash) = hash("pod-template-hash") {
+                    name = name
+                        .strip_suffix(&format!("-{hash}"))
+                        .unwrap_or(&name)
+                        .to_string();
+                    kind = "Deployment".into();
+                } else if let Some(hash) = hash("rollouts-pod-template-hash") {
+                    name = name
+                        .strip_suffix(&format!("-{hash}"))
+                        .unwrap_or(&name)
+                        .to_string();
+                    kind = "Rollout".into();
+                    api_version = "v1alpha1".into();
+                }
+            } else if kind == "ReplicationController" {
+                if let Some(config) = label("deploymentconfig") {
+                    name = config.to_string();
+                    kind = "DeploymentConfig".into();
+                }
+            } else if kind == "Job" {
+                if let Some(cron) = cron_job_of(&name) {
+                    name = cron.to_string();
+                    kind = "CronJob".into();
+                    api_version = "batch/v1".into();
+                }
+            }
+        }
+        if name.is_empty() {
+            name = meta("name").to_string();
+        }
+    }
+    let owner = if api_version.is_empty() || name.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "kubernetes://apis/{api_version}/namespaces/{namespace}/{}s/{name}",
+            kind.to_lowercase()
+        )
+    };
+    let workload_name = label("service.istio.io/workload-name")
+        .unwrap_or(&name)
+        .to_string();
+    let canonical = label("service.istio.io/canonical-name")
+        .or_else(|| label("app.kubernetes.io/name"))
+        .or_else(|| label("app"))
+        .unwrap_or(&name);
+    // Cut at 63 bytes, as Go slices a string (back to a character's start).
+    let mut end = canonical.len().min(63);
+    while !canonical.is_char_boundary(end) {
+        end -= 1;
+    }
+    let canonical_name = canonical
+        .get(..end)
+        .unwrap_or(canonical)
+        .trim_matches(|c| matches!(c, '-' | '_' | '.'))
+        .to_string();
+    Identity {
+        owner,
+        workload_name,
+        canonical_name,
+    }
+}
+
+/// The CronJob a Job of this name was made by: the name less a `-` and 8
+/// to 10 digits at its end (a CronJob's Jobs are named so).
+fn cron_job_of(job: &str) -> Option<&str> {
+    let digits = job.len() - job.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (cron, suffix) = job.split_at(job.len() - digits);
+    let cron = cron.strip_suffix('-')?;
+    ((8..=10).contains(&suffix.len()) && !cron.is_empty()).then_some(cron)
+}
+
+/// The annotation in which Istio's injector records what it injected.
+pub const STATUS: &str = "sidecar.istio.io/status";
+
+/// `sidecar.istio.io/status` as Istio's injector writes it: the names of
+/// the init containers, containers and volumes its template added, where
+/// it added them (the proxy among the init containers as a native
+/// sidecar), its image pull secrets, and the revision (`default` when
+/// empty), as Go serialises the struct: an empty list is `null`.
+pub fn injection_status(injected: &Injected<'_>, values: &Map<String, Value>) -> String {
+    let secrets = pull_secrets(values);
+    let mut out = String::from("{");
+    let lists: [(&str, &[&str]); 4] = [
+        ("initContainers", &injected.init_containers),
+        ("containers", &injected.containers),
+        ("volumes", &injected.volumes),
+        ("imagePullSecrets", &secrets),
+    ];
+    for (key, names) in lists {
+        go_json_string(&mut out, key);
+        out.push(':');
+        if names.is_empty() {
+            out.push_str("null");
+        } else {
+            out.push('[');
+            for (i, name) in names.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_json_string(&mut out, name);
+            }
+            out.push(']');
+        }
+        out.push(',');
+    }
+    let revision = text_of(values, "revision");
+    go_json_string(&mut out, "revision");
+    out.push(':');
+    go_json_string(
+        &mut out,
+        if revision.is_empty() {
+            "default"
+        } else {
+            &revision
+        },
+    );
+    out.push('}');
+    out
+}
+
+/// The names of the image pull secrets Istio's template adds (its Helm
+/// value `global.imagePullSecrets`): a list, or names separated by commas.
+pub fn pull_secrets(values: &Map<String, Value>) -> Vec<&str> {
+    match values.get("imagePullSecrets") {
+        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+        Some(Value::String(text)) => text
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The name of Istio's proxy container.
+pub const PROXY: &str = "istio-proxy";
 
 /// `ISTIO_META_POD_PORTS` as Istio's sidecar template writes it: the ports
 /// of the pod's own containers (not its init containers), each as Go
@@ -179,7 +581,7 @@ pub fn app_probes(spec: &Value, status_port: u16) -> AppProbes {
             let Some(name) = container.field("name").and_then(Value::as_str) else {
                 continue;
             };
-            if name == "istio-proxy" {
+            if name == PROXY {
                 continue;
             }
             let port_named = |wanted: &str| {
@@ -463,6 +865,189 @@ mod tests {
         assert_eq!(pod_ports(&[json!({"name": "app"})]), "[\n]");
         assert_eq!(pod_ports(&[]), "[\n]");
         assert!(serde_json::from_str::<Vec<Value>>("[\n]").is_ok());
+    }
+
+    #[test]
+    fn default_containers_are_the_first_that_is_not_the_proxy() {
+        let spec = json!({"containers": [{"name": "istio-proxy"}, {"name": "app"}, {"name": "b"}]});
+        let got = webhook_annotations(&spec, &Map::new());
+        assert_eq!(got.len(), 2);
+        for key in DEFAULT_CONTAINER_KEYS {
+            assert_eq!(got[key], "app");
+        }
+        assert!(
+            webhook_annotations(
+                &json!({"containers": [{"name": "istio-proxy"}]}),
+                &Map::new()
+            )
+            .is_empty()
+        );
+        assert!(webhook_annotations(&json!({}), &Map::new()).is_empty());
+        // With the CNI plugin, the capture's settings for it.
+        let mut values = json!({"cni": true, "includeOutboundIPRanges": "*",
+            "excludeOutboundIPRanges": "", "includeInboundPorts": "*", "excludeInboundPorts": "",
+            "statusPort": 15020, "excludeOutboundPorts": "53"})
+        .as_object()
+        .cloned()
+        .expect("map");
+        complete(&mut values);
+        let got = webhook_annotations(&json!({}), &values);
+        assert_eq!(
+            Value::Object(got),
+            json!({"sidecar.istio.io/interceptionMode": "REDIRECT",
+                "traffic.sidecar.istio.io/includeOutboundIPRanges": "*",
+                "traffic.sidecar.istio.io/includeInboundPorts": "*",
+                "traffic.sidecar.istio.io/excludeInboundPorts": "15020",
+                "traffic.sidecar.istio.io/excludeOutboundPorts": "53"})
+        );
+    }
+
+    #[test]
+    fn the_status_lists_what_was_injected_where_as_go_writes_it() {
+        let values = json!({"revision": ""}).as_object().cloned().expect("map");
+        let native = Injected {
+            init_containers: vec!["istio-init", "istio-proxy"],
+            containers: vec![],
+            volumes: vec!["istio-envoy", "istio-data"],
+        };
+        assert_eq!(
+            injection_status(&native, &values),
+            r#"{"initContainers":["istio-init","istio-proxy"],"containers":null,"volumes":["istio-envoy","istio-data"],"imagePullSecrets":null,"revision":"default"}"#
+        );
+        let values = json!({"revision": "canary", "imagePullSecrets": "a, b"})
+            .as_object()
+            .cloned()
+            .expect("map");
+        let classic = Injected {
+            init_containers: vec![],
+            containers: vec!["istio-proxy"],
+            volumes: vec![],
+        };
+        assert_eq!(
+            injection_status(&classic, &values),
+            r#"{"initContainers":null,"containers":["istio-proxy"],"volumes":null,"imagePullSecrets":["a","b"],"revision":"canary"}"#
+        );
+    }
+
+    #[test]
+    fn the_status_port_is_excluded_as_istio_excludes_it() {
+        assert_eq!(exclude_inbound_port("15020", ""), "15020");
+        assert_eq!(exclude_inbound_port("15020", "4, 5,,6"), "4,5,6,15020");
+        assert_eq!(exclude_inbound_port("5", " 4,5"), " 4,5");
+        assert_eq!(exclude_inbound_port("0", "4"), "4");
+        assert_eq!(exclude_inbound_port(" ", ""), "");
+    }
+
+    #[test]
+    fn iptables_arguments_are_flag_and_value_as_istio_writes_them() {
+        let mut values = json!({"includeOutboundIPRanges": "*", "excludeOutboundIPRanges": "",
+            "includeInboundPorts": "*", "excludeInboundPorts": "", "statusPort": 15020,
+            "excludeOutboundPorts": "", "includeOutboundPorts": ""})
+        .as_object()
+        .cloned()
+        .expect("map");
+        complete(&mut values);
+        assert_eq!(
+            values["iptablesArgs"],
+            json!(["-i", "*", "-x", "", "-b", "*", "-d", "15090,15021,15020"])
+        );
+        assert_eq!(values["excludedInboundPorts"], "15020");
+        assert_eq!(values["readinessProbe"], true);
+        assert_eq!(values["startupProbe"], true);
+        assert_eq!(values["readinessInitialDelay"], "");
+        values.insert("statusPort".into(), json!(0));
+        values.insert("excludeOutboundPorts".into(), json!("53"));
+        values.insert("kubevirtInterfaces".into(), json!("net1"));
+        values.insert("rerouteVirtualInterfaces".into(), json!("net2"));
+        values.insert("excludeInterfaces".into(), json!("eth1"));
+        complete(&mut values);
+        assert_eq!(
+            values["iptablesArgs"],
+            json!([
+                "-i",
+                "*",
+                "-x",
+                "",
+                "-b",
+                "*",
+                "-d",
+                "15090,15021",
+                "-o",
+                "53",
+                "-k",
+                "net2",
+                "-c",
+                "eth1"
+            ])
+        );
+        assert_eq!(values["readinessProbe"], false);
+        assert_eq!(values["startupProbe"], false);
+        values.insert("statusPort".into(), json!(15020));
+        values.insert("startupProbeEnabled".into(), json!(false));
+        values.insert("readinessInitialDelaySeconds".into(), json!(100));
+        complete(&mut values);
+        assert_eq!(values["startupProbe"], false);
+        assert_eq!(values["readinessInitialDelay"], 100);
+    }
+
+    #[test]
+    fn workloads_are_named_as_istio_names_them() {
+        let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "hello"}});
+        let got = identity(&deployment, None, "default");
+        assert_eq!(
+            got.owner,
+            "kubernetes://apis/apps/v1/namespaces/default/deployments/hello"
+        );
+        assert_eq!(
+            (got.workload_name.as_str(), got.canonical_name.as_str()),
+            ("hello", "hello")
+        );
+        let cron = json!({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "c"}});
+        assert_eq!(
+            identity(&cron, None, "ns").owner,
+            "kubernetes://apis/batch/v1/namespaces/ns/cronjobs/c"
+        );
+        let long = "helloworld-helloworld-helloworld-helloworld-helloworld-hellowo-ld";
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "generateName": "helloworld-", "name": "helloworld-helloworld",
+            "ownerReferences": [{"apiVersion": "foo/v1", "kind": "Bar", "name": long, "controller": true}]}});
+        let got = identity(&pod, None, "default");
+        assert_eq!(
+            got.owner,
+            format!("kubernetes://apis/foo/v1/namespaces/default/bars/{long}")
+        );
+        assert_eq!(got.workload_name, long);
+        assert_eq!(
+            got.canonical_name,
+            "helloworld-helloworld-helloworld-helloworld-helloworld-hellowo"
+        );
+        // A ReplicaSet's pod is its Deployment's; labels name it first.
+        let labels = json!({"pod-template-hash": "5d4f", "app": "shop",
+            "service.istio.io/workload-name": "w"});
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "web-5d4f-",
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d4f", "controller": true}]}});
+        let got = identity(&pod, labels.as_object(), "shop");
+        assert_eq!(
+            got.owner,
+            "kubernetes://apis/apps/v1/namespaces/shop/deployments/web"
+        );
+        assert_eq!(
+            (got.workload_name.as_str(), got.canonical_name.as_str()),
+            ("w", "shop")
+        );
+        let job = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "x-",
+            "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "nightly-28812345", "controller": true}]}});
+        assert_eq!(
+            identity(&job, None, "d").owner,
+            "kubernetes://apis/batch/v1/namespaces/d/cronjobs/nightly"
+        );
+        assert_eq!(cron_job_of("a-1234567"), None);
+        assert_eq!(cron_job_of("-12345678"), None);
+        assert_eq!(cron_job_of("a-b-1234567890"), Some("a-b"));
+        // No name: no owner.
+        let nameless = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}});
+        assert_eq!(identity(&nameless, None, "d"), Identity::default());
     }
 
     #[test]

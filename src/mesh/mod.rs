@@ -49,6 +49,22 @@ impl Mesh {
         }
     }
 
+    /// How the mesh's injector names the workload `object` (of
+    /// `namespace`, whose pod has `labels`), where it names it otherwise
+    /// than by its kind and name (Istio's owner, workload and canonical
+    /// names); `None` for the other meshes.
+    pub fn identity(
+        self,
+        object: &Value,
+        labels: Option<&Map<String, Value>>,
+        namespace: &str,
+    ) -> Option<istio::Identity> {
+        match self {
+            Mesh::Istio => Some(istio::identity(object, labels, namespace)),
+            Mesh::Linkerd | Mesh::None => None,
+        }
+    }
+
     /// Whether the mesh's own command line records the settings it was
     /// given as pod annotations (Linkerd's `config.linkerd.io/*`), where its
     /// controllers read them.
@@ -74,7 +90,9 @@ impl Mesh {
     /// is; `has` says whether the pod or the injection has a key already),
     /// beside the profile's: for Linkerd, the settings the pod inherited
     /// from its namespace (in `inherited`, the pod's annotations with them),
-    /// and the opaque ports among those the pod exposes.
+    /// and the opaque ports among those the pod exposes; for Istio, the
+    /// containers `kubectl logs` and `kubectl exec` default to, native
+    /// sidecar or not.
     pub fn webhook_annotations(
         self,
         spec: &Value,
@@ -84,7 +102,22 @@ impl Mesh {
     ) -> Map<String, Value> {
         match self {
             Mesh::Linkerd => linkerd::webhook_annotations(spec, has, inherited, values),
-            Mesh::Istio | Mesh::None => Map::new(),
+            Mesh::Istio => istio::webhook_annotations(spec, values),
+            Mesh::None => Map::new(),
+        }
+    }
+
+    /// The annotation in which the mesh's injector records what it
+    /// injected (`injected`), when its value depends on that: Istio's
+    /// `sidecar.istio.io/status`.
+    pub fn injection_status(
+        self,
+        injected: &Injected<'_>,
+        values: &Map<String, Value>,
+    ) -> Option<(&'static str, String)> {
+        match self {
+            Mesh::Istio => Some((istio::STATUS, istio::injection_status(injected, values))),
+            Mesh::Linkerd | Mesh::None => None,
         }
     }
 
@@ -111,6 +144,14 @@ impl Mesh {
         self != Mesh::Istio
     }
 
+    /// Whether the pod's label of the opt-out's name decides alone when the
+    /// pod has one, its annotation then unread (Istio's label is the newer
+    /// API and wins: `sidecar.istio.io/inject: "true"` as a label injects a
+    /// pod whose annotation says `"false"`).
+    pub fn inject_label_wins(self) -> bool {
+        self == Mesh::Istio
+    }
+
     /// Whether the mesh's webhook writes on Services too.
     pub fn annotates_services(self) -> bool {
         self == Mesh::Linkerd
@@ -135,9 +176,18 @@ impl Mesh {
     pub fn derived_names(self) -> &'static [&'static str] {
         match self {
             Mesh::Linkerd => linkerd::DERIVED,
-            Mesh::Istio | Mesh::None => &[],
+            Mesh::Istio => istio::DERIVED,
+            Mesh::None => &[],
         }
     }
+}
+
+/// What an injection adds to a pod, by name, where it adds it.
+#[derive(Debug, Default)]
+pub struct Injected<'a> {
+    pub init_containers: Vec<&'a str>,
+    pub containers: Vec<&'a str>,
+    pub volumes: Vec<&'a str>,
 }
 
 /// The string a value holds, numbers and booleans written out; empty for

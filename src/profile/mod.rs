@@ -232,6 +232,8 @@ pub enum Validate {
     Quantity,
     /// A number strictly between 0 and 1.
     Ratio,
+    /// A whole number from 0 to 4294967295 (Go's uint32).
+    Uint32,
 }
 
 impl Validate {
@@ -265,6 +267,7 @@ impl Validate {
             Validate::Duration => crate::mesh::linkerd::go_duration_seconds(raw.trim()).is_some(),
             Validate::Quantity => crate::admission::quantity::Quantity::parse(raw.trim()).is_some(),
             Validate::Ratio => raw.trim().parse::<f64>().is_ok_and(|r| r > 0.0 && r < 1.0),
+            Validate::Uint32 => raw.parse::<u32>().is_ok(),
         };
         if valid {
             Ok(())
@@ -275,6 +278,7 @@ impl Validate {
                 Validate::Duration => "a duration such as 90s or 1m30s",
                 Validate::Quantity => "a quantity such as 100m or 1Gi",
                 Validate::Ratio => "a number between 0 and 1",
+                Validate::Uint32 => "a whole number of 0 or more",
             };
             Err(format!("{raw:?} is not {what}"))
         }
@@ -511,6 +515,8 @@ fn lookup(values: &Map<String, Value>, vars: &WorkloadVars, name: &str) -> Optio
         "pod.appName" => vars.app_name.clone(),
         "pod.appVersion" => vars.app_version.clone(),
         "pod.appContainers" => vars.app_containers.clone(),
+        "workload.owner" => vars.owner.clone(),
+        "pod.workloadName" => vars.workload_name.clone(),
         "tool.version" => env!("CARGO_PKG_VERSION").to_string(),
         _ => return None,
     }))
@@ -536,6 +542,8 @@ fn answers(
         "pod.appName" => &vars.app_name,
         "pod.appVersion" => &vars.app_version,
         "pod.appContainers" => &vars.app_containers,
+        "workload.owner" => &vars.owner,
+        "pod.workloadName" => &vars.workload_name,
         "tool.version" => env!("CARGO_PKG_VERSION"),
         _ => return expected.is_none(),
     };
@@ -570,6 +578,12 @@ pub struct WorkloadVars {
     pub app_version: String,
     /// Comma-separated names of the pod's own containers.
     pub app_containers: String,
+    /// The workload as the mesh's proxy names its owner (Istio's
+    /// `ISTIO_META_OWNER`); empty for the other meshes.
+    pub owner: String,
+    /// The workload's name as the mesh reads it (Istio: the pod's
+    /// `service.istio.io/workload-name` label, else the workload's name).
+    pub workload_name: String,
 }
 
 /// Whether the proxy runs as a native sidecar.
@@ -1314,6 +1328,8 @@ impl Profile {
             app_name: "sample".into(),
             app_version: "latest".into(),
             app_containers: "app".into(),
+            owner: "kubernetes://apis/apps/v1/namespaces/default/deployments/sample".into(),
+            workload_name: "sample".into(),
         };
         // Render with every value set, so that no field is left out of the
         // check: once as the profile is, once with every switch on (CNI mode,
@@ -1601,6 +1617,8 @@ mod tests {
             app_name: "web".into(),
             app_version: "v2".into(),
             app_containers: "app,log".into(),
+            owner: "kubernetes://apis/apps/v1/namespaces/shop/deployments/web".into(),
+            workload_name: "web".into(),
         };
         let values = json!({"proxyImage": "proxy", "cni": false, "ports": [1, 2]});
         let Value::Object(values) = values else {
@@ -1619,6 +1637,8 @@ mod tests {
             "pod.appName",
             "pod.appVersion",
             "pod.appContainers",
+            "workload.owner",
+            "pod.workloadName",
             "tool.version",
             "no.such.name",
         ];
@@ -1812,6 +1832,8 @@ mod tests {
             app_name: "web".into(),
             app_version: String::new(),
             app_containers: "app".into(),
+            owner: "kubernetes://apis/apps/v1/namespaces/default/deployments/sample".into(),
+            workload_name: "sample".into(),
         };
         let rendered = plain.render(&vars).expect("rendered");
         let other_name = WorkloadVars {

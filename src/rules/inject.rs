@@ -20,7 +20,7 @@ use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template
 use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
 use crate::json::{Field, spare};
-use crate::mesh::{Mesh, istio};
+use crate::mesh::{Injected, Mesh, istio};
 use crate::profile::{self, NativeChoice, Position, Profile, Rendered, WorkloadVars};
 use crate::workload::WorkloadType;
 use crate::yaml;
@@ -135,6 +135,16 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             .webhook_annotations(pod.spec, &has, inherited.as_ref(), filled.values());
     for (key, value) in webhook {
         sidecar.annotations.entry(key).or_insert(value);
+    }
+    // The mesh's record of what it injected, where.
+    let status = env
+        .profile
+        .mesh
+        .injection_status(&sidecar.injected(&rendered), filled.values());
+    if let Some((key, value)) = status {
+        sidecar
+            .annotations
+            .insert(key.to_string(), Value::String(value));
     }
     sidecar.fit_resources(&pod, env, &rendered.quota_defaults);
     sidecar.secure(&pod, env);
@@ -297,6 +307,38 @@ impl Sidecar {
         }
         self.app_edits = probes.edits;
         self.probe_ports = probes.named_ports;
+    }
+
+    /// The names of what the injection adds, where it adds them: the
+    /// proxy among the init containers as a native sidecar; the volumes
+    /// the injected containers mount.
+    fn injected<'s>(&'s self, rendered: &'s Rendered) -> Injected<'s> {
+        let name = |item: &'s Value| item.field("name").and_then(Value::as_str);
+        let mut injected = Injected {
+            init_containers: self.inits.iter().filter_map(name).collect(),
+            ..Injected::default()
+        };
+        if self.native {
+            injected.init_containers.extend(name(&self.proxy));
+        } else {
+            injected.containers.extend(name(&self.proxy));
+        }
+        injected
+            .containers
+            .extend(self.appended.iter().filter_map(name));
+        let mounted = mounted_volumes(
+            self.inits
+                .iter()
+                .chain(std::iter::once(&self.proxy))
+                .chain(self.appended.iter()),
+        );
+        injected.volumes = rendered
+            .volumes
+            .iter()
+            .filter_map(name)
+            .filter(|v| mounted.iter().any(|m| m == v))
+            .collect();
+        injected
     }
 
     fn containers_mut(&mut self) -> impl Iterator<Item = &mut Value> {
@@ -751,23 +793,42 @@ impl<'a> Pod<'a> {
         ports.sort_unstable();
         ports.dedup();
         let namespace = field("namespace").filter(|ns| !ns.is_empty());
+        let in_namespace = namespace.unwrap_or(env.namespace);
+        // How the mesh names the workload, where it has a way of its own.
+        let identity = env
+            .profile
+            .mesh
+            .identity(&patcher.value, labels, in_namespace)
+            .unwrap_or_default();
+        let app_name = if env.profile.mesh == Mesh::Istio {
+            identity.canonical_name
+        } else {
+            label("app.kubernetes.io/name")
+                .or_else(|| label("app"))
+                .unwrap_or_else(|| name.clone())
+        };
+        let workload_name = if env.profile.mesh == Mesh::Istio {
+            identity.workload_name
+        } else {
+            name.clone()
+        };
         let vars = WorkloadVars {
             kind: kind.label(),
-            name: name.clone(),
-            namespace: namespace.unwrap_or(env.namespace).to_string(),
+            name,
+            namespace: in_namespace.to_string(),
             inbound_ports: ports
                 .iter()
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
                 .join(","),
             ports: env.profile.mesh.pod_ports(containers),
-            app_name: label("app.kubernetes.io/name")
-                .or_else(|| label("app"))
-                .unwrap_or(name),
+            app_name,
             app_version: label("app.kubernetes.io/version")
                 .or_else(|| label("version"))
                 .unwrap_or_else(|| "latest".into()),
             app_containers: app_container_names.join(","),
+            owner: identity.owner,
+            workload_name,
         };
         Pod {
             spec,
@@ -989,8 +1050,18 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
         return Some(reason);
     }
     if let Some(disable) = &env.profile.disable_annotation {
-        // As an annotation, or as a label (which Istio prefers).
-        for field in ["annotations", "labels"] {
+        // As an annotation, or as a label (which Istio prefers: with one,
+        // its annotation is not read).
+        let label_decides = env.profile.mesh.inject_label_wins()
+            && in_metadata("labels")
+                .and_then(|l| l.field(&disable.key))
+                .is_some();
+        let fields: &[&str] = if label_decides {
+            &["labels"]
+        } else {
+            &["annotations", "labels"]
+        };
+        for &field in fields {
             let set = in_metadata(field).and_then(|m| m.field(&disable.key));
             if set.and_then(Value::as_str) == Some(disable.value.as_str()) {
                 let kind = if field == "labels" {
