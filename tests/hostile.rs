@@ -249,7 +249,16 @@ fn tags_are_kept_and_read_as_tagged() {
 #[test]
 fn a_rewritten_value_keeps_its_tag_and_anchor() {
     let input = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  terminationGracePeriodSeconds: !!int &grace 1\n  containers:\n  - name: web\n    image: nginx\n";
-    let run = common::run(&["-q", "--set", "waitBeforeExitSeconds=10"], Some(input));
+    let run = common::run(
+        &[
+            "-q",
+            "--set",
+            "waitBeforeExitSeconds=10",
+            "--native-sidecar",
+            "never",
+        ],
+        Some(input),
+    );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout

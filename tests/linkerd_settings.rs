@@ -676,3 +676,115 @@ fn durations_set_for_a_workload_are_written_in_whole_units_as_linkerd_writes_the
         assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
     }
 }
+
+#[test]
+fn the_proxy_knows_the_ports_the_pod_exposes_or_probes_in_linkerds_order() {
+    let input = deployment("").replace(
+        "            - {containerPort: 3306, name: mysql}\n",
+        "            - {containerPort: 9, name: discard}\n          readinessProbe:\n            httpGet: {path: /ready, port: 9090}\n",
+    );
+    let (object, _) = inject(&input, &[]);
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_INBOUND_PORTS").as_deref(),
+        Some("8080,9,9090"),
+        "text order, probe ports too"
+    );
+}
+
+#[test]
+fn the_opaque_ports_the_webhook_marks_are_the_proxys() {
+    // The webhook writes the exposed opaque ports on the pod, then renders
+    // the proxy from the pod's annotations.
+    let (object, _) = inject(&deployment(""), &[]);
+    let annotations = &object["spec"]["template"]["metadata"]["annotations"];
+    assert_eq!(annotations["config.linkerd.io/opaque-ports"], "3306");
+    assert_eq!(
+        env(
+            &object,
+            "LINKERD2_PROXY_INBOUND_PORTS_DISABLE_PROTOCOL_DETECTION"
+        )
+        .as_deref(),
+        Some("3306")
+    );
+}
+
+#[test]
+fn what_linkerd_or_its_proxy_cannot_use_never_reaches_the_proxy() {
+    // Annotations: a warning and the default.
+    let (object, report) = inject(
+        &deployment(
+            r#"config.linkerd.io/proxy-additional-env: '[{"name": "X", "value": 5}]',
+               config.linkerd.io/proxy-outbound-connect-timeout: '-5s',
+               config.linkerd.io/proxy-cpu-limit: '0'"#,
+        ),
+        &[],
+    );
+    assert_eq!(env(&object, "X"), None);
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_OUTBOUND_CONNECT_TIMEOUT").as_deref(),
+        Some("1000ms")
+    );
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_CORES_MAX"),
+        None,
+        "0 is no maximum"
+    );
+    assert!(
+        report.contains("proxy-additional-env") && report.contains("connect-timeout"),
+        "{report}"
+    );
+    // Only the env var's own fields are kept.
+    let (object, _) = inject(
+        &deployment(
+            r#"config.linkerd.io/proxy-additional-env: '[{"name": "A", "value": "1", "extra": true}]'"#,
+        ),
+        &[],
+    );
+    let proxy = container(&object, "initContainers", "linkerd-proxy");
+    let a = proxy["env"]
+        .as_array()
+        .and_then(|e| e.iter().find(|v| v["name"] == "A"))
+        .expect("A");
+    assert_eq!(a, &serde_json::json!({"name": "A", "value": "1"}));
+    // Flags: refused.
+    for bad in [
+        "proxyCPURequest=lots",
+        "proxyWorkersMaxCPURatio=2",
+        "iptablesMode=foo",
+        "closeWaitTimeout=abc",
+        "outboundConnectTimeout=-1s",
+    ] {
+        let run = common::run(
+            &["--set", ANCHORS, "--set", bad, "-f", "-"],
+            Some(&deployment("")),
+        );
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (2, ""),
+            "{bad}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn a_native_proxy_that_does_not_await_or_wait_is_rendered_as_linkerds_chart_renders_it() {
+    let (object, _) = inject(
+        &deployment(
+            "config.linkerd.io/proxy-await: disabled, config.alpha.linkerd.io/proxy-wait-before-exit-seconds: '40'",
+        ),
+        &[],
+    );
+    let proxy = container(&object, "initContainers", "linkerd-proxy");
+    assert!(proxy.get("startupProbe").is_none(), "{proxy:#}");
+    assert!(proxy.get("lifecycle").is_none(), "{proxy:#}");
+    assert!(
+        pod_spec(&object)
+            .get("terminationGracePeriodSeconds")
+            .is_none()
+    );
+    // Awaiting, it gets the startup probe.
+    let (object, _) = inject(&deployment(""), &[]);
+    let proxy = container(&object, "initContainers", "linkerd-proxy");
+    assert!(proxy.get("startupProbe").is_some(), "{proxy:#}");
+}

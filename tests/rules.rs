@@ -373,7 +373,8 @@ fn istio_profile_native_and_classic() {
 
 #[test]
 fn wait_before_exit_uses_sleep_or_exec_and_fits_the_grace_period() {
-    let waiting = WORKLOADS.replace("metadata: {labels: {app: web}}", "metadata: {labels: {app: web}, annotations: {config.alpha.linkerd.io/proxy-wait-before-exit-seconds: \"25\"}}");
+    // A classic proxy: Linkerd's native one gets no wait.
+    let waiting = WORKLOADS.replace("metadata: {labels: {app: web}}", "metadata: {labels: {app: web}, annotations: {config.alpha.linkerd.io/proxy-wait-before-exit-seconds: \"25\", config.linkerd.io/proxy-enable-native-sidecar: \"false\"}}");
     let (objects, report) = inject(&[], &waiting);
     let pod = pod_of(&objects[0]);
     assert_eq!(

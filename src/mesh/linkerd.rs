@@ -34,6 +34,7 @@ pub const DERIVED: &[&str] = &[
     "initRunAsNonRoot",
     "debugImageRef",
     "debugPullPolicy",
+    "proxyAwait",
 ];
 
 /// The values that hold the proxy's resource quantities.
@@ -212,13 +213,23 @@ pub fn complete(values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> 
         or("debugImageVersion", "proxyVersion")
     );
     let debug_pull = or("debugImagePullPolicy", "imagePullPolicy");
+    // The app waits for the proxy unless the proxy goes last.
+    let awaits = text_of(values, "proxyPosition") != "last";
+    values.insert("proxyAwait".into(), Value::Bool(awaits));
     values.insert("debugImageRef".into(), Value::String(debug_image));
     values.insert("debugPullPolicy".into(), Value::String(debug_pull));
 }
 
 /// Why Linkerd's injector would fail on these values, if it would: its
-/// chart refuses a close-wait timeout unless the init container runs as root.
+/// chart refuses an iptables mode other than nft or legacy, and a
+/// close-wait timeout unless the init container runs as root.
 pub fn refusal(values: &Map<String, Value>) -> Option<String> {
+    let mode = text_of(values, "iptablesMode");
+    if let Err(problem) = check_value("iptablesMode", &mode) {
+        return Some(format!(
+            "Linkerd's injector fails on it: iptablesMode {problem}"
+        ));
+    }
     let close_wait = close_wait_seconds(&text_of(values, "closeWaitTimeout")).unwrap_or(0);
     (close_wait > 0 && text_of(values, "proxyInitRunAsRoot") != "true").then(|| {
         "Linkerd's injector fails on it: a close-wait timeout (config.linkerd.io/close-wait-timeout) \
@@ -226,6 +237,17 @@ pub fn refusal(values: &Map<String, Value>) -> Option<String> {
          --set proxyInitRunAsRoot=true)"
             .to_string()
     })
+}
+
+/// Whether Linkerd's chart can render with `raw` for `name`: its init
+/// container's iptables are `nft` or `legacy`, nothing else.
+pub fn check_value(name: &str, raw: &str) -> Result<(), String> {
+    match name {
+        "iptablesMode" if !matches!(raw, "" | "nft" | "legacy") => Err(format!(
+            "{raw:?} is not nft or legacy, the iptables Linkerd's init container runs"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// `[flag, value]`, or nothing for an empty value: an optional argument.
@@ -252,41 +274,70 @@ fn close_wait_seconds(text: &str) -> Option<u64> {
 }
 
 /// A duration as Go's `time.ParseDuration` reads it (`300ms`, `-1.5h`,
-/// `2h45m`), in seconds.
+/// `2h45m`), in seconds as Go's `Duration.Seconds` gives them (from whole
+/// nanoseconds, so `1001ms` is 1.0009999… s, as Linkerd computes it).
 pub fn go_duration_seconds(text: &str) -> Option<f64> {
+    let nanos = go_duration_nanos(text)?;
+    const SECOND: i64 = 1_000_000_000;
+    Some((nanos / SECOND) as f64 + (nanos % SECOND) as f64 / 1e9)
+}
+
+/// A duration in whole nanoseconds, as Go's `time.ParseDuration` reads it.
+fn go_duration_nanos(text: &str) -> Option<i64> {
     let (sign, rest) = match text.strip_prefix('-') {
-        Some(rest) => (-1.0, rest),
-        None => (1.0, text.strip_prefix('+').unwrap_or(text)),
+        Some(rest) => (-1, rest),
+        None => (1, text.strip_prefix('+').unwrap_or(text)),
     };
     if rest == "0" {
-        return Some(0.0);
+        return Some(0);
     }
     if rest.is_empty() {
         return None;
     }
-    // Alternating runs: a number, then its unit.
-    let mut total = 0.0;
+    // Alternating runs: a number (whole part, then fraction), then its unit.
+    let mut total: i64 = 0;
     let mut chars = rest.chars().peekable();
     while chars.peek().is_some() {
-        let mut number = String::new();
-        while let Some(c) = chars.next_if(|c| c.is_ascii_digit() || *c == '.') {
-            number.push(c);
+        let mut whole = String::new();
+        while let Some(c) = chars.next_if(char::is_ascii_digit) {
+            whole.push(c);
         }
-        let mut unit = String::new();
+        let mut fraction = String::new();
+        if chars.next_if_eq(&'.').is_some() {
+            while let Some(c) = chars.next_if(char::is_ascii_digit) {
+                fraction.push(c);
+            }
+        }
+        if whole.is_empty() && fraction.is_empty() {
+            return None;
+        }
+        let mut unit_text = String::new();
         while let Some(c) = chars.next_if(|c| !c.is_ascii_digit() && *c != '.') {
-            unit.push(c);
+            unit_text.push(c);
         }
-        let number: f64 = number.parse().ok()?;
-        let scale = match unit.as_str() {
-            "ns" => 1e-9,
-            "us" | "\u{b5}s" | "\u{3bc}s" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
+        let unit: i64 = match unit_text.as_str() {
+            "ns" => 1,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
             _ => return None,
         };
-        total += number * scale;
+        let whole: i64 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().ok()?
+        };
+        let mut value = whole.checked_mul(unit)?;
+        if !fraction.is_empty() {
+            // Go keeps the fraction's digits as an integer over a power of ten.
+            let digits = fraction.get(..fraction.len().min(18)).unwrap_or(&fraction);
+            let numerator: i64 = digits.parse().ok()?;
+            let scale = 10f64.powi(i32::try_from(digits.len()).ok()?);
+            value = value.checked_add((numerator as f64 * (unit as f64 / scale)) as i64)?;
+        }
+        total = total.checked_add(value)?;
     }
     Some(sign * total)
 }
@@ -444,7 +495,11 @@ fn cores(
     if min.is_empty() || min == "0" {
         min = "1".into();
     }
-    let max = from_workload("proxyCPULimit", "proxyWorkersMaximum");
+    let mut max = from_workload("proxyCPULimit", "proxyWorkersMaximum");
+    // Linkerd's chart writes no maximum for 0.
+    if max == "0" {
+        max.clear();
+    }
     (min, max, text_of(values, "proxyWorkersMaxCPURatio"))
 }
 
@@ -683,6 +738,12 @@ mod tests {
             assert_eq!(go_duration_seconds(text), seconds, "{text}");
         }
         assert_eq!(close_wait_seconds("30"), Some(30));
+        // From whole nanoseconds, as Go: 1001ms is 1.0009999... seconds.
+        let seconds = go_duration_seconds("1001ms").expect("a duration");
+        assert_eq!((seconds * 1000.0) as i64, 1000);
+        assert_eq!(go_duration_seconds(".5s"), Some(0.5));
+        assert_eq!(go_duration_seconds("1.s"), Some(1.0));
+        assert_eq!(go_duration_seconds("."), None);
         assert_eq!(close_wait_seconds("1m0.9s"), Some(60));
     }
 

@@ -86,6 +86,23 @@ impl Mesh {
         self == Mesh::Linkerd
     }
 
+    /// Whether the mesh's injector can use `raw` for its value `name` (a
+    /// setting it only takes from the cluster's configuration or the flags,
+    /// where its chart would fail).
+    pub fn check_value(self, name: &str, raw: &str) -> Result<(), String> {
+        match self {
+            Mesh::Linkerd => linkerd::check_value(name, raw),
+            Mesh::Istio | Mesh::None => Ok(()),
+        }
+    }
+
+    /// Whether the settings among [`Mesh::webhook_annotations`] are in
+    /// force for the proxy: Linkerd's webhook writes them on the pod before
+    /// it renders the proxy from the pod's annotations.
+    pub fn renders_after_webhook_annotations(self) -> bool {
+        self == Mesh::Linkerd
+    }
+
     /// The annotations the mesh's webhook writes on a pod (whose `spec` it
     /// is; `has` says whether the pod or the injection has a key already),
     /// beside the profile's: for Linkerd, the settings the pod inherited

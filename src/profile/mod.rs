@@ -173,6 +173,10 @@ impl Convert {
     /// not a duration.
     pub fn apply(self, duration: &str) -> Option<String> {
         let seconds = crate::mesh::linkerd::go_duration_seconds(duration.trim())?;
+        // A proxy cannot wait a negative time.
+        if seconds < 0.0 {
+            return None;
+        }
         Some(match self {
             Convert::Milliseconds => format!("{}ms", (seconds * 1000.0) as i64),
             Convert::Seconds => format!("{}s", seconds as i64),
@@ -264,7 +268,8 @@ impl Validate {
             Validate::PortsOrAll => all || ports(),
             Validate::Cidrs => cidrs(),
             Validate::CidrsOrAll => all || cidrs(),
-            Validate::Duration => crate::mesh::linkerd::go_duration_seconds(raw.trim()).is_some(),
+            Validate::Duration => crate::mesh::linkerd::go_duration_seconds(raw.trim())
+                .is_some_and(|seconds| seconds >= 0.0),
             Validate::Quantity => crate::admission::quantity::Quantity::parse(raw.trim()).is_some(),
             Validate::Ratio => raw.trim().parse::<f64>().is_ok_and(|r| r > 0.0 && r < 1.0),
             Validate::Uint32 => raw.parse::<u32>().is_ok(),
@@ -275,7 +280,7 @@ impl Validate {
             let what = match self {
                 Validate::Ports | Validate::PortsOrAll => "a list of ports",
                 Validate::Cidrs | Validate::CidrsOrAll => "a list of IP ranges",
-                Validate::Duration => "a duration such as 90s or 1m30s",
+                Validate::Duration => "a duration such as 90s or 1m30s, not negative",
                 Validate::Quantity => "a quantity such as 100m or 1Gi",
                 Validate::Ratio => "a number between 0 and 1",
                 Validate::Uint32 => "a whole number of 0 or more",
@@ -612,6 +617,9 @@ pub struct SidecarSettings {
     /// Command that sleeps N seconds when given N; empty when the image has none.
     pub sleep_command: Vec<String>,
     pub cni: bool,
+    /// Whether a native sidecar gets the wait too (Linkerd's does not: the
+    /// kubelet stops it after the app containers anyway).
+    pub wait_when_native: bool,
 }
 
 /// A profile's pieces rendered for one workload.
@@ -712,6 +720,20 @@ impl Profile {
                 known.join(", ")
             )));
         };
+        // What the mesh's annotation could not hold is refused here too
+        // (names in a port list are the pod's, resolved per workload).
+        let checks = self.overrides.iter().filter(|rule| rule.value == name);
+        for validate in checks.filter_map(|rule| rule.validate) {
+            let resolved_later = validate == Validate::Ports && self.mesh.resolves_named_ports();
+            if !raw.is_empty() && !resolved_later {
+                validate
+                    .check(raw)
+                    .map_err(|e| Error::Config(format!("--set {name}: {e}")))?;
+            }
+        }
+        self.mesh
+            .check_value(name, raw)
+            .map_err(|e| Error::Config(format!("--set {name}: {e}")))?;
         // A word the mesh's annotation could not give is refused here too
         // (an access log format the proxy cannot read).
         let words = self
@@ -1259,12 +1281,13 @@ impl Profile {
                 ));
             }
         }
-        const SIDECAR_KEYS: [&str; 5] = [
+        const SIDECAR_KEYS: [&str; 6] = [
             "nativeSidecar",
             "classicPosition",
             "waitBeforeExitSeconds",
             "sleepCommand",
             "cni",
+            "waitWhenNative",
         ];
         if let Some(key) = self
             .sidecar
@@ -1448,12 +1471,14 @@ impl SidecarSettings {
             _ => Vec::new(),
         };
         let cni = matches!(text("cni").as_str(), "true" | "enabled");
+        let wait_when_native = !matches!(text("waitWhenNative").as_str(), "false" | "disabled");
         Ok(SidecarSettings {
             native,
             classic_position,
             wait_before_exit_seconds,
             sleep_command,
             cni,
+            wait_when_native,
         })
     }
 }
@@ -1494,20 +1519,41 @@ fn list_from(raw: &str) -> Result<Value, String> {
         let root = documents.first()?.root.as_ref()?;
         yaml::value::to_value(root).ok()
     });
-    match parsed {
-        Some(Value::Array(items))
-            if items.iter().all(|i| {
-                i.field("name")
-                    .and_then(Value::as_str)
-                    .is_some_and(|n| !n.is_empty())
-            }) =>
-        {
-            Ok(Value::Array(items))
+    // Each entry read as Kubernetes reads an env var: a name, a string
+    // value or a valueFrom; other fields are dropped, a wrong type refuses
+    // the list.
+    let entry = |item: &Value| -> Option<Value> {
+        let name = item
+            .field("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())?;
+        let mut kept = Map::new();
+        kept.insert("name".into(), Value::String(name.into()));
+        match item.field("value") {
+            None | Some(Value::Null) => {}
+            Some(value @ Value::String(_)) => {
+                kept.insert("value".into(), value.clone());
+            }
+            Some(_) => return None,
         }
-        _ => Err(format!(
-            "expected a list of entries with a name (JSON or YAML), got {raw:?}"
-        )),
-    }
+        match item.field("valueFrom") {
+            None | Some(Value::Null) => {}
+            Some(from @ Value::Object(_)) => {
+                kept.insert("valueFrom".into(), from.clone());
+            }
+            Some(_) => return None,
+        }
+        Some(Value::Object(kept))
+    };
+    let entries = match parsed {
+        Some(Value::Array(items)) => items.iter().map(entry).collect::<Option<Vec<Value>>>(),
+        _ => None,
+    };
+    entries.map(Value::Array).ok_or_else(|| {
+        format!(
+            "expected a list of env vars (a name, and a string value or a valueFrom), got {raw:?}"
+        )
+    })
 }
 
 /// Set the entry at the dotted `path` of `value` to `leaf`, making

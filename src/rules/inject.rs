@@ -78,17 +78,50 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .iter()
         .any(|source| env.cluster.holds(&source.kind, &source.name));
     let named_port = |name: &str| named_container_port(pod.spec, name);
-    let filled = env.prepared.for_workload(
-        env.profile,
-        inherited.as_ref().or(pod.annotations),
-        env.flags,
-        holds_objects.then_some(&object_value as &profile::ObjectValue<'_>),
-        &named_port,
-    );
-    let (filled, ignored) = match filled {
+    let filled_with = |annotations: Option<&Map<String, Value>>| {
+        env.prepared.for_workload(
+            env.profile,
+            annotations,
+            env.flags,
+            holds_objects.then_some(&object_value as &profile::ObjectValue<'_>),
+            &named_port,
+        )
+    };
+    let annotations = inherited.as_ref().or(pod.annotations);
+    let (mut filled, mut ignored) = match filled_with(annotations) {
         Ok(filled) => filled,
         Err(reason) => return unchanged(patcher, before, reason),
     };
+    // Settings given on the command line, where the mesh's controllers read them.
+    let recorded = if env.flags.is_empty() {
+        Map::new()
+    } else {
+        env.profile.recorded_flags(env.flags)
+    };
+    // What the mesh's webhook writes on the pod besides (the namespace's
+    // settings it inherited, the opaque ports the pod exposes) it writes
+    // before rendering: a setting among them is in force for the proxy.
+    let has = |key: &str| {
+        pod.annotations.is_some_and(|a| a.contains_key(key)) || recorded.contains_key(key)
+    };
+    let webhook =
+        env.profile
+            .mesh
+            .webhook_annotations(pod.spec, &has, inherited.as_ref(), filled.values());
+    let is_setting = |key: &String| env.profile.overrides.iter().any(|o| o.annotation == *key);
+    let new_settings: Map<String, Value> = webhook
+        .iter()
+        .filter(|(key, _)| is_setting(key) && annotations.is_none_or(|a| !a.contains_key(*key)))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    if !new_settings.is_empty() && env.profile.mesh.renders_after_webhook_annotations() {
+        let mut with_webhook = annotations.cloned().unwrap_or_default();
+        with_webhook.extend(new_settings);
+        (filled, ignored) = match filled_with(Some(&with_webhook)) {
+            Ok(filled) => filled,
+            Err(reason) => return unchanged(patcher, before, reason),
+        };
+    }
     let rendered = match filled.render(&pod.vars) {
         Ok(rendered) => rendered,
         Err(reason) => return unchanged(patcher, before, reason),
@@ -119,20 +152,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             pod.vars.namespace
         ));
     }
-    if !env.flags.is_empty() {
-        // Settings given on the command line, where the mesh's controllers read them.
-        sidecar.annotations = env.profile.recorded_flags(env.flags);
-    }
-    // What the mesh's webhook writes on the pod besides: the namespace's
-    // settings it inherited, and the like.
-    let has = |key: &str| {
-        pod.annotations.is_some_and(|a| a.contains_key(key))
-            || sidecar.annotations.contains_key(key)
-    };
-    let webhook =
-        env.profile
-            .mesh
-            .webhook_annotations(pod.spec, &has, inherited.as_ref(), filled.values());
+    sidecar.annotations = recorded;
     for (key, value) in webhook {
         sidecar.annotations.entry(key).or_insert(value);
     }
@@ -523,7 +543,11 @@ impl Sidecar {
         pod: &Pod,
         env: &Env<'_>,
     ) -> Option<GraceRaise> {
-        let wait = rendered.sidecar.wait_before_exit_seconds;
+        let wait = if self.native && !rendered.sidecar.wait_when_native {
+            0
+        } else {
+            rendered.sidecar.wait_before_exit_seconds
+        };
         if let Err(note) = shutdown::add_pre_stop(
             &mut self.proxy,
             wait,
@@ -784,14 +808,7 @@ impl<'a> Pod<'a> {
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
         let app_container_names: Vec<String> = containers.iter().map(name_of).collect();
-        let mut ports: Vec<u64> = containers
-            .iter()
-            .filter_map(|c| c.field("ports").and_then(Value::as_array))
-            .flatten()
-            .filter_map(|p| p.field("containerPort").and_then(Value::as_u64))
-            .collect();
-        ports.sort_unstable();
-        ports.dedup();
+        let inbound_ports = inbound_ports(spec);
         let namespace = field("namespace").filter(|ns| !ns.is_empty());
         let in_namespace = namespace.unwrap_or(env.namespace);
         // How the mesh names the workload, where it has a way of its own.
@@ -816,11 +833,7 @@ impl<'a> Pod<'a> {
             kind: kind.label(),
             name,
             namespace: in_namespace.to_string(),
-            inbound_ports: ports
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(","),
+            inbound_ports,
             ports: env.profile.mesh.pod_ports(containers),
             app_name,
             app_version: label("app.kubernetes.io/version")
@@ -1222,6 +1235,38 @@ fn name_of(item: &Value) -> String {
         .to_string()
 }
 
+/// The ports the pod's containers (init containers too) expose, and those
+/// their readiness and liveness probes reach over HTTP by number, each once,
+/// in text order: the inbound ports Linkerd's injector gives its proxy.
+fn inbound_ports(spec: &Value) -> String {
+    let mut ports: Vec<String> = Vec::new();
+    let containers = ["initContainers", "containers"]
+        .iter()
+        .filter_map(|list| spec.field(list).and_then(Value::as_array))
+        .flatten();
+    for container in containers {
+        let exposed = container
+            .field("ports")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.field("containerPort").and_then(Value::as_u64));
+        let probed = ["readinessProbe", "livenessProbe"]
+            .iter()
+            .filter_map(|probe| {
+                container
+                    .field(probe)
+                    .and_then(|p| p.field("httpGet"))
+                    .and_then(|h| h.field("port"))
+                    .and_then(Value::as_u64)
+            });
+        ports.extend(exposed.chain(probed).map(|port| port.to_string()));
+    }
+    ports.sort_unstable();
+    ports.dedup();
+    ports.join(",")
+}
+
 /// The number of the container port named `name` in the pod (init
 /// containers first), as the meshes read named ports.
 fn named_container_port(spec: &Value, name: &str) -> Option<u16> {
@@ -1427,12 +1472,15 @@ mod tests {
     fn wait_before_exit_raises_the_grace_period_and_uninject_restores_it() {
         let fixture = Fixture::new();
         let mut object = deployment();
-        object["spec"]["template"]["metadata"]["annotations"] =
-            json!({"config.alpha.linkerd.io/proxy-wait-before-exit-seconds": "40"});
+        // A classic proxy: Linkerd's native one gets no wait.
+        object["spec"]["template"]["metadata"]["annotations"] = json!({
+            "config.alpha.linkerd.io/proxy-wait-before-exit-seconds": "40",
+            "config.linkerd.io/proxy-enable-native-sidecar": "false",
+        });
         let plan = fixture.inject(&object);
         let spec = &plan.result["spec"]["template"]["spec"];
         assert_eq!(
-            spec["initContainers"][1]["lifecycle"]["preStop"],
+            spec["containers"][0]["lifecycle"]["preStop"],
             json!({"sleep": {"seconds": 40}})
         );
         assert_eq!(spec["terminationGracePeriodSeconds"], json!(50));
