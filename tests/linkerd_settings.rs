@@ -132,7 +132,7 @@ fn named_ports_in_port_lists_are_the_pods_ports_and_unknown_names_are_dropped() 
 #[test]
 fn the_debug_container_goes_after_the_pods_own_and_uninject_takes_it_out() {
     let input = deployment("config.linkerd.io/enable-debug-sidecar: 'true'");
-    let (object, _) = inject(&input, &["--set", "proxyVersion=v9"]);
+    let (object, _) = inject(&input, &["--set", "linkerdVersion=v9"]);
     let containers = pod_spec(&object)["containers"].as_array().expect("list");
     let names: Vec<&str> = containers
         .iter()
@@ -141,6 +141,22 @@ fn the_debug_container_goes_after_the_pods_own_and_uninject_takes_it_out() {
     assert_eq!(names, ["web", "linkerd-debug"]);
     let debug = container(&object, "containers", "linkerd-debug");
     assert_eq!(debug["image"], "cr.l5d.io/linkerd/debug:v9");
+    // A workload's proxy version and pull policy are its proxy's only.
+    let (object, _) = inject(
+        &deployment(
+            "config.linkerd.io/enable-debug-sidecar: 'true', config.linkerd.io/proxy-version: v7, \
+             config.linkerd.io/image-pull-policy: Always",
+        ),
+        &["--set", "linkerdVersion=v9"],
+    );
+    let debug = container(&object, "containers", "linkerd-debug");
+    assert_eq!(
+        (&debug["image"], &debug["imagePullPolicy"]),
+        (
+            &serde_json::json!("cr.l5d.io/linkerd/debug:v9"),
+            &serde_json::json!("IfNotPresent")
+        )
+    );
     assert_eq!(debug["livenessProbe"]["exec"]["command"][0], "true");
 
     let injected = common::run(&["--set", ANCHORS, "-f", "-"], Some(&input)).stdout;

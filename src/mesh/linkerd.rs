@@ -210,9 +210,9 @@ pub fn complete(values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> 
     let debug_image = format!(
         "{}:{}",
         text_of(values, "debugImage"),
-        or("debugImageVersion", "proxyVersion")
+        or("debugImageVersion", "linkerdVersion")
     );
-    let debug_pull = or("debugImagePullPolicy", "imagePullPolicy");
+    let debug_pull = or("debugImagePullPolicy", "linkerdImagePullPolicy");
     // The app waits for the proxy unless the proxy goes last.
     let awaits = text_of(values, "proxyPosition") != "last";
     values.insert("proxyAwait".into(), Value::Bool(awaits));
@@ -779,9 +779,11 @@ mod tests {
     }
 
     #[test]
-    fn the_debug_image_defaults_to_the_proxys_version_and_pull_policy() {
+    fn the_debug_image_defaults_to_the_control_planes_version_and_pull_policy() {
+        // The control plane's, not the proxy's a workload may override.
         let values = completed(json!({"debugImage": "d", "debugImageVersion": "",
-            "proxyVersion": "v1", "debugImagePullPolicy": "", "imagePullPolicy": "Always"}));
+            "proxyVersion": "v2", "linkerdVersion": "v1", "debugImagePullPolicy": "",
+            "imagePullPolicy": "Never", "linkerdImagePullPolicy": "Always"}));
         assert_eq!(values["debugImageRef"], "d:v1");
         assert_eq!(values["debugPullPolicy"], "Always");
     }
