@@ -31,7 +31,10 @@ fn injects_a_file_and_reports_each_object() {
     );
     let lines: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(lines[0], "deployment/web injected");
-    assert_eq!(lines[1], "service/web skipped: kind is not injectable");
+    assert_eq!(
+        lines[1],
+        "service/web skipped: linkerd's webhook writes nothing on it"
+    );
     assert_eq!(
         lines.last().copied(),
         Some("1 injected, 0 unchanged, 1 skipped; 1 of 1 input changed")

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 
 use super::Env;
 use super::inject::{ensure, namespace_out_of_scope};
-use super::plan::{NOT_INJECTABLE, Outcome, Patcher, Plan, PlanError};
+use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::uninject::{remove_created, remove_keys};
 use crate::json::Field;
@@ -71,7 +71,10 @@ pub fn annotate(object: Value, env: &Env<'_>) -> Result<Plan, PlanError> {
                     ..Plan::changed(Outcome::Annotated, patcher, vec![note.into()])
                 }
             }
-            None => Plan::unchanged(patcher.value, Outcome::Skipped(NOT_INJECTABLE.into())),
+            None => {
+                let reason = format!("{}'s webhook writes nothing on it", env.profile.name);
+                Plan::unchanged(patcher.value, Outcome::Skipped(reason))
+            }
         });
     }
     let mut record = Record::default();
