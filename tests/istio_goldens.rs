@@ -25,6 +25,7 @@ use serde_json::Value;
 /// image pull policy).
 const BASE: &[&str] = &[
     "proxyImage=registry.istio.io/testing/proxyv2:latest",
+    "proxyInitImage=registry.istio.io/testing/proxyv2:latest",
     "imagePullPolicy=",
 ];
 
@@ -45,6 +46,36 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
         "global.proxy.image=proxyTest" => {
             vec!["proxyImage=registry.istio.io/testing/proxyTest:latest"]
         }
+        "components.cni.enabled=true, cni.provider=default, global.network=network1" => {
+            vec!["cni=true", "network=network1"]
+        }
+        "global.proxy_init.image=proxyInitTest" => {
+            vec!["proxyInitImage=registry.istio.io/testing/proxyInitTest:latest"]
+        }
+        "mesh interceptionMode=TPROXY" | "mesh TPROXY" => vec![
+            "interceptionMode=TPROXY",
+            r#"proxyConfig={"interceptionMode":"TPROXY"}"#,
+        ],
+        "mesh drainDuration=23s" => vec![r#"proxyConfig={"drainDuration":"23s"}"#],
+        "proxy.includeIPRanges, excludeIPRanges, excludeInboundPorts=4,5,6, statusPort=0" => vec![
+            "includeOutboundIPRanges=127.0.0.1/24,10.96.0.1/24",
+            "excludeOutboundIPRanges=10.96.0.2/24,10.96.0.3/24",
+            "excludeInboundPorts=4,5,6",
+            "statusPort=0",
+        ],
+        "proxy.statusPort=123, readinessInitialDelaySeconds=100, readinessPeriodSeconds=200, readinessFailureThreshold=300"
+        | "proxy.statusPort=123 + readiness*" => vec![
+            "statusPort=123",
+            "readinessInitialDelaySeconds=100",
+            "readinessPeriodSeconds=200",
+            "readinessFailureThreshold=300",
+        ],
+        "iop global.imagePullSecrets" => vec!["imagePullSecrets=barSecret"],
+        "global.mountMtlsCerts=true" => vec!["mountMtlsCerts=true"],
+        "mesh proxyMetadata ISTIO_META_TLS_CLIENT_KEY" => vec![
+            r#"proxyConfig={"proxyMetadata":{"ISTIO_META_TLS_CLIENT_KEY":"/etc/identity/client/keys/client-key.pem"}}"#,
+        ],
+        "mesh defaultConfig.tracing={}" => vec![r#"proxyConfig={"tracing":{}}"#],
         _ => return None,
     })
 }
@@ -56,16 +87,20 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
 /// and the tool leaves alone.
 const NOT_YET: &[(&str, &str)] = &[
     (
-        "hello.yaml.proxyImageName",
-        "istio-init keeps proxyv2 (global.proxy_init.image) when global.proxy.image changes; the tool gives it the proxy's image",
+        "hello-image-secrets-in-values.yaml",
+        "global.imagePullSecrets: the tool records the secrets in sidecar.istio.io/status but does not add them to the pod's imagePullSecrets yet",
     ),
     (
-        "hello-probes-proxyHoldApplication-ProxyConfig.yaml",
-        "PROXY_CONFIG from the pod's proxy.istio.io/config",
+        "hello-multiple-image-secrets.yaml",
+        "global.imagePullSecrets: the tool records the secrets in sidecar.istio.io/status but does not add them to the pod's imagePullSecrets yet",
     ),
     (
-        "hello-probes-noProxyHoldApplication-ProxyConfig.yaml",
-        "PROXY_CONFIG from the pod's proxy.istio.io/config",
+        "traffic-annotations.yaml",
+        "a pod's sidecar.istio.io/proxyCPU alone gives Istio's proxy and istio-init that request only (no memory request, no limits); the tool keeps the profile's other quantities",
+    ),
+    (
+        "proxy-override-runas.yaml.tproxy",
+        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
     ),
     (
         "cronjob.yaml",
@@ -126,10 +161,6 @@ const NOT_YET: &[(&str, &str)] = &[
     (
         "hello-multiport-metrics.yaml",
         "prometheus.istio.io/scrape-targets and the merged metrics' env",
-    ),
-    (
-        "init-no-intercept-no-native-sidecar.yaml",
-        "sidecar.istio.io/interceptionMode: NONE (no istio-init)",
     ),
     (
         "prometheus-scrape.yaml",

@@ -387,3 +387,119 @@ metadata:
     );
     assert!(!run.stdout.contains("istio-proxy"), "{}", run.stdout);
 }
+
+/// The containers of `list` (`initContainers`, `containers`) in the first
+/// document of `output`, by name.
+fn containers(output: &str, list: &str) -> Vec<Value> {
+    let docs = common::values(output);
+    let doc = docs.into_iter().flatten().next().expect("a document");
+    doc.pointer(&format!("/spec/template/spec/{list}"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_capture_mode_network_and_proxy_config_are_settings() {
+    let input = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    metadata:
+      labels: {app: web}
+      annotations:
+        proxy.istio.io/config: |
+          proxyMetadata: {FOO: bar}
+    spec:
+      serviceAccountName: web
+      containers:
+      - {name: app, image: web}
+";
+    let run = common::run(
+        &[
+            "-q",
+            "--profile",
+            "istio",
+            "--set",
+            "interceptionMode=TPROXY",
+            "--set",
+            "network=west",
+            "--set",
+            "mountMtlsCerts=true",
+            "--set",
+            "proxyInitImage=example.com/init:1",
+            "--set",
+            r#"proxyConfig={"drainDuration":"23s"}"#,
+        ],
+        Some(input),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let inits = containers(&run.stdout, "initContainers");
+    let init = inits
+        .iter()
+        .find(|c| c["name"] == "istio-init")
+        .expect("istio-init");
+    assert_eq!(init["image"], "example.com/init:1");
+    let args: Vec<&str> = init["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(args.windows(2).any(|w| w == ["-m", "TPROXY"]), "{args:?}");
+    assert_eq!(
+        init["env"],
+        serde_json::json!([{"name": "FOO", "value": "bar"}])
+    );
+    let proxy = inits
+        .iter()
+        .find(|c| c["name"] == "istio-proxy")
+        .expect("istio-proxy");
+    assert_eq!(
+        proxy["securityContext"]["capabilities"]["add"],
+        serde_json::json!(["NET_ADMIN"])
+    );
+    assert_eq!(proxy["securityContext"]["runAsUser"], 0);
+    assert_eq!(
+        proxy_env(&run.stdout, "PROXY_CONFIG").as_deref(),
+        Some("{\"drainDuration\":\"23s\",\"proxyMetadata\":{\"FOO\":\"bar\"}}\n")
+    );
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_NETWORK").as_deref(),
+        Some("west")
+    );
+    assert_eq!(proxy_env(&run.stdout, "FOO").as_deref(), Some("bar"));
+    assert!(
+        run.stdout.contains("topology.istio.io/network: west"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("secretName: istio.web"),
+        "{}",
+        run.stdout
+    );
+
+    // No capture: no istio-init; and uninject gives the input back.
+    let none = common::run(
+        &[
+            "-q",
+            "--profile",
+            "istio",
+            "--set",
+            "interceptionMode=NONE",
+            "--set",
+            "nativeSidecar=false",
+        ],
+        Some(input),
+    );
+    assert_eq!(none.code, 0, "{}", none.stderr);
+    assert!(!none.stdout.contains("istio-init"), "{}", none.stdout);
+    let back = common::run(
+        &["uninject", "-q", "--profile", "istio"],
+        Some(&none.stdout),
+    );
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(common::values(&back.stdout), common::values(input));
+}

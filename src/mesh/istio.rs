@@ -22,6 +22,55 @@ pub const DERIVED: &[&str] = &[
     "readinessProbe",
     "startupProbe",
     "readinessInitialDelay",
+    "capture",
+    "captureUID",
+    "captureGID",
+    "proxyCapabilities",
+    "proxyRunAsUser",
+    "proxyRunAsGroup",
+    "proxyRunAsNonRoot",
+    "proxyMetadataEnv",
+];
+
+/// ProxyConfig's fields in the order Istio's protobuf declares them, which
+/// is the order of `PROXY_CONFIG`'s keys (others follow in their own order).
+const PROXY_CONFIG_ORDER: &[&str] = &[
+    "configPath",
+    "binaryPath",
+    "serviceCluster",
+    "drainDuration",
+    "parentShutdownDuration",
+    "discoveryAddress",
+    "discoveryRefreshDelay",
+    "zipkinAddress",
+    "statsdUdpAddress",
+    "envoyMetricsServiceAddress",
+    "proxyAdminPort",
+    "availabilityZone",
+    "controlPlaneAuthPolicy",
+    "customConfigFile",
+    "statNameLength",
+    "concurrency",
+    "proxyBootstrapTemplatePath",
+    "interceptionMode",
+    "tracing",
+    "sds",
+    "envoyAccessLogService",
+    "envoyMetricsService",
+    "proxyMetadata",
+    "runtimeValues",
+    "statusPort",
+    "extraStatTags",
+    "gatewayTopology",
+    "terminationDrainDuration",
+    "meshId",
+    "readinessProbe",
+    "proxyStatsMatcher",
+    "holdApplicationUntilProxyStarts",
+    "caCertificatesPem",
+    "image",
+    "privateKeyProvider",
+    "proxyHeaders",
 ];
 
 /// The inbound ports Istio's capture always leaves alone: Envoy's
@@ -60,11 +109,156 @@ pub fn complete(values: &mut Map<String, Value>) {
         _ => Value::String(String::new()),
     };
     values.insert("readinessInitialDelay".into(), delay);
+    for (name, value) in interception(values) {
+        values.insert(name.into(), value);
+    }
+    let config = proxy_config(
+        &text_of(values, "proxyConfig"),
+        &text_of(values, "podProxyConfig"),
+    );
+    if config.get("holdApplicationUntilProxyStarts") == Some(&Value::Bool(true)) {
+        values.insert("proxyPosition".into(), Value::from("first"));
+    }
+    let env: Vec<Value> = config
+        .get("proxyMetadata")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(name, value)| {
+            let value = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            serde_json::json!({"name": name, "value": value})
+        })
+        .collect();
+    values.insert(
+        "proxyMetadataEnv".into(),
+        if env.is_empty() {
+            Value::String(String::new())
+        } else {
+            Value::Array(env)
+        },
+    );
+    values.insert(
+        "proxyConfig".into(),
+        Value::String(Value::Object(config).to_string()),
+    );
     values.insert("excludedInboundPorts".into(), Value::String(excluded));
     values.insert(
         "iptablesArgs".into(),
         Value::Array(args.into_iter().map(Value::String).collect()),
     );
+}
+
+/// The proxy's settings as Istio's injector gives them in `PROXY_CONFIG`:
+/// the mesh config's `defaultConfig` (`mesh`, JSON) with the pod's
+/// `proxy.istio.io/config` (`pod`, YAML or JSON) merged over it as Istio
+/// merges the two messages (a field the pod sets replaces the mesh's, a
+/// map such as `proxyMetadata` is merged key by key), the keys in the order
+/// of Istio's message and a map's keys sorted, as Go writes them. Text that
+/// does not read as an object counts as none.
+pub fn proxy_config(mesh: &str, pod: &str) -> Map<String, Value> {
+    let read = |text: &str| -> Map<String, Value> {
+        if text.trim().is_empty() {
+            return Map::new();
+        }
+        crate::yaml::parse_stream(text)
+            .ok()
+            .and_then(|documents| documents.into_iter().next())
+            .and_then(|document| document.root)
+            .and_then(|root| crate::yaml::value::to_value(&root).ok())
+            .and_then(|v| match v {
+                Value::Object(map) => Some(map),
+                _ => None,
+            })
+            .unwrap_or_default()
+    };
+    let mut merged = read(mesh);
+    for (key, value) in read(pod) {
+        match (merged.get_mut(&key), value) {
+            (Some(Value::Object(old)), Value::Object(new)) if key != "tracing" => {
+                old.extend(new);
+            }
+            (_, value) => {
+                merged.insert(key, value);
+            }
+        }
+    }
+    let rank = |key: &str| {
+        PROXY_CONFIG_ORDER
+            .iter()
+            .position(|k| *k == key)
+            .unwrap_or(PROXY_CONFIG_ORDER.len())
+    };
+    let mut entries: Vec<(String, Value)> = merged.into_iter().collect();
+    entries.sort_by_key(|(key, _)| rank(key));
+    entries
+        .into_iter()
+        .map(|(key, value)| {
+            let value = match value {
+                Value::Object(map) if key == "proxyMetadata" => {
+                    let mut sorted: Vec<(String, Value)> = map.into_iter().collect();
+                    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+                    Value::Object(sorted.into_iter().collect())
+                }
+                other => other,
+            };
+            (key, value)
+        })
+        .collect()
+}
+
+/// What the interception mode (`interceptionMode`) makes of the capture and
+/// the proxy, as Istio's template works it out: `capture`, whether there is
+/// an init container at all (not with `NONE`); the user and group
+/// istio-iptables captures for (`captureUID` as the argument it is,
+/// `captureGID`), 1337 with `TPROXY` whatever the proxy's user, else the
+/// proxy's; and the proxy's own security context: with `TPROXY` it adds
+/// `NET_ADMIN` and runs as root (user 0, group 1337), else as the proxy's
+/// user and group without added capabilities.
+pub fn interception(values: &Map<String, Value>) -> Vec<(&'static str, Value)> {
+    let mode = text_of(values, "interceptionMode");
+    let tproxy = mode == "TPROXY";
+    let id = |name: &str| match values.get(name) {
+        Some(Value::Number(n)) => Value::Number(n.clone()),
+        _ => Value::from(1337),
+    };
+    let (uid, gid) = if tproxy {
+        (Value::from(1337), Value::from(1337))
+    } else {
+        (id("proxyUID"), id("proxyGID"))
+    };
+    vec![
+        ("capture", Value::Bool(mode != "NONE")),
+        ("captureUID", uid),
+        ("captureGID", gid),
+        (
+            "proxyCapabilities",
+            if tproxy {
+                Value::Array(vec![Value::from("NET_ADMIN")])
+            } else {
+                Value::String(String::new())
+            },
+        ),
+        (
+            "proxyRunAsUser",
+            if tproxy {
+                Value::from(0)
+            } else {
+                id("proxyUID")
+            },
+        ),
+        (
+            "proxyRunAsGroup",
+            if tproxy {
+                Value::from(1337)
+            } else {
+                id("proxyGID")
+            },
+        ),
+        ("proxyRunAsNonRoot", Value::Bool(!tproxy)),
+    ]
 }
 
 /// The excluded inbound ports with the agent's status port (`port`) among
@@ -174,7 +368,12 @@ pub fn cni_annotations(values: &Map<String, Value>) -> Map<String, Value> {
     let mut put = |key: &str, value: String| {
         out.insert(key.to_string(), Value::String(value));
     };
-    put("sidecar.istio.io/interceptionMode", "REDIRECT".into());
+    put(
+        "sidecar.istio.io/interceptionMode",
+        Some(text_of(values, "interceptionMode"))
+            .filter(|mode| !mode.is_empty())
+            .unwrap_or_else(|| "REDIRECT".into()),
+    );
     for (key, name, always) in [
         (
             "traffic.sidecar.istio.io/includeOutboundIPRanges",
@@ -1155,5 +1354,75 @@ mod tests {
         assert_eq!(values["proxyMemoryLimit"], "1Gi");
         assert_eq!(values["proxyCPURequest"], "100m");
         assert_eq!(values["proxyMemoryRequest"], "");
+    }
+
+    #[test]
+    fn the_pods_proxy_config_is_merged_over_the_meshs_in_istios_order() {
+        let merged = proxy_config(
+            r#"{"proxyMetadata":{"Z":"1","A":"2"},"drainDuration":"23s"}"#,
+            "concurrency: 0\nproxyMetadata:\n  B: x\n  Z: '3'\ndiscoveryAddress: foo:123\n",
+        );
+        assert_eq!(
+            Value::Object(merged).to_string(),
+            r#"{"drainDuration":"23s","discoveryAddress":"foo:123","concurrency":0,"proxyMetadata":{"A":"2","B":"x","Z":"3"}}"#
+        );
+        assert!(proxy_config("{}", "").is_empty());
+        // What does not read as an object counts as none.
+        assert!(proxy_config("[1]", "not: [closed").is_empty());
+        let hold = proxy_config("{}", r#"{ "holdApplicationUntilProxyStarts": true }"#);
+        assert_eq!(hold["holdApplicationUntilProxyStarts"], true);
+    }
+
+    #[test]
+    fn the_proxy_config_gives_env_and_the_proxys_place() {
+        let mut values = json!({"proxyConfig": r#"{"proxyMetadata":{"B":"2","A":"1"}}"#,
+            "podProxyConfig": "holdApplicationUntilProxyStarts: true", "proxyPosition": "last"})
+        .as_object()
+        .cloned()
+        .expect("map");
+        complete(&mut values);
+        assert_eq!(values["proxyPosition"], "first");
+        assert_eq!(
+            values["proxyMetadataEnv"],
+            json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])
+        );
+        assert_eq!(
+            values["proxyConfig"],
+            r#"{"proxyMetadata":{"A":"1","B":"2"},"holdApplicationUntilProxyStarts":true}"#
+        );
+        let mut plain = json!({"proxyConfig": "{}"})
+            .as_object()
+            .cloned()
+            .expect("map");
+        complete(&mut plain);
+        assert_eq!(plain["proxyMetadataEnv"], "");
+        assert_eq!(plain["proxyConfig"], "{}");
+    }
+
+    #[test]
+    fn the_interception_mode_decides_the_capture_and_the_proxys_user() {
+        let of = |mode: &str| -> Map<String, Value> {
+            let values = json!({"interceptionMode": mode, "proxyUID": 2000, "proxyGID": 3000});
+            interception(values.as_object().expect("map"))
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect()
+        };
+        let redirect = of("REDIRECT");
+        assert_eq!(redirect["capture"], true);
+        assert_eq!(redirect["captureUID"], 2000);
+        assert_eq!(redirect["captureGID"], 3000);
+        assert_eq!(redirect["proxyCapabilities"], "");
+        assert_eq!(redirect["proxyRunAsUser"], 2000);
+        assert_eq!(redirect["proxyRunAsGroup"], 3000);
+        assert_eq!(redirect["proxyRunAsNonRoot"], true);
+        let tproxy = of("TPROXY");
+        assert_eq!(tproxy["captureUID"], 1337);
+        assert_eq!(tproxy["captureGID"], 1337);
+        assert_eq!(tproxy["proxyCapabilities"], json!(["NET_ADMIN"]));
+        assert_eq!(tproxy["proxyRunAsUser"], 0);
+        assert_eq!(tproxy["proxyRunAsGroup"], 1337);
+        assert_eq!(tproxy["proxyRunAsNonRoot"], false);
+        assert_eq!(of("NONE")["capture"], false);
     }
 }

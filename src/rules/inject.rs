@@ -829,6 +829,12 @@ impl<'a> Pod<'a> {
             app_containers: app_container_names.join(","),
             owner: identity.owner,
             workload_name,
+            service_account: spec
+                .field("serviceAccountName")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .unwrap_or("default")
+                .to_string(),
         };
         Pod {
             spec,
