@@ -111,10 +111,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "istioctl kube-inject writes the pod's metadata on the jobTemplate, the tool (as the webhook) on the pod template",
     ),
     (
-        "statefulset-old-version.yaml",
-        "volumes: Istio's before the pod's own",
-    ),
-    (
         "proxy-override.yaml",
         "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
     ),
@@ -161,19 +157,6 @@ const NOT_YET: &[(&str, &str)] = &[
     (
         "hello-multiport-metrics.yaml",
         "prometheus.istio.io/scrape-targets and the merged metrics' env",
-    ),
-    (
-        "prometheus-scrape.yaml",
-        "Istio's metrics merging keeps the pod's prometheus.io annotations as they are",
-    ),
-    (
-        "prometheus-scrape2.yaml",
-        "Istio's metrics merging keeps the pod's prometheus.io annotations as they are",
-    ),
-    ("statefulset.yaml", "volumes: Istio's before the pod's own"),
-    (
-        "user-volume.yaml",
-        "the pod's sidecar.istio.io/userVolume and userVolumeMount",
     ),
 ];
 

@@ -503,3 +503,75 @@ spec:
     assert_eq!(back.code, 0, "{}", back.stderr);
     assert_eq!(common::values(&back.stdout), common::values(input));
 }
+
+#[test]
+fn a_namespace_of_another_revision_is_left_to_its_webhook() {
+    let namespace = |labels: &str| {
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels: {{{labels}}}\n---\n{DEPLOYMENT}"
+        )
+    };
+    let run = common::run(
+        &["--profile", "istio"],
+        Some(&namespace("istio.io/rev: canary")),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains("istio-proxy"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("istio.io/rev: canary"),
+        "{}",
+        run.stderr
+    );
+    // This profile's revision, or istio-injection: enabled for the default one: injected.
+    for (labels, revision) in [
+        ("istio.io/rev: canary", "canary"),
+        ("istio.io/rev: canary, istio-injection: enabled", "default"),
+    ] {
+        let run = common::run(
+            &[
+                "-q",
+                "--profile",
+                "istio",
+                "--set",
+                &format!("revision={revision}"),
+            ],
+            Some(&namespace(labels)),
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stdout.contains("istio-proxy"),
+            "{labels}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn user_volumes_and_metrics_merging_follow_the_pods_annotations() {
+    let annotated = |annotations: &str| {
+        DEPLOYMENT.replace(
+            "      labels: {app: web}\n",
+            &format!("      labels: {{app: web}}\n      annotations: {{{annotations}}}\n"),
+        )
+    };
+    let input = annotated(
+        r#"sidecar.istio.io/userVolume: '{"extra":{"emptyDir":{}}}', sidecar.istio.io/userVolumeMount: '{"extra":{"mountPath":"/extra"}}', prometheus.io/scrape: "false""#,
+    );
+    let run = common::run(&["-q", "--profile", "istio"], Some(&input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("mountPath: /extra"), "{}", run.stdout);
+    assert!(!run.stdout.contains("prometheus.io/port"), "{}", run.stdout);
+    let docs = common::values(&run.stdout);
+    let doc = docs.into_iter().flatten().next().expect("a document");
+    let volumes: Vec<&str> = doc
+        .pointer("/spec/template/spec/volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    assert_eq!(volumes.last(), Some(&"extra"), "{volumes:?}");
+    let back = common::run(&["uninject", "-q", "--profile", "istio"], Some(&run.stdout));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(common::values(&back.stdout), common::values(&input));
+}

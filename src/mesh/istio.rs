@@ -30,6 +30,11 @@ pub const DERIVED: &[&str] = &[
     "proxyRunAsGroup",
     "proxyRunAsNonRoot",
     "proxyMetadataEnv",
+    "userVolumes",
+    "userVolumeMounts",
+    "metricsPort",
+    "metricsPath",
+    "metricsScrape",
 ];
 
 /// ProxyConfig's fields in the order Istio's protobuf declares them, which
@@ -144,6 +149,32 @@ pub fn complete(values: &mut Map<String, Value>) {
         "proxyConfig".into(),
         Value::String(Value::Object(config).to_string()),
     );
+    let merged = merges_metrics(
+        &text_of(values, "mergeMetrics"),
+        &text_of(values, "prometheusScrape"),
+    );
+    for (name, value) in [
+        ("metricsPort", "15020"),
+        ("metricsPath", "/stats/prometheus"),
+        ("metricsScrape", "true"),
+    ] {
+        let value = if merged { value } else { "" };
+        values.insert(name.into(), Value::from(value));
+    }
+    for (from, to) in [
+        ("userVolume", "userVolumes"),
+        ("userVolumeMount", "userVolumeMounts"),
+    ] {
+        let named = named_entries(&text_of(values, from));
+        values.insert(
+            to.into(),
+            if named.is_empty() {
+                Value::String(String::new())
+            } else {
+                Value::Array(named)
+            },
+        );
+    }
     values.insert("excludedInboundPorts".into(), Value::String(excluded));
     values.insert(
         "iptablesArgs".into(),
@@ -205,6 +236,48 @@ pub fn proxy_config(mesh: &str, pod: &str) -> Map<String, Value> {
                 other => other,
             };
             (key, value)
+        })
+        .collect()
+}
+
+/// A Go boolean (`strconv.ParseBool`), `None` for other text.
+fn go_bool(text: &str) -> Option<bool> {
+    match text {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether Istio merges the app's metrics with the agent's, annotating the
+/// pod for Prometheus to scrape the agent: with merging on (`merge`, the
+/// mesh's `enablePrometheusMerge` or the pod's
+/// `prometheus.istio.io/merge-metrics`; on unless it says false) and the
+/// pod's `prometheus.io/scrape` (`scrape`) not false.
+pub fn merges_metrics(merge: &str, scrape: &str) -> bool {
+    go_bool(merge) != Some(false) && go_bool(scrape) != Some(false)
+}
+
+/// The volumes (or mounts) of the pod's `sidecar.istio.io/userVolume` (or
+/// `userVolumeMount`), a JSON object of them by name, as Istio's template
+/// writes them: each with its name, in the order of the names. Text that
+/// is not such an object gives none.
+pub fn named_entries(text: &str) -> Vec<Value> {
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let mut named: Vec<(String, Value)> = map.into_iter().collect();
+    named.sort_by(|a, b| a.0.cmp(&b.0));
+    named
+        .into_iter()
+        .filter_map(|(name, entry)| {
+            let Value::Object(fields) = entry else {
+                return None;
+            };
+            let mut out = Map::new();
+            out.insert("name".into(), Value::String(name));
+            out.extend(fields.into_iter().filter(|(k, _)| k != "name"));
+            Some(Value::Object(out))
         })
         .collect()
 }
@@ -1424,5 +1497,31 @@ mod tests {
         assert_eq!(tproxy["proxyRunAsGroup"], 1337);
         assert_eq!(tproxy["proxyRunAsNonRoot"], false);
         assert_eq!(of("NONE")["capture"], false);
+    }
+
+    #[test]
+    fn user_volumes_are_named_in_the_order_of_their_names() {
+        let got = named_entries(
+            r#"{"b":{"mountPath":"/b"},"a":{"mountPath":"/a","readOnly":true},"c":1}"#,
+        );
+        assert_eq!(
+            got,
+            vec![
+                json!({"name": "a", "mountPath": "/a", "readOnly": true}),
+                json!({"name": "b", "mountPath": "/b"}),
+            ]
+        );
+        assert!(named_entries("").is_empty());
+        assert!(named_entries("[1]").is_empty());
+    }
+
+    #[test]
+    fn metrics_are_merged_unless_the_pod_or_the_mesh_says_not() {
+        assert!(merges_metrics("true", ""));
+        assert!(merges_metrics("true", "yes"));
+        assert!(merges_metrics("", "True"));
+        assert!(!merges_metrics("true", "false"));
+        assert!(!merges_metrics("true", "0"));
+        assert!(!merges_metrics("false", "true"));
     }
 }

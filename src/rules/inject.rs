@@ -154,6 +154,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     let placed_in = PlacedIn {
         app_container: pod.app_container_names.into_iter().next(),
         name: pod.vars.name,
+        volumes_first: env.profile.mesh.puts_its_volumes_first(),
     };
     let notes = place(&mut patcher, &paths, &placed_in, &rendered, sidecar, grace)?;
 
@@ -557,6 +558,8 @@ struct PlacedIn {
     /// The first app container, which `kubectl logs/exec` default to.
     app_container: Option<String>,
     name: String,
+    /// The mesh's volumes go before the pod's own (Istio), not after.
+    volumes_first: bool,
 }
 
 /// Put the sidecar into the pod: marker annotations and labels, the init
@@ -693,6 +696,7 @@ fn place(
     if !volumes.is_empty() {
         ensure(patcher, &volumes_path, "volumes", json!([]), &mut record)?;
     }
+    let mut next_first = 0;
     for volume in volumes {
         let name = name_of(volume);
         let taken = patcher
@@ -704,7 +708,13 @@ fn place(
                 "warning: the pod already has a volume named {name}; it was kept"
             ));
         } else {
-            patcher.add(&child_end(&volumes_path), volume.clone())?;
+            let at = if pod.volumes_first {
+                next_first += 1;
+                child(&volumes_path, next_first - 1)
+            } else {
+                child_end(&volumes_path)
+            };
+            patcher.add(&at, volume.clone())?;
             record.volumes.push(name);
         }
     }
@@ -1037,6 +1047,30 @@ pub(crate) fn namespace_out_of_scope(namespace: &str, env: &Env<'_>) -> Option<S
         return Some(format!(
             "namespace {namespace} has the label \"{key}: {wanted}\", which keeps {mesh}'s webhook out"
         ));
+    }
+    // A namespace that names another revision of the mesh is that
+    // revision's webhook's to inject.
+    if let Some(key) = env.profile.mesh.revision_label() {
+        let ours = value("values.revision")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .filter(|r| !r.is_empty())
+            .unwrap_or_else(|| "default".into());
+        let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
+        if let Some(theirs) = label(key) {
+            // The injection label wins, handing the namespace to the
+            // default revision.
+            let selected_by_name = env
+                .profile
+                .mesh
+                .injection_label()
+                .is_some_and(|(k, v)| label(k) == Some(v));
+            let owner = if selected_by_name { "default" } else { theirs };
+            if owner != ours {
+                return Some(format!(
+                    "namespace {namespace} has the label \"{key}: {theirs}\": the {owner} revision's webhook injects there, not this profile's ({ours})"
+                ));
+            }
+        }
     }
     None
 }
