@@ -22,11 +22,14 @@ use serde_json::Value;
 
 /// The profile values every case starts from: the chart's defaults that
 /// Istio's tests use (hub `registry.istio.io/testing`, tag `latest`, no
-/// image pull policy).
+/// image pull policy), and the tool's merging of a pod's own `istio-proxy`
+/// as Istio merges it (off by default, as uninject restores such a
+/// container's values but not its layout).
 const BASE: &[&str] = &[
     "proxyImage=registry.istio.io/testing/proxyv2:latest",
     "proxyInitImage=registry.istio.io/testing/proxyv2:latest",
     "imagePullPolicy=",
+    "mergeUserProxy=true",
 ];
 
 /// The profile values for a case's Istio settings; `None` when the tool
@@ -82,10 +85,12 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
 
 /// Cases the tool does not reproduce yet, with the parts that differ (the
 /// test prints their first differences; MESH_INJECT_GOLDEN_ALL=1 prints
-/// them all). The proxy-override, gateway and grpc cases hold an
-/// `istio-proxy` container of their own, which Istio merges into its proxy
-/// and the tool leaves alone.
+/// them all).
 const NOT_YET: &[(&str, &str)] = &[
+    (
+        "only-proxy-container.yaml",
+        "istio-proxy is the pod's only container: Istio moves it into the native sidecar and leaves `containers: []`, which the apiserver rejects; the tool leaves the pod alone",
+    ),
     (
         "hello-image-secrets-in-values.yaml",
         "global.imagePullSecrets: the tool records the secrets in sidecar.istio.io/status but does not add them to the pod's imagePullSecrets yet",
@@ -99,10 +104,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "a pod's sidecar.istio.io/proxyCPU alone gives Istio's proxy and istio-init that request only (no memory request, no limits); the tool keeps the profile's other quantities",
     ),
     (
-        "proxy-override-runas.yaml.tproxy",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
         "cronjob.yaml",
         "istioctl kube-inject writes the pod's metadata on the jobTemplate, the tool (as the webhook) on the pod template",
     ),
@@ -111,32 +112,8 @@ const NOT_YET: &[(&str, &str)] = &[
         "istioctl kube-inject writes the pod's metadata on the jobTemplate, the tool (as the webhook) on the pod template",
     ),
     (
-        "proxy-override.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
-        "only-proxy-container.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
-        "proxy-override-args.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
-        "proxy-override-runas.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
-        "proxy-override-runas.yaml.cni",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
-        "proxy-override-args-native.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
         "gateway.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
+        "Istio's gateway template (inject.istio.io/templates: gateway), which the profile does not reproduce: the tool leaves the pod and its istio-proxy alone",
     ),
     (
         "merge-probers.yaml",
@@ -144,7 +121,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "gateway-with-default-container.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
+        "Istio's gateway template (inject.istio.io/templates: gateway), which the profile does not reproduce: the tool leaves the pod and its istio-proxy alone",
     ),
     (
         "grpc-agent.yaml",

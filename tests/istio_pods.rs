@@ -575,3 +575,85 @@ fn user_volumes_and_metrics_merging_follow_the_pods_annotations() {
     assert_eq!(back.code, 0, "{}", back.stderr);
     assert_eq!(common::values(&back.stdout), common::values(&input));
 }
+
+#[test]
+fn a_pods_own_istio_proxy_is_merged_and_given_back() {
+    let input = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      initContainers:
+      - name: istio-init
+        image: example.com/init
+        args: [my, args]
+      containers:
+      - name: istio-proxy
+        image: auto
+        args: [-c, my-config.yaml]   # the user's own
+        resources:
+          limits: {cpu: 3000m}
+        securityContext:
+          runAsUser: 1234
+      - {name: app, image: web}
+";
+    // Off by default: the pod is left alone, with the reason.
+    let off = common::run(&["--profile", "istio"], Some(input));
+    assert_eq!(off.code, 0, "{}", off.stderr);
+    assert_eq!(off.stdout, input);
+    assert!(
+        off.stderr.contains("that was not injected"),
+        "{}",
+        off.stderr
+    );
+    let merge = ["-q", "--profile", "istio", "--set", "mergeUserProxy=true"];
+    let run = common::run(&merge, Some(input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let inits = containers(&run.stdout, "initContainers");
+    let names: Vec<&str> = inits.iter().filter_map(|c| c["name"].as_str()).collect();
+    assert_eq!(names, ["istio-init", "istio-proxy"]);
+    assert_eq!(inits[0]["image"], "example.com/init");
+    assert_eq!(inits[0]["args"], serde_json::json!(["my", "args"]));
+    let proxy = &inits[1];
+    assert_eq!(proxy["image"], "docker.io/istio/proxyv2:1.28.0");
+    assert_eq!(proxy["args"], serde_json::json!(["-c", "my-config.yaml"]));
+    assert_eq!(proxy["resources"]["limits"]["cpu"], "3");
+    assert_eq!(proxy["resources"]["requests"]["cpu"], "100m");
+    assert_eq!(proxy["securityContext"]["runAsUser"], 1234);
+    assert_eq!(proxy["securityContext"]["runAsGroup"], 1337);
+    let app: Vec<&str> = containers(&run.stdout, "containers")
+        .iter()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .map(|n| if n == "app" { "app" } else { "other" })
+        .collect();
+    assert_eq!(app, ["app"]);
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_APP_CONTAINERS").as_deref(),
+        Some("app")
+    );
+    assert!(
+        run.stdout.contains("proxy.istio.io/overrides"),
+        "{}",
+        run.stdout
+    );
+
+    // Injecting again changes nothing; uninject gives the pod's own back, as written.
+    let again = common::run(&merge, Some(&run.stdout));
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(again.stdout, run.stdout);
+    let back = common::run(&["uninject", "-q", "--profile", "istio"], Some(&run.stdout));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(common::values(&back.stdout), common::values(input));
+
+    // A pod asking for Istio's gateway template is left alone.
+    let gateway = input.replace(
+        "      labels: {app: web}\n",
+        "      labels: {app: web}\n      annotations: {inject.istio.io/templates: gateway}\n",
+    );
+    let run = common::run(&merge[1..], Some(&gateway));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("gateway template"), "{}", run.stderr);
+}

@@ -258,6 +258,368 @@ pub fn merges_metrics(merge: &str, scrape: &str) -> bool {
     go_bool(merge) != Some(false) && go_bool(scrape) != Some(false)
 }
 
+/// The annotation in which Istio's injector keeps the containers of the
+/// pod's own that it merged its rendered ones into.
+pub const OVERRIDES: &str = "proxy.istio.io/overrides";
+
+/// The pod's annotation naming the templates of Istio's injector it asks for.
+pub const TEMPLATES: &str = "inject.istio.io/templates";
+
+/// The image a user-written proxy container names for "the injector's".
+pub const AUTO_IMAGE: &str = "auto";
+
+/// The list fields of a container that a strategic merge merges item by
+/// item, with the key that identifies an item.
+const MERGE_KEYS: [(&str, &str); 4] = [
+    ("env", "name"),
+    ("ports", "containerPort"),
+    ("volumeMounts", "mountPath"),
+    ("resizePolicy", "resourceName"),
+];
+
+/// The pod's own container `user` as Istio overlays it on the container
+/// its template rendered (`rendered`, of the same name), by Kubernetes'
+/// strategic merge: the user's fields win; maps (resources, security
+/// context, probes, lifecycle) are merged key by key; env, ports, mounts
+/// and resize policies item by item (by name, port, mount path, resource;
+/// the user's new items after the rendered ones); other lists (args,
+/// command, capabilities) are the user's. An `image: auto` is the
+/// rendered image. Quantities are written in canonical form, as Istio's
+/// serialiser writes them.
+pub fn merge_user_container(rendered: &Value, user: &Value) -> Value {
+    let mut merged = rendered.clone();
+    if let (Value::Object(out), Value::Object(overlay)) = (&mut merged, user) {
+        for (key, value) in overlay {
+            if key == "image" && value.as_str() == Some(AUTO_IMAGE) {
+                continue;
+            }
+            let merge_key = MERGE_KEYS.iter().find(|(k, _)| k == key).map(|(_, m)| *m);
+            let entry = out.get(key).cloned();
+            let value = match (entry, merge_key) {
+                (Some(Value::Array(base)), Some(by)) => merge_list(base, value, by),
+                (Some(base @ Value::Object(_)), _) => merge_maps(&base, value),
+                _ => value.clone(),
+            };
+            out.insert(key.clone(), value);
+        }
+    }
+    canonical_resources(&mut merged);
+    merged
+}
+
+/// `base`'s items with `overlay`'s merged in by `key`: an item of both
+/// merged in place, the overlay's others after.
+fn merge_list(mut base: Vec<Value>, overlay: &Value, key: &str) -> Value {
+    let Some(items) = overlay.as_array() else {
+        return overlay.clone();
+    };
+    for item in items {
+        let id = item.field(key);
+        match base.iter_mut().find(|b| id.is_some() && b.field(key) == id) {
+            Some(existing) => *existing = merge_maps(existing, item),
+            None => base.push(item.clone()),
+        }
+    }
+    Value::Array(base)
+}
+
+/// `overlay` merged over `base` key by key, recursively for maps; a null
+/// in the overlay removes the key.
+fn merge_maps(base: &Value, overlay: &Value) -> Value {
+    match (base, overlay) {
+        (Value::Object(base), Value::Object(overlay)) => {
+            let mut out = base.clone();
+            for (key, value) in overlay {
+                if value.is_null() {
+                    out.shift_remove(key);
+                    continue;
+                }
+                let merged = match out.get(key) {
+                    Some(inner @ Value::Object(_)) => merge_maps(inner, value),
+                    _ => value.clone(),
+                };
+                out.insert(key.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        (_, overlay) => overlay.clone(),
+    }
+}
+
+/// The container's resource quantities in canonical form.
+fn canonical_resources(container: &mut Value) {
+    let Some(Value::Object(resources)) = container.field_mut("resources") else {
+        return;
+    };
+    for list in ["limits", "requests"] {
+        let Some(Value::Object(quantities)) = resources.get_mut(list) else {
+            continue;
+        };
+        for quantity in quantities.values_mut() {
+            let text = match quantity {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => continue,
+            };
+            if let Some(parsed) = Quantity::parse(text.trim()) {
+                *quantity = Value::String(parsed.to_string());
+            }
+        }
+    }
+}
+
+/// The fields of Kubernetes' objects in a container, in the order of Go's
+/// structs, by the key they are found under (`*` for the container).
+const GO_FIELDS: &[(&str, &[&str])] = &[
+    (
+        "*",
+        &[
+            "name",
+            "image",
+            "command",
+            "args",
+            "workingDir",
+            "ports",
+            "envFrom",
+            "env",
+            "resources",
+            "resizePolicy",
+            "restartPolicy",
+            "volumeMounts",
+            "volumeDevices",
+            "livenessProbe",
+            "readinessProbe",
+            "startupProbe",
+            "lifecycle",
+            "terminationMessagePath",
+            "terminationMessagePolicy",
+            "imagePullPolicy",
+            "securityContext",
+            "stdin",
+            "stdinOnce",
+            "tty",
+        ],
+    ),
+    (
+        "ports",
+        &["name", "hostPort", "containerPort", "protocol", "hostIP"],
+    ),
+    ("env", &["name", "value", "valueFrom"]),
+    ("resources", &["limits", "requests", "claims"]),
+    (
+        "volumeMounts",
+        &[
+            "name",
+            "readOnly",
+            "recursiveReadOnly",
+            "mountPath",
+            "subPath",
+            "mountPropagation",
+            "subPathExpr",
+        ],
+    ),
+    (
+        "probe",
+        &[
+            "exec",
+            "httpGet",
+            "tcpSocket",
+            "grpc",
+            "initialDelaySeconds",
+            "timeoutSeconds",
+            "periodSeconds",
+            "successThreshold",
+            "failureThreshold",
+            "terminationGracePeriodSeconds",
+        ],
+    ),
+    (
+        "httpGet",
+        &["path", "port", "host", "scheme", "httpHeaders"],
+    ),
+    ("lifecycle", &["postStart", "preStop", "stopSignal"]),
+    ("handler", &["exec", "httpGet", "tcpSocket", "sleep"]),
+    (
+        "securityContext",
+        &[
+            "capabilities",
+            "privileged",
+            "seLinuxOptions",
+            "windowsOptions",
+            "runAsUser",
+            "runAsGroup",
+            "runAsNonRoot",
+            "readOnlyRootFilesystem",
+            "allowPrivilegeEscalation",
+            "procMount",
+            "seccompProfile",
+            "appArmorProfile",
+        ],
+    ),
+    ("capabilities", &["add", "drop"]),
+];
+
+/// The container `container` as Go's `encoding/json` writes Kubernetes'
+/// Container: fields in the struct's order (others after, in their own),
+/// empty ones left out but `resources`, which is always written.
+pub fn go_container_json(container: &Value) -> String {
+    let mut out = String::new();
+    go_typed(&mut out, container, "*");
+    out
+}
+
+/// `value` (found under `kind`, see [`GO_FIELDS`]) written as Go writes it.
+fn go_typed(out: &mut String, value: &Value, kind: &str) {
+    match value {
+        Value::Object(map) if kind == "*" && !map.contains_key("resources") => {
+            // Go writes a container's resources even when empty.
+            let mut with = map.clone();
+            with.insert("resources".into(), Value::Object(Map::new()));
+            go_typed(out, &Value::Object(with), kind);
+        }
+        Value::Object(map) => {
+            let order = GO_FIELDS
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .map_or(&[][..], |(_, fields)| *fields);
+            let mut keys: Vec<&String> = map.keys().collect();
+            let rank = |key: &str| order.iter().position(|k| *k == key).unwrap_or(order.len());
+            if order.is_empty() {
+                // A map of Go's (limits, requests): its keys sorted.
+                keys.sort();
+            } else {
+                keys.sort_by_key(|k| rank(k));
+            }
+            out.push('{');
+            let mut first = true;
+            for key in keys {
+                let field = &map[key.as_str()];
+                let empty = match field {
+                    Value::Null => true,
+                    Value::Array(items) => items.is_empty(),
+                    Value::Object(m) => m.is_empty() && !(kind == "*" && key == "resources"),
+                    _ => false,
+                };
+                if empty {
+                    continue;
+                }
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                go_json_string(out, key);
+                out.push(':');
+                let inner = match (kind, key.as_str()) {
+                    (_, "livenessProbe" | "readinessProbe" | "startupProbe") => "probe",
+                    ("lifecycle", _) => "handler",
+                    (_, other) => other,
+                };
+                go_typed(out, field, inner);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_typed(out, item, kind);
+            }
+            out.push(']');
+        }
+        Value::String(s) => go_json_string(out, s),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// `proxy.istio.io/overrides` as Istio writes it: the pod's own containers
+/// it merged its rendered ones into, by the list its template put them in
+/// (`containers`, `initContainers`; an empty list left out), each with an
+/// `image: auto` left out and its quantities canonical.
+pub fn overrides_annotation(containers: &[Value], init_containers: &[Value]) -> String {
+    let mut out = String::from("{");
+    let mut first = true;
+    for (key, list) in [
+        ("containers", containers),
+        ("initContainers", init_containers),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        go_json_string(&mut out, key);
+        out.push_str(":[");
+        for (i, container) in list.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let mut overlay = container.clone();
+            if let Value::Object(map) = &mut overlay {
+                if map.get("image").and_then(Value::as_str) == Some(AUTO_IMAGE) {
+                    map.shift_remove("image");
+                }
+            }
+            canonical_resources(&mut overlay);
+            out.push_str(&go_container_json(&overlay));
+        }
+        out.push(']');
+    }
+    out.push('}');
+    out
+}
+
+/// What Istio does to its capture container (`init`, istio-init or
+/// istio-validation) and its proxy (`proxy`, merged already) after merging
+/// the pod's own proxy container (`user`) in: the validation container
+/// runs as the user and group the user's proxy sets (not with TPROXY); the
+/// capture's `-u` is the user's proxy's user when it sets one other than
+/// 0; with TPROXY the proxy runs as root whatever the user's proxy says.
+pub fn adjust_capture_user(init: &mut Value, proxy: &mut Value, user: &Value, tproxy: bool) {
+    let Some(context) = user.field("securityContext") else {
+        return;
+    };
+    let user_id = context.field("runAsUser").and_then(Value::as_i64);
+    let group_id = context.field("runAsGroup").and_then(Value::as_i64);
+    if user_id.is_none() && group_id.is_none() {
+        return;
+    }
+    if tproxy && user_id.is_some() {
+        if let Some(Value::Object(context)) = proxy.field_mut("securityContext") {
+            context.insert("runAsUser".into(), Value::from(0));
+        }
+    }
+    let validation = init.field("name").and_then(Value::as_str) == Some("istio-validation");
+    if !tproxy && validation {
+        if let Value::Object(container) = &mut *init {
+            let context = container
+                .entry("securityContext")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(context) = context {
+                if let Some(id) = user_id {
+                    context.insert("runAsUser".into(), Value::from(id));
+                }
+                if let Some(id) = group_id {
+                    context.insert("runAsGroup".into(), Value::from(id));
+                }
+            }
+        }
+    }
+    let Some(id) = user_id.filter(|id| *id != 0) else {
+        return;
+    };
+    if let Some(Value::Array(args)) = init.field_mut("args") {
+        if let Some(at) = args.iter().position(|a| a.as_str() == Some("-u")) {
+            if let Some(arg) = args.get_mut(at + 1) {
+                *arg = Value::String(id.to_string());
+            }
+        }
+    }
+}
+
 /// The volumes (or mounts) of the pod's `sidecar.istio.io/userVolume` (or
 /// `userVolumeMount`), a JSON object of them by name, as Istio's template
 /// writes them: each with its name, in the order of the names. Text that

@@ -173,6 +173,13 @@ impl Mesh {
         (self == Mesh::Istio).then_some(("istio-injection", "enabled"))
     }
 
+    /// Whether the mesh's injector merges what it renders into the pod's own
+    /// containers of the same names (Istio's user-written `istio-proxy`),
+    /// rather than leaving such a pod alone.
+    pub fn merges_user_containers(self) -> bool {
+        self == Mesh::Istio
+    }
+
     /// Whether the mesh's webhook writes on Services too.
     pub fn annotates_services(self) -> bool {
         self == Mesh::Linkerd

@@ -1211,6 +1211,11 @@ impl Profile {
         self.proxy_image().as_deref().map(image_name)
     }
 
+    /// The name of the profile's proxy container.
+    pub fn proxy_name(&self) -> Option<&str> {
+        self.proxy.field("name").and_then(Value::as_str)
+    }
+
     /// Names of every container this profile may add.
     pub fn container_names(&self) -> impl Iterator<Item = &str> {
         self.init_containers

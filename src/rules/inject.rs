@@ -155,6 +155,8 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         app_container: pod.app_container_names.into_iter().next(),
         name: pod.vars.name,
         volumes_first: env.profile.mesh.puts_its_volumes_first(),
+        merges_user_containers: merges_user_containers(env),
+        tproxy: crate::mesh::text_of(filled.values(), "interceptionMode") == "TPROXY",
     };
     let notes = place(&mut patcher, &paths, &placed_in, &rendered, sidecar, grace)?;
 
@@ -560,6 +562,11 @@ struct PlacedIn {
     name: String,
     /// The mesh's volumes go before the pod's own (Istio), not after.
     volumes_first: bool,
+    /// The pod's own containers of the names of the mesh's are merged into
+    /// them (Istio).
+    merges_user_containers: bool,
+    /// Istio's capture by TPROXY.
+    tproxy: bool,
 }
 
 /// Put the sidecar into the pod: marker annotations and labels, the init
@@ -599,9 +606,53 @@ fn place(
         })
         .collect();
     record.probe_ports = probe_ports;
+    // The pod's own containers of the names of the mesh's: taken out, and
+    // merged into the mesh's as its injector merges them.
+    let (mut proxy, mut inits) = (proxy, inits);
+    let mut overrides = None;
+    if pod.merges_user_containers {
+        let mut names: Vec<String> = inits.iter().map(name_of).collect();
+        names.push(name_of(&proxy));
+        let taken = take_containers(patcher, paths, &names)?;
+        let (mut in_containers, mut in_inits) = (Vec::new(), Vec::new());
+        let proxy_name = name_of(&proxy);
+        for (list, index, user) in &taken {
+            let name = name_of(user);
+            if name == proxy_name {
+                proxy = istio::merge_user_container(&proxy, user);
+                if native {
+                    in_inits.push(user.clone());
+                } else {
+                    in_containers.push(user.clone());
+                }
+            } else if let Some(init) = inits.iter_mut().find(|c| name_of(c) == name) {
+                *init = istio::merge_user_container(init, user);
+                in_inits.push(user.clone());
+            }
+            record
+                .user_containers
+                .push(Record::user_container(list, *index, user));
+        }
+        if let Some((_, _, user)) = taken.iter().find(|(_, _, c)| name_of(c) == proxy_name) {
+            if let Some(init) = inits
+                .iter_mut()
+                .find(|c| matches!(name_of(c).as_str(), "istio-init" | "istio-validation"))
+            {
+                istio::adjust_capture_user(init, &mut proxy, user, pod.tproxy);
+            }
+        }
+        if !taken.is_empty() {
+            overrides = Some(istio::overrides_annotation(&in_containers, &in_inits));
+        }
+    }
     ensure(patcher, &paths.metadata, "metadata", json!({}), &mut record)?;
     let mut annotations = rendered.annotations.clone();
     annotations.extend(extra);
+    if let Some(overrides) = overrides {
+        annotations
+            .entry(istio::OVERRIDES)
+            .or_insert(Value::String(overrides));
+    }
     if !native {
         // `kubectl logs/exec` keep pointing at the app, not the proxy.
         if let Some(app) = &pod.app_container {
@@ -752,6 +803,46 @@ fn place(
     Ok(notes)
 }
 
+/// Whether the pod's own containers of the names of the mesh's are merged
+/// into them: a mesh that does so (Istio), and the profile's
+/// `mergeUserProxy` on (off by default: uninject gives such a container
+/// back with its fields and values, not its layout, comments and quoting).
+fn merges_user_containers(env: &Env<'_>) -> bool {
+    env.profile.mesh.merges_user_containers()
+        && env
+            .flags
+            .get("mergeUserProxy")
+            .or_else(|| env.profile.values.get("mergeUserProxy"))
+            .is_some_and(|v| *v == Value::Bool(true) || v.as_str() == Some("true"))
+}
+
+/// Take the containers named `names` out of the pod's init containers and
+/// containers: each with its list and the index it had.
+fn take_containers(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    names: &[String],
+) -> Result<Vec<(&'static str, usize, Value)>, PlanError> {
+    let mut taken = Vec::new();
+    for list in ["initContainers", "containers"] {
+        let path = paths.spec(list);
+        let found: Vec<(usize, Value)> = patcher
+            .get(&path)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter(|(_, c)| names.contains(&name_of(c)))
+            .map(|(i, c)| (i, c.clone()))
+            .collect();
+        for (index, _) in found.iter().rev() {
+            patcher.remove(&child(&path, *index))?;
+        }
+        taken.extend(found.into_iter().map(|(i, c)| (list, i, c)));
+    }
+    Ok(taken)
+}
+
 /// What the rules read of the pod, after any previous injection was removed.
 struct Pod<'a> {
     spec: &'a Value,
@@ -793,7 +884,13 @@ impl<'a> Pod<'a> {
             .field("containers")
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
-        let app_container_names: Vec<String> = containers.iter().map(name_of).collect();
+        // The mesh's proxy written by the pod itself is merged, not an app.
+        let proxy_name = env.profile.proxy_name();
+        let app_container_names: Vec<String> = containers
+            .iter()
+            .map(name_of)
+            .filter(|n| !(merges_user_containers(env) && Some(n.as_str()) == proxy_name))
+            .collect();
         let mut ports: Vec<u64> = containers
             .iter()
             .filter_map(|c| c.field("ports").and_then(Value::as_array))
@@ -1118,7 +1215,14 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
     }
     // A container with the proxy's name that is not an injection (a gateway
     // running the proxy as its app): injecting would give two of that name.
+    // Istio merges its own into such a container, unless the pod asks for
+    // another of its templates (a gateway's), which the profile is not.
     let ours: Vec<&str> = env.profile.container_names().collect();
+    let merges = merges_user_containers(env);
+    let template = in_metadata("annotations")
+        .and_then(|a| a.field(istio::TEMPLATES))
+        .and_then(Value::as_str)
+        .filter(|t| t.trim() != "sidecar");
     for list in ["containers", "initContainers"] {
         let items = in_spec(list).and_then(Value::as_array);
         if let Some(name) = items
@@ -1127,9 +1231,22 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
             .filter_map(|c| c.field("name").and_then(Value::as_str))
             .find(|n| ours.contains(n))
         {
-            return Some(format!(
-                "the pod already has a container named {name} that was not injected (a gateway or a proxy of its own)"
-            ));
+            if let (true, Some(template)) = (merges, template) {
+                return Some(format!(
+                    "the pod has a container named {name} of its own and asks for Istio's {template} template, which the profile does not reproduce"
+                ));
+            }
+            // The proxy as the pod's only container is a gateway's app:
+            // merged into a native sidecar, it would leave the pod no
+            // container, which the cluster rejects.
+            let alone = in_spec("containers")
+                .and_then(Value::as_array)
+                .is_some_and(|c| c.iter().all(|c| name_of(c) == name));
+            if !merges || alone {
+                return Some(format!(
+                    "the pod already has a container named {name} that was not injected (a gateway or a proxy of its own)"
+                ));
+            }
         }
     }
     let foreign = &env.profile.foreign_sidecars;
