@@ -92,14 +92,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "istio-proxy is the pod's only container: Istio moves it into the native sidecar and leaves `containers: []`, which the apiserver rejects; the tool leaves the pod alone",
     ),
     (
-        "hello-image-secrets-in-values.yaml",
-        "global.imagePullSecrets: the tool records the secrets in sidecar.istio.io/status but does not add them to the pod's imagePullSecrets yet",
-    ),
-    (
-        "hello-multiple-image-secrets.yaml",
-        "global.imagePullSecrets: the tool records the secrets in sidecar.istio.io/status but does not add them to the pod's imagePullSecrets yet",
-    ),
-    (
         "traffic-annotations.yaml",
         "a pod's sidecar.istio.io/proxyCPU alone gives Istio's proxy and istio-init that request only (no memory request, no limits); the tool keeps the profile's other quantities",
     ),

@@ -657,3 +657,38 @@ spec:
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stderr.contains("gateway template"), "{}", run.stderr);
 }
+
+#[test]
+fn image_pull_secrets_go_before_the_pods_own_and_come_back_out() {
+    let input = DEPLOYMENT.replace(
+        "    spec:\n      initContainers:",
+        "    spec:\n      imagePullSecrets:\n      - name: mine\n      initContainers:",
+    );
+    let args = [
+        "-q",
+        "--profile",
+        "istio",
+        "--set",
+        "imagePullSecrets=theirs,mine",
+    ];
+    let run = common::run(&args, Some(&input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let docs = common::values(&run.stdout);
+    let doc = docs.into_iter().flatten().next().expect("a document");
+    assert_eq!(
+        doc.pointer("/spec/template/spec/imagePullSecrets"),
+        Some(&serde_json::json!([{"name": "theirs"}, {"name": "mine"}]))
+    );
+    assert!(
+        run.stdout
+            .contains(r#""imagePullSecrets":["theirs","mine"]"#),
+        "{}",
+        run.stdout
+    );
+    for input in [input.as_str(), DEPLOYMENT] {
+        let run = common::run(&args, Some(input));
+        let back = common::run(&["uninject", "-q", "--profile", "istio"], Some(&run.stdout));
+        assert_eq!(back.code, 0, "{}", back.stderr);
+        assert_eq!(back.stdout, input);
+    }
+}

@@ -1886,4 +1886,76 @@ mod tests {
         assert!(!merges_metrics("true", "0"));
         assert!(!merges_metrics("false", "true"));
     }
+
+    #[test]
+    fn a_users_container_is_merged_as_a_strategic_merge_does() {
+        let rendered = json!({"name": "istio-proxy", "image": "proxyv2", "args": ["proxy", "sidecar"],
+            "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
+            "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "100m"}},
+            "securityContext": {"runAsUser": 1337, "runAsGroup": 1337, "capabilities": {"drop": ["ALL"]}},
+            "volumeMounts": [{"name": "data", "mountPath": "/data"}]});
+        let user = json!({"name": "istio-proxy", "image": "auto", "args": ["-c", "x"],
+            "env": [{"name": "B", "value": "3"}, {"name": "C", "value": "4"}],
+            "resources": {"limits": {"cpu": "3000m"}},
+            "securityContext": {"runAsUser": 1234, "capabilities": {"drop": ["NET_RAW"]}},
+            "volumeMounts": [{"name": "certs", "mountPath": "/etc/certs"}], "tty": true});
+        let merged = merge_user_container(&rendered, &user);
+        assert_eq!(merged["image"], "proxyv2");
+        assert_eq!(merged["args"], json!(["-c", "x"]));
+        assert_eq!(
+            merged["env"],
+            json!([{"name": "A", "value": "1"}, {"name": "B", "value": "3"}, {"name": "C", "value": "4"}])
+        );
+        assert_eq!(
+            merged["resources"],
+            json!({"limits": {"cpu": "3", "memory": "1Gi"}, "requests": {"cpu": "100m"}})
+        );
+        assert_eq!(
+            merged["securityContext"],
+            json!({"runAsUser": 1234, "runAsGroup": 1337, "capabilities": {"drop": ["NET_RAW"]}})
+        );
+        assert_eq!(
+            merged["volumeMounts"],
+            json!([{"name": "data", "mountPath": "/data"}, {"name": "certs", "mountPath": "/etc/certs"}])
+        );
+        assert_eq!(merged["tty"], true);
+    }
+
+    #[test]
+    fn overrides_are_written_as_go_writes_containers() {
+        let user = json!({"tty": true, "securityContext": {"runAsGroup": 2, "runAsUser": 1},
+            "image": "auto", "name": "istio-proxy", "resources": {"requests": {"memory": "1Mi", "cpu": "1000m"}}});
+        assert_eq!(
+            overrides_annotation(&[], &[user]),
+            r#"{"initContainers":[{"name":"istio-proxy","resources":{"requests":{"cpu":"1","memory":"1Mi"}},"securityContext":{"runAsUser":1,"runAsGroup":2},"tty":true}]}"#
+        );
+        assert_eq!(
+            go_container_json(&json!({"imagePullPolicy": "IfNotPresent", "name": "p"})),
+            r#"{"name":"p","resources":{},"imagePullPolicy":"IfNotPresent"}"#
+        );
+        assert_eq!(overrides_annotation(&[], &[]), "{}");
+    }
+
+    #[test]
+    fn the_users_proxy_user_is_the_captures() {
+        let init = json!({"name": "istio-validation", "args": ["-u", "1337", "-m", "REDIRECT"],
+            "securityContext": {"runAsUser": 1337, "runAsGroup": 1337}});
+        let proxy = json!({"securityContext": {"runAsUser": 1234}});
+        let user = json!({"securityContext": {"runAsUser": 1234, "runAsGroup": 4321}});
+        let (mut i, mut p) = (init.clone(), proxy.clone());
+        adjust_capture_user(&mut i, &mut p, &user, false);
+        assert_eq!(i["args"], json!(["-u", "1234", "-m", "REDIRECT"]));
+        assert_eq!(
+            i["securityContext"],
+            json!({"runAsUser": 1234, "runAsGroup": 4321})
+        );
+        assert_eq!(p, proxy);
+        let (mut i, mut p) = (init.clone(), proxy.clone());
+        adjust_capture_user(&mut i, &mut p, &user, true);
+        assert_eq!(i["securityContext"], init["securityContext"]);
+        assert_eq!(p["securityContext"]["runAsUser"], 0);
+        let (mut i, mut p) = (init.clone(), proxy.clone());
+        adjust_capture_user(&mut i, &mut p, &json!({"name": "istio-proxy"}), false);
+        assert_eq!((i, p), (init, proxy));
+    }
 }

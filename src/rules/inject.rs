@@ -156,6 +156,14 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         name: pod.vars.name,
         volumes_first: env.profile.mesh.puts_its_volumes_first(),
         merges_user_containers: merges_user_containers(env),
+        pull_secrets: if env.profile.mesh == Mesh::Istio {
+            istio::pull_secrets(filled.values())
+                .into_iter()
+                .map(str::to_string)
+                .collect()
+        } else {
+            Vec::new()
+        },
         tproxy: crate::mesh::text_of(filled.values(), "interceptionMode") == "TPROXY",
     };
     let notes = place(&mut patcher, &paths, &placed_in, &rendered, sidecar, grace)?;
@@ -567,6 +575,8 @@ struct PlacedIn {
     merges_user_containers: bool,
     /// Istio's capture by TPROXY.
     tproxy: bool,
+    /// The image pull secrets the mesh adds to the pod, before its own.
+    pull_secrets: Vec<String>,
 }
 
 /// Put the sidecar into the pod: marker annotations and labels, the init
@@ -768,6 +778,30 @@ fn place(
             patcher.add(&at, volume.clone())?;
             record.volumes.push(name);
         }
+    }
+
+    let secrets_path = paths.spec("imagePullSecrets");
+    let has_secret = |patcher: &Patcher, name: &str| {
+        patcher
+            .get(&secrets_path)
+            .and_then(Value::as_array)
+            .is_some_and(|items| items.iter().any(|s| name_of(s) == name))
+    };
+    let mut next_secret = 0;
+    for name in &pod.pull_secrets {
+        if has_secret(patcher, name) {
+            continue;
+        }
+        ensure(
+            patcher,
+            &secrets_path,
+            "imagePullSecrets",
+            json!([]),
+            &mut record,
+        )?;
+        patcher.add(&child(&secrets_path, next_secret), json!({"name": name}))?;
+        next_secret += 1;
+        record.pull_secrets.push(name.clone());
     }
 
     if let Some(GraceRaise { needed, current }) = grace {

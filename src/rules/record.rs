@@ -34,10 +34,12 @@ pub struct Record {
     /// user-written proxy), each as `LIST:INDEX:JSON` with `%`, `,` and `;`
     /// escaped: uninject puts them back as they were.
     pub user_containers: Vec<String>,
+    /// The image pull secrets inject added to the pod.
+    pub pull_secrets: Vec<String>,
 }
 
 impl Record {
-    fn fields(&self) -> [(&'static str, &Vec<String>); 9] {
+    fn fields(&self) -> [(&'static str, &Vec<String>); 10] {
         [
             ("containers", &self.containers),
             ("initContainers", &self.init_containers),
@@ -48,6 +50,7 @@ impl Record {
             ("wasNull", &self.was_null),
             ("probePorts", &self.probe_ports),
             ("userContainers", &self.user_containers),
+            ("pullSecrets", &self.pull_secrets),
         ]
     }
 
@@ -136,6 +139,7 @@ impl Record {
                 "grace" => record.grace = names.into_iter().next(),
                 "probePorts" => record.probe_ports = names,
                 "userContainers" => record.user_containers = names,
+                "pullSecrets" => record.pull_secrets = names,
                 _ => {}
             }
         }

@@ -142,6 +142,11 @@ pub(crate) fn remove_injection(
     remove_named(patcher, &paths.spec("containers"), &containers)?;
     remove_named(patcher, &paths.spec("initContainers"), &init_containers)?;
     remove_named(patcher, &paths.spec("volumes"), &volumes)?;
+    remove_named(
+        patcher,
+        &paths.spec("imagePullSecrets"),
+        &names(&record.pull_secrets),
+    )?;
     // The pod's own containers the mesh's were merged into, back where
     // they were.
     for (list, index, container) in record.user_containers() {
@@ -182,7 +187,7 @@ pub(crate) fn remove_injection(
     remove_created(patcher, &record, |field| match field {
         "metadata" => Some(paths.metadata.clone()),
         "annotations" | "labels" => Some(paths.metadata(field)),
-        "initContainers" | "volumes" => Some(paths.spec(field)),
+        "initContainers" | "volumes" | "imagePullSecrets" => Some(paths.spec(field)),
         _ => None,
     })?;
     Ok(())
