@@ -79,6 +79,26 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
             r#"proxyConfig={"proxyMetadata":{"ISTIO_META_TLS_CLIENT_KEY":"/etc/identity/client/keys/client-key.pem"}}"#,
         ],
         "mesh defaultConfig.tracing={}" => vec![r#"proxyConfig={"tracing":{}}"#],
+        "mesh inboundTrafficPolicy LOCALHOST" => vec!["inboundTrafficPolicy=LOCALHOST"],
+        "COMPLIANCE_POLICY=fips-140-3" => vec!["compliancePolicy=fips-140-3"],
+        "iop resources limits{cpu:null,memory:500Mi} requests{cpu:null,memory:150Mi}" => vec![
+            "proxyCPULimit=",
+            "proxyMemoryLimit=500Mi",
+            "proxyCPURequest=",
+            "proxyMemoryRequest=150Mi",
+        ],
+        "iop resources limits{cpu:0,memory:500Mi} requests{cpu:0,memory:150Mi}" => vec![
+            "proxyCPULimit=0",
+            "proxyMemoryLimit=500Mi",
+            "proxyCPURequest=0",
+            "proxyMemoryRequest=150Mi",
+        ],
+        "iop resources limits{cpu:100m,memory:null} requests{cpu:50m,memory:null}" => vec![
+            "proxyCPULimit=100m",
+            "proxyMemoryLimit=",
+            "proxyCPURequest=50m",
+            "proxyMemoryRequest=",
+        ],
         _ => return None,
     })
 }

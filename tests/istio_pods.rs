@@ -692,3 +692,38 @@ fn image_pull_secrets_go_before_the_pods_own_and_come_back_out() {
         assert_eq!(back.stdout, input);
     }
 }
+
+#[test]
+fn the_mesh_wide_policies_give_the_proxy_its_env() {
+    let run = common::run(
+        &[
+            "-q",
+            "--profile",
+            "istio",
+            "--set",
+            "inboundTrafficPolicy=LOCALHOST",
+            "--set",
+            "compliancePolicy=fips-140-3",
+        ],
+        Some(DEPLOYMENT),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let env = |name| proxy_env(&run.stdout, name);
+    assert_eq!(
+        env("REWRITE_PROBE_LEGACY_LOCALHOST_DESTINATION").as_deref(),
+        Some("true")
+    );
+    assert_eq!(env("COMPLIANCE_POLICY").as_deref(), Some("fips-140-3"));
+    assert_eq!(env("GODEBUG").as_deref(), Some("fips140=only"));
+    let plain = common::run(&["-q", "--profile", "istio"], Some(DEPLOYMENT));
+    assert!(
+        !plain.stdout.contains("COMPLIANCE_POLICY"),
+        "{}",
+        plain.stdout
+    );
+    assert!(
+        !plain.stdout.contains("REWRITE_PROBE_LEGACY"),
+        "{}",
+        plain.stdout
+    );
+}

@@ -35,6 +35,8 @@ pub const DERIVED: &[&str] = &[
     "metricsPort",
     "metricsPath",
     "metricsScrape",
+    "localhostInbound",
+    "fips",
 ];
 
 /// ProxyConfig's fields in the order Istio's protobuf declares them, which
@@ -149,6 +151,12 @@ pub fn complete(values: &mut Map<String, Value>) {
         "proxyConfig".into(),
         Value::String(Value::Object(config).to_string()),
     );
+    // The mesh config's mode as Istio's injector passes it to its template
+    // (lower case), and the compliance policy that asks Go for FIPS only.
+    let localhost = text_of(values, "inboundTrafficPolicy").eq_ignore_ascii_case("localhost");
+    values.insert("localhostInbound".into(), Value::Bool(localhost));
+    let fips = text_of(values, "compliancePolicy") == "fips-140-3";
+    values.insert("fips".into(), Value::Bool(fips));
     let merged = merges_metrics(
         &text_of(values, "mergeMetrics"),
         &text_of(values, "prometheusScrape"),
@@ -1957,5 +1965,20 @@ mod tests {
         let (mut i, mut p) = (init.clone(), proxy.clone());
         adjust_capture_user(&mut i, &mut p, &json!({"name": "istio-proxy"}), false);
         assert_eq!((i, p), (init, proxy));
+    }
+
+    #[test]
+    fn the_inbound_policy_and_compliance_policy_give_their_env() {
+        let of = |policy: &str, compliance: &str| {
+            let mut values =
+                json!({"inboundTrafficPolicy": policy, "compliancePolicy": compliance})
+                    .as_object()
+                    .cloned()
+                    .expect("map");
+            complete(&mut values);
+            (values["localhostInbound"].clone(), values["fips"].clone())
+        };
+        assert_eq!(of("LOCALHOST", "fips-140-3"), (json!(true), json!(true)));
+        assert_eq!(of("", "pq"), (json!(false), json!(false)));
     }
 }
