@@ -129,7 +129,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "merge-probers.yaml",
-        "proxy.istio.io/config (holdApplicationUntilProxyStarts, concurrency), readiness from it, merged probers",
+        "a pod an older Istio injected (its proxy a classic container with --concurrency 2, its own readiness probe and pilot-agent wait): Istio's re-injection overlays its template on that proxy and keeps those fields, the tool takes the old injection out whole and injects anew",
     ),
     (
         "gateway-with-default-container.yaml",
