@@ -22,10 +22,14 @@ use serde_json::Value;
 
 /// The profile values every case starts from: the chart's defaults that
 /// Istio's tests use (hub `registry.istio.io/testing`, tag `latest`, no
-/// image pull policy).
+/// image pull policy), and the tool's merging of a pod's own `istio-proxy`
+/// as Istio merges it (off by default, as uninject restores such a
+/// container's values but not its layout).
 const BASE: &[&str] = &[
     "proxyImage=registry.istio.io/testing/proxyv2:latest",
+    "proxyInitImage=registry.istio.io/testing/proxyv2:latest",
     "imagePullPolicy=",
+    "mergeUserProxy=true",
 ];
 
 /// The profile values for a case's Istio settings; `None` when the tool
@@ -45,27 +49,71 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
         "global.proxy.image=proxyTest" => {
             vec!["proxyImage=registry.istio.io/testing/proxyTest:latest"]
         }
+        "components.cni.enabled=true, cni.provider=default, global.network=network1" => {
+            vec!["cni=true", "network=network1"]
+        }
+        "global.proxy_init.image=proxyInitTest" => {
+            vec!["proxyInitImage=registry.istio.io/testing/proxyInitTest:latest"]
+        }
+        "mesh interceptionMode=TPROXY" | "mesh TPROXY" => vec![
+            "interceptionMode=TPROXY",
+            r#"proxyConfig={"interceptionMode":"TPROXY"}"#,
+        ],
+        "mesh drainDuration=23s" => vec![r#"proxyConfig={"drainDuration":"23s"}"#],
+        "proxy.includeIPRanges, excludeIPRanges, excludeInboundPorts=4,5,6, statusPort=0" => vec![
+            "includeOutboundIPRanges=127.0.0.1/24,10.96.0.1/24",
+            "excludeOutboundIPRanges=10.96.0.2/24,10.96.0.3/24",
+            "excludeInboundPorts=4,5,6",
+            "statusPort=0",
+        ],
+        "proxy.statusPort=123, readinessInitialDelaySeconds=100, readinessPeriodSeconds=200, readinessFailureThreshold=300"
+        | "proxy.statusPort=123 + readiness*" => vec![
+            "statusPort=123",
+            "readinessInitialDelaySeconds=100",
+            "readinessPeriodSeconds=200",
+            "readinessFailureThreshold=300",
+        ],
+        "iop global.imagePullSecrets" => vec!["imagePullSecrets=barSecret"],
+        "global.mountMtlsCerts=true" => vec!["mountMtlsCerts=true"],
+        "mesh proxyMetadata ISTIO_META_TLS_CLIENT_KEY" => vec![
+            r#"proxyConfig={"proxyMetadata":{"ISTIO_META_TLS_CLIENT_KEY":"/etc/identity/client/keys/client-key.pem"}}"#,
+        ],
+        "mesh defaultConfig.tracing={}" => vec![r#"proxyConfig={"tracing":{}}"#],
+        "mesh inboundTrafficPolicy LOCALHOST" => vec!["inboundTrafficPolicy=LOCALHOST"],
+        "COMPLIANCE_POLICY=fips-140-3" => vec!["compliancePolicy=fips-140-3"],
+        "iop resources limits{cpu:null,memory:500Mi} requests{cpu:null,memory:150Mi}" => vec![
+            "proxyCPULimit=",
+            "proxyMemoryLimit=500Mi",
+            "proxyCPURequest=",
+            "proxyMemoryRequest=150Mi",
+        ],
+        "iop resources limits{cpu:0,memory:500Mi} requests{cpu:0,memory:150Mi}" => vec![
+            "proxyCPULimit=0",
+            "proxyMemoryLimit=500Mi",
+            "proxyCPURequest=0",
+            "proxyMemoryRequest=150Mi",
+        ],
+        "iop resources limits{cpu:100m,memory:null} requests{cpu:50m,memory:null}" => vec![
+            "proxyCPULimit=100m",
+            "proxyMemoryLimit=",
+            "proxyCPURequest=50m",
+            "proxyMemoryRequest=",
+        ],
         _ => return None,
     })
 }
 
 /// Cases the tool does not reproduce yet, with the parts that differ (the
 /// test prints their first differences; MESH_INJECT_GOLDEN_ALL=1 prints
-/// them all). The proxy-override, gateway and grpc cases hold an
-/// `istio-proxy` container of their own, which Istio merges into its proxy
-/// and the tool leaves alone.
+/// them all).
 const NOT_YET: &[(&str, &str)] = &[
     (
-        "hello.yaml.proxyImageName",
-        "istio-init keeps proxyv2 (global.proxy_init.image) when global.proxy.image changes; the tool gives it the proxy's image",
+        "only-proxy-container.yaml",
+        "istio-proxy is the pod's only container: Istio moves it into the native sidecar and leaves `containers: []`, which the apiserver rejects; the tool leaves the pod alone",
     ),
     (
-        "hello-probes-proxyHoldApplication-ProxyConfig.yaml",
-        "PROXY_CONFIG from the pod's proxy.istio.io/config",
-    ),
-    (
-        "hello-probes-noProxyHoldApplication-ProxyConfig.yaml",
-        "PROXY_CONFIG from the pod's proxy.istio.io/config",
+        "traffic-annotations.yaml",
+        "a pod's sidecar.istio.io/proxyCPU alone gives Istio's proxy and istio-init that request only (no memory request, no limits); the tool keeps the profile's other quantities",
     ),
     (
         "cronjob.yaml",
@@ -76,44 +124,16 @@ const NOT_YET: &[(&str, &str)] = &[
         "istioctl kube-inject writes the pod's metadata on the jobTemplate, the tool (as the webhook) on the pod template",
     ),
     (
-        "statefulset-old-version.yaml",
-        "volumes: Istio's before the pod's own",
-    ),
-    (
-        "proxy-override.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
-        "only-proxy-container.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
-        "proxy-override-args.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
-        "proxy-override-runas.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
-        "proxy-override-runas.yaml.cni",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
-        "proxy-override-args-native.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
-    ),
-    (
         "gateway.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
+        "Istio's gateway template (inject.istio.io/templates: gateway), which the profile does not reproduce: the tool leaves the pod and its istio-proxy alone",
     ),
     (
         "merge-probers.yaml",
-        "proxy.istio.io/config (holdApplicationUntilProxyStarts, concurrency), readiness from it, merged probers",
+        "a pod an older Istio injected (its proxy a classic container with --concurrency 2, its own readiness probe and pilot-agent wait): Istio's re-injection overlays its template on that proxy and keeps those fields, the tool takes the old injection out whole and injects anew",
     ),
     (
         "gateway-with-default-container.yaml",
-        "a user-written istio-proxy container, which Istio merges into its proxy and the tool leaves alone (not injected)",
+        "Istio's gateway template (inject.istio.io/templates: gateway), which the profile does not reproduce: the tool leaves the pod and its istio-proxy alone",
     ),
     (
         "grpc-agent.yaml",
@@ -126,23 +146,6 @@ const NOT_YET: &[(&str, &str)] = &[
     (
         "hello-multiport-metrics.yaml",
         "prometheus.istio.io/scrape-targets and the merged metrics' env",
-    ),
-    (
-        "init-no-intercept-no-native-sidecar.yaml",
-        "sidecar.istio.io/interceptionMode: NONE (no istio-init)",
-    ),
-    (
-        "prometheus-scrape.yaml",
-        "Istio's metrics merging keeps the pod's prometheus.io annotations as they are",
-    ),
-    (
-        "prometheus-scrape2.yaml",
-        "Istio's metrics merging keeps the pod's prometheus.io annotations as they are",
-    ),
-    ("statefulset.yaml", "volumes: Istio's before the pod's own"),
-    (
-        "user-volume.yaml",
-        "the pod's sidecar.istio.io/userVolume and userVolumeMount",
     ),
 ];
 

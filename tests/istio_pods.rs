@@ -387,3 +387,343 @@ metadata:
     );
     assert!(!run.stdout.contains("istio-proxy"), "{}", run.stdout);
 }
+
+/// The containers of `list` (`initContainers`, `containers`) in the first
+/// document of `output`, by name.
+fn containers(output: &str, list: &str) -> Vec<Value> {
+    let docs = common::values(output);
+    let doc = docs.into_iter().flatten().next().expect("a document");
+    doc.pointer(&format!("/spec/template/spec/{list}"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_capture_mode_network_and_proxy_config_are_settings() {
+    let input = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    metadata:
+      labels: {app: web}
+      annotations:
+        proxy.istio.io/config: |
+          proxyMetadata: {FOO: bar}
+    spec:
+      serviceAccountName: web
+      containers:
+      - {name: app, image: web}
+";
+    let run = common::run(
+        &[
+            "-q",
+            "--profile",
+            "istio",
+            "--set",
+            "interceptionMode=TPROXY",
+            "--set",
+            "network=west",
+            "--set",
+            "mountMtlsCerts=true",
+            "--set",
+            "proxyInitImage=example.com/init:1",
+            "--set",
+            r#"proxyConfig={"drainDuration":"23s"}"#,
+        ],
+        Some(input),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let inits = containers(&run.stdout, "initContainers");
+    let init = inits
+        .iter()
+        .find(|c| c["name"] == "istio-init")
+        .expect("istio-init");
+    assert_eq!(init["image"], "example.com/init:1");
+    let args: Vec<&str> = init["args"]
+        .as_array()
+        .expect("args")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(args.windows(2).any(|w| w == ["-m", "TPROXY"]), "{args:?}");
+    assert_eq!(
+        init["env"],
+        serde_json::json!([{"name": "FOO", "value": "bar"}])
+    );
+    let proxy = inits
+        .iter()
+        .find(|c| c["name"] == "istio-proxy")
+        .expect("istio-proxy");
+    assert_eq!(
+        proxy["securityContext"]["capabilities"]["add"],
+        serde_json::json!(["NET_ADMIN"])
+    );
+    assert_eq!(proxy["securityContext"]["runAsUser"], 0);
+    assert_eq!(
+        proxy_env(&run.stdout, "PROXY_CONFIG").as_deref(),
+        Some("{\"drainDuration\":\"23s\",\"proxyMetadata\":{\"FOO\":\"bar\"}}\n")
+    );
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_NETWORK").as_deref(),
+        Some("west")
+    );
+    assert_eq!(proxy_env(&run.stdout, "FOO").as_deref(), Some("bar"));
+    assert!(
+        run.stdout.contains("topology.istio.io/network: west"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("secretName: istio.web"),
+        "{}",
+        run.stdout
+    );
+
+    // No capture: no istio-init; and uninject gives the input back.
+    let none = common::run(
+        &[
+            "-q",
+            "--profile",
+            "istio",
+            "--set",
+            "interceptionMode=NONE",
+            "--set",
+            "nativeSidecar=false",
+        ],
+        Some(input),
+    );
+    assert_eq!(none.code, 0, "{}", none.stderr);
+    assert!(!none.stdout.contains("istio-init"), "{}", none.stdout);
+    let back = common::run(
+        &["uninject", "-q", "--profile", "istio"],
+        Some(&none.stdout),
+    );
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(common::values(&back.stdout), common::values(input));
+}
+
+#[test]
+fn a_namespace_of_another_revision_is_left_to_its_webhook() {
+    let namespace = |labels: &str| {
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels: {{{labels}}}\n---\n{DEPLOYMENT}"
+        )
+    };
+    let run = common::run(
+        &["--profile", "istio"],
+        Some(&namespace("istio.io/rev: canary")),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains("istio-proxy"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("istio.io/rev: canary"),
+        "{}",
+        run.stderr
+    );
+    // This profile's revision, or istio-injection: enabled for the default one: injected.
+    for (labels, revision) in [
+        ("istio.io/rev: canary", "canary"),
+        ("istio.io/rev: canary, istio-injection: enabled", "default"),
+    ] {
+        let run = common::run(
+            &[
+                "-q",
+                "--profile",
+                "istio",
+                "--set",
+                &format!("revision={revision}"),
+            ],
+            Some(&namespace(labels)),
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stdout.contains("istio-proxy"),
+            "{labels}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn user_volumes_and_metrics_merging_follow_the_pods_annotations() {
+    let annotated = |annotations: &str| {
+        DEPLOYMENT.replace(
+            "      labels: {app: web}\n",
+            &format!("      labels: {{app: web}}\n      annotations: {{{annotations}}}\n"),
+        )
+    };
+    let input = annotated(
+        r#"sidecar.istio.io/userVolume: '{"extra":{"emptyDir":{}}}', sidecar.istio.io/userVolumeMount: '{"extra":{"mountPath":"/extra"}}', prometheus.io/scrape: "false""#,
+    );
+    let run = common::run(&["-q", "--profile", "istio"], Some(&input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("mountPath: /extra"), "{}", run.stdout);
+    assert!(!run.stdout.contains("prometheus.io/port"), "{}", run.stdout);
+    let docs = common::values(&run.stdout);
+    let doc = docs.into_iter().flatten().next().expect("a document");
+    let volumes: Vec<&str> = doc
+        .pointer("/spec/template/spec/volumes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["name"].as_str())
+        .collect();
+    assert_eq!(volumes.last(), Some(&"extra"), "{volumes:?}");
+    let back = common::run(&["uninject", "-q", "--profile", "istio"], Some(&run.stdout));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(common::values(&back.stdout), common::values(&input));
+}
+
+#[test]
+fn a_pods_own_istio_proxy_is_merged_and_given_back() {
+    let input = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      initContainers:
+      - name: istio-init
+        image: example.com/init
+        args: [my, args]
+      containers:
+      - name: istio-proxy
+        image: auto
+        args: [-c, my-config.yaml]   # the user's own
+        resources:
+          limits: {cpu: 3000m}
+        securityContext:
+          runAsUser: 1234
+      - {name: app, image: web}
+";
+    // Off by default: the pod is left alone, with the reason.
+    let off = common::run(&["--profile", "istio"], Some(input));
+    assert_eq!(off.code, 0, "{}", off.stderr);
+    assert_eq!(off.stdout, input);
+    assert!(
+        off.stderr.contains("that was not injected"),
+        "{}",
+        off.stderr
+    );
+    let merge = ["-q", "--profile", "istio", "--set", "mergeUserProxy=true"];
+    let run = common::run(&merge, Some(input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let inits = containers(&run.stdout, "initContainers");
+    let names: Vec<&str> = inits.iter().filter_map(|c| c["name"].as_str()).collect();
+    assert_eq!(names, ["istio-init", "istio-proxy"]);
+    assert_eq!(inits[0]["image"], "example.com/init");
+    assert_eq!(inits[0]["args"], serde_json::json!(["my", "args"]));
+    let proxy = &inits[1];
+    assert_eq!(proxy["image"], "docker.io/istio/proxyv2:1.28.0");
+    assert_eq!(proxy["args"], serde_json::json!(["-c", "my-config.yaml"]));
+    assert_eq!(proxy["resources"]["limits"]["cpu"], "3");
+    assert_eq!(proxy["resources"]["requests"]["cpu"], "100m");
+    assert_eq!(proxy["securityContext"]["runAsUser"], 1234);
+    assert_eq!(proxy["securityContext"]["runAsGroup"], 1337);
+    let app: Vec<&str> = containers(&run.stdout, "containers")
+        .iter()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .map(|n| if n == "app" { "app" } else { "other" })
+        .collect();
+    assert_eq!(app, ["app"]);
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_APP_CONTAINERS").as_deref(),
+        Some("app")
+    );
+    assert!(
+        run.stdout.contains("proxy.istio.io/overrides"),
+        "{}",
+        run.stdout
+    );
+
+    // Injecting again changes nothing; uninject gives the pod's own back, as written.
+    let again = common::run(&merge, Some(&run.stdout));
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(again.stdout, run.stdout);
+    let back = common::run(&["uninject", "-q", "--profile", "istio"], Some(&run.stdout));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(common::values(&back.stdout), common::values(input));
+
+    // A pod asking for Istio's gateway template is left alone.
+    let gateway = input.replace(
+        "      labels: {app: web}\n",
+        "      labels: {app: web}\n      annotations: {inject.istio.io/templates: gateway}\n",
+    );
+    let run = common::run(&merge[1..], Some(&gateway));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("gateway template"), "{}", run.stderr);
+}
+
+#[test]
+fn image_pull_secrets_go_before_the_pods_own_and_come_back_out() {
+    let input = DEPLOYMENT.replace(
+        "    spec:\n      initContainers:",
+        "    spec:\n      imagePullSecrets:\n      - name: mine\n      initContainers:",
+    );
+    let args = [
+        "-q",
+        "--profile",
+        "istio",
+        "--set",
+        "imagePullSecrets=theirs,mine",
+    ];
+    let run = common::run(&args, Some(&input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let docs = common::values(&run.stdout);
+    let doc = docs.into_iter().flatten().next().expect("a document");
+    assert_eq!(
+        doc.pointer("/spec/template/spec/imagePullSecrets"),
+        Some(&serde_json::json!([{"name": "theirs"}, {"name": "mine"}]))
+    );
+    assert!(
+        run.stdout
+            .contains(r#""imagePullSecrets":["theirs","mine"]"#),
+        "{}",
+        run.stdout
+    );
+    for input in [input.as_str(), DEPLOYMENT] {
+        let run = common::run(&args, Some(input));
+        let back = common::run(&["uninject", "-q", "--profile", "istio"], Some(&run.stdout));
+        assert_eq!(back.code, 0, "{}", back.stderr);
+        assert_eq!(back.stdout, input);
+    }
+}
+
+#[test]
+fn the_mesh_wide_policies_give_the_proxy_its_env() {
+    let run = common::run(
+        &[
+            "-q",
+            "--profile",
+            "istio",
+            "--set",
+            "inboundTrafficPolicy=LOCALHOST",
+            "--set",
+            "compliancePolicy=fips-140-3",
+        ],
+        Some(DEPLOYMENT),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let env = |name| proxy_env(&run.stdout, name);
+    assert_eq!(
+        env("REWRITE_PROBE_LEGACY_LOCALHOST_DESTINATION").as_deref(),
+        Some("true")
+    );
+    assert_eq!(env("COMPLIANCE_POLICY").as_deref(), Some("fips-140-3"));
+    assert_eq!(env("GODEBUG").as_deref(), Some("fips140=only"));
+    let plain = common::run(&["-q", "--profile", "istio"], Some(DEPLOYMENT));
+    assert!(
+        !plain.stdout.contains("COMPLIANCE_POLICY"),
+        "{}",
+        plain.stdout
+    );
+    assert!(
+        !plain.stdout.contains("REWRITE_PROBE_LEGACY"),
+        "{}",
+        plain.stdout
+    );
+}

@@ -22,6 +22,62 @@ pub const DERIVED: &[&str] = &[
     "readinessProbe",
     "startupProbe",
     "readinessInitialDelay",
+    "capture",
+    "captureUID",
+    "captureGID",
+    "proxyCapabilities",
+    "proxyRunAsUser",
+    "proxyRunAsGroup",
+    "proxyRunAsNonRoot",
+    "proxyMetadataEnv",
+    "userVolumes",
+    "userVolumeMounts",
+    "metricsPort",
+    "metricsPath",
+    "metricsScrape",
+    "localhostInbound",
+    "fips",
+];
+
+/// ProxyConfig's fields in the order Istio's protobuf declares them, which
+/// is the order of `PROXY_CONFIG`'s keys (others follow in their own order).
+const PROXY_CONFIG_ORDER: &[&str] = &[
+    "configPath",
+    "binaryPath",
+    "serviceCluster",
+    "drainDuration",
+    "parentShutdownDuration",
+    "discoveryAddress",
+    "discoveryRefreshDelay",
+    "zipkinAddress",
+    "statsdUdpAddress",
+    "envoyMetricsServiceAddress",
+    "proxyAdminPort",
+    "availabilityZone",
+    "controlPlaneAuthPolicy",
+    "customConfigFile",
+    "statNameLength",
+    "concurrency",
+    "proxyBootstrapTemplatePath",
+    "interceptionMode",
+    "tracing",
+    "sds",
+    "envoyAccessLogService",
+    "envoyMetricsService",
+    "proxyMetadata",
+    "runtimeValues",
+    "statusPort",
+    "extraStatTags",
+    "gatewayTopology",
+    "terminationDrainDuration",
+    "meshId",
+    "readinessProbe",
+    "proxyStatsMatcher",
+    "holdApplicationUntilProxyStarts",
+    "caCertificatesPem",
+    "image",
+    "privateKeyProvider",
+    "proxyHeaders",
 ];
 
 /// The inbound ports Istio's capture always leaves alone: Envoy's
@@ -60,11 +116,592 @@ pub fn complete(values: &mut Map<String, Value>) {
         _ => Value::String(String::new()),
     };
     values.insert("readinessInitialDelay".into(), delay);
+    for (name, value) in interception(values) {
+        values.insert(name.into(), value);
+    }
+    let config = proxy_config(
+        &text_of(values, "proxyConfig"),
+        &text_of(values, "podProxyConfig"),
+    );
+    if config.get("holdApplicationUntilProxyStarts") == Some(&Value::Bool(true)) {
+        values.insert("proxyPosition".into(), Value::from("first"));
+    }
+    let env: Vec<Value> = config
+        .get("proxyMetadata")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(name, value)| {
+            let value = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            serde_json::json!({"name": name, "value": value})
+        })
+        .collect();
+    values.insert(
+        "proxyMetadataEnv".into(),
+        if env.is_empty() {
+            Value::String(String::new())
+        } else {
+            Value::Array(env)
+        },
+    );
+    values.insert(
+        "proxyConfig".into(),
+        Value::String(Value::Object(config).to_string()),
+    );
+    // The mesh config's mode as Istio's injector passes it to its template
+    // (lower case), and the compliance policy that asks Go for FIPS only.
+    let localhost = text_of(values, "inboundTrafficPolicy").eq_ignore_ascii_case("localhost");
+    values.insert("localhostInbound".into(), Value::Bool(localhost));
+    let fips = text_of(values, "compliancePolicy") == "fips-140-3";
+    values.insert("fips".into(), Value::Bool(fips));
+    let merged = merges_metrics(
+        &text_of(values, "mergeMetrics"),
+        &text_of(values, "prometheusScrape"),
+    );
+    for (name, value) in [
+        ("metricsPort", "15020"),
+        ("metricsPath", "/stats/prometheus"),
+        ("metricsScrape", "true"),
+    ] {
+        let value = if merged { value } else { "" };
+        values.insert(name.into(), Value::from(value));
+    }
+    for (from, to) in [
+        ("userVolume", "userVolumes"),
+        ("userVolumeMount", "userVolumeMounts"),
+    ] {
+        let named = named_entries(&text_of(values, from));
+        values.insert(
+            to.into(),
+            if named.is_empty() {
+                Value::String(String::new())
+            } else {
+                Value::Array(named)
+            },
+        );
+    }
     values.insert("excludedInboundPorts".into(), Value::String(excluded));
     values.insert(
         "iptablesArgs".into(),
         Value::Array(args.into_iter().map(Value::String).collect()),
     );
+}
+
+/// The proxy's settings as Istio's injector gives them in `PROXY_CONFIG`:
+/// the mesh config's `defaultConfig` (`mesh`, JSON) with the pod's
+/// `proxy.istio.io/config` (`pod`, YAML or JSON) merged over it as Istio
+/// merges the two messages (a field the pod sets replaces the mesh's, a
+/// map such as `proxyMetadata` is merged key by key), the keys in the order
+/// of Istio's message and a map's keys sorted, as Go writes them. Text that
+/// does not read as an object counts as none.
+pub fn proxy_config(mesh: &str, pod: &str) -> Map<String, Value> {
+    let read = |text: &str| -> Map<String, Value> {
+        if text.trim().is_empty() {
+            return Map::new();
+        }
+        crate::yaml::parse_stream(text)
+            .ok()
+            .and_then(|documents| documents.into_iter().next())
+            .and_then(|document| document.root)
+            .and_then(|root| crate::yaml::value::to_value(&root).ok())
+            .and_then(|v| match v {
+                Value::Object(map) => Some(map),
+                _ => None,
+            })
+            .unwrap_or_default()
+    };
+    let mut merged = read(mesh);
+    for (key, value) in read(pod) {
+        match (merged.get_mut(&key), value) {
+            (Some(Value::Object(old)), Value::Object(new)) if key != "tracing" => {
+                old.extend(new);
+            }
+            (_, value) => {
+                merged.insert(key, value);
+            }
+        }
+    }
+    let rank = |key: &str| {
+        PROXY_CONFIG_ORDER
+            .iter()
+            .position(|k| *k == key)
+            .unwrap_or(PROXY_CONFIG_ORDER.len())
+    };
+    let mut entries: Vec<(String, Value)> = merged.into_iter().collect();
+    entries.sort_by_key(|(key, _)| rank(key));
+    entries
+        .into_iter()
+        .map(|(key, value)| {
+            let value = match value {
+                Value::Object(map) if key == "proxyMetadata" => {
+                    let mut sorted: Vec<(String, Value)> = map.into_iter().collect();
+                    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+                    Value::Object(sorted.into_iter().collect())
+                }
+                other => other,
+            };
+            (key, value)
+        })
+        .collect()
+}
+
+/// A Go boolean (`strconv.ParseBool`), `None` for other text.
+fn go_bool(text: &str) -> Option<bool> {
+    match text {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether Istio merges the app's metrics with the agent's, annotating the
+/// pod for Prometheus to scrape the agent: with merging on (`merge`, the
+/// mesh's `enablePrometheusMerge` or the pod's
+/// `prometheus.istio.io/merge-metrics`; on unless it says false) and the
+/// pod's `prometheus.io/scrape` (`scrape`) not false.
+pub fn merges_metrics(merge: &str, scrape: &str) -> bool {
+    go_bool(merge) != Some(false) && go_bool(scrape) != Some(false)
+}
+
+/// The annotation in which Istio's injector keeps the containers of the
+/// pod's own that it merged its rendered ones into.
+pub const OVERRIDES: &str = "proxy.istio.io/overrides";
+
+/// The pod's annotation naming the templates of Istio's injector it asks for.
+pub const TEMPLATES: &str = "inject.istio.io/templates";
+
+/// The image a user-written proxy container names for "the injector's".
+pub const AUTO_IMAGE: &str = "auto";
+
+/// The list fields of a container that a strategic merge merges item by
+/// item, with the key that identifies an item.
+const MERGE_KEYS: [(&str, &str); 4] = [
+    ("env", "name"),
+    ("ports", "containerPort"),
+    ("volumeMounts", "mountPath"),
+    ("resizePolicy", "resourceName"),
+];
+
+/// The pod's own container `user` as Istio overlays it on the container
+/// its template rendered (`rendered`, of the same name), by Kubernetes'
+/// strategic merge: the user's fields win; maps (resources, security
+/// context, probes, lifecycle) are merged key by key; env, ports, mounts
+/// and resize policies item by item (by name, port, mount path, resource;
+/// the user's new items after the rendered ones); other lists (args,
+/// command, capabilities) are the user's. An `image: auto` is the
+/// rendered image. Quantities are written in canonical form, as Istio's
+/// serialiser writes them.
+pub fn merge_user_container(rendered: &Value, user: &Value) -> Value {
+    let mut merged = rendered.clone();
+    if let (Value::Object(out), Value::Object(overlay)) = (&mut merged, user) {
+        for (key, value) in overlay {
+            if key == "image" && value.as_str() == Some(AUTO_IMAGE) {
+                continue;
+            }
+            let merge_key = MERGE_KEYS.iter().find(|(k, _)| k == key).map(|(_, m)| *m);
+            let entry = out.get(key).cloned();
+            let value = match (entry, merge_key) {
+                (Some(Value::Array(base)), Some(by)) => merge_list(base, value, by),
+                (Some(base @ Value::Object(_)), _) => merge_maps(&base, value),
+                _ => value.clone(),
+            };
+            out.insert(key.clone(), value);
+        }
+    }
+    canonical_resources(&mut merged);
+    merged
+}
+
+/// `base`'s items with `overlay`'s merged in by `key`: an item of both
+/// merged in place, the overlay's others after.
+fn merge_list(mut base: Vec<Value>, overlay: &Value, key: &str) -> Value {
+    let Some(items) = overlay.as_array() else {
+        return overlay.clone();
+    };
+    for item in items {
+        let id = item.field(key);
+        match base.iter_mut().find(|b| id.is_some() && b.field(key) == id) {
+            Some(existing) => *existing = merge_maps(existing, item),
+            None => base.push(item.clone()),
+        }
+    }
+    Value::Array(base)
+}
+
+/// `overlay` merged over `base` key by key, recursively for maps; a null
+/// in the overlay removes the key.
+fn merge_maps(base: &Value, overlay: &Value) -> Value {
+    match (base, overlay) {
+        (Value::Object(base), Value::Object(overlay)) => {
+            let mut out = base.clone();
+            for (key, value) in overlay {
+                if value.is_null() {
+                    out.shift_remove(key);
+                    continue;
+                }
+                let merged = match out.get(key) {
+                    Some(inner @ Value::Object(_)) => merge_maps(inner, value),
+                    _ => value.clone(),
+                };
+                out.insert(key.clone(), merged);
+            }
+            Value::Object(out)
+        }
+        (_, overlay) => overlay.clone(),
+    }
+}
+
+/// The container's resource quantities in canonical form.
+fn canonical_resources(container: &mut Value) {
+    let Some(Value::Object(resources)) = container.field_mut("resources") else {
+        return;
+    };
+    for list in ["limits", "requests"] {
+        let Some(Value::Object(quantities)) = resources.get_mut(list) else {
+            continue;
+        };
+        for quantity in quantities.values_mut() {
+            let text = match quantity {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                _ => continue,
+            };
+            if let Some(parsed) = Quantity::parse(text.trim()) {
+                *quantity = Value::String(parsed.to_string());
+            }
+        }
+    }
+}
+
+/// The fields of Kubernetes' objects in a container, in the order of Go's
+/// structs, by the key they are found under (`*` for the container).
+const GO_FIELDS: &[(&str, &[&str])] = &[
+    (
+        "*",
+        &[
+            "name",
+            "image",
+            "command",
+            "args",
+            "workingDir",
+            "ports",
+            "envFrom",
+            "env",
+            "resources",
+            "resizePolicy",
+            "restartPolicy",
+            "volumeMounts",
+            "volumeDevices",
+            "livenessProbe",
+            "readinessProbe",
+            "startupProbe",
+            "lifecycle",
+            "terminationMessagePath",
+            "terminationMessagePolicy",
+            "imagePullPolicy",
+            "securityContext",
+            "stdin",
+            "stdinOnce",
+            "tty",
+        ],
+    ),
+    (
+        "ports",
+        &["name", "hostPort", "containerPort", "protocol", "hostIP"],
+    ),
+    ("env", &["name", "value", "valueFrom"]),
+    ("resources", &["limits", "requests", "claims"]),
+    (
+        "volumeMounts",
+        &[
+            "name",
+            "readOnly",
+            "recursiveReadOnly",
+            "mountPath",
+            "subPath",
+            "mountPropagation",
+            "subPathExpr",
+        ],
+    ),
+    (
+        "probe",
+        &[
+            "exec",
+            "httpGet",
+            "tcpSocket",
+            "grpc",
+            "initialDelaySeconds",
+            "timeoutSeconds",
+            "periodSeconds",
+            "successThreshold",
+            "failureThreshold",
+            "terminationGracePeriodSeconds",
+        ],
+    ),
+    (
+        "httpGet",
+        &["path", "port", "host", "scheme", "httpHeaders"],
+    ),
+    ("lifecycle", &["postStart", "preStop", "stopSignal"]),
+    ("handler", &["exec", "httpGet", "tcpSocket", "sleep"]),
+    (
+        "securityContext",
+        &[
+            "capabilities",
+            "privileged",
+            "seLinuxOptions",
+            "windowsOptions",
+            "runAsUser",
+            "runAsGroup",
+            "runAsNonRoot",
+            "readOnlyRootFilesystem",
+            "allowPrivilegeEscalation",
+            "procMount",
+            "seccompProfile",
+            "appArmorProfile",
+        ],
+    ),
+    ("capabilities", &["add", "drop"]),
+];
+
+/// The container `container` as Go's `encoding/json` writes Kubernetes'
+/// Container: fields in the struct's order (others after, in their own),
+/// empty ones left out but `resources`, which is always written.
+pub fn go_container_json(container: &Value) -> String {
+    let mut out = String::new();
+    go_typed(&mut out, container, "*");
+    out
+}
+
+/// `value` (found under `kind`, see [`GO_FIELDS`]) written as Go writes it.
+fn go_typed(out: &mut String, value: &Value, kind: &str) {
+    match value {
+        Value::Object(map) if kind == "*" && !map.contains_key("resources") => {
+            // Go writes a container's resources even when empty.
+            let mut with = map.clone();
+            with.insert("resources".into(), Value::Object(Map::new()));
+            go_typed(out, &Value::Object(with), kind);
+        }
+        Value::Object(map) => {
+            let order = GO_FIELDS
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .map_or(&[][..], |(_, fields)| *fields);
+            let mut keys: Vec<&String> = map.keys().collect();
+            let rank = |key: &str| order.iter().position(|k| *k == key).unwrap_or(order.len());
+            if order.is_empty() {
+                // A map of Go's (limits, requests): its keys sorted.
+                keys.sort();
+            } else {
+                keys.sort_by_key(|k| rank(k));
+            }
+            out.push('{');
+            let mut first = true;
+            for key in keys {
+                let field = &map[key.as_str()];
+                let empty = match field {
+                    Value::Null => true,
+                    Value::Array(items) => items.is_empty(),
+                    Value::Object(m) => m.is_empty() && !(kind == "*" && key == "resources"),
+                    _ => false,
+                };
+                if empty {
+                    continue;
+                }
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                go_json_string(out, key);
+                out.push(':');
+                let inner = match (kind, key.as_str()) {
+                    (_, "livenessProbe" | "readinessProbe" | "startupProbe") => "probe",
+                    ("lifecycle", _) => "handler",
+                    (_, other) => other,
+                };
+                go_typed(out, field, inner);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_typed(out, item, kind);
+            }
+            out.push(']');
+        }
+        Value::String(s) => go_json_string(out, s),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// `proxy.istio.io/overrides` as Istio writes it: the pod's own containers
+/// it merged its rendered ones into, by the list its template put them in
+/// (`containers`, `initContainers`; an empty list left out), each with an
+/// `image: auto` left out and its quantities canonical.
+pub fn overrides_annotation(containers: &[Value], init_containers: &[Value]) -> String {
+    let mut out = String::from("{");
+    let mut first = true;
+    for (key, list) in [
+        ("containers", containers),
+        ("initContainers", init_containers),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        go_json_string(&mut out, key);
+        out.push_str(":[");
+        for (i, container) in list.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let mut overlay = container.clone();
+            if let Value::Object(map) = &mut overlay {
+                if map.get("image").and_then(Value::as_str) == Some(AUTO_IMAGE) {
+                    map.shift_remove("image");
+                }
+            }
+            canonical_resources(&mut overlay);
+            out.push_str(&go_container_json(&overlay));
+        }
+        out.push(']');
+    }
+    out.push('}');
+    out
+}
+
+/// What Istio does to its capture container (`init`, istio-init or
+/// istio-validation) and its proxy (`proxy`, merged already) after merging
+/// the pod's own proxy container (`user`) in: the validation container
+/// runs as the user and group the user's proxy sets (not with TPROXY); the
+/// capture's `-u` is the user's proxy's user when it sets one other than
+/// 0; with TPROXY the proxy runs as root whatever the user's proxy says.
+pub fn adjust_capture_user(init: &mut Value, proxy: &mut Value, user: &Value, tproxy: bool) {
+    let Some(context) = user.field("securityContext") else {
+        return;
+    };
+    let user_id = context.field("runAsUser").and_then(Value::as_i64);
+    let group_id = context.field("runAsGroup").and_then(Value::as_i64);
+    if user_id.is_none() && group_id.is_none() {
+        return;
+    }
+    if tproxy && user_id.is_some() {
+        if let Some(Value::Object(context)) = proxy.field_mut("securityContext") {
+            context.insert("runAsUser".into(), Value::from(0));
+        }
+    }
+    let validation = init.field("name").and_then(Value::as_str) == Some("istio-validation");
+    if !tproxy && validation {
+        if let Value::Object(container) = &mut *init {
+            let context = container
+                .entry("securityContext")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(context) = context {
+                if let Some(id) = user_id {
+                    context.insert("runAsUser".into(), Value::from(id));
+                }
+                if let Some(id) = group_id {
+                    context.insert("runAsGroup".into(), Value::from(id));
+                }
+            }
+        }
+    }
+    let Some(id) = user_id.filter(|id| *id != 0) else {
+        return;
+    };
+    if let Some(Value::Array(args)) = init.field_mut("args") {
+        if let Some(at) = args.iter().position(|a| a.as_str() == Some("-u")) {
+            if let Some(arg) = args.get_mut(at + 1) {
+                *arg = Value::String(id.to_string());
+            }
+        }
+    }
+}
+
+/// The volumes (or mounts) of the pod's `sidecar.istio.io/userVolume` (or
+/// `userVolumeMount`), a JSON object of them by name, as Istio's template
+/// writes them: each with its name, in the order of the names. Text that
+/// is not such an object gives none.
+pub fn named_entries(text: &str) -> Vec<Value> {
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let mut named: Vec<(String, Value)> = map.into_iter().collect();
+    named.sort_by(|a, b| a.0.cmp(&b.0));
+    named
+        .into_iter()
+        .filter_map(|(name, entry)| {
+            let Value::Object(fields) = entry else {
+                return None;
+            };
+            let mut out = Map::new();
+            out.insert("name".into(), Value::String(name));
+            out.extend(fields.into_iter().filter(|(k, _)| k != "name"));
+            Some(Value::Object(out))
+        })
+        .collect()
+}
+
+/// What the interception mode (`interceptionMode`) makes of the capture and
+/// the proxy, as Istio's template works it out: `capture`, whether there is
+/// an init container at all (not with `NONE`); the user and group
+/// istio-iptables captures for (`captureUID` as the argument it is,
+/// `captureGID`), 1337 with `TPROXY` whatever the proxy's user, else the
+/// proxy's; and the proxy's own security context: with `TPROXY` it adds
+/// `NET_ADMIN` and runs as root (user 0, group 1337), else as the proxy's
+/// user and group without added capabilities.
+pub fn interception(values: &Map<String, Value>) -> Vec<(&'static str, Value)> {
+    let mode = text_of(values, "interceptionMode");
+    let tproxy = mode == "TPROXY";
+    let id = |name: &str| match values.get(name) {
+        Some(Value::Number(n)) => Value::Number(n.clone()),
+        _ => Value::from(1337),
+    };
+    let (uid, gid) = if tproxy {
+        (Value::from(1337), Value::from(1337))
+    } else {
+        (id("proxyUID"), id("proxyGID"))
+    };
+    vec![
+        ("capture", Value::Bool(mode != "NONE")),
+        ("captureUID", uid),
+        ("captureGID", gid),
+        (
+            "proxyCapabilities",
+            if tproxy {
+                Value::Array(vec![Value::from("NET_ADMIN")])
+            } else {
+                Value::String(String::new())
+            },
+        ),
+        (
+            "proxyRunAsUser",
+            if tproxy {
+                Value::from(0)
+            } else {
+                id("proxyUID")
+            },
+        ),
+        (
+            "proxyRunAsGroup",
+            if tproxy {
+                Value::from(1337)
+            } else {
+                id("proxyGID")
+            },
+        ),
+        ("proxyRunAsNonRoot", Value::Bool(!tproxy)),
+    ]
 }
 
 /// The excluded inbound ports with the agent's status port (`port`) among
@@ -174,7 +811,12 @@ pub fn cni_annotations(values: &Map<String, Value>) -> Map<String, Value> {
     let mut put = |key: &str, value: String| {
         out.insert(key.to_string(), Value::String(value));
     };
-    put("sidecar.istio.io/interceptionMode", "REDIRECT".into());
+    put(
+        "sidecar.istio.io/interceptionMode",
+        Some(text_of(values, "interceptionMode"))
+            .filter(|mode| !mode.is_empty())
+            .unwrap_or_else(|| "REDIRECT".into()),
+    );
     for (key, name, always) in [
         (
             "traffic.sidecar.istio.io/includeOutboundIPRanges",
@@ -1155,5 +1797,188 @@ mod tests {
         assert_eq!(values["proxyMemoryLimit"], "1Gi");
         assert_eq!(values["proxyCPURequest"], "100m");
         assert_eq!(values["proxyMemoryRequest"], "");
+    }
+
+    #[test]
+    fn the_pods_proxy_config_is_merged_over_the_meshs_in_istios_order() {
+        let merged = proxy_config(
+            r#"{"proxyMetadata":{"Z":"1","A":"2"},"drainDuration":"23s"}"#,
+            "concurrency: 0\nproxyMetadata:\n  B: x\n  Z: '3'\ndiscoveryAddress: foo:123\n",
+        );
+        assert_eq!(
+            Value::Object(merged).to_string(),
+            r#"{"drainDuration":"23s","discoveryAddress":"foo:123","concurrency":0,"proxyMetadata":{"A":"2","B":"x","Z":"3"}}"#
+        );
+        assert!(proxy_config("{}", "").is_empty());
+        // What does not read as an object counts as none.
+        assert!(proxy_config("[1]", "not: [closed").is_empty());
+        let hold = proxy_config("{}", r#"{ "holdApplicationUntilProxyStarts": true }"#);
+        assert_eq!(hold["holdApplicationUntilProxyStarts"], true);
+    }
+
+    #[test]
+    fn the_proxy_config_gives_env_and_the_proxys_place() {
+        let mut values = json!({"proxyConfig": r#"{"proxyMetadata":{"B":"2","A":"1"}}"#,
+            "podProxyConfig": "holdApplicationUntilProxyStarts: true", "proxyPosition": "last"})
+        .as_object()
+        .cloned()
+        .expect("map");
+        complete(&mut values);
+        assert_eq!(values["proxyPosition"], "first");
+        assert_eq!(
+            values["proxyMetadataEnv"],
+            json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])
+        );
+        assert_eq!(
+            values["proxyConfig"],
+            r#"{"proxyMetadata":{"A":"1","B":"2"},"holdApplicationUntilProxyStarts":true}"#
+        );
+        let mut plain = json!({"proxyConfig": "{}"})
+            .as_object()
+            .cloned()
+            .expect("map");
+        complete(&mut plain);
+        assert_eq!(plain["proxyMetadataEnv"], "");
+        assert_eq!(plain["proxyConfig"], "{}");
+    }
+
+    #[test]
+    fn the_interception_mode_decides_the_capture_and_the_proxys_user() {
+        let of = |mode: &str| -> Map<String, Value> {
+            let values = json!({"interceptionMode": mode, "proxyUID": 2000, "proxyGID": 3000});
+            interception(values.as_object().expect("map"))
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect()
+        };
+        let redirect = of("REDIRECT");
+        assert_eq!(redirect["capture"], true);
+        assert_eq!(redirect["captureUID"], 2000);
+        assert_eq!(redirect["captureGID"], 3000);
+        assert_eq!(redirect["proxyCapabilities"], "");
+        assert_eq!(redirect["proxyRunAsUser"], 2000);
+        assert_eq!(redirect["proxyRunAsGroup"], 3000);
+        assert_eq!(redirect["proxyRunAsNonRoot"], true);
+        let tproxy = of("TPROXY");
+        assert_eq!(tproxy["captureUID"], 1337);
+        assert_eq!(tproxy["captureGID"], 1337);
+        assert_eq!(tproxy["proxyCapabilities"], json!(["NET_ADMIN"]));
+        assert_eq!(tproxy["proxyRunAsUser"], 0);
+        assert_eq!(tproxy["proxyRunAsGroup"], 1337);
+        assert_eq!(tproxy["proxyRunAsNonRoot"], false);
+        assert_eq!(of("NONE")["capture"], false);
+    }
+
+    #[test]
+    fn user_volumes_are_named_in_the_order_of_their_names() {
+        let got = named_entries(
+            r#"{"b":{"mountPath":"/b"},"a":{"mountPath":"/a","readOnly":true},"c":1}"#,
+        );
+        assert_eq!(
+            got,
+            vec![
+                json!({"name": "a", "mountPath": "/a", "readOnly": true}),
+                json!({"name": "b", "mountPath": "/b"}),
+            ]
+        );
+        assert!(named_entries("").is_empty());
+        assert!(named_entries("[1]").is_empty());
+    }
+
+    #[test]
+    fn metrics_are_merged_unless_the_pod_or_the_mesh_says_not() {
+        assert!(merges_metrics("true", ""));
+        assert!(merges_metrics("true", "yes"));
+        assert!(merges_metrics("", "True"));
+        assert!(!merges_metrics("true", "false"));
+        assert!(!merges_metrics("true", "0"));
+        assert!(!merges_metrics("false", "true"));
+    }
+
+    #[test]
+    fn a_users_container_is_merged_as_a_strategic_merge_does() {
+        let rendered = json!({"name": "istio-proxy", "image": "proxyv2", "args": ["proxy", "sidecar"],
+            "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
+            "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"cpu": "100m"}},
+            "securityContext": {"runAsUser": 1337, "runAsGroup": 1337, "capabilities": {"drop": ["ALL"]}},
+            "volumeMounts": [{"name": "data", "mountPath": "/data"}]});
+        let user = json!({"name": "istio-proxy", "image": "auto", "args": ["-c", "x"],
+            "env": [{"name": "B", "value": "3"}, {"name": "C", "value": "4"}],
+            "resources": {"limits": {"cpu": "3000m"}},
+            "securityContext": {"runAsUser": 1234, "capabilities": {"drop": ["NET_RAW"]}},
+            "volumeMounts": [{"name": "certs", "mountPath": "/etc/certs"}], "tty": true});
+        let merged = merge_user_container(&rendered, &user);
+        assert_eq!(merged["image"], "proxyv2");
+        assert_eq!(merged["args"], json!(["-c", "x"]));
+        assert_eq!(
+            merged["env"],
+            json!([{"name": "A", "value": "1"}, {"name": "B", "value": "3"}, {"name": "C", "value": "4"}])
+        );
+        assert_eq!(
+            merged["resources"],
+            json!({"limits": {"cpu": "3", "memory": "1Gi"}, "requests": {"cpu": "100m"}})
+        );
+        assert_eq!(
+            merged["securityContext"],
+            json!({"runAsUser": 1234, "runAsGroup": 1337, "capabilities": {"drop": ["NET_RAW"]}})
+        );
+        assert_eq!(
+            merged["volumeMounts"],
+            json!([{"name": "data", "mountPath": "/data"}, {"name": "certs", "mountPath": "/etc/certs"}])
+        );
+        assert_eq!(merged["tty"], true);
+    }
+
+    #[test]
+    fn overrides_are_written_as_go_writes_containers() {
+        let user = json!({"tty": true, "securityContext": {"runAsGroup": 2, "runAsUser": 1},
+            "image": "auto", "name": "istio-proxy", "resources": {"requests": {"memory": "1Mi", "cpu": "1000m"}}});
+        assert_eq!(
+            overrides_annotation(&[], &[user]),
+            r#"{"initContainers":[{"name":"istio-proxy","resources":{"requests":{"cpu":"1","memory":"1Mi"}},"securityContext":{"runAsUser":1,"runAsGroup":2},"tty":true}]}"#
+        );
+        assert_eq!(
+            go_container_json(&json!({"imagePullPolicy": "IfNotPresent", "name": "p"})),
+            r#"{"name":"p","resources":{},"imagePullPolicy":"IfNotPresent"}"#
+        );
+        assert_eq!(overrides_annotation(&[], &[]), "{}");
+    }
+
+    #[test]
+    fn the_users_proxy_user_is_the_captures() {
+        let init = json!({"name": "istio-validation", "args": ["-u", "1337", "-m", "REDIRECT"],
+            "securityContext": {"runAsUser": 1337, "runAsGroup": 1337}});
+        let proxy = json!({"securityContext": {"runAsUser": 1234}});
+        let user = json!({"securityContext": {"runAsUser": 1234, "runAsGroup": 4321}});
+        let (mut i, mut p) = (init.clone(), proxy.clone());
+        adjust_capture_user(&mut i, &mut p, &user, false);
+        assert_eq!(i["args"], json!(["-u", "1234", "-m", "REDIRECT"]));
+        assert_eq!(
+            i["securityContext"],
+            json!({"runAsUser": 1234, "runAsGroup": 4321})
+        );
+        assert_eq!(p, proxy);
+        let (mut i, mut p) = (init.clone(), proxy.clone());
+        adjust_capture_user(&mut i, &mut p, &user, true);
+        assert_eq!(i["securityContext"], init["securityContext"]);
+        assert_eq!(p["securityContext"]["runAsUser"], 0);
+        let (mut i, mut p) = (init.clone(), proxy.clone());
+        adjust_capture_user(&mut i, &mut p, &json!({"name": "istio-proxy"}), false);
+        assert_eq!((i, p), (init, proxy));
+    }
+
+    #[test]
+    fn the_inbound_policy_and_compliance_policy_give_their_env() {
+        let of = |policy: &str, compliance: &str| {
+            let mut values =
+                json!({"inboundTrafficPolicy": policy, "compliancePolicy": compliance})
+                    .as_object()
+                    .cloned()
+                    .expect("map");
+            complete(&mut values);
+            (values["localhostInbound"].clone(), values["fips"].clone())
+        };
+        assert_eq!(of("LOCALHOST", "fips-140-3"), (json!(true), json!(true)));
+        assert_eq!(of("", "pq"), (json!(false), json!(false)));
     }
 }

@@ -169,6 +169,34 @@ impl Mesh {
         self == Mesh::Istio
     }
 
+    /// Whether the mesh's injector puts its volumes before the pod's own
+    /// (Istio's strategic merge of its template over the pod does), rather
+    /// than after them.
+    pub fn puts_its_volumes_first(self) -> bool {
+        self == Mesh::Istio
+    }
+
+    /// The namespace label that hands a namespace to one revision of the
+    /// mesh's control plane (Istio's `istio.io/rev`): a namespace naming
+    /// another revision than the profile's is outside its webhook.
+    pub fn revision_label(self) -> Option<&'static str> {
+        (self == Mesh::Istio).then_some("istio.io/rev")
+    }
+
+    /// The namespace label that selects a namespace for the default
+    /// revision's webhook whatever revision label it has (Istio's
+    /// `istio-injection: enabled`).
+    pub fn injection_label(self) -> Option<(&'static str, &'static str)> {
+        (self == Mesh::Istio).then_some(("istio-injection", "enabled"))
+    }
+
+    /// Whether the mesh's injector merges what it renders into the pod's own
+    /// containers of the same names (Istio's user-written `istio-proxy`),
+    /// rather than leaving such a pod alone.
+    pub fn merges_user_containers(self) -> bool {
+        self == Mesh::Istio
+    }
+
     /// Whether the mesh's webhook writes on Services too.
     pub fn annotates_services(self) -> bool {
         self == Mesh::Linkerd

@@ -522,6 +522,7 @@ fn lookup(values: &Map<String, Value>, vars: &WorkloadVars, name: &str) -> Optio
         "pod.appContainers" => vars.app_containers.clone(),
         "workload.owner" => vars.owner.clone(),
         "pod.workloadName" => vars.workload_name.clone(),
+        "pod.serviceAccount" => vars.service_account.clone(),
         "tool.version" => env!("CARGO_PKG_VERSION").to_string(),
         _ => return None,
     }))
@@ -549,6 +550,7 @@ fn answers(
         "pod.appContainers" => &vars.app_containers,
         "workload.owner" => &vars.owner,
         "pod.workloadName" => &vars.workload_name,
+        "pod.serviceAccount" => &vars.service_account,
         "tool.version" => env!("CARGO_PKG_VERSION"),
         _ => return expected.is_none(),
     };
@@ -589,6 +591,8 @@ pub struct WorkloadVars {
     /// The workload's name as the mesh reads it (Istio: the pod's
     /// `service.istio.io/workload-name` label, else the workload's name).
     pub workload_name: String,
+    /// The pod's service account (`default` when it names none).
+    pub service_account: String,
 }
 
 /// Whether the proxy runs as a native sidecar.
@@ -1229,6 +1233,11 @@ impl Profile {
         self.proxy_image().as_deref().map(image_name)
     }
 
+    /// The name of the profile's proxy container.
+    pub fn proxy_name(&self) -> Option<&str> {
+        self.proxy.field("name").and_then(Value::as_str)
+    }
+
     /// Names of every container this profile may add.
     pub fn container_names(&self) -> impl Iterator<Item = &str> {
         self.init_containers
@@ -1353,6 +1362,7 @@ impl Profile {
             app_containers: "app".into(),
             owner: "kubernetes://apis/apps/v1/namespaces/default/deployments/sample".into(),
             workload_name: "sample".into(),
+            service_account: "default".into(),
         };
         // Render with every value set, so that no field is left out of the
         // check: once as the profile is, once with every switch on (CNI mode,
@@ -1665,6 +1675,7 @@ mod tests {
             app_containers: "app,log".into(),
             owner: "kubernetes://apis/apps/v1/namespaces/shop/deployments/web".into(),
             workload_name: "web".into(),
+            service_account: "web".into(),
         };
         let values = json!({"proxyImage": "proxy", "cni": false, "ports": [1, 2]});
         let Value::Object(values) = values else {
@@ -1685,6 +1696,7 @@ mod tests {
             "pod.appContainers",
             "workload.owner",
             "pod.workloadName",
+            "pod.serviceAccount",
             "tool.version",
             "no.such.name",
         ];
@@ -1880,6 +1892,7 @@ mod tests {
             app_containers: "app".into(),
             owner: "kubernetes://apis/apps/v1/namespaces/default/deployments/sample".into(),
             workload_name: "sample".into(),
+            service_account: "default".into(),
         };
         let rendered = plain.render(&vars).expect("rendered");
         let other_name = WorkloadVars {

@@ -174,6 +174,17 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     let placed_in = PlacedIn {
         app_container: pod.app_container_names.into_iter().next(),
         name: pod.vars.name,
+        volumes_first: env.profile.mesh.puts_its_volumes_first(),
+        merges_user_containers: merges_user_containers(env),
+        pull_secrets: if env.profile.mesh == Mesh::Istio {
+            istio::pull_secrets(filled.values())
+                .into_iter()
+                .map(str::to_string)
+                .collect()
+        } else {
+            Vec::new()
+        },
+        tproxy: crate::mesh::text_of(filled.values(), "interceptionMode") == "TPROXY",
     };
     let notes = place(&mut patcher, &paths, &placed_in, &rendered, sidecar, grace)?;
 
@@ -581,6 +592,15 @@ struct PlacedIn {
     /// The first app container, which `kubectl logs/exec` default to.
     app_container: Option<String>,
     name: String,
+    /// The mesh's volumes go before the pod's own (Istio), not after.
+    volumes_first: bool,
+    /// The pod's own containers of the names of the mesh's are merged into
+    /// them (Istio).
+    merges_user_containers: bool,
+    /// Istio's capture by TPROXY.
+    tproxy: bool,
+    /// The image pull secrets the mesh adds to the pod, before its own.
+    pull_secrets: Vec<String>,
 }
 
 /// Put the sidecar into the pod: marker annotations and labels, the init
@@ -620,9 +640,53 @@ fn place(
         })
         .collect();
     record.probe_ports = probe_ports;
+    // The pod's own containers of the names of the mesh's: taken out, and
+    // merged into the mesh's as its injector merges them.
+    let (mut proxy, mut inits) = (proxy, inits);
+    let mut overrides = None;
+    if pod.merges_user_containers {
+        let mut names: Vec<String> = inits.iter().map(name_of).collect();
+        names.push(name_of(&proxy));
+        let taken = take_containers(patcher, paths, &names)?;
+        let (mut in_containers, mut in_inits) = (Vec::new(), Vec::new());
+        let proxy_name = name_of(&proxy);
+        for (list, index, user) in &taken {
+            let name = name_of(user);
+            if name == proxy_name {
+                proxy = istio::merge_user_container(&proxy, user);
+                if native {
+                    in_inits.push(user.clone());
+                } else {
+                    in_containers.push(user.clone());
+                }
+            } else if let Some(init) = inits.iter_mut().find(|c| name_of(c) == name) {
+                *init = istio::merge_user_container(init, user);
+                in_inits.push(user.clone());
+            }
+            record
+                .user_containers
+                .push(Record::user_container(list, *index, user));
+        }
+        if let Some((_, _, user)) = taken.iter().find(|(_, _, c)| name_of(c) == proxy_name) {
+            if let Some(init) = inits
+                .iter_mut()
+                .find(|c| matches!(name_of(c).as_str(), "istio-init" | "istio-validation"))
+            {
+                istio::adjust_capture_user(init, &mut proxy, user, pod.tproxy);
+            }
+        }
+        if !taken.is_empty() {
+            overrides = Some(istio::overrides_annotation(&in_containers, &in_inits));
+        }
+    }
     ensure(patcher, &paths.metadata, "metadata", json!({}), &mut record)?;
     let mut annotations = rendered.annotations.clone();
     annotations.extend(extra);
+    if let Some(overrides) = overrides {
+        annotations
+            .entry(istio::OVERRIDES)
+            .or_insert(Value::String(overrides));
+    }
     if !native {
         // `kubectl logs/exec` keep pointing at the app, not the proxy.
         if let Some(app) = &pod.app_container {
@@ -717,6 +781,7 @@ fn place(
     if !volumes.is_empty() {
         ensure(patcher, &volumes_path, "volumes", json!([]), &mut record)?;
     }
+    let mut next_first = 0;
     for volume in volumes {
         let name = name_of(volume);
         let taken = patcher
@@ -728,9 +793,39 @@ fn place(
                 "warning: the pod already has a volume named {name}; it was kept"
             ));
         } else {
-            patcher.add(&child_end(&volumes_path), volume.clone())?;
+            let at = if pod.volumes_first {
+                next_first += 1;
+                child(&volumes_path, next_first - 1)
+            } else {
+                child_end(&volumes_path)
+            };
+            patcher.add(&at, volume.clone())?;
             record.volumes.push(name);
         }
+    }
+
+    let secrets_path = paths.spec("imagePullSecrets");
+    let has_secret = |patcher: &Patcher, name: &str| {
+        patcher
+            .get(&secrets_path)
+            .and_then(Value::as_array)
+            .is_some_and(|items| items.iter().any(|s| name_of(s) == name))
+    };
+    let mut next_secret = 0;
+    for name in &pod.pull_secrets {
+        if has_secret(patcher, name) {
+            continue;
+        }
+        ensure(
+            patcher,
+            &secrets_path,
+            "imagePullSecrets",
+            json!([]),
+            &mut record,
+        )?;
+        patcher.add(&child(&secrets_path, next_secret), json!({"name": name}))?;
+        next_secret += 1;
+        record.pull_secrets.push(name.clone());
     }
 
     if let Some(GraceRaise { needed, current }) = grace {
@@ -764,6 +859,46 @@ fn place(
         Value::String(record.encode()),
     )?;
     Ok(notes)
+}
+
+/// Whether the pod's own containers of the names of the mesh's are merged
+/// into them: a mesh that does so (Istio), and the profile's
+/// `mergeUserProxy` on (off by default: uninject gives such a container
+/// back with its fields and values, not its layout, comments and quoting).
+fn merges_user_containers(env: &Env<'_>) -> bool {
+    env.profile.mesh.merges_user_containers()
+        && env
+            .flags
+            .get("mergeUserProxy")
+            .or_else(|| env.profile.values.get("mergeUserProxy"))
+            .is_some_and(|v| *v == Value::Bool(true) || v.as_str() == Some("true"))
+}
+
+/// Take the containers named `names` out of the pod's init containers and
+/// containers: each with its list and the index it had.
+fn take_containers(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    names: &[String],
+) -> Result<Vec<(&'static str, usize, Value)>, PlanError> {
+    let mut taken = Vec::new();
+    for list in ["initContainers", "containers"] {
+        let path = paths.spec(list);
+        let found: Vec<(usize, Value)> = patcher
+            .get(&path)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter(|(_, c)| names.contains(&name_of(c)))
+            .map(|(i, c)| (i, c.clone()))
+            .collect();
+        for (index, _) in found.iter().rev() {
+            patcher.remove(&child(&path, *index))?;
+        }
+        taken.extend(found.into_iter().map(|(i, c)| (list, i, c)));
+    }
+    Ok(taken)
 }
 
 /// What the rules read of the pod, after any previous injection was removed.
@@ -807,7 +942,13 @@ impl<'a> Pod<'a> {
             .field("containers")
             .and_then(Value::as_array)
             .map_or(&[][..], Vec::as_slice);
-        let app_container_names: Vec<String> = containers.iter().map(name_of).collect();
+        // The mesh's proxy written by the pod itself is merged, not an app.
+        let proxy_name = env.profile.proxy_name();
+        let app_container_names: Vec<String> = containers
+            .iter()
+            .map(name_of)
+            .filter(|n| !(merges_user_containers(env) && Some(n.as_str()) == proxy_name))
+            .collect();
         let inbound_ports = inbound_ports(spec);
         let namespace = field("namespace").filter(|ns| !ns.is_empty());
         let in_namespace = namespace.unwrap_or(env.namespace);
@@ -842,6 +983,12 @@ impl<'a> Pod<'a> {
             app_containers: app_container_names.join(","),
             owner: identity.owner,
             workload_name,
+            service_account: spec
+                .field("serviceAccountName")
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .unwrap_or("default")
+                .to_string(),
         };
         Pod {
             spec,
@@ -1045,6 +1192,30 @@ pub(crate) fn namespace_out_of_scope(namespace: &str, env: &Env<'_>) -> Option<S
             "namespace {namespace} has the label \"{key}: {wanted}\", which keeps {mesh}'s webhook out"
         ));
     }
+    // A namespace that names another revision of the mesh is that
+    // revision's webhook's to inject.
+    if let Some(key) = env.profile.mesh.revision_label() {
+        let ours = value("values.revision")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .filter(|r| !r.is_empty())
+            .unwrap_or_else(|| "default".into());
+        let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
+        if let Some(theirs) = label(key) {
+            // The injection label wins, handing the namespace to the
+            // default revision.
+            let selected_by_name = env
+                .profile
+                .mesh
+                .injection_label()
+                .is_some_and(|(k, v)| label(k) == Some(v));
+            let owner = if selected_by_name { "default" } else { theirs };
+            if owner != ours {
+                return Some(format!(
+                    "namespace {namespace} has the label \"{key}: {theirs}\": the {owner} revision's webhook injects there, not this profile's ({ours})"
+                ));
+            }
+        }
+    }
     None
 }
 
@@ -1091,7 +1262,14 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
     }
     // A container with the proxy's name that is not an injection (a gateway
     // running the proxy as its app): injecting would give two of that name.
+    // Istio merges its own into such a container, unless the pod asks for
+    // another of its templates (a gateway's), which the profile is not.
     let ours: Vec<&str> = env.profile.container_names().collect();
+    let merges = merges_user_containers(env);
+    let template = in_metadata("annotations")
+        .and_then(|a| a.field(istio::TEMPLATES))
+        .and_then(Value::as_str)
+        .filter(|t| t.trim() != "sidecar");
     for list in ["containers", "initContainers"] {
         let items = in_spec(list).and_then(Value::as_array);
         if let Some(name) = items
@@ -1100,9 +1278,22 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
             .filter_map(|c| c.field("name").and_then(Value::as_str))
             .find(|n| ours.contains(n))
         {
-            return Some(format!(
-                "the pod already has a container named {name} that was not injected (a gateway or a proxy of its own)"
-            ));
+            if let (true, Some(template)) = (merges, template) {
+                return Some(format!(
+                    "the pod has a container named {name} of its own and asks for Istio's {template} template, which the profile does not reproduce"
+                ));
+            }
+            // The proxy as the pod's only container is a gateway's app:
+            // merged into a native sidecar, it would leave the pod no
+            // container, which the cluster rejects.
+            let alone = in_spec("containers")
+                .and_then(Value::as_array)
+                .is_some_and(|c| c.iter().all(|c| name_of(c) == name));
+            if !merges || alone {
+                return Some(format!(
+                    "the pod already has a container named {name} that was not injected (a gateway or a proxy of its own)"
+                ));
+            }
         }
     }
     let foreign = &env.profile.foreign_sidecars;

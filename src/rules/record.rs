@@ -9,6 +9,8 @@
 /// Annotation key holding the record.
 pub const RECORD_ANNOTATION: &str = "mesh-inject.io/added";
 
+use serde_json::Value;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Record {
     pub containers: Vec<String>,
@@ -28,10 +30,16 @@ pub struct Record {
     /// `container:field:name` (Istio's env holds the number): uninject
     /// gives the name back.
     pub probe_ports: Vec<String>,
+    /// The pod's own containers that the mesh's were merged into (Istio's
+    /// user-written proxy), each as `LIST:INDEX:JSON` with `%`, `,` and `;`
+    /// escaped: uninject puts them back as they were.
+    pub user_containers: Vec<String>,
+    /// The image pull secrets inject added to the pod.
+    pub pull_secrets: Vec<String>,
 }
 
 impl Record {
-    fn fields(&self) -> [(&'static str, &Vec<String>); 8] {
+    fn fields(&self) -> [(&'static str, &Vec<String>); 10] {
         [
             ("containers", &self.containers),
             ("initContainers", &self.init_containers),
@@ -41,6 +49,8 @@ impl Record {
             ("created", &self.created),
             ("wasNull", &self.was_null),
             ("probePorts", &self.probe_ports),
+            ("userContainers", &self.user_containers),
+            ("pullSecrets", &self.pull_secrets),
         ]
     }
 
@@ -69,6 +79,43 @@ impl Record {
         text
     }
 
+    /// A pod's own container `container`, at `index` of `list`, as
+    /// [`Record::user_containers`] holds it.
+    pub fn user_container(list: &str, index: usize, container: &Value) -> String {
+        let json = container.to_string();
+        let mut text = format!("{list}:{index}:");
+        for c in json.chars() {
+            match c {
+                '%' => text.push_str("%25"),
+                ',' => text.push_str("%2C"),
+                ';' => text.push_str("%3B"),
+                c => text.push(c),
+            }
+        }
+        text
+    }
+
+    /// The pod's own containers the record holds: list, index, container.
+    pub fn user_containers(&self) -> Vec<(String, usize, Value)> {
+        let mut out: Vec<(String, usize, Value)> = self
+            .user_containers
+            .iter()
+            .filter_map(|entry| {
+                let mut parts = entry.splitn(3, ':');
+                let list = parts.next()?.to_string();
+                let index = parts.next()?.parse().ok()?;
+                let json = parts
+                    .next()?
+                    .replace("%2C", ",")
+                    .replace("%3B", ";")
+                    .replace("%25", "%");
+                Some((list, index, serde_json::from_str(&json).ok()?))
+            })
+            .collect();
+        out.sort_by_key(|(_, index, _)| *index);
+        out
+    }
+
     /// Read a record back; unknown fields are ignored so newer records still uninject.
     pub fn decode(text: &str) -> Self {
         let mut record = Record::default();
@@ -91,6 +138,8 @@ impl Record {
                 "wasNull" => record.was_null = names,
                 "grace" => record.grace = names.into_iter().next(),
                 "probePorts" => record.probe_ports = names,
+                "userContainers" => record.user_containers = names,
+                "pullSecrets" => record.pull_secrets = names,
                 _ => {}
             }
         }
@@ -116,5 +165,21 @@ mod tests {
             "initContainers=linkerd-init,linkerd-proxy;annotations=linkerd.io/created-by;created=annotations"
         );
         assert_eq!(Record::decode(&text), record);
+    }
+
+    #[test]
+    fn user_containers_round_trip() {
+        let container =
+            serde_json::json!({"name": "istio-proxy", "args": ["a,b;c%d"], "tty": true});
+        let record = Record {
+            user_containers: vec![Record::user_container("containers", 1, &container)],
+            ..Record::default()
+        };
+        let back = Record::decode(&record.encode());
+        assert_eq!(back, record);
+        assert_eq!(
+            back.user_containers(),
+            vec![("containers".to_string(), 1, container)]
+        );
     }
 }

@@ -142,6 +142,26 @@ pub(crate) fn remove_injection(
     remove_named(patcher, &paths.spec("containers"), &containers)?;
     remove_named(patcher, &paths.spec("initContainers"), &init_containers)?;
     remove_named(patcher, &paths.spec("volumes"), &volumes)?;
+    remove_named(
+        patcher,
+        &paths.spec("imagePullSecrets"),
+        &names(&record.pull_secrets),
+    )?;
+    // The pod's own containers the mesh's were merged into, back where
+    // they were.
+    for (list, index, container) in record.user_containers() {
+        let path = paths.spec(&list);
+        if patcher.get(&path).and_then(Value::as_array).is_none() {
+            patcher.add(&path, Value::Array(Vec::new()))?;
+        }
+        let len = patcher
+            .get(&path)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let mut at = path.clone();
+        at.push(index.min(len).to_string());
+        patcher.add(&at, container)?;
+    }
 
     let (profile_annotations, profile_labels) = profile.marker_keys(&kind.label());
     let mut annotation_keys: Vec<String> = record.annotations.clone();
@@ -167,7 +187,7 @@ pub(crate) fn remove_injection(
     remove_created(patcher, &record, |field| match field {
         "metadata" => Some(paths.metadata.clone()),
         "annotations" | "labels" => Some(paths.metadata(field)),
-        "initContainers" | "volumes" => Some(paths.spec(field)),
+        "initContainers" | "volumes" | "imagePullSecrets" => Some(paths.spec(field)),
         _ => None,
     })?;
     Ok(())

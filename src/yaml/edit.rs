@@ -321,6 +321,33 @@ pub fn apply_range(text: &str, from: usize, to: usize, edits: Vec<Edit>) -> Stri
 /// `edits` in the order they apply, neighbouring deletions joined: what
 /// [`apply_range`] and a spliced output walk through.
 pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
+    // Lines inserted right after the line break that a deletion running to
+    // the end of a file without a final line break takes along: they go
+    // where the deletion starts, that line break before them, not after.
+    let tail_deletions: Vec<(usize, usize)> = edits
+        .iter()
+        .filter(|e| e.text.is_empty() && e.end == text.len() && e.start < e.end)
+        .map(|e| (e.start, e.end))
+        .collect();
+    for edit in edits.iter_mut() {
+        if edit.start != edit.end || !edit.text.ends_with('\n') {
+            continue;
+        }
+        let Some(&(start, _)) = tail_deletions
+            .iter()
+            .find(|(start, end)| *start < edit.start && edit.start < *end)
+        else {
+            continue;
+        };
+        let lb = between(text, start, edit.start);
+        if lb != "\n" && lb != "\r\n" {
+            continue;
+        }
+        let body = edit.text.strip_suffix(lb).unwrap_or(&edit.text);
+        edit.text = Text::Own(format!("{lb}{body}"));
+        edit.start = start;
+        edit.end = start;
+    }
     // Stable: insertions at one place keep the order they were made in.
     edits.sort_by_key(|e| (e.start, e.end));
     let edits = merge_deletions(text, edits);
@@ -1841,6 +1868,27 @@ mod tests {
     use crate::yaml::parse::parse_stream;
     use crate::yaml::value;
     use serde_json::json;
+
+    #[test]
+    fn lines_inserted_after_a_deleted_tail_end_the_file() {
+        // `b: 2` and the line break before it go (the file has no final
+        // one); the inserted line goes where they were, its line break first.
+        let text = "a:\n- 1\nb: 2";
+        let cut = text.find("\nb").expect("b");
+        let edits = vec![
+            Edit {
+                start: cut,
+                end: text.len(),
+                text: Text::Own(String::new()),
+            },
+            Edit {
+                start: cut + 1,
+                end: cut + 1,
+                text: Text::Own("- 2\n".into()),
+            },
+        ];
+        assert_eq!(apply(text, edits), "a:\n- 1\n- 2");
+    }
 
     fn render(text: &str, change: impl FnOnce(&mut Value)) -> String {
         let docs = parse_stream(text).expect("parses");
