@@ -155,17 +155,9 @@ const ALLOWED: &[&str] = &["mesh-inject.io/added"];
 /// The documents of `text`, without what Go's serialiser adds or drops
 /// without meaning (see `common::without_serialiser_noise`).
 fn objects(text: &str) -> Vec<Value> {
-    serde_yaml_ng::Deserializer::from_str(text)
-        .map(|document| {
-            let value: serde_yaml_ng::Value =
-                serde::Deserialize::deserialize(document).expect("valid YAML");
-            let mut value = serde_json::to_value(value).expect("JSON");
-            common::without_serialiser_noise(&mut value, ALLOWED);
-            without_go_zero_values(&mut value);
-            value
-        })
-        .filter(|v| !v.is_null())
-        .collect()
+    let mut objects = common::golden_objects(text, ALLOWED);
+    objects.iter_mut().for_each(without_go_zero_values);
+    objects
 }
 
 /// `object` (a List's items too) without what Go writes of a typed object

@@ -108,19 +108,9 @@ const DIFFERENT_ON_PURPOSE: &[(&str, &str, &str)] = &[
 /// tool, and the tool's own record.
 const ALLOWED: &[&str] = &["mesh-inject.io/added", "linkerd.io/created-by"];
 
-/// The documents of `text`, without what Go's serialiser adds or drops
-/// without meaning (see `common::without_serialiser_noise`).
+/// The documents of `text`, as the comparison reads them.
 fn objects(text: &str) -> Vec<Value> {
-    serde_yaml_ng::Deserializer::from_str(text)
-        .map(|document| {
-            let value: serde_yaml_ng::Value =
-                serde::Deserialize::deserialize(document).expect("valid YAML");
-            let mut value = serde_json::to_value(value).expect("JSON");
-            common::without_serialiser_noise(&mut value, ALLOWED);
-            value
-        })
-        .filter(|v| !v.is_null())
-        .collect()
+    common::golden_objects(text, ALLOWED)
 }
 
 /// The proxy version a golden was rendered with (its test's placeholder).

@@ -300,6 +300,22 @@ pub fn without_serialiser_noise(value: &mut Value, allowed: &[&str]) {
     }
 }
 
+/// The documents of `text` as a mesh's golden holds them, read by an
+/// independent YAML library, without what Go's serialiser adds or drops
+/// without meaning and the annotations in `allowed`.
+pub fn golden_objects(text: &str, allowed: &[&str]) -> Vec<Value> {
+    serde_yaml_ng::Deserializer::from_str(text)
+        .map(|document| {
+            let value: serde_yaml_ng::Value =
+                serde::Deserialize::deserialize(document).expect("valid YAML");
+            let mut value = serde_json::to_value(value).expect("JSON");
+            without_serialiser_noise(&mut value, allowed);
+            value
+        })
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
 /// The paths where `got` (the tool's) and `want` (the mesh's) differ, with
 /// both values; list items by name where they have one.
 pub fn field_differences(got: &Value, want: &Value, at: &str) -> Vec<String> {
