@@ -414,6 +414,15 @@ impl<'a> Pass<'a, '_> {
             }
         };
 
+        // An error found on the text itself, at byte `at`.
+        let error_at_byte = |message: String, at: usize, index: usize| SyntaxError {
+            line: line_of(text, at),
+            column: column_of(text, at),
+            message,
+            document: self.before + index.max(1),
+            offset: at,
+        };
+
         while let Some(next) = parser.next_event() {
             let (event, span): (Event<'_>, Span) = match next {
                 Ok(ok) => ok,
@@ -582,14 +591,7 @@ impl<'a> Pass<'a, '_> {
                     };
                     let kind = if frame.is_map {
                         if let Some((message, at)) = duplicate_key(text, &frame.entries) {
-                            return Err(SyntaxError {
-                                line: line_of(text, at),
-                                column: column_of(text, at),
-                                message,
-                                document: self.before + index.max(1),
-                                offset: at,
-                            }
-                            .into());
+                            return Err(error_at_byte(message, at, index).into());
                         }
                         NodeKind::Map {
                             entries: frame.entries,
@@ -634,14 +636,7 @@ impl<'a> Pass<'a, '_> {
             let is_key = stack.last().is_some_and(|f| f.is_map && f.key.is_none());
             if let Some(message) = not_json(&node, is_key, &collections) {
                 let at = node.start;
-                return Err(SyntaxError {
-                    line: line_of(text, at),
-                    column: column_of(text, at),
-                    message,
-                    document: self.before + index.max(1),
-                    offset: at,
-                }
-                .into());
+                return Err(error_at_byte(message, at, index).into());
             }
             match stack.last_mut() {
                 Some(frame) => {
