@@ -64,16 +64,65 @@ pub fn to_stdout(text: &str) -> Result<(), Error> {
     write_stream(STDOUT, &mut out, text)
 }
 
-/// Write `pieces` to standard output through a buffer, flushed and checked
-/// as [`to_stdout`] is.
-pub fn pieces_to_stdout<'a>(pieces: impl Iterator<Item = &'a str>) -> Result<(), Error> {
-    use std::io::Write;
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let mut pieces = pieces;
+/// Write `pieces` to standard output, flushed and checked as [`to_stdout`] is.
+pub fn pieces_to_stdout<'a>(mut pieces: impl Iterator<Item = &'a str>) -> Result<(), Error> {
+    let mut out = Gathered::new(std::io::stdout().lock());
     pieces
-        .try_for_each(|piece| out.write_all(piece.as_bytes()))
-        .and_then(|()| out.flush())
+        .try_for_each(|piece| out.push(piece.as_bytes()))
+        .and_then(|()| out.finish())
         .map_err(|error| Error::Write { to: STDOUT, error })
+}
+
+/// Pieces of output handed to the writer together (`writev`), not copied
+/// into a buffer first: the output of a large stream is mostly the same
+/// few blocks of text again and again, written straight from where they are.
+pub struct Gathered<'a, W: std::io::Write> {
+    out: W,
+    pieces: Vec<std::io::IoSlice<'a>>,
+}
+
+/// How many pieces one `writev` takes at most (`IOV_MAX` on Linux and macOS).
+const PIECES_MAX: usize = 1024;
+
+impl<'a, W: std::io::Write> Gathered<'a, W> {
+    pub fn new(out: W) -> Self {
+        Gathered {
+            out,
+            pieces: Vec::with_capacity(PIECES_MAX),
+        }
+    }
+
+    /// Add `piece` to the output.
+    pub fn push(&mut self, piece: &'a [u8]) -> std::io::Result<()> {
+        if piece.is_empty() {
+            return Ok(());
+        }
+        self.pieces.push(std::io::IoSlice::new(piece));
+        if self.pieces.len() == PIECES_MAX {
+            self.write_pieces()?;
+        }
+        Ok(())
+    }
+
+    /// Write what is gathered, all of it, and flush the writer.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        self.write_pieces()?;
+        self.out.flush()
+    }
+
+    fn write_pieces(&mut self) -> std::io::Result<()> {
+        let mut left = self.pieces.as_mut_slice();
+        while !left.is_empty() {
+            match self.out.write_vectored(left) {
+                Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+                Ok(written) => std::io::IoSlice::advance_slices(&mut left, written),
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+        self.pieces.clear();
+        Ok(())
+    }
 }
 
 /// Write `text` to standard error (unbuffered), checked like standard output.
@@ -90,9 +139,9 @@ fn write_stream(to: &'static str, out: &mut impl std::io::Write, text: &str) -> 
 
 /// Write the manifests of every source as one YAML stream, byte-identical
 /// where untouched, straight from each source's output (no joined copy).
-pub fn write_yaml_stream(
-    results: &[Processed],
-    out: &mut impl std::io::Write,
+pub fn write_yaml_stream<'a, W: std::io::Write>(
+    results: &'a [Processed],
+    out: &mut Gathered<'a, W>,
 ) -> std::io::Result<()> {
     let mut wrote_any = false;
     let mut ends_with_newline = true;
@@ -102,20 +151,20 @@ pub fn write_yaml_stream(
         }
         if wrote_any {
             if !ends_with_newline {
-                out.write_all(b"\n")?;
+                out.push(b"\n")?;
             }
             // A byte-order mark and three more characters tell how it starts.
             let head: String = processed.pieces().flat_map(str::chars).take(4).collect();
             let start = head.trim_start_matches('\u{feff}');
             if start.starts_with('%') {
                 // Directives must follow a document end marker.
-                out.write_all(b"...\n")?;
+                out.push(b"...\n")?;
             } else if !start.starts_with("---") {
-                out.write_all(b"---\n")?;
+                out.push(b"---\n")?;
             }
         }
         for piece in processed.pieces() {
-            out.write_all(piece.as_bytes())?;
+            out.push(piece.as_bytes())?;
             ends_with_newline = piece.ends_with('\n');
         }
         wrote_any = true;
@@ -454,6 +503,48 @@ fn stage(target: &Path, text: &str) -> Result<PathBuf, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A writer that takes a few bytes of one piece at a time, and is
+    /// interrupted every other call, as a slow pipe may be.
+    struct Trickle {
+        written: Vec<u8>,
+        calls: usize,
+    }
+
+    impl std::io::Write for Trickle {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.calls += 1;
+            if self.calls % 2 == 0 {
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            let n = buf.len().min(3);
+            self.written.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn gathered_pieces_are_all_written_in_order() {
+        let pieces: Vec<String> = (0..3000).map(|i| format!("piece {i}\n")).collect();
+        let mut out = Trickle {
+            written: Vec::new(),
+            calls: 0,
+        };
+        let mut gathered = Gathered::new(&mut out);
+        for piece in &pieces {
+            gathered.push(piece.as_bytes()).expect("written");
+            gathered.push(b"").expect("nothing to write");
+        }
+        gathered.finish().expect("written");
+        assert_eq!(
+            String::from_utf8(out.written).expect("utf-8"),
+            pieces.concat()
+        );
+    }
 
     #[test]
     fn temporary_names_carry_their_owner_and_no_manifest_extension() {

@@ -169,7 +169,8 @@ pub fn process_all(
     context: &[Source],
     settings: &Settings,
 ) -> Result<Vec<Processed>, Error> {
-    process_or_return(sources, context, settings).map_err(|failed| failed.error)
+    process_or_return(sources, context, settings, &Prepared::default())
+        .map_err(|failed| failed.error)
 }
 
 /// A run that stopped, with its sources given back (a KRM function answers
@@ -180,22 +181,24 @@ pub struct Failed {
     pub sources: Vec<Source>,
 }
 
-/// [`process_all`], giving the sources back with an error.
+/// [`process_all`], giving the sources back with an error. `prepared` holds
+/// the profile filled and rendered for the run's workloads: the caller
+/// decides when it goes (a process about to end need not free it).
 pub fn process_or_return(
     sources: Vec<Source>,
     context: &[Source],
     settings: &Settings,
+    prepared: &Prepared,
 ) -> Result<Vec<Processed>, Failed> {
     let cluster = cluster_context(&[], &[], context, &settings.profile, settings.namespace());
     let mut cluster = match cluster {
         Ok(cluster) => cluster,
         Err(error) => return Err(Failed { error, sources }),
     };
-    let prepared = Prepared::default();
     let types = WorkloadTypes::with(&settings.profile.workloads);
-    let run = |cluster: &ClusterContext, gather: bool| {
+    let run = |cluster: &ClusterContext, prepared: &Prepared, gather: bool| {
         let env = Env {
-            prepared: &prepared,
+            prepared,
             keep_patches: settings.keep_patches,
             profile: &settings.profile,
             flags: &settings.flags,
@@ -208,7 +211,7 @@ pub fn process_or_return(
         };
         process_sources(&sources, settings, &env, &types, gather)
     };
-    let first = run(&cluster, true);
+    let first = run(&cluster, prepared, true);
     match first.stopped {
         // What a refused workload lacks may be in a context object of the
         // input (the trust anchors' ConfigMap after the Deployment): all of
@@ -226,7 +229,9 @@ pub fn process_or_return(
         for object in &first.found {
             cluster.add(object, settings.namespace());
         }
-        let second = run(&cluster, false);
+        // Another cluster: fillings found by the flags alone held the
+        // first one's objects.
+        let second = run(&cluster, &Prepared::default(), false);
         if let Some(stop) = second.stopped {
             return Err(Failed {
                 error: stop.error,

@@ -1,6 +1,6 @@
 //! A whole run: read every source, process it, then write the chosen output.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value};
@@ -13,7 +13,7 @@ use crate::cluster::KubeVersion;
 use crate::error::Error;
 use crate::output::{self, Paint};
 use crate::pipeline::{self, Action, Processed, Settings};
-use crate::profile::{self, NativeChoice, Profile};
+use crate::profile::{self, NativeChoice, Prepared, Profile};
 use crate::report;
 use crate::rules::SecurityMode;
 use crate::{source, yaml};
@@ -145,7 +145,8 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         keep_patches: common.output == Format::Patch,
     };
     let context = read_context(&args.context, common.input.recursive)?;
-    let mut results = match pipeline::process_or_return(sources, &context, &settings) {
+    let prepared = Prepared::default();
+    let mut results = match pipeline::process_or_return(sources, &context, &settings, &prepared) {
         Ok(results) => results,
         Err(failed) => {
             if let (Some(_), [list], Error::Document(at)) =
@@ -197,8 +198,10 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         .and_then(|()| write_report(&common.report, &results, args.warn_only, false));
     // The process ends with this run: its memory goes back to the system at
     // once, where freeing every object and edit of a large stream one by one
-    // took milliseconds after the output was written.
+    // (and every rendering of the profile) took milliseconds after the
+    // output was written.
     std::mem::forget(results);
+    std::mem::forget(prepared);
     after_writing(status, written)
 }
 
@@ -232,9 +235,9 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
     } else {
         match common.output {
             Format::Yaml => {
-                let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+                let mut out = output::Gathered::new(std::io::stdout().lock());
                 output::write_yaml_stream(results, &mut out)
-                    .and_then(|()| out.flush())
+                    .and_then(|()| out.finish())
                     .map_err(|error| Error::Write {
                         to: output::STDOUT,
                         error,

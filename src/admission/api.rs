@@ -406,6 +406,21 @@ fn containers_mut<'a>(spec: &'a mut Value, prefix: &str) -> Vec<(String, &'a mut
     all
 }
 
+/// Where a container stands in a pod spec (`spec.template.spec.containers[1]`),
+/// written out only in a message: most pods have none.
+#[derive(Debug, Clone, Copy)]
+struct ContainerPath<'a> {
+    prefix: &'a str,
+    list: &'a str,
+    index: usize,
+}
+
+impl std::fmt::Display for ContainerPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}[{}]", self.prefix, self.list, self.index)
+    }
+}
+
 /// The validation errors, and the warnings the apiserver returns with an
 /// accepted object, of the rules an injection can break: duplicate container
 /// and port names, duplicate host ports, probes and lifecycle hooks on plain
@@ -432,7 +447,11 @@ pub fn validate(
     for (list, items) in [("containers", &containers), ("initContainers", &inits)] {
         let mut host_ports: Vec<String> = Vec::new();
         for (index, container) in items.iter().enumerate() {
-            let path = format!("{prefix}.{list}[{index}]");
+            let path = ContainerPath {
+                prefix,
+                list,
+                index,
+            };
             let name = super::container_name(container);
             if !name.is_empty() {
                 errors.extend(
@@ -490,7 +509,7 @@ pub fn unnamed_containers(spec: &Value, prefix: &str) -> Vec<FieldError> {
 /// (see [`drop_disabled_fields`]).
 fn proc_mount_error(
     container: &Value,
-    path: &str,
+    path: &ContainerPath<'_>,
     host_users: bool,
     version: KubeVersion,
 ) -> Option<FieldError> {
@@ -609,7 +628,11 @@ fn entries<'a>(spec: &'a Value, list: &str) -> Vec<&'a Value> {
         .unwrap_or_default()
 }
 
-fn port_errors(container: &Value, path: &str, host_ports: &mut Vec<String>) -> Vec<FieldError> {
+fn port_errors(
+    container: &Value,
+    path: &ContainerPath<'_>,
+    host_ports: &mut Vec<String>,
+) -> Vec<FieldError> {
     let mut errors = Vec::new();
     let mut port_names: Vec<&str> = Vec::new();
     let ports = container.field("ports").and_then(Value::as_array);
@@ -647,7 +670,7 @@ fn text_or<'a>(value: &'a Value, field: &str, default: &'a str) -> &'a str {
 
 /// A request above its limit (after LimitRanger filled in what was missing,
 /// which is how a request of 2 CPUs under a default limit of 1 fails).
-fn resource_errors(container: &Value, path: &str) -> Vec<FieldError> {
+fn resource_errors(container: &Value, path: &ContainerPath<'_>) -> Vec<FieldError> {
     let requests = super::resources::container_list(container, "requests");
     let limits = super::resources::container_list(container, "limits");
     requests
@@ -666,7 +689,11 @@ fn resource_errors(container: &Value, path: &str) -> Vec<FieldError> {
 }
 
 /// Only native sidecars may have probes and lifecycle hooks among the init containers.
-fn init_container_errors(container: &Value, path: &str, version: KubeVersion) -> Vec<FieldError> {
+fn init_container_errors(
+    container: &Value,
+    path: &ContainerPath<'_>,
+    version: KubeVersion,
+) -> Vec<FieldError> {
     [
         "lifecycle",
         "livenessProbe",
@@ -708,7 +735,7 @@ fn init_container_errors(container: &Value, path: &str, version: KubeVersion) ->
 /// non-positive sleep names the gate; from 1.33 the gate is on.
 fn sleep_errors(
     container: &Value,
-    path: &str,
+    path: &ContainerPath<'_>,
     grace: i64,
     version: KubeVersion,
 ) -> Vec<FieldError> {
@@ -717,9 +744,9 @@ fn sleep_errors(
         let Some(handler) = container.field("lifecycle").and_then(|l| l.field(hook)) else {
             continue;
         };
-        let at = format!("{path}.lifecycle.{hook}");
+        let at = || format!("{path}.lifecycle.{hook}");
         if handler.as_object().is_some_and(|h| h.is_empty()) {
-            errors.push(FieldError::required(at, "must specify a handler type"));
+            errors.push(FieldError::required(at(), "must specify a handler type"));
             continue;
         }
         let Some(seconds) = handler
@@ -755,7 +782,7 @@ fn sleep_errors(
             }
             // The error is on the action, not on its `seconds`.
             errors.push(FieldError::invalid(
-                format!("{at}.sleep"),
+                format!("{}.sleep", at()),
                 seconds.to_string(),
                 detail,
             ));
@@ -830,7 +857,8 @@ fn port_warnings(spec: &Value, prefix: &str, version: KubeVersion) -> Vec<String
 /// that name the port get the first one.
 fn port_name_warnings(spec: &Value, prefix: &str) -> Vec<String> {
     let mut warnings = Vec::new();
-    let mut first: Vec<(&str, String)> = Vec::new();
+    // The first port of each name, and where it is.
+    let mut first: Vec<(&str, ContainerPath<'_>, usize)> = Vec::new();
     for list in ["initContainers", "containers"] {
         for (container, entry) in entries(spec, list).into_iter().enumerate() {
             let ports = entry.field("ports").and_then(Value::as_array);
@@ -842,13 +870,20 @@ fn port_name_warnings(spec: &Value, prefix: &str) -> Vec<String> {
                 else {
                     continue;
                 };
-                let path = format!("{prefix}.{list}[{container}].ports[{index}]");
-                match first.iter().find(|(n, _)| *n == name) {
-                    Some((_, other)) => warnings.push(format!(
-                        "{path}: duplicate port name {} with {other}, services and probes that select ports by name will use {other}",
-                        go_quote(name)
-                    )),
-                    None => first.push((name, path)),
+                let path = ContainerPath {
+                    prefix,
+                    list,
+                    index: container,
+                };
+                match first.iter().find(|(n, _, _)| *n == name) {
+                    Some((_, other, at)) => {
+                        let other = format!("{other}.ports[{at}]");
+                        warnings.push(format!(
+                            "{path}.ports[{index}]: duplicate port name {} with {other}, services and probes that select ports by name will use {other}",
+                            go_quote(name)
+                        ));
+                    }
+                    None => first.push((name, path, index)),
                 }
             }
         }

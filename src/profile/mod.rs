@@ -338,13 +338,52 @@ pub struct ValueFromObject {
 /// values and differ only in what the templates do not read (their names), so
 /// the filling and the rendering are done once, not per workload.
 ///
-/// One `Prepared` serves one profile.
+/// One `Prepared` serves one profile over one cluster: a filling found
+/// by the flags alone holds what that cluster's objects gave.
 #[derive(Debug, Default)]
 pub struct Prepared {
     filled: Mutex<Vec<Arc<Filled>>>,
     /// The filling for each set of settings met so far, found without
     /// building the values they lead to.
     by_settings: Mutex<Vec<FilledFor>>,
+    /// The filling of a pod none of whose annotations the profile reads,
+    /// by the flags and whether objects were looked in: most pods, and
+    /// every Service. Found by the flags alone, as it depends on nothing
+    /// of the pod (kept only when the pod's ports were not asked for).
+    unannotated: PerFlags<(bool, Arc<Filled>)>,
+    /// The namespaces the webhook never injects in, rendered with the
+    /// profile's values and each set of flags met.
+    never_namespaces: PerFlags<Arc<[String]>>,
+}
+
+/// What is worked out once for each set of flags: a run has one set, a
+/// caller of the library may pass others.
+#[derive(Debug)]
+struct PerFlags<T>(Mutex<Vec<(Map<String, Value>, T)>>);
+
+impl<T> Default for PerFlags<T> {
+    fn default() -> Self {
+        PerFlags(Mutex::new(Vec::new()))
+    }
+}
+
+impl<T: Clone> PerFlags<T> {
+    /// What was kept for `flags` that `wanted` accepts.
+    fn get(&self, flags: &Map<String, Value>, wanted: impl Fn(&T) -> bool) -> Option<T> {
+        let known = self.0.lock().ok()?;
+        known
+            .iter()
+            .find(|(f, kept)| f == flags && wanted(kept))
+            .map(|(_, kept)| kept.clone())
+    }
+
+    fn keep(&self, flags: &Map<String, Value>, value: T) {
+        if let Ok(mut known) = self.0.lock() {
+            if known.len() < CACHED_MAX {
+                known.push((flags.clone(), value));
+            }
+        }
+    }
 }
 
 /// A workload-specific set (from annotations) is not worth keeping forever:
@@ -388,6 +427,20 @@ impl Prepared {
     ) -> Result<(Arc<Filled>, Vec<String>), String> {
         let mut warnings = Vec::new();
         let from_annotations = profile.annotation_values(pod_annotations, &mut warnings)?;
+        let with_objects = object_value.is_some();
+        let unannotated = from_annotations.is_empty();
+        if unannotated {
+            let found = self.unannotated.get(flags, |(w, _)| *w == with_objects);
+            if let Some((_, found)) = found {
+                return Ok((found, warnings));
+            }
+        }
+        // Whether the pod's own ports were looked at (a port list names one).
+        let asked_pod = std::cell::Cell::new(false);
+        let named_port = |name: &str| {
+            asked_pod.set(true);
+            named_port(name)
+        };
         let from_objects = match object_value {
             Some(object_value) => profile.object_values(&from_annotations, flags, object_value)?,
             None => Vec::new(),
@@ -396,7 +449,7 @@ impl Prepared {
             &from_annotations,
             flags,
             &from_objects,
-            named_port,
+            &named_port,
             &mut warnings,
         );
         let known = |known: &Vec<FilledFor>| {
@@ -410,11 +463,18 @@ impl Prepared {
                 })
                 .map(|k| k.filled.clone())
         };
+        let remember = |filled: &Arc<Filled>| {
+            if unannotated && !asked_pod.get() {
+                self.unannotated.keep(flags, (with_objects, filled.clone()));
+            }
+        };
         if let Some(found) = self.by_settings.lock().ok().and_then(|k| known(&k)) {
+            remember(&found);
             return Ok((found, warnings));
         }
         let values = profile.values_with(&from_annotations, flags, &from_objects, &resolved);
         let filled = self.filled(profile, &values)?;
+        remember(&filled);
         if let Ok(mut known) = self.by_settings.lock() {
             if known.len() < CACHED_MAX {
                 known.push(FilledFor {
@@ -427,6 +487,35 @@ impl Prepared {
             }
         }
         Ok((filled, warnings))
+    }
+
+    /// The namespaces `profile`'s webhook never injects in, with `flags`
+    /// over the profile's values (a name that does not render is left out).
+    pub fn never_namespaces(&self, profile: &Profile, flags: &Map<String, Value>) -> Arc<[String]> {
+        if let Some(found) = self.never_namespaces.get(flags, |_| true) {
+            return found;
+        }
+        let value = |name: &str| {
+            name.strip_prefix("values.")
+                .and_then(|v| flags.get(v).or_else(|| profile.values.get(v)))
+                .cloned()
+        };
+        let names: Arc<[String]> = profile
+            .never_inject
+            .namespaces
+            .iter()
+            .filter_map(|template| {
+                if !template.contains("{{") {
+                    return Some(template.clone());
+                }
+                template::render(&Value::String(template.clone()), &value)
+                    .ok()?
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .collect();
+        self.never_namespaces.keep(flags, names.clone());
+        names
     }
 
     fn filled(
@@ -1812,6 +1901,35 @@ mod tests {
     }
 
     #[test]
+    fn a_pod_without_annotations_gets_its_own_named_ports() {
+        // The filling of pods without annotations is found by the flags
+        // alone, unless a port list names a port: each pod has its own.
+        let profile = Profile::default_profile().expect("valid");
+        let prepared = Prepared::default();
+        let mut flags = Map::new();
+        flags.insert("opaquePorts".into(), json!("db"));
+        let filled = |port: u16| {
+            prepared
+                .for_workload(&profile, None, &flags, None, &|name| {
+                    (name == "db").then_some(port)
+                })
+                .map(|(f, _)| f)
+                .expect("values")
+        };
+        assert_eq!(filled(5432).values()["opaquePorts"], json!("5432"));
+        assert_eq!(filled(3306).values()["opaquePorts"], json!("3306"));
+        // Without a name, one filling for all.
+        let plain = Map::new();
+        let first = prepared
+            .for_workload(&profile, None, &plain, None, &|_| Some(1))
+            .expect("values");
+        let second = prepared
+            .for_workload(&profile, None, &plain, None, &|_| Some(2))
+            .expect("values");
+        assert!(Arc::ptr_eq(&first.0, &second.0));
+    }
+
+    #[test]
     fn workloads_with_the_same_annotation_values_share_one_filling() {
         let profile = Profile::default_profile().expect("valid");
         let prepared = Prepared::default();
@@ -1874,7 +1992,8 @@ mod tests {
             (source.name == "linkerd-identity-trust-roots" && ns == "linkerd")
                 .then(|| Some("PEM".to_string()))
         };
-        let anchored = prepared
+        // (Another cluster, another `Prepared`.)
+        let anchored = Prepared::default()
             .for_workload(&profile, None, &flags, Some(&roots), &|_| None)
             .map(|(f, _)| f)
             .expect("values");

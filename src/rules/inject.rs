@@ -1169,13 +1169,11 @@ pub(crate) fn namespace_out_of_scope(namespace: &str, env: &Env<'_>) -> Option<S
             .and_then(|v| env.flags.get(v).or_else(|| env.profile.values.get(v)))
             .cloned()
     };
-    let excluded = never.namespaces.iter().any(|template| {
-        if !template.contains("{{") {
-            return template == namespace;
-        }
-        crate::profile::template::render(&Value::String(template.clone()), &value)
-            .is_ok_and(|name| name == namespace)
-    });
+    let excluded = env
+        .prepared
+        .never_namespaces(env.profile, env.flags)
+        .iter()
+        .any(|name| name == namespace);
     if excluded {
         return Some(format!(
             "namespace {namespace}: {mesh}'s webhook never injects there"

@@ -98,7 +98,10 @@ impl Blocks {
     ) -> Text {
         // Small values cost less to write than to look up.
         if !is_large(value) {
-            return Text::Own(write());
+            // Kept until the output is written: without spare room.
+            let mut text = write();
+            text.shrink_to_fit();
+            return Text::Own(text);
         }
         let same = |b: &Block| {
             b.layout == layout

@@ -196,7 +196,7 @@ pub fn each_document<'a>(
 /// than tab, line feed, carriage return and next line, and U+FFFE, U+FFFF.
 fn unprintable(text: &str) -> Option<(usize, char)> {
     let bytes = text.as_bytes();
-    let at = bytes.iter().enumerate().position(|(i, &b)| match b {
+    let forbidden_at = |i: usize| match bytes.get(i).copied().unwrap_or(b' ') {
         b'\t' | b'\n' | b'\r' => false,
         0..0x20 | 0x7f => true,
         // U+0080 to U+009F, less U+0085.
@@ -206,7 +206,22 @@ fn unprintable(text: &str) -> Option<(usize, char)> {
         // U+FFFE, U+FFFF.
         0xef => bytes.get(i + 1) == Some(&0xbf) && matches!(bytes.get(i + 2), Some(0xbe | 0xbf)),
         _ => false,
-    })?;
+    };
+    // Every byte of the stream is looked at: a chunk at a time, without
+    // branches, for a byte that may start such a character; only a chunk
+    // with one is looked at byte by byte.
+    let may_start = |b: u8| {
+        (b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r')
+            | (b == 0x7f)
+            | (b == 0xc2)
+            | (b == 0xef)
+    };
+    const CHUNK: usize = 64;
+    let at = bytes
+        .chunks(CHUNK)
+        .enumerate()
+        .filter(|(_, chunk)| chunk.iter().fold(false, |any, &b| any | may_start(b)))
+        .find_map(|(n, chunk)| (n * CHUNK..n * CHUNK + chunk.len()).find(|&i| forbidden_at(i)))?;
     Some((at, text.get(at..)?.chars().next()?))
 }
 
@@ -1239,6 +1254,26 @@ mod tests {
         let err = parse_stream("a: é\u{85}x\u{9f}\n").expect_err("C1");
         assert_eq!(err.message, "control characters are not allowed (U+009F)");
         parse_stream("a: \"\t\u{85}\u{feff}\"\r\n").expect("allowed");
+    }
+
+    #[test]
+    fn control_characters_are_found_at_any_offset() {
+        // The stream is looked at a chunk at a time: a character on either
+        // side of a chunk's edge, or split by it, is found all the same.
+        for bad in [
+            '\u{1}', '\u{7f}', '\u{80}', '\u{9f}', '\u{fffe}', '\u{ffff}',
+        ] {
+            for at in 0..140 {
+                let text = format!("{}{bad}é", "x".repeat(at));
+                assert_eq!(unprintable(&text), Some((at, bad)), "{bad:?} at {at}");
+            }
+        }
+        for fine in ['\t', '\n', '\r', '\u{85}', '\u{a0}', '\u{fffd}', '\u{feff}'] {
+            for at in 0..140 {
+                let text = format!("{}{fine}é", "x".repeat(at));
+                assert_eq!(unprintable(&text), None, "{fine:?} at {at}");
+            }
+        }
     }
 
     #[test]

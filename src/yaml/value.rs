@@ -311,6 +311,8 @@ pub fn same_in_order(a: &Value, b: &Value) -> bool {
         (Value::Array(a), Value::Array(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_in_order(a, b))
         }
+        // Most leaves are strings: compared here, without a call.
+        (Value::String(a), Value::String(b)) => a == b,
         _ => a == b,
     }
 }
@@ -336,6 +338,14 @@ pub fn plain_reads_as_string(text: &str) -> bool {
 
 /// The null, bool or number a plain scalar stands for; `None` for a string.
 fn plain_non_string(text: &str) -> Option<Value> {
+    let Some(&first) = text.as_bytes().first() else {
+        return Some(Value::Null);
+    };
+    let numeric = first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.');
+    // No null or bool is written with more than five characters.
+    if text.len() > 5 && !numeric {
+        return None;
+    }
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
         "true" | "True" | "TRUE" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => {
@@ -346,8 +356,7 @@ fn plain_non_string(text: &str) -> Option<Value> {
         }
         _ => {}
     }
-    let first = text.as_bytes().first()?;
-    if !(first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.')) {
+    if !numeric {
         return None;
     }
     if let Some(n) = parse_int(text) {
@@ -388,8 +397,12 @@ fn parse_int(text: &str) -> Option<Number> {
     if body.is_empty() || !body.bytes().all(|b| b.is_ascii_hexdigit() || b == b'_') {
         return None;
     }
-    let cleaned: String = body.chars().filter(|&c| c != '_').collect();
-    let magnitude = u64::from_str_radix(&cleaned, radix).ok()?;
+    let magnitude = if body.contains('_') {
+        let cleaned: String = body.chars().filter(|&c| c != '_').collect();
+        u64::from_str_radix(&cleaned, radix).ok()?
+    } else {
+        u64::from_str_radix(body, radix).ok()?
+    };
     if negative {
         let signed = i64::try_from(-i128::from(magnitude)).ok()?;
         Some(Number::from(signed))
