@@ -75,7 +75,8 @@ fn unproven_containers(object: &Value, kind: &WorkloadType, profile: &Profile) -
 fn marked_by_mesh(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Option<Record> {
     let marker = profile.injection_marker.as_ref()?;
     let value = patcher
-        .get(&paths.metadata("annotations"))
+        .get(&paths.metadata)
+        .and_then(|m| m.field("annotations"))
         .and_then(|a| a.get(marker))?;
     let names = |field: &str, status: &Value| -> Vec<String> {
         status
@@ -109,10 +110,10 @@ pub(crate) fn record_present(patcher: &Patcher, kind: &WorkloadType) -> bool {
 
 /// The record inject left on the pod, if any.
 fn read_record(patcher: &Patcher, paths: &PodPaths) -> Option<Record> {
-    let mut record_path = paths.metadata("annotations");
-    record_path.push(RECORD_ANNOTATION.to_string());
     patcher
-        .get(&record_path)
+        .get(&paths.metadata)
+        .and_then(|m| m.field("annotations"))
+        .and_then(|a| a.field(RECORD_ANNOTATION))
         .and_then(Value::as_str)
         .map(Record::decode)
 }
@@ -219,9 +220,9 @@ fn injection_of(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Optio
             .any(|n| ours.contains(&n.as_str()));
         return names_ours.then_some(record);
     }
+    let spec = patcher.get(&paths.spec);
     let containers = |list: &str| -> &[Value] {
-        patcher
-            .get(&paths.spec(list))
+        spec.and_then(|s| s.field(list))
             .and_then(Value::as_array)
             .map_or(&[], Vec::as_slice)
     };
@@ -239,18 +240,26 @@ fn injection_of(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Optio
     let has_app = containers("containers")
         .iter()
         .any(|c| name_of(c).is_none_or(|n| !ours.contains(&n)));
+    let named_ours = |item: &&Value| name_of(item).is_some_and(|n| ours.contains(&n));
+    let lists = ["containers", "initContainers"];
+    if !has_app
+        || !lists
+            .iter()
+            .any(|list| containers(list).iter().any(|c| named_ours(&c)))
+    {
+        return None;
+    }
+    // Only now: the image's name comes from rendering the profile's.
     let proxy_image = profile.proxy_image_name()?;
-    let runs_proxy = ["containers", "initContainers"].iter().any(|list| {
-        containers(list).iter().any(|item| {
+    let runs_proxy = lists.iter().any(|list| {
+        containers(list).iter().filter(named_ours).any(|item| {
             // No image at all is what a half-removed injection leaves.
-            name_of(item).is_some_and(|n| ours.contains(&n))
-                && item
-                    .field("image")
-                    .and_then(Value::as_str)
-                    .is_none_or(|i| image_name(i).starts_with(proxy_image.as_str()))
+            item.field("image")
+                .and_then(Value::as_str)
+                .is_none_or(|i| image_name(i).starts_with(proxy_image.as_str()))
         })
     });
-    (has_app && runs_proxy).then(|| profile_names(profile))
+    runs_proxy.then(|| profile_names(profile))
 }
 
 /// The profile's containers and volumes, as a record of what it adds.

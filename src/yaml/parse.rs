@@ -768,6 +768,10 @@ fn not_json(node: &Node<'_>, is_key: bool, collections: &[bool]) -> Option<Strin
 
 /// go-yaml's YAML 1.1 infinities and NaN.
 fn is_infinity_or_nan(text: &str) -> bool {
+    // Each is written with a dot after an optional sign.
+    if !text.as_bytes().iter().take(2).any(|&b| b == b'.') {
+        return false;
+    }
     matches!(
         text.strip_prefix(['+', '-']).unwrap_or(text),
         ".inf" | ".Inf" | ".INF"
