@@ -1714,7 +1714,12 @@ fn key_text<'a>(key: &'a Node<'_>) -> &'a str {
 
 /// Byte offset of the start of the line holding `pos`.
 pub fn line_start(text: &str, pos: usize) -> usize {
-    before(text, pos).rfind('\n').map_or(0, |i| i + 1)
+    // Lines are short: a plain loop back finds the line break sooner than
+    // a searcher made for long texts.
+    before(text, pos)
+        .bytes()
+        .rposition(|b| b == b'\n')
+        .map_or(0, |i| i + 1)
 }
 
 /// Column of `pos` in bytes (indentation is ASCII spaces).

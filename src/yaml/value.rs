@@ -296,6 +296,9 @@ pub fn scalar_matches(text: &str, style: ScalarStyle, tag: Option<&str>, target:
         {
             true
         }
+        // A plain scalar with the target's text: the target unless it reads as
+        // a null, a bool or a number.
+        Value::String(_) if tag.is_none() => plain_reads_as_string(text),
         _ => resolve_scalar(text, style, tag) == *target,
     }
 }
@@ -552,6 +555,29 @@ mod tests {
             let got = value_over(&text(&b), value_of(&text(&a)));
             let want = value_of(&text(&b));
             proptest::prop_assert!(same_in_order(&got, &want), "{} != {}", got, want);
+        }
+
+        /// Comparing a scalar in place says what resolving it and comparing says.
+        #[test]
+        fn a_scalar_matches_what_it_resolves_to(
+            text in "(~|null|true|no|0x1F|012|1_0|-1|\\.5|1e3|\\.inf|[a-z0-9 .:-]{0,6})",
+            other in "(~|null|true|no|0x1F|012|1_0|-1|\\.5|1e3|\\.inf|[a-z0-9 .:-]{0,6})",
+            style in proptest::sample::select(vec![
+                ScalarStyle::Plain,
+                ScalarStyle::SingleQuoted,
+                ScalarStyle::DoubleQuoted,
+            ]),
+            tag in proptest::sample::select(vec![None, Some("str"), Some("int"), Some("bool"), Some("null")]),
+        ) {
+            for target in [
+                Value::String(text.clone()),
+                Value::String(other.clone()),
+                resolve_plain(&text),
+                resolve_plain(&other),
+            ] {
+                let resolved = resolve_scalar(&text, style, tag) == target;
+                proptest::prop_assert_eq!(scalar_matches(&text, style, tag, &target), resolved);
+            }
         }
     }
 }
