@@ -52,17 +52,28 @@ measure() {
   for _ in $(seq "$runs"); do once "$@"; done | summary
 }
 
-# measure_paths INPUT ARGS...: the tool with ARGS on INPUT given as a file
-# (-f INPUT) and on a pipe (`cat INPUT |`), run in turn $runs times each so
-# that both see the same machine; prints "file_wall file_rss pipe_wall pipe_rss".
+# measure_paths [--baseline] INPUT ARGS...: the tool with ARGS on INPUT given
+# as a file (-f INPUT) and on a pipe (`cat INPUT |`), run in turn $runs times
+# each so that both see the same machine; prints "file_wall file_rss
+# pipe_wall pipe_rss". With --baseline, the parse-only baseline on INPUT
+# takes its turn too, first in each round, and its figures come first: this
+# machine's speed drifts by a fifth within a minute, and a ratio is only
+# worth something between runs made side by side.
 measure_paths() {
+  local with_base=
+  if [ "$1" = --baseline ]; then
+    with_base=1
+    shift
+  fi
   local input=$1
   shift
-  : > "$work/file" && : > "$work/pipe"
+  : > "$work/base" && : > "$work/file" && : > "$work/pipe"
   for _ in $(seq "$runs"); do
+    if [ -n "$with_base" ]; then once "$baseline" "$input" >> "$work/base"; fi
     once "$tool" "$@" -f "$input" >> "$work/file"
     cat "$input" | once "$tool" "$@" >> "$work/pipe"
   done
+  if [ -n "$with_base" ]; then printf '%s ' "$(summary < "$work/base")"; fi
   echo "$(summary < "$work/file") $(summary < "$work/pipe")"
 }
 
@@ -75,8 +86,8 @@ for n in 500 5000 50000; do
   input=$work/in-$n.yaml
   python3 "$shared/gen.py" "$n" "$input"
   mb=$(awk -v b="$(stat -c %s "$input")" 'BEGIN {printf "%.1f", b/1048576}')
-  read -r base_wall base_rss < <(measure "$baseline" "$input")
-  read -r wall rss pipe_wall pipe_rss < <(measure_paths "$input" -q "${anchors[@]}")
+  read -r base_wall base_rss wall rss pipe_wall pipe_rss \
+    < <(measure_paths --baseline "$input" -q "${anchors[@]}")
   inject_wall[$n]=$wall
   base_walls[$n]=$base_wall
   row() { printf '%-10s %8s %-22s %9s %9s %8s %10s\n' "$n" "$mb" "$1" "$2" \
