@@ -112,10 +112,6 @@ const NOT_YET: &[(&str, &str)] = &[
         "istio-proxy is the pod's only container: Istio moves it into the native sidecar and leaves `containers: []`, which the apiserver rejects; the tool leaves the pod alone",
     ),
     (
-        "traffic-annotations.yaml",
-        "a pod's sidecar.istio.io/proxyCPU alone gives Istio's proxy and istio-init that request only (no memory request, no limits); the tool keeps the profile's other quantities",
-    ),
-    (
         "cronjob.yaml",
         "istioctl kube-inject writes the pod's metadata on the jobTemplate, the tool (as the webhook) on the pod template",
     ),

@@ -727,3 +727,51 @@ fn the_mesh_wide_policies_give_the_proxy_its_env() {
         plain.stdout
     );
 }
+
+#[test]
+fn one_resource_annotation_gives_the_proxy_that_resource_alone() {
+    // As Istio's template: with any of the four resource annotations, the
+    // proxy and its init container get what the annotations give, nothing
+    // of the values'; without one, the values' four.
+    let annotated = DEPLOYMENT.replace(
+        "      labels: {app: web}\n",
+        "      labels: {app: web}\n      annotations: {sidecar.istio.io/proxyMemoryLimit: 512Mi}\n",
+    );
+    let run = common::run(&["-q", "--profile", "istio"], Some(&annotated));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // (The request is the apiserver's default for a limit alone, which the
+    // tool writes into the containers it adds.)
+    let only_limit =
+        serde_json::json!({"limits": {"memory": "512Mi"}, "requests": {"memory": "512Mi"}});
+    for list in ["initContainers", "containers"] {
+        for name in ["istio-init", "istio-proxy"] {
+            if let Some(c) = containers(&run.stdout, list)
+                .iter()
+                .find(|c| c["name"] == name)
+            {
+                assert_eq!(c["resources"], only_limit, "{name}");
+            }
+        }
+    }
+    // A flag is a value: the other three stay.
+    let run = common::run(
+        &[
+            "-q",
+            "--profile",
+            "istio",
+            "--set",
+            "proxyMemoryLimit=512Mi",
+        ],
+        Some(DEPLOYMENT),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let proxy = containers(&run.stdout, "initContainers")
+        .into_iter()
+        .chain(containers(&run.stdout, "containers"))
+        .find(|c| c["name"] == "istio-proxy")
+        .expect("proxy");
+    assert_eq!(
+        proxy["resources"],
+        serde_json::json!({"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "2", "memory": "512Mi"}})
+    );
+}

@@ -93,7 +93,14 @@ const PROXY_INBOUND_PORTS: &str = "15090,15021";
 /// proxy has a `readinessProbe` and a `startupProbe` (not without a status
 /// port, the latter not when `startupProbeEnabled` is false); and
 /// `readinessInitialDelay`, empty for 0, which Go leaves out.
-pub fn complete(values: &mut Map<String, Value>) {
+pub fn complete(values: &mut Map<String, Value>, annotated: &dyn Fn(&str) -> bool) {
+    // A pod's resource annotations stand for all of the proxy's resources:
+    // with one, the others it does not give are not set at all.
+    if RESOURCES.iter().any(|name| annotated(name)) {
+        for name in RESOURCES.iter().filter(|name| !annotated(name)) {
+            values.insert(name.to_string(), Value::String(String::new()));
+        }
+    }
     for name in RESOURCES {
         if let Some(quantity) = Quantity::parse(text_of(values, name).trim()) {
             values.insert(name.to_string(), Value::String(quantity.to_string()));
@@ -1532,7 +1539,7 @@ mod tests {
         .as_object()
         .cloned()
         .expect("map");
-        complete(&mut values);
+        complete(&mut values, &|_| false);
         let got = webhook_annotations(&json!({}), &values);
         assert_eq!(
             Value::Object(got),
@@ -1588,7 +1595,7 @@ mod tests {
         .as_object()
         .cloned()
         .expect("map");
-        complete(&mut values);
+        complete(&mut values, &|_| false);
         assert_eq!(
             values["iptablesArgs"],
             json!(["-i", "*", "-x", "", "-b", "*", "-d", "15090,15021,15020"])
@@ -1602,7 +1609,7 @@ mod tests {
         values.insert("kubevirtInterfaces".into(), json!("net1"));
         values.insert("rerouteVirtualInterfaces".into(), json!("net2"));
         values.insert("excludeInterfaces".into(), json!("eth1"));
-        complete(&mut values);
+        complete(&mut values, &|_| false);
         assert_eq!(
             values["iptablesArgs"],
             json!([
@@ -1627,7 +1634,7 @@ mod tests {
         values.insert("statusPort".into(), json!(15020));
         values.insert("startupProbeEnabled".into(), json!(false));
         values.insert("readinessInitialDelaySeconds".into(), json!(100));
-        complete(&mut values);
+        complete(&mut values, &|_| false);
         assert_eq!(values["startupProbe"], false);
         assert_eq!(values["readinessInitialDelay"], 100);
     }
@@ -1792,7 +1799,7 @@ mod tests {
         .as_object()
         .cloned()
         .expect("map");
-        complete(&mut values);
+        complete(&mut values, &|_| false);
         assert_eq!(values["proxyCPULimit"], "2");
         assert_eq!(values["proxyMemoryLimit"], "1Gi");
         assert_eq!(values["proxyCPURequest"], "100m");
@@ -1823,7 +1830,7 @@ mod tests {
         .as_object()
         .cloned()
         .expect("map");
-        complete(&mut values);
+        complete(&mut values, &|_| false);
         assert_eq!(values["proxyPosition"], "first");
         assert_eq!(
             values["proxyMetadataEnv"],
@@ -1837,7 +1844,7 @@ mod tests {
             .as_object()
             .cloned()
             .expect("map");
-        complete(&mut plain);
+        complete(&mut plain, &|_| false);
         assert_eq!(plain["proxyMetadataEnv"], "");
         assert_eq!(plain["proxyConfig"], "{}");
     }
@@ -1975,7 +1982,7 @@ mod tests {
                     .as_object()
                     .cloned()
                     .expect("map");
-            complete(&mut values);
+            complete(&mut values, &|_| false);
             (values["localhostInbound"].clone(), values["fips"].clone())
         };
         assert_eq!(of("LOCALHOST", "fips-140-3"), (json!(true), json!(true)));

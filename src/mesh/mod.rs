@@ -24,16 +24,38 @@ pub enum Mesh {
     None,
 }
 
+/// Which values a workload's own settings gave, over the profile's.
+pub struct SetBy<'a> {
+    /// Set by the pod's annotations (or its namespace's).
+    pub annotations: &'a dyn Fn(&str) -> bool,
+    /// Set by the flags (`--set`).
+    pub flags: &'a dyn Fn(&str) -> bool,
+}
+
+impl SetBy<'_> {
+    /// Nothing set: the profile's values alone.
+    pub const NOTHING: SetBy<'static> = SetBy {
+        annotations: &|_| false,
+        flags: &|_| false,
+    };
+
+    /// Set by the annotations or the flags.
+    pub fn workload(&self, name: &str) -> bool {
+        (self.annotations)(name) || (self.flags)(name)
+    }
+}
+
 impl Mesh {
     /// The values the mesh's injector derives from `values`, added to them
     /// (and values it normalises, rewritten). Names a profile declares under
     /// `values` are never derived, so a derived value cannot be `--set`.
-    /// `for_workload` says which values the workload's annotations or the
-    /// flags set (Linkerd derives the proxy's cores from those alone).
-    pub fn complete(self, values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> bool) {
+    /// `set` says which values the workload's annotations and the flags set
+    /// (Linkerd derives the proxy's cores from those alone; Istio's proxy
+    /// gets only the resources a pod's annotations give, when they give one).
+    pub fn complete(self, values: &mut Map<String, Value>, set: &SetBy<'_>) {
         match self {
-            Mesh::Linkerd => linkerd::complete(values, for_workload),
-            Mesh::Istio => istio::complete(values),
+            Mesh::Linkerd => linkerd::complete(values, &|name| set.workload(name)),
+            Mesh::Istio => istio::complete(values, set.annotations),
             Mesh::None => {}
         }
     }

@@ -1167,10 +1167,11 @@ impl Profile {
         for (name, value) in resolved {
             values.insert(name.clone(), value.clone());
         }
-        let for_workload = |name: &str| {
-            flags.contains_key(name) || from_annotations.iter().any(|(n, _)| n == name)
+        let set = crate::mesh::SetBy {
+            annotations: &|name: &str| from_annotations.iter().any(|(n, _)| n == name),
+            flags: &|name: &str| flags.contains_key(name),
         };
-        self.mesh.complete(&mut values, &for_workload);
+        self.mesh.complete(&mut values, &set);
         values
     }
 
@@ -1219,7 +1220,8 @@ impl Profile {
         vars: &WorkloadVars,
     ) -> Result<Rendered, String> {
         let mut values = values.clone();
-        self.mesh.complete(&mut values, &|_| false);
+        self.mesh
+            .complete(&mut values, &crate::mesh::SetBy::NOTHING);
         self.render_with(&|name: &str| lookup(&values, vars, name))
     }
 
@@ -1951,7 +1953,9 @@ mod tests {
         assert!(Arc::ptr_eq(&plain, &also_plain));
         // The profile's values, with what the mesh's rules derive from them.
         let mut expected = profile.values.clone();
-        profile.mesh.complete(&mut expected, &|_| false);
+        profile
+            .mesh
+            .complete(&mut expected, &crate::mesh::SetBy::NOTHING);
         assert_eq!(plain.values(), &expected);
 
         let debug = json!({"config.linkerd.io/proxy-log-level": "debug"});
