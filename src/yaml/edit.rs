@@ -1920,6 +1920,27 @@ mod tests {
         out
     }
 
+    /// A comment after a value stays when the value changes, whatever its
+    /// style, in a block mapping (where changing it back gives the text
+    /// back) and in a flow one.
+    #[test]
+    fn a_comment_after_a_changed_value_stays() {
+        for written in ["x", "'x'", "\"x\"", "\"a\\\"b\"", "'it''s'", "\"a # b\""] {
+            let text = format!("k: {written}   # the app's\n");
+            let out = round_trip(&text, |v| v["k"] = json!("port-9090"));
+            assert!(
+                out.contains("9090") && out.ends_with("   # the app's\n"),
+                "{written}: {out}"
+            );
+            let text = format!("m: {{v: {written} }} # flow\n");
+            let out = render(&text, |v| v["m"]["v"] = json!("port-9090"));
+            assert!(
+                out.contains("9090") && out.ends_with(" } # flow\n"),
+                "{written}: {out}"
+            );
+        }
+    }
+
     /// Blocks met again, in any order, are shared; a new value gets a block
     /// of its own, and the text is always the value's.
     #[test]

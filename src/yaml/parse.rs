@@ -225,6 +225,24 @@ fn unprintable(text: &str) -> Option<(usize, char)> {
     Some((at, text.get(at..)?.chars().next()?))
 }
 
+/// How long the quoted scalar that `text` starts with is, its quotes
+/// included: up to the first `'` not doubled, or the first `"` not
+/// escaped by a backslash.
+fn closing_quote(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let quote = *bytes.first()?;
+    let mut at = 1;
+    while let Some(&b) = bytes.get(at) {
+        match b {
+            b'\\' if quote == b'"' => at += 2,
+            b'\'' if quote == b'\'' && bytes.get(at + 1) == Some(&b'\'') => at += 2,
+            b if b == quote => return Some(at + 1),
+            _ => at += 1,
+        }
+    }
+    None
+}
+
 /// One reading of a stretch of the stream by the parser.
 struct Pass<'a, 'p> {
     /// The whole stream.
@@ -543,7 +561,12 @@ impl<'a> Pass<'a, '_> {
                     end: match style {
                         ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
                             let quoted = text.get(start..end).unwrap_or_default();
-                            start + quoted.trim_end_matches([' ', '\t', '\r', '\n']).len()
+                            // The parser's span runs on past the closing
+                            // quote, over white space and a comment after it.
+                            start
+                                + closing_quote(quoted).unwrap_or_else(|| {
+                                    quoted.trim_end_matches([' ', '\t', '\r', '\n']).len()
+                                })
                         }
                         _ => end,
                     },
@@ -1115,6 +1138,10 @@ mod tests {
             "'[\n    {\"x\": 1}\n    ]'"
         );
         assert_eq!(span_at(text, &["metadata", "annotations", "b"]), "2");
+        // A comment after a quoted scalar is not part of it.
+        let text = "a: \"9090\"   # the app's\nb: 'x' # y\n";
+        assert_eq!(span_at(text, &["a"]), "\"9090\"");
+        assert_eq!(span_at(text, &["b"]), "'x'");
         let text = "m:\n  a: \"x\ny \\\"z\\\"\n\n  w\"\no: é\n";
         assert_eq!(scalar_at(text, &["m", "a"]), "x y \"z\"\nw");
         assert_eq!(span_at(text, &["m", "a"]), "\"x\ny \\\"z\\\"\n\n  w\"");
