@@ -141,7 +141,7 @@ const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "hello-multiport-metrics.yaml",
-        "prometheus.istio.io/scrape-targets and the merged metrics' env",
+        "Istio takes prometheus.istio.io/scrape-targets off the pod once the agent's env holds the targets; the tool leaves it (Prometheus does not read it), so that uninject gives the pod back byte for byte",
     ),
 ];
 

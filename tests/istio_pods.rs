@@ -775,3 +775,61 @@ fn one_resource_annotation_gives_the_proxy_that_resource_alone() {
         serde_json::json!({"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"cpu": "2", "memory": "512Mi"}})
     );
 }
+
+#[test]
+fn the_apps_metrics_settings_go_to_the_agent_and_come_back() {
+    // The pod's own Prometheus annotations go into the agent's env, and
+    // every spelling of them points Prometheus at the agent, in place.
+    let annotated = DEPLOYMENT.replace(
+        "      labels: {app: web}\n",
+        "      labels: {app: web}\n      annotations:\n        prometheus.io/port: \"9090\"   # the app's\n        prometheus.io.path: '/m'\n",
+    );
+    let run = common::run(&["-q", "--profile", "istio"], Some(&annotated));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_PROMETHEUS_ANNOTATIONS").as_deref(),
+        Some(r#"{"scrape":"","path":"/m","port":"9090"}"#)
+    );
+    assert!(
+        run.stdout
+            .contains("prometheus.io/port: \"15020\"   # the app's\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("prometheus.io.path: '/stats/prometheus'\n"),
+        "{}",
+        run.stdout
+    );
+    // Injecting again changes nothing; uninject gives the text back.
+    let again = common::run(&["-q", "--profile", "istio"], Some(&run.stdout));
+    assert_eq!(again.stdout, run.stdout);
+    let back = common::run(&["uninject", "-q", "--profile", "istio"], Some(&run.stdout));
+    assert_eq!(back.stdout, annotated);
+    // Merging off: the pod's annotations stay, no env.
+    let off = common::run(
+        &["-q", "--profile", "istio", "--set", "mergeMetrics=false"],
+        Some(&annotated),
+    );
+    assert!(
+        off.stdout.contains("prometheus.io/port: \"9090\""),
+        "{}",
+        off.stdout
+    );
+    assert_eq!(proxy_env(&off.stdout, "ISTIO_PROMETHEUS_ANNOTATIONS"), None);
+    // A port the agent cannot scrape: Istio refuses the pod.
+    let reserved = DEPLOYMENT.replace(
+        "      labels: {app: web}\n",
+        "      labels: {app: web}\n      annotations: {prometheus.io/port: \"15090\"}\n",
+    );
+    let run = common::run(&["--profile", "istio"], Some(&reserved));
+    assert!(
+        run.stderr.contains(
+            "invalid prometheus scrape configuration: port 15090 is reserved for Istio (Envoy Prometheus (already merged)) and cannot be scraped"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stdout, reserved);
+}

@@ -143,6 +143,12 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     let mut sidecar = Sidecar::build(&rendered, &pod, kind, env, notes);
     if env.profile.mesh == Mesh::Istio {
         sidecar.take_over_app_probes(&pod, filled.values());
+        let merged = !crate::mesh::text_of(filled.values(), "metricsScrape").is_empty();
+        match istio::metrics_merge(pod.annotations, merged) {
+            Ok(Some(merge)) => sidecar.merge_metrics(merge),
+            Ok(None) => {}
+            Err(reason) => return unchanged(patcher, before, reason),
+        }
     }
     if pod.namespace_assumed {
         // What the injection writes of the namespace is only right there.
@@ -255,6 +261,9 @@ struct Sidecar {
     app_edits: Vec<istio::Edit>,
     /// Of those, the probes whose port was a name (for the record).
     probe_ports: Vec<String>,
+    /// The pod's own annotations the injection changes, each with its new
+    /// value: Istio's Prometheus annotations, pointed at its agent.
+    changed_annotations: Vec<(String, String)>,
 }
 
 impl Sidecar {
@@ -309,12 +318,31 @@ impl Sidecar {
             hints: Vec::new(),
             app_edits: Vec::new(),
             probe_ports: Vec::new(),
+            changed_annotations: Vec::new(),
         }
     }
 
     /// Istio: the app's probes and lifecycle hooks go through the agent on
     /// the status port, their originals in the proxy's env, unless the
     /// pod's annotation or the values say not to.
+    /// Istio: the app's metrics merged with the proxy's; the pod's own
+    /// Prometheus settings in the proxy's env, its annotations pointed at the
+    /// agent.
+    fn merge_metrics(&mut self, merge: istio::MetricsMerge) {
+        if let Some(value) = merge.env {
+            let entry = json!({"name": istio::PROMETHEUS_ENV, "value": value});
+            match self.proxy.get_mut("env") {
+                Some(Value::Array(env)) => env.push(entry),
+                _ => {
+                    if let Some(proxy) = self.proxy.as_object_mut() {
+                        proxy.insert("env".into(), Value::Array(vec![entry]));
+                    }
+                }
+            }
+        }
+        self.changed_annotations = merge.annotations;
+    }
+
     fn take_over_app_probes(&mut self, pod: &Pod, values: &Map<String, Value>) {
         let wanted = crate::mesh::text_of(values, "rewriteAppHTTPProbe") != "false";
         if !istio::rewrites_probes(pod.annotations, wanted) {
@@ -625,6 +653,7 @@ fn place(
         hints: _,
         app_edits,
         probe_ports,
+        changed_annotations,
     } = sidecar;
     let mut record = Record::default();
     // The app's containers are edited once the sidecar is in place (the
@@ -696,6 +725,25 @@ fn place(
         }
     }
     let annotations_path = paths.metadata("annotations");
+    // The pod's own annotations the mesh changes, each kept with its place
+    // and value for uninject to put back.
+    if !changed_annotations.is_empty() {
+        let own = patcher
+            .get(&annotations_path)
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (key, value) in changed_annotations {
+            let index = own.keys().position(|k| *k == key);
+            let (Some(index), Some(original)) = (index, own.get(&key)) else {
+                continue;
+            };
+            record
+                .user_annotations
+                .push(Record::user_annotation(index, &key, original));
+            patcher.add(&child_key(&annotations_path, &key), Value::String(value))?;
+        }
+    }
     record.annotations = set_entries(
         patcher,
         &annotations_path,

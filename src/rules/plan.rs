@@ -191,6 +191,35 @@ impl Patcher {
         Ok(added)
     }
 
+    /// `add` the member `key` to the mapping at `path`, at `index` among its
+    /// members (last when it has fewer): a member goes back where it was.
+    pub fn add_at(
+        &mut self,
+        path: &[String],
+        index: usize,
+        key: &str,
+        value: Value,
+    ) -> Result<(), PlanError> {
+        let op_value = self.record.then(|| value.clone());
+        let Value::Object(map) = self.parent(path, path)? else {
+            return Err(PlanError::Internal(format!(
+                "add: {} is not a mapping",
+                pointer(path)
+            )));
+        };
+        map.shift_insert(index.min(map.len()), key.to_string(), value);
+        self.changes += 1;
+        if let Some(value) = op_value {
+            let mut at = path.to_vec();
+            at.push(key.to_string());
+            self.ops.push(PatchOperation::Add(AddOperation {
+                path: PointerBuf::from_tokens(&at),
+                value,
+            }));
+        }
+        Ok(())
+    }
+
     /// RFC 6902 `remove`; members keep the order of the rest.
     pub fn remove(&mut self, path: &[String]) -> Result<(), PlanError> {
         let (last, parent) = path

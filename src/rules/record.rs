@@ -36,10 +36,14 @@ pub struct Record {
     pub user_containers: Vec<String>,
     /// The image pull secrets inject added to the pod.
     pub pull_secrets: Vec<String>,
+    /// The pod's own annotations inject changed (Istio's Prometheus
+    /// annotations), each as `INDEX:JSON` with its place among them and its
+    /// value, escaped as `user_containers` are.
+    pub user_annotations: Vec<String>,
 }
 
 impl Record {
-    fn fields(&self) -> [(&'static str, &Vec<String>); 10] {
+    fn fields(&self) -> [(&'static str, &Vec<String>); 11] {
         [
             ("containers", &self.containers),
             ("initContainers", &self.init_containers),
@@ -51,6 +55,7 @@ impl Record {
             ("probePorts", &self.probe_ports),
             ("userContainers", &self.user_containers),
             ("pullSecrets", &self.pull_secrets),
+            ("userAnnotations", &self.user_annotations),
         ]
     }
 
@@ -82,17 +87,7 @@ impl Record {
     /// A pod's own container `container`, at `index` of `list`, as
     /// [`Record::user_containers`] holds it.
     pub fn user_container(list: &str, index: usize, container: &Value) -> String {
-        let json = container.to_string();
-        let mut text = format!("{list}:{index}:");
-        for c in json.chars() {
-            match c {
-                '%' => text.push_str("%25"),
-                ',' => text.push_str("%2C"),
-                ';' => text.push_str("%3B"),
-                c => text.push(c),
-            }
-        }
-        text
+        format!("{list}:{index}:{}", escaped(&container.to_string()))
     }
 
     /// The pod's own containers the record holds: list, index, container.
@@ -104,15 +99,35 @@ impl Record {
                 let mut parts = entry.splitn(3, ':');
                 let list = parts.next()?.to_string();
                 let index = parts.next()?.parse().ok()?;
-                let json = parts
-                    .next()?
-                    .replace("%2C", ",")
-                    .replace("%3B", ";")
-                    .replace("%25", "%");
+                let json = unescaped(parts.next()?);
                 Some((list, index, serde_json::from_str(&json).ok()?))
             })
             .collect();
         out.sort_by_key(|(_, index, _)| *index);
+        out
+    }
+
+    /// A pod's own annotation `key`, at `index` among them, with its value,
+    /// as [`Record::user_annotations`] holds it.
+    pub fn user_annotation(index: usize, key: &str, value: &Value) -> String {
+        let entry = serde_json::json!([key, value]);
+        format!("{index}:{}", escaped(&entry.to_string()))
+    }
+
+    /// The pod's own annotations the record holds, by their place: index,
+    /// key, value.
+    pub fn user_annotations(&self) -> Vec<(usize, String, Value)> {
+        let mut out: Vec<(usize, String, Value)> = self
+            .user_annotations
+            .iter()
+            .filter_map(|entry| {
+                let (index, json) = entry.split_once(':')?;
+                let entry: Value = serde_json::from_str(&unescaped(json)).ok()?;
+                let key = entry.get(0)?.as_str()?.to_string();
+                Some((index.parse().ok()?, key, entry.get(1)?.clone()))
+            })
+            .collect();
+        out.sort_by_key(|(index, _, _)| *index);
         out
     }
 
@@ -140,11 +155,33 @@ impl Record {
                 "probePorts" => record.probe_ports = names,
                 "userContainers" => record.user_containers = names,
                 "pullSecrets" => record.pull_secrets = names,
+                "userAnnotations" => record.user_annotations = names,
                 _ => {}
             }
         }
         record
     }
+}
+
+/// `text` with the record's separators (`,` and `;`) and `%` escaped.
+fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            ',' => out.push_str("%2C"),
+            ';' => out.push_str("%3B"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// [`escaped`] undone.
+fn unescaped(text: &str) -> String {
+    text.replace("%2C", ",")
+        .replace("%3B", ";")
+        .replace("%25", "%")
 }
 
 #[cfg(test)]

@@ -173,6 +173,17 @@ pub(crate) fn remove_injection(
     }
     annotation_keys.push(RECORD_ANNOTATION.to_string());
     remove_keys(patcher, &annotations, &annotation_keys)?;
+    // The pod's own annotations inject changed, as they were (where they
+    // were, if taken out since).
+    for (index, key, value) in record.user_annotations() {
+        let mut path = annotations.clone();
+        path.push(key.clone());
+        if patcher.get(&path).is_some() {
+            patcher.add(&path, value)?;
+        } else if patcher.get(&annotations).is_some() {
+            patcher.add_at(&annotations, index, &key, value)?;
+        }
+    }
     remove_keys(patcher, &paths.metadata("labels"), &label_keys)?;
 
     if let Some(grace) = &record.grace {
