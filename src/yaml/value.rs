@@ -3,7 +3,7 @@
 //! Scalars resolve the way kubectl's YAML reader (go-yaml v2, YAML 1.1
 //! flavour) resolves them, so `0644` is 420, `1_000` is 1000 and `yes` is
 //! true (but `y` and `n`, booleans to go-yaml v2, are strings here: see
-//! `tests/differential.rs`); a scalar with a tag of another schema than YAML's (`!custom 12`)
+//! `tests/it/differential.rs`); a scalar with a tag of another schema than YAML's (`!custom 12`)
 //! is a string; aliases expand and merge keys (`<<: *base`) merge, with local
 //! keys winning. Keys are their text: kubectl would write `0x10:` as `16` and
 //! `yes:` as `true`, which the tool does not (the editor finds keys by text).

@@ -3,7 +3,7 @@
 //! pod Linkerd's webhook would give it, and a value Linkerd cannot use gives
 //! a warning and the default, never a proxy that cannot parse its env.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! The tool inside the tools users already run, driven for real where the
 //! machine has them; a visible SKIPPED line where it does not.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -9,7 +9,7 @@
 //!    fresh injection of the golden's input with the same settings: the
 //!    mesh's injection is replaced, not edited into.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

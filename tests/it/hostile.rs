@@ -4,7 +4,7 @@
 //! and their outcomes are listed in `testdata/hostile/README.md`; the small
 //! inputs live there, the large or unusual ones are made here in a temp dir.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! Linkerd's (`cli/cmd/testdata`) with the linkerd profile, Istio's
 //! (`pkg/kube/inject/testdata/inject`) with the istio profile.
 
-mod common;
+use crate::common;
 
 /// (file, workload, reason) for every workload the mesh's own tests skip.
 const LINKERD_SKIPS: [(&str, &str, &str); 5] = [

@@ -2,7 +2,7 @@
 //! `testdata/inject/expected/NAME` on stdout and `NAME.report` on stderr.
 //! Regenerate with `UPDATE_GOLDEN=1 cargo test --test golden`, then review the diff.
 
-mod common;
+use crate::common;
 
 #[test]
 fn injected_outputs_match_the_expected_files() {

@@ -1,7 +1,7 @@
 //! Istio-injected pods that run: what pilot-agent reads at startup is in
 //! the form it parses, and the app's probes go through the agent.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

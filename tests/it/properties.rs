@@ -11,7 +11,7 @@
 //!    changed has an empty `LINKERD2_PROXY_IDENTITY_TRUST_ANCHORS`, and a
 //!    run given them is never refused for lack of them.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

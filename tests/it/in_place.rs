@@ -2,7 +2,7 @@
 //! file fails, owner and mode are kept, symbolic links never lead a write
 //! out of the tree, and a SIGKILL at any moment leaves each file old or new.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -4,7 +4,7 @@
 //! is run as kubectl runs it. A shell that is not installed is skipped, and
 //! says so. tests/generated.rs checks that the scripts are current.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! namespace's policies, with the apiserver's own messages, run as a user
 //! runs the tool (`--context` files, `--kube-version`, `--warn-only`).
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

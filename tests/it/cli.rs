@@ -1,6 +1,6 @@
 //! The command line, run as a user runs it.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 

@@ -57,7 +57,7 @@
 //! quoting writes the string `y` plain); `!!binary` text, which kubectl
 //! decodes from base64.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

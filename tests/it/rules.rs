@@ -2,7 +2,7 @@
 //! native and classic sidecars, every workload kind, shutdown, resources,
 //! security context, custom resources, identity, precedence.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 

@@ -1,7 +1,7 @@
 //! Inputs the fuzzer (`fuzz/`) found failing, kept in `testdata/fuzz/`, each
 //! run through the real binary with the behaviour it has now.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

@@ -14,7 +14,7 @@
 //! reason; a listed case that starts matching fails the test, and so does a
 //! case that differs without being listed, so that the list stays true.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! `kubectl mesh-inject admit`: the admission chain with webhook
 //! reinvocation, on the scenarios of `testdata/admit/`, with exact output.
 
-mod common;
+use crate::common;
 
 /// Run in the repository with `args`; `stdin` feeds standard input.
 fn run(args: &[&str], stdin: Option<&str>) -> common::Run {

@@ -15,7 +15,7 @@
 //!
 //! A failure shrinks to a small stream and prints it as YAML.
 
-mod common;
+use crate::common;
 
 use std::fmt;
 

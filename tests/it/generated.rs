@@ -3,7 +3,7 @@
 //! files are stale. Regenerate with `UPDATE_GENERATED=1 cargo test --test generated`.
 //! tests/completion.rs drives the kept completion scripts in the shells.
 
-mod common;
+use crate::common;
 
 use clap::CommandFactory;
 use clap_complete::Shell;

@@ -11,7 +11,7 @@
 //! yet, are listed here with the reason; a listed case that starts matching
 //! fails the test, so that the lists stay true.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 

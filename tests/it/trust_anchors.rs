@@ -6,7 +6,7 @@
 //! proxy's env; a run that injects nothing needs none. The runs here are as
 //! given (`common::run_as_given`): no sample anchors are added to them.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

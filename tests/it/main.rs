@@ -1,0 +1,30 @@
+//! The integration tests, in one binary so that the crate is linked once:
+//! each module drives the real `kubectl-mesh_inject` (or the library) for
+//! one part of the tool. Tests that need an outside tool (helm, kpt,
+//! kubectl, pre-commit, a shell) check for it first and say when they skip
+//! (see `common::skip_test`). `cargo test --test it NAME` runs the tests
+//! whose path holds NAME (`istio_goldens`, `properties::`).
+
+mod common;
+
+mod admission;
+mod admit;
+mod cli;
+mod completion;
+mod corpus_decisions;
+mod differential;
+mod fuzz_regressions;
+mod generated;
+mod generated_properties;
+mod golden;
+mod hostile;
+mod in_place;
+mod integrations;
+mod istio_goldens;
+mod istio_pods;
+mod linkerd_goldens;
+mod linkerd_settings;
+mod mesh_goldens_reinjected;
+mod properties;
+mod rules;
+mod trust_anchors;
