@@ -49,6 +49,93 @@ impl KubeVersion {
     pub fn has_pod_security_policy(self) -> bool {
         self <= KubeVersion::new(1, 24)
     }
+
+    /// Mutating webhooks can be called again after later ones changed the
+    /// object (`reinvocationPolicy`, from 1.15).
+    pub fn reinvokes_webhooks(self) -> bool {
+        self >= KubeVersion::new(1, 15)
+    }
+
+    /// The startup probe is on (alpha and off in 1.16 and 1.17).
+    pub fn has_startup_probes(self) -> bool {
+        self >= KubeVersion::new(1, 18)
+    }
+
+    /// The `seccompProfile` field exists; before 1.19 only annotations set seccomp.
+    pub fn has_seccomp_profile_field(self) -> bool {
+        self >= KubeVersion::new(1, 19)
+    }
+
+    /// The apiserver's RFC 1123 messages say "a lowercase RFC 1123" (from
+    /// 1.20, kubernetes PR 94182), "a DNS-1123" before.
+    pub fn words_lowercase_rfc1123(self) -> bool {
+        self >= KubeVersion::new(1, 20)
+    }
+
+    /// Service account tokens are projected into a `kube-api-access-*`
+    /// volume (BoundServiceAccountTokenVolume, on from 1.21).
+    pub fn projects_service_account_tokens(self) -> bool {
+        self >= KubeVersion::new(1, 21)
+    }
+
+    /// Every namespace carries its `kubernetes.io/metadata.name` label (from 1.21).
+    pub fn labels_namespaces_by_name(self) -> bool {
+        self >= KubeVersion::new(1, 21)
+    }
+
+    /// The API knows an init container's `restartPolicy` (1.28, where native
+    /// sidecars are alpha and off); from then LimitRanger counts a pod's
+    /// sidecars in its totals, probes on a plain init container are
+    /// forbidden, and a pod template's host ports are not defaulted.
+    pub fn knows_container_restart_policy(self) -> bool {
+        self >= KubeVersion::new(1, 28)
+    }
+
+    /// The API knows the `sleep` lifecycle action (alpha and off in 1.29,
+    /// on from 1.30: see [`KubeVersion::has_sleep_action`]).
+    pub fn knows_sleep_action(self) -> bool {
+        self >= KubeVersion::new(1, 29)
+    }
+
+    /// The API knows pod-level `resources` (alpha and off in 1.32 and 1.33).
+    pub fn knows_pod_level_resources(self) -> bool {
+        self >= KubeVersion::new(1, 32)
+    }
+
+    /// Pod-level `resources` are on (beta from 1.34): before, the apiserver
+    /// drops the field.
+    pub fn has_pod_level_resources(self) -> bool {
+        self >= KubeVersion::new(1, 34)
+    }
+
+    /// The only release where a zero-second `sleep` is behind its own gate
+    /// (alpha and off), which the refusal names.
+    pub fn gates_zero_sleep(self) -> bool {
+        self == KubeVersion::new(1, 32)
+    }
+
+    /// `procMount` is on (ProcMountType beta and on from 1.33; before, the
+    /// apiserver resets it).
+    pub fn has_proc_mount_type(self) -> bool {
+        self >= KubeVersion::new(1, 33)
+    }
+
+    /// PodSecurityPolicy's refusals carry the `PodSecurityPolicy: ` prefix
+    /// and name their phase (1.20 does, 1.17 does not; 1.19 is taken as the
+    /// first).
+    pub fn words_psp_refusals_by_phase(self) -> bool {
+        self >= KubeVersion::new(1, 19)
+    }
+
+    /// A zero-second `sleep` action is allowed (from 1.33).
+    pub fn allows_zero_sleep(self) -> bool {
+        self >= KubeVersion::new(1, 33)
+    }
+
+    /// A port name given twice in a pod draws a warning (from 1.33).
+    pub fn warns_duplicate_port_names(self) -> bool {
+        self >= KubeVersion::new(1, 33)
+    }
 }
 
 impl std::str::FromStr for KubeVersion {

@@ -37,7 +37,7 @@ pub fn default_for_checks(spec: &mut Value) {
 /// the template's behind the `DefaultHostNetworkHostPortsInPodTemplates`
 /// gate, off by default).
 pub fn default_template(spec: &mut Value, version: KubeVersion) {
-    if version < KubeVersion::new(1, 28) {
+    if !version.knows_container_restart_policy() {
         default_host_network_ports(spec);
     }
     default_volumes(spec);
@@ -269,7 +269,7 @@ pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let path = format!("{prefix}.initContainers[{index}].restartPolicy");
-            warnings.push(if version < KubeVersion::new(1, 28) {
+            warnings.push(if !version.knows_container_restart_policy() {
                 format!(
                     "unknown field \"{path}\": Kubernetes {version} has no native sidecars, so init container {name} must exit before the app containers start"
                 )
@@ -280,12 +280,12 @@ pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion
             });
         }
     }
-    if version < KubeVersion::new(1, 34) {
+    if !version.has_pod_level_resources() {
         // Pod-level resources: alpha (off) in 1.32 and 1.33, unknown before.
         if let Some(spec) = spec.as_object_mut() {
             if spec.shift_remove("resources").is_some() {
                 let path = format!("{prefix}.resources");
-                warnings.push(if version < KubeVersion::new(1, 32) {
+                warnings.push(if !version.knows_pod_level_resources() {
                     format!("unknown field \"{path}\"")
                 } else {
                     format!(
@@ -295,7 +295,7 @@ pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion
             }
         }
     }
-    if version < KubeVersion::new(1, 19) {
+    if !version.has_seccomp_profile_field() {
         // The seccompProfile field arrived in 1.19; before, only annotations set seccomp.
         let mut drop_seccomp = |context: Option<&mut Value>, path: String| {
             let context = context.and_then(Value::as_object_mut);
@@ -314,7 +314,7 @@ pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion
             );
         }
     }
-    if version < KubeVersion::new(1, 18) {
+    if !version.has_startup_probes() {
         // startupProbe: alpha (off) in 1.16 and 1.17, unknown before.
         for (path, container) in containers_mut(spec, prefix) {
             if let Some(container) = container.as_object_mut() {
@@ -326,7 +326,7 @@ pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion
             }
         }
     }
-    if version < KubeVersion::new(1, 33) {
+    if !version.has_proc_mount_type() {
         // ProcMountType: alpha, then beta and off, until 1.33; with the gate
         // off the apiserver sets every container's procMount to Default
         // (`dropDisabledProcMountField` in `pkg/api/pod/util.go`).
@@ -365,7 +365,7 @@ pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion
                     continue;
                 }
                 let field = format!("{path}.lifecycle.{hook}.sleep");
-                if version < KubeVersion::new(1, 29) {
+                if !version.knows_sleep_action() {
                     // An unknown field: the handler stays, empty, and fails validation.
                     warnings.push(format!("unknown field \"{field}\""));
                 } else {
@@ -377,7 +377,7 @@ pub fn drop_disabled_fields(spec: &mut Value, prefix: &str, version: KubeVersion
                     }
                 }
             }
-            if version >= KubeVersion::new(1, 29) && lifecycle.is_empty() {
+            if version.knows_sleep_action() && lifecycle.is_empty() {
                 if let Some(container) = container.as_object_mut() {
                     container.shift_remove("lifecycle");
                 }
@@ -517,7 +517,7 @@ fn proc_mount_error(
         .field("securityContext")
         .and_then(|c| c.field("procMount"))
         .and_then(Value::as_str)?;
-    (version >= KubeVersion::new(1, 33) && host_users && proc_mount == "Unmasked").then(|| {
+    (version.has_proc_mount_type() && host_users && proc_mount == "Unmasked").then(|| {
         FieldError::invalid(
             format!("{path}.securityContext.procMount"),
             go_quote(proc_mount),
@@ -571,7 +571,7 @@ pub fn object_name_errors(object: &Value, version: KubeVersion) -> Vec<FieldErro
 /// The wording of the RFC 1123 messages: "a lowercase RFC 1123 …" from 1.20
 /// (kubernetes PR 94182), "a DNS-1123 …" before.
 fn rfc1123(version: KubeVersion) -> &'static str {
-    if version >= KubeVersion::new(1, 20) {
+    if version.words_lowercase_rfc1123() {
         "a lowercase RFC 1123"
     } else {
         "a DNS-1123"
@@ -704,7 +704,7 @@ fn init_container_errors(
     .filter(|field| container.field(field).is_some_and(|v| !v.is_null()))
     .map(|field| {
         let at = format!("{path}.{field}");
-        if version >= KubeVersion::new(1, 28) {
+        if version.knows_container_restart_policy() {
             FieldError::forbidden(
                 at,
                 "may not be set for init containers without restartPolicy=Always",
@@ -756,7 +756,7 @@ fn sleep_errors(
         else {
             continue;
         };
-        let allow_zero = version >= KubeVersion::new(1, 33);
+        let allow_zero = version.allows_zero_sleep();
         let fits = seconds <= grace
             && if allow_zero {
                 seconds >= 0
@@ -775,7 +775,7 @@ fn sleep_errors(
             };
             // 1.32 has the zero gate (alpha, off), and its message names it by
             // the validation option's name.
-            if version == KubeVersion::new(1, 32) {
+            if version.gates_zero_sleep() {
                 detail.push_str(
                     ". Enable AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep.",
                 );
@@ -847,7 +847,7 @@ fn port_warnings(spec: &Value, prefix: &str, version: KubeVersion) -> Vec<String
             }
         }
     }
-    if version >= KubeVersion::new(1, 33) {
+    if version.warns_duplicate_port_names() {
         warnings.extend(port_name_warnings(spec, prefix));
     }
     warnings

@@ -215,7 +215,7 @@ impl Run<'_, '_> {
                 after_webhooks = self.pod.clone();
             }
             // Reinvocation arrived in 1.15.
-            if self.chain.version < KubeVersion::new(1, 15) {
+            if !self.chain.version.reinvokes_webhooks() {
                 break;
             }
         }
@@ -273,7 +273,7 @@ impl Run<'_, '_> {
             .namespace_labels(&self.namespace)
             .is_some()
             || self.chain.cluster.has_namespace(&self.namespace);
-        let reinvocation = self.chain.version >= KubeVersion::new(1, 15);
+        let reinvocation = self.chain.version.reinvokes_webhooks();
         for (index, webhook) in self.chain.webhooks.iter().enumerate() {
             if pass == 2 && !marks.again.contains(&index) {
                 continue;
@@ -426,7 +426,7 @@ impl Run<'_, '_> {
             .namespace_labels(&self.namespace)
             .cloned()
             .unwrap_or_default();
-        if self.chain.version >= KubeVersion::new(1, 21) {
+        if self.chain.version.labels_namespaces_by_name() {
             labels
                 .entry("kubernetes.io/metadata.name")
                 .or_insert_with(|| Value::String(self.namespace.clone()));
@@ -582,7 +582,7 @@ fn mount_service_account_token(pod: &mut Value, version: KubeVersion) {
     if spec.field("automountServiceAccountToken") == Some(&Value::Bool(false)) {
         return;
     }
-    let prefix = if version >= KubeVersion::new(1, 21) {
+    let prefix = if version.projects_service_account_tokens() {
         "kube-api-access-".to_string()
     } else {
         format!("{account}-token-")
@@ -622,7 +622,7 @@ fn mount_service_account_token(pod: &mut Value, version: KubeVersion) {
         }
     }
     if mounted && existing.is_none() {
-        let volume = if version >= KubeVersion::new(1, 21) {
+        let volume = if version.projects_service_account_tokens() {
             json!({"name": volume_name, "projected": {"sources": [
                 {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
                 {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},

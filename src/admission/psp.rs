@@ -180,7 +180,7 @@ pub fn apparmor_annotation(psp: &Value, container: &str) -> Option<(String, Stri
 /// the wording is not pinned down, so 1.19 is taken (1.17 is known to have
 /// the old wording and 1.20 the new).
 pub fn worded_for(message: &str, version: crate::cluster::KubeVersion) -> String {
-    if version >= crate::cluster::KubeVersion::new(1, 19) {
+    if version.words_psp_refusals_by_phase() {
         return message.to_string();
     }
     for phase in [

@@ -127,7 +127,7 @@ pub fn pod_total_before_1_28(spec: &Value, section: &str) -> ResourceList {
 
 /// The pod total LimitRanger's `type: Pod` items check on `version`.
 pub fn limit_ranger_pod_total(spec: &Value, section: &str, version: KubeVersion) -> ResourceList {
-    if version >= KubeVersion::new(1, 28) {
+    if version.knows_container_restart_policy() {
         pod_total(spec, section)
     } else {
         pod_total_before_1_28(spec, section)

@@ -87,7 +87,7 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
     let chain_matters = target.trace
         || !target.webhooks.is_empty()
         || target.cluster.has_policies(&namespace, version);
-    let drops = version < KubeVersion::new(1, 34);
+    let drops = !version.has_pod_level_resources();
     let spec = template.field("spec").unwrap_or(&Value::Null);
     // API defaulting that validation reads (host ports under hostNetwork) needs a copy too.
     if !chain_matters && !drops && !api::template_defaults_apply(spec) {

@@ -563,7 +563,7 @@ impl Sidecar {
             problems.extend(problem);
         }
         self.hints.extend(problems);
-        if env.version < crate::cluster::KubeVersion::new(1, 19) {
+        if !env.version.has_seccomp_profile_field() {
             let annotations: Vec<(String, String)> = self
                 .containers_mut()
                 .filter_map(security::seccomp_field_to_annotation)
@@ -1055,7 +1055,7 @@ fn use_native(choice: NativeChoice, env: &Env<'_>, notes: &mut Vec<String>) -> b
         NativeChoice::Never => false,
         NativeChoice::Always => {
             if !env.version.has_native_sidecars() {
-                let why = if env.version == crate::cluster::KubeVersion::new(1, 28) {
+                let why = if env.version.knows_container_restart_policy() {
                     "1.28 has them only with the SidecarContainers feature gate, off by default"
                 } else {
                     "this version has none"
