@@ -395,7 +395,9 @@ const CACHED_MAX: usize = 64;
 pub struct Filled {
     values: Map<String, Value>,
     profile: Arc<Profile>,
-    rendered: Mutex<Vec<RenderedFor>>,
+    /// The renderings of the pod's metadata, and of the containers.
+    metadata: Mutex<Vec<RenderedFor<RenderedMetadata>>>,
+    rendered: Mutex<Vec<RenderedFor<RenderedContainers>>>,
 }
 
 /// What sets a workload's values besides the profile (its annotations, the
@@ -411,7 +413,7 @@ struct FilledFor {
 
 /// A rendering and the placeholders it asked for, with their answers: any
 /// workload whose answers are the same gets the same rendering.
-type RenderedFor = (Vec<(String, Option<Value>)>, Arc<Rendered>);
+type RenderedFor<T> = (Vec<(String, Option<Value>)>, Arc<T>);
 
 impl Prepared {
     /// The values for a workload whose pod has `pod_annotations` (see
@@ -539,6 +541,7 @@ impl Prepared {
         let filled = Arc::new(Filled {
             values: values.clone(),
             profile: Arc::new(profile.with_values(values)?),
+            metadata: Mutex::new(Vec::new()),
             rendered: Mutex::new(Vec::new()),
         });
         if let Ok(mut all) = self.filled.lock() {
@@ -556,10 +559,32 @@ impl Filled {
         &self.values
     }
 
-    /// The profile rendered for a workload with `vars`.
-    pub fn render(&self, vars: &WorkloadVars) -> Result<Arc<Rendered>, String> {
+    /// The profile rendered for a workload with `vars`: its metadata and
+    /// its containers, each rendered once for each set of answers its
+    /// templates ask for (the metadata names the namespace, the containers
+    /// do not).
+    pub fn render(&self, vars: &WorkloadVars) -> Result<Rendered, String> {
+        let profile = &self.profile;
+        Ok(Rendered {
+            metadata: self.rendered_once(&self.metadata, vars, |lookup| {
+                profile.render_metadata(lookup)
+            })?,
+            shared: self.rendered_once(&self.rendered, vars, |lookup| {
+                profile.render_containers(lookup)
+            })?,
+        })
+    }
+
+    /// What `render` gives for `vars`, from `cache` when a rendering there
+    /// asked for the same answers, else rendered and kept.
+    fn rendered_once<T>(
+        &self,
+        cache: &Mutex<Vec<RenderedFor<T>>>,
+        vars: &WorkloadVars,
+        render: impl FnOnce(&template::Lookup<'_>) -> Result<T, String>,
+    ) -> Result<Arc<T>, String> {
         let values = &self.values;
-        let hit = |cached: &Vec<RenderedFor>| {
+        let hit = |cached: &Vec<RenderedFor<T>>| {
             cached
                 .iter()
                 .find(|(asked, _)| {
@@ -569,7 +594,7 @@ impl Filled {
                 })
                 .map(|(_, rendered)| rendered.clone())
         };
-        if let Some(found) = self.rendered.lock().ok().and_then(|c| hit(&c)) {
+        if let Some(found) = cache.lock().ok().and_then(|c| hit(&c)) {
             return Ok(found);
         }
         let asked = std::cell::RefCell::new(Vec::new());
@@ -578,14 +603,14 @@ impl Filled {
             asked.borrow_mut().push((name.to_string(), got.clone()));
             got
         };
-        let rendered = Arc::new(self.profile.render_with(&recording)?);
+        let rendered = Arc::new(render(&recording)?);
         // The values are this filling's own: only the workload's answers
         // can differ among its renderings.
         let mut asked = asked.into_inner();
         asked.retain(|(name, _)| !name.starts_with("values."));
         asked.sort_by(|a, b| a.0.cmp(&b.0));
         asked.dedup_by(|a, b| a.0 == b.0);
-        if let Ok(mut cached) = self.rendered.lock() {
+        if let Ok(mut cached) = cache.lock() {
             if cached.len() < CACHED_MAX {
                 cached.push((asked, rendered.clone()));
             }
@@ -715,14 +740,30 @@ pub struct SidecarSettings {
     pub wait_when_native: bool,
 }
 
-/// A profile's pieces rendered for one workload.
+/// A profile's pieces rendered for one workload: the pod's metadata, and
+/// the containers and volumes. Each is shared by every workload whose
+/// answers to its templates are the same (the containers read no name or
+/// namespace, only ports and the like; see [`Filled::render`]). Reads of
+/// the containers go through to them (`rendered.proxy`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rendered {
+    pub metadata: Arc<RenderedMetadata>,
+    shared: Arc<RenderedContainers>,
+}
+
+/// What a profile renders of the pod's metadata.
+#[derive(Debug, PartialEq)]
+pub struct RenderedMetadata {
     pub annotations: Map<String, Value>,
     /// The labels, less the owner label (see `pod_labels`).
     pub labels: Map<String, Value>,
     /// The key of the label naming the workload (`linkerd.io/proxy-deployment`).
     pub owner_label: Option<String>,
+}
+
+/// The containers and volumes a profile renders, and how they are placed.
+#[derive(Debug, PartialEq)]
+pub struct RenderedContainers {
     pub init_containers: Vec<Value>,
     pub proxy: Value,
     /// Containers added after the pod's own.
@@ -734,11 +775,24 @@ pub struct Rendered {
     pub volumes: Vec<Value>,
 }
 
+impl std::ops::Deref for Rendered {
+    type Target = RenderedContainers;
+
+    fn deref(&self) -> &RenderedContainers {
+        &self.shared
+    }
+}
+
 impl Rendered {
+    /// Whether `other` shares this rendering's containers (rendered once for both).
+    pub fn shares_containers(&self, other: &Rendered) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// The labels a workload named `workload` gets, the owner label among them.
     pub fn pod_labels(&self, workload: &str) -> Map<String, Value> {
-        let mut labels = self.labels.clone();
-        if let Some(key) = &self.owner_label {
+        let mut labels = self.metadata.labels.clone();
+        if let Some(key) = &self.metadata.owner_label {
             labels.insert(key.clone(), Value::String(workload.to_string()));
         }
         labels
@@ -1225,11 +1279,18 @@ impl Profile {
         self.render_with(&|name: &str| lookup(&values, vars, name))
     }
 
-    /// The pieces rendered with `lookup` answering every placeholder (and
-    /// `workload.kind`, which decides the owner label).
+    /// The pieces rendered with `lookup` answering every placeholder.
     fn render_with(&self, lookup: &template::Lookup<'_>) -> Result<Rendered, String> {
+        Ok(Rendered {
+            metadata: Arc::new(self.render_metadata(lookup)?),
+            shared: Arc::new(self.render_containers(lookup)?),
+        })
+    }
+
+    /// The pod's annotations, labels and owner label (`workload.kind`
+    /// decides whether there is one), with `lookup` answering.
+    fn render_metadata(&self, lookup: &template::Lookup<'_>) -> Result<RenderedMetadata, String> {
         let map = |m: &Map<String, Value>| template::render_map(m, lookup);
-        let list = |items: &[Value]| template::render_list(items, lookup);
         let strings = |m: Map<String, Value>| -> Map<String, Value> {
             m.into_iter()
                 .map(|(k, v)| match v {
@@ -1238,7 +1299,6 @@ impl Profile {
                 })
                 .collect()
         };
-        let labels = strings(map(&self.labels)?);
         let is_pod = lookup("workload.kind").is_some_and(|k| k == "pod");
         let owner_label = match &self.owner_label {
             Some(owner) if !is_pod => {
@@ -1249,16 +1309,27 @@ impl Profile {
             }
             _ => None,
         };
+        Ok(RenderedMetadata {
+            annotations: strings(map(&self.annotations)?),
+            labels: strings(map(&self.labels)?),
+            owner_label,
+        })
+    }
+
+    /// The containers, volumes and placement settings, with `lookup` answering.
+    fn render_containers(
+        &self,
+        lookup: &template::Lookup<'_>,
+    ) -> Result<RenderedContainers, String> {
+        let map = |m: &Map<String, Value>| template::render_map(m, lookup);
+        let list = |items: &[Value]| template::render_list(items, lookup);
         let sidecar = SidecarSettings::read(&map(&self.sidecar)?)?;
         let init_containers = if sidecar.cni {
             list(&self.cni_init_containers)?
         } else {
             list(&self.init_containers)?
         };
-        Ok(Rendered {
-            annotations: strings(map(&self.annotations)?),
-            labels,
-            owner_label,
+        Ok(RenderedContainers {
             init_containers,
             proxy: template::render(&self.proxy, lookup)?,
             containers: list(&self.containers)?,
@@ -1474,7 +1545,7 @@ impl Profile {
             let mut classic = rendered.proxy.clone();
             merge(&mut classic, &rendered.classic_first);
             containers.extend([native, classic]);
-            containers.extend(rendered.containers);
+            containers.extend(rendered.containers.iter().cloned());
             for container in &containers {
                 check_typed::<k8s_openapi::api::core::v1::Container>(container, "container")?;
             }
@@ -2026,17 +2097,22 @@ mod tests {
             inbound_ports: "9090".into(),
             ..vars.clone()
         };
-        // The proxy does not read the workload's name; it reads its ports.
-        assert!(Arc::ptr_eq(
-            &rendered,
-            &plain.render(&other_name).expect("rendered")
-        ));
-        assert!(!Arc::ptr_eq(
-            &rendered,
-            &plain.render(&other_ports).expect("rendered")
-        ));
+        let other_namespace = WorkloadVars {
+            namespace: "web-team".into(),
+            ..vars.clone()
+        };
+        // The proxy does not read the workload's name or namespace; it reads
+        // its ports. The pod's labels read its namespace.
+        assert!(rendered.shares_containers(&plain.render(&other_name).expect("rendered")));
+        let moved = plain.render(&other_namespace).expect("rendered");
+        assert!(rendered.shares_containers(&moved));
         assert_eq!(
-            *rendered,
+            moved.metadata.labels["linkerd.io/workload-ns"],
+            json!("web-team")
+        );
+        assert!(!rendered.shares_containers(&plain.render(&other_ports).expect("rendered")));
+        assert_eq!(
+            rendered,
             profile.render(&profile.values, &vars).expect("rendered")
         );
     }

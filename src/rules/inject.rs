@@ -709,7 +709,7 @@ fn place(
         }
     }
     ensure(patcher, &paths.metadata, "metadata", json!({}), &mut record)?;
-    let mut annotations = rendered.annotations.clone();
+    let mut annotations = rendered.metadata.annotations.clone();
     annotations.extend(extra);
     if let Some(overrides) = overrides {
         annotations
