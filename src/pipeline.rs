@@ -423,7 +423,7 @@ fn process_sources(
 #[derive(Default)]
 struct Scratch {
     /// Blocks of new lines written so far.
-    blocks: yaml::edit::Blocks,
+    blocks: yaml::Blocks,
     /// The value of the last document planned, done with: the next one's is
     /// built over it.
     done_value: Option<Value>,
