@@ -1,0 +1,302 @@
+//! What a run reuses of a profile: its fillings with each set of values
+//! workloads ask for, and their renderings.
+//!
+//! Lifetime: one [`Prepared`] for a run (and one more for the pass that
+//! context objects found in the inputs start), shared by every core; what it
+//! keeps is bounded (`CACHED_MAX` of each kind), past which new ones are
+//! made and used once.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value};
+
+use super::{
+    NamedPort, ObjectValue, Profile, Rendered, RenderedContainers, RenderedMetadata, WorkloadVars,
+    answers, lookup, template,
+};
+
+/// Profiles filled with each distinct set of values met so far, and what
+/// they rendered for the workloads met so far: most workloads share one set of
+/// values and differ only in what the templates do not read (their names), so
+/// the filling and the rendering are done once, not per workload.
+///
+/// One `Prepared` serves one profile over one cluster: a filling found
+/// by the flags alone holds what that cluster's objects gave.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    filled: Mutex<Vec<Arc<Filled>>>,
+    /// The filling for each set of settings met so far, found without
+    /// building the values they lead to.
+    by_settings: Mutex<Vec<FilledFor>>,
+    /// The filling of a pod none of whose annotations the profile reads,
+    /// by the flags and whether objects were looked in: most pods, and
+    /// every Service. Found by the flags alone, as it depends on nothing
+    /// of the pod (kept only when the pod's ports were not asked for).
+    unannotated: PerFlags<(bool, Arc<Filled>)>,
+    /// The namespaces the webhook never injects in, rendered with the
+    /// profile's values and each set of flags met.
+    never_namespaces: PerFlags<Arc<[String]>>,
+}
+
+/// What is worked out once for each set of flags: a run has one set, a
+/// caller of the library may pass others.
+#[derive(Debug)]
+struct PerFlags<T>(Mutex<Vec<(Map<String, Value>, T)>>);
+
+impl<T> Default for PerFlags<T> {
+    fn default() -> Self {
+        PerFlags(Mutex::new(Vec::new()))
+    }
+}
+
+impl<T: Clone> PerFlags<T> {
+    /// What was kept for `flags` that `wanted` accepts.
+    fn get(&self, flags: &Map<String, Value>, wanted: impl Fn(&T) -> bool) -> Option<T> {
+        let known = self.0.lock().ok()?;
+        known
+            .iter()
+            .find(|(f, kept)| f == flags && wanted(kept))
+            .map(|(_, kept)| kept.clone())
+    }
+
+    fn keep(&self, flags: &Map<String, Value>, value: T) {
+        if let Ok(mut known) = self.0.lock() {
+            if known.len() < CACHED_MAX {
+                known.push((flags.clone(), value));
+            }
+        }
+    }
+}
+
+/// A workload-specific set (from annotations) is not worth keeping forever:
+/// past this many, new sets and renderings are used once and dropped.
+const CACHED_MAX: usize = 64;
+
+/// A set of values, the profile filled with them, and its renderings.
+#[derive(Debug)]
+pub struct Filled {
+    values: Map<String, Value>,
+    profile: Arc<Profile>,
+    /// The renderings of the pod's metadata, and of the containers.
+    metadata: Mutex<Vec<RenderedFor<RenderedMetadata>>>,
+    rendered: Mutex<Vec<RenderedFor<RenderedContainers>>>,
+}
+
+/// What sets a workload's values besides the profile (its annotations, the
+/// flags, objects in context), and the filling they lead to.
+#[derive(Debug)]
+struct FilledFor {
+    from_annotations: Vec<(String, Value)>,
+    flags: Map<String, Value>,
+    from_objects: Vec<(String, String)>,
+    resolved: Vec<(String, Value)>,
+    filled: Arc<Filled>,
+}
+
+/// A rendering and the placeholders it asked for, with their answers: any
+/// workload whose answers are the same gets the same rendering.
+type RenderedFor<T> = (Vec<(String, Option<Value>)>, Arc<T>);
+
+impl Prepared {
+    /// The values for a workload whose pod has `pod_annotations` (see
+    /// [`Profile::values_for`]), with the profile filled with them, and
+    /// what the user should hear of annotations the mesh ignores.
+    pub fn for_workload(
+        &self,
+        profile: &Profile,
+        pod_annotations: Option<&Map<String, Value>>,
+        flags: &Map<String, Value>,
+        object_value: Option<&ObjectValue<'_>>,
+        named_port: &NamedPort<'_>,
+    ) -> Result<(Arc<Filled>, Vec<String>), String> {
+        let mut warnings = Vec::new();
+        let from_annotations = profile.annotation_values(pod_annotations, &mut warnings)?;
+        let with_objects = object_value.is_some();
+        let unannotated = from_annotations.is_empty();
+        if unannotated {
+            let found = self.unannotated.get(flags, |(w, _)| *w == with_objects);
+            if let Some((_, found)) = found {
+                return Ok((found, warnings));
+            }
+        }
+        // Whether the pod's own ports were looked at (a port list names one).
+        let asked_pod = std::cell::Cell::new(false);
+        let named_port = |name: &str| {
+            asked_pod.set(true);
+            named_port(name)
+        };
+        let from_objects = match object_value {
+            Some(object_value) => profile.object_values(&from_annotations, flags, object_value)?,
+            None => Vec::new(),
+        };
+        let resolved = profile.resolved_port_lists(
+            &from_annotations,
+            flags,
+            &from_objects,
+            &named_port,
+            &mut warnings,
+        );
+        let known = |known: &Vec<FilledFor>| {
+            known
+                .iter()
+                .find(|k| {
+                    k.from_annotations == from_annotations
+                        && k.from_objects == from_objects
+                        && k.flags == *flags
+                        && k.resolved == resolved
+                })
+                .map(|k| k.filled.clone())
+        };
+        let remember = |filled: &Arc<Filled>| {
+            if unannotated && !asked_pod.get() {
+                self.unannotated.keep(flags, (with_objects, filled.clone()));
+            }
+        };
+        if let Some(found) = self.by_settings.lock().ok().and_then(|k| known(&k)) {
+            remember(&found);
+            return Ok((found, warnings));
+        }
+        let values = profile.values_with(&from_annotations, flags, &from_objects, &resolved);
+        let filled = self.filled(profile, &values)?;
+        remember(&filled);
+        if let Ok(mut known) = self.by_settings.lock() {
+            if known.len() < CACHED_MAX {
+                known.push(FilledFor {
+                    from_annotations,
+                    flags: flags.clone(),
+                    from_objects,
+                    resolved,
+                    filled: filled.clone(),
+                });
+            }
+        }
+        Ok((filled, warnings))
+    }
+
+    /// The namespaces `profile`'s webhook never injects in, with `flags`
+    /// over the profile's values (a name that does not render is left out).
+    pub fn never_namespaces(&self, profile: &Profile, flags: &Map<String, Value>) -> Arc<[String]> {
+        if let Some(found) = self.never_namespaces.get(flags, |_| true) {
+            return found;
+        }
+        let value = |name: &str| {
+            name.strip_prefix("values.")
+                .and_then(|v| flags.get(v).or_else(|| profile.values.get(v)))
+                .cloned()
+        };
+        let names: Arc<[String]> = profile
+            .never_inject
+            .namespaces
+            .iter()
+            .filter_map(|template| {
+                if !template.contains("{{") {
+                    return Some(template.clone());
+                }
+                template::render(&Value::String(template.clone()), &value)
+                    .ok()?
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .collect();
+        self.never_namespaces.keep(flags, names.clone());
+        names
+    }
+
+    fn filled(
+        &self,
+        profile: &Profile,
+        values: &Map<String, Value>,
+    ) -> Result<Arc<Filled>, String> {
+        let same = |f: &Filled| crate::yaml::value::same_maps_in_order(&f.values, values);
+        let cached = |filled: &Vec<Arc<Filled>>| {
+            filled
+                .iter()
+                .find(|f| same(f) || f.values == *values)
+                .cloned()
+        };
+        if let Some(found) = self.filled.lock().ok().and_then(|f| cached(&f)) {
+            return Ok(found);
+        }
+        if let Some(reason) = profile.mesh.refusal(values) {
+            return Err(reason);
+        }
+        let filled = Arc::new(Filled {
+            values: values.clone(),
+            profile: Arc::new(profile.with_values(values)?),
+            metadata: Mutex::new(Vec::new()),
+            rendered: Mutex::new(Vec::new()),
+        });
+        if let Ok(mut all) = self.filled.lock() {
+            if all.len() < CACHED_MAX {
+                all.push(filled.clone());
+            }
+        }
+        Ok(filled)
+    }
+}
+
+impl Filled {
+    /// The values the profile was filled with.
+    pub fn values(&self) -> &Map<String, Value> {
+        &self.values
+    }
+
+    /// The profile rendered for a workload with `vars`: its metadata and
+    /// its containers, each rendered once for each set of answers its
+    /// templates ask for (the metadata names the namespace, the containers
+    /// do not).
+    pub fn render(&self, vars: &WorkloadVars) -> Result<Rendered, String> {
+        let profile = &self.profile;
+        Ok(Rendered {
+            metadata: self.rendered_once(&self.metadata, vars, |lookup| {
+                profile.render_metadata(lookup)
+            })?,
+            shared: self.rendered_once(&self.rendered, vars, |lookup| {
+                profile.render_containers(lookup)
+            })?,
+        })
+    }
+
+    /// What `render` gives for `vars`, from `cache` when a rendering there
+    /// asked for the same answers, else rendered and kept.
+    fn rendered_once<T>(
+        &self,
+        cache: &Mutex<Vec<RenderedFor<T>>>,
+        vars: &WorkloadVars,
+        render: impl FnOnce(&template::Lookup<'_>) -> Result<T, String>,
+    ) -> Result<Arc<T>, String> {
+        let values = &self.values;
+        let hit = |cached: &Vec<RenderedFor<T>>| {
+            cached
+                .iter()
+                .find(|(asked, _)| {
+                    asked
+                        .iter()
+                        .all(|(name, got)| answers(values, vars, name, got.as_ref()))
+                })
+                .map(|(_, rendered)| rendered.clone())
+        };
+        if let Some(found) = cache.lock().ok().and_then(|c| hit(&c)) {
+            return Ok(found);
+        }
+        let asked = std::cell::RefCell::new(Vec::new());
+        let recording = |name: &str| {
+            let got = lookup(values, vars, name);
+            asked.borrow_mut().push((name.to_string(), got.clone()));
+            got
+        };
+        let rendered = Arc::new(render(&recording)?);
+        // The values are this filling's own: only the workload's answers
+        // can differ among its renderings.
+        let mut asked = asked.into_inner();
+        asked.retain(|(name, _)| !name.starts_with("values."));
+        asked.sort_by(|a, b| a.0.cmp(&b.0));
+        asked.dedup_by(|a, b| a.0 == b.0);
+        if let Ok(mut cached) = cache.lock() {
+            if cached.len() < CACHED_MAX {
+                cached.push((asked, rendered.clone()));
+            }
+        }
+        Ok(rendered)
+    }
+}
