@@ -1459,9 +1459,7 @@ fn child_end(path: &[String]) -> Vec<String> {
 }
 
 fn child_key(path: &[String], key: &str) -> Vec<String> {
-    let mut out = path.to_vec();
-    out.push(key.to_string());
-    out
+    super::below(path, key)
 }
 
 /// The `name` of a container, volume or mount.

@@ -70,16 +70,21 @@ impl PodPaths {
     }
 
     pub fn metadata(&self, field: &str) -> Vec<String> {
-        let mut path = self.metadata.clone();
-        path.push(field.to_string());
-        path
+        below(&self.metadata, field)
     }
 
     pub fn spec(&self, field: &str) -> Vec<String> {
-        let mut path = self.spec.clone();
-        path.push(field.to_string());
-        path
+        below(&self.spec, field)
     }
+}
+
+/// The path to `field` of what `path` leads to, made at its size (a clone
+/// then a push would grow it again).
+pub(crate) fn below(path: &[String], field: &str) -> Vec<String> {
+    let mut out = Vec::with_capacity(path.len() + 1);
+    out.extend(path.iter().cloned());
+    out.push(field.to_string());
+    out
 }
 
 /// Why a workload has no pod template this tool can work on, if it has none.
