@@ -54,6 +54,14 @@ spec:
         image: log
 ";
 
+/// `DEPLOYMENT` with `lines` (its pod's annotations, say) after its pod's labels.
+fn with_pod_metadata(lines: &str) -> String {
+    DEPLOYMENT.replace(
+        "      labels: {app: web}\n",
+        &format!("      labels: {{app: web}}\n{lines}"),
+    )
+}
+
 #[test]
 fn pod_ports_are_the_json_list_pilot_agent_parses() {
     let run = common::run(&["-q", "--profile", "istio"], Some(DEPLOYMENT));
@@ -262,9 +270,8 @@ fn the_capture_gets_its_arguments_as_istio_writes_them() {
         ])
     );
     // The pod's excluded ports beside Istio's own; no status port.
-    let annotated = DEPLOYMENT.replace(
-        "      labels: {app: web}\n",
-        "      labels: {app: web}\n      annotations:\n        traffic.sidecar.istio.io/excludeInboundPorts: \"4,5\"\n        status.sidecar.istio.io/port: \"0\"\n        traffic.sidecar.istio.io/excludeOutboundPorts: \"53\"\n",
+    let annotated = with_pod_metadata(
+        "      annotations:\n        traffic.sidecar.istio.io/excludeInboundPorts: \"4,5\"\n        status.sidecar.istio.io/port: \"0\"\n        traffic.sidecar.istio.io/excludeOutboundPorts: \"53\"\n",
     );
     let (istio_init, _) = init(&annotated, &[]);
     let args: Vec<&str> = istio_init["args"]
@@ -548,12 +555,8 @@ fn a_namespace_of_another_revision_is_left_to_its_webhook() {
 
 #[test]
 fn user_volumes_and_metrics_merging_follow_the_pods_annotations() {
-    let annotated = |annotations: &str| {
-        DEPLOYMENT.replace(
-            "      labels: {app: web}\n",
-            &format!("      labels: {{app: web}}\n      annotations: {{{annotations}}}\n"),
-        )
-    };
+    let annotated =
+        |annotations: &str| with_pod_metadata(&format!("      annotations: {{{annotations}}}\n"));
     let input = annotated(
         r#"sidecar.istio.io/userVolume: '{"extra":{"emptyDir":{}}}', sidecar.istio.io/userVolumeMount: '{"extra":{"mountPath":"/extra"}}', prometheus.io/scrape: "false""#,
     );
@@ -733,10 +736,8 @@ fn one_resource_annotation_gives_the_proxy_that_resource_alone() {
     // As Istio's template: with any of the four resource annotations, the
     // proxy and its init container get what the annotations give, nothing
     // of the values'; without one, the values' four.
-    let annotated = DEPLOYMENT.replace(
-        "      labels: {app: web}\n",
-        "      labels: {app: web}\n      annotations: {sidecar.istio.io/proxyMemoryLimit: 512Mi}\n",
-    );
+    let annotated =
+        with_pod_metadata("      annotations: {sidecar.istio.io/proxyMemoryLimit: 512Mi}\n");
     let run = common::run(&["-q", "--profile", "istio"], Some(&annotated));
     assert_eq!(run.code, 0, "{}", run.stderr);
     // (The request is the apiserver's default for a limit alone, which the
@@ -780,9 +781,8 @@ fn one_resource_annotation_gives_the_proxy_that_resource_alone() {
 fn the_apps_metrics_settings_go_to_the_agent_and_come_back() {
     // The pod's own Prometheus annotations go into the agent's env, and
     // every spelling of them points Prometheus at the agent, in place.
-    let annotated = DEPLOYMENT.replace(
-        "      labels: {app: web}\n",
-        "      labels: {app: web}\n      annotations:\n        prometheus.io/port: \"9090\"   # the app's\n        prometheus.io.path: '/m'\n",
+    let annotated = with_pod_metadata(
+        "      annotations:\n        prometheus.io/port: \"9090\"   # the app's\n        prometheus.io.path: '/m'\n",
     );
     let run = common::run(&["-q", "--profile", "istio"], Some(&annotated));
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -819,10 +819,7 @@ fn the_apps_metrics_settings_go_to_the_agent_and_come_back() {
     );
     assert_eq!(proxy_env(&off.stdout, "ISTIO_PROMETHEUS_ANNOTATIONS"), None);
     // A port the agent cannot scrape: Istio refuses the pod.
-    let reserved = DEPLOYMENT.replace(
-        "      labels: {app: web}\n",
-        "      labels: {app: web}\n      annotations: {prometheus.io/port: \"15090\"}\n",
-    );
+    let reserved = with_pod_metadata("      annotations: {prometheus.io/port: \"15090\"}\n");
     let run = common::run(&["--profile", "istio"], Some(&reserved));
     assert!(
         run.stderr.contains(
