@@ -31,6 +31,7 @@ pub mod cli;
 pub mod cluster;
 pub mod complete;
 pub mod error;
+pub mod gotemplate;
 pub mod json;
 pub mod krm;
 pub mod mesh;

@@ -22,6 +22,7 @@ mod in_place;
 mod integrations;
 mod istio_goldens;
 mod istio_pods;
+mod istio_templates;
 mod linkerd_goldens;
 mod linkerd_settings;
 mod mesh_goldens_reinjected;

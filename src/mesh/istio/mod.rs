@@ -5,6 +5,8 @@ use serde_json::{Map, Value};
 
 mod metrics;
 mod probes;
+pub mod template_data;
+pub mod template_funcs;
 
 pub use metrics::{MetricsMerge, PROMETHEUS_ENV, metrics_merge};
 pub use probes::{
@@ -1143,25 +1145,10 @@ pub fn pod_ports(containers: &[Value]) -> String {
     out
 }
 
-/// `text` as Go's `encoding/json` writes a string: quoted, with `<`, `>`
-/// and `&` (and U+2028, U+2029) escaped as `\u003c` and the like.
+/// `text` as Go's `encoding/json` writes a string (see
+/// [`crate::gotemplate::format::json_string`]).
 pub(crate) fn go_json_string(out: &mut String, text: &str) {
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", u32::from(c)));
-            }
-            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    crate::gotemplate::format::json_string(text, out);
 }
 
 #[cfg(test)]

@@ -1,0 +1,471 @@
+//! Text as Go writes it: `%q` quoting, `printf`, `json.Marshal`, and YAML
+//! as `sigs.k8s.io/yaml` marshals (block style, keys in order, sequences
+//! level with their key).
+
+use std::fmt::Write as _;
+
+use super::value::{Value, format_float_g};
+
+/// A string quoted as Go's `strconv.Quote` (and `%q`) quotes it.
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if c.is_control() || c == '\u{feff}' => {
+                let code = c as u32;
+                if code > 0xffff {
+                    let _ = write!(out, "\\U{code:08x}");
+                } else {
+                    let _ = write!(out, "\\u{code:04x}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The value as Go's `json.Marshal` writes it: no spaces, map keys sorted,
+/// struct fields in order, `<`, `>` and `&` escaped.
+pub fn go_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_json(value, &mut out);
+    out
+}
+
+fn write_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Nil | Value::Zero => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(f) => out.push_str(&json_float(*f)),
+        Value::Str(s) => json_string(s, out),
+        Value::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::Map(map) => {
+            out.push('{');
+            for (i, (key, item)) in map.entries.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(key, out);
+                out.push(':');
+                write_json(item, out);
+            }
+            out.push('}');
+        }
+        Value::Struct(s) => {
+            out.push('{');
+            let fields = s
+                .fields
+                .iter()
+                .filter(|f| !f.default && !matches!(f.value, Value::Zero));
+            for (i, field) in fields.enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(&field.json, out);
+                out.push(':');
+                write_json(&field.value, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// `s` as Go's `encoding/json` writes a string: quoted, with `<`, `>` and
+/// `&` (and U+2028, U+2029) escaped as `\u003c` and the like.
+pub fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A float as `encoding/json` writes it: plain digits between 1e-6 and
+/// 1e21, exponent form outside.
+fn json_float(f: f64) -> String {
+    if !f.is_finite() {
+        return "null".to_string();
+    }
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let sci = format!("{f:e}");
+        let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{}", exp.abs())
+    } else {
+        format!("{f}")
+    }
+}
+
+/// The value as `sigs.k8s.io/yaml` marshals it (through JSON: map and
+/// struct keys sorted), ending in a newline.
+pub fn to_yaml(value: &Value) -> String {
+    let json = sort_keys(value.to_json());
+    let mut out = String::new();
+    match &json {
+        serde_json::Value::Object(map) if !map.is_empty() => yaml_map(map, 0, &mut out),
+        serde_json::Value::Array(items) if !items.is_empty() => yaml_list(items, 0, &mut out),
+        scalar => {
+            out.push_str(&yaml_scalar(scalar));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn sort_keys(json: serde_json::Value) -> serde_json::Value {
+    match json {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<_> = map.into_iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            serde_json::Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k, sort_keys(v)))
+                    .collect(),
+            )
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::Value::Array(items.into_iter().map(sort_keys).collect())
+        }
+        other => other,
+    }
+}
+
+fn yaml_map(map: &serde_json::Map<String, serde_json::Value>, indent: usize, out: &mut String) {
+    for (i, (key, value)) in map.iter().enumerate() {
+        if i > 0 {
+            push_indent(indent, out);
+        }
+        out.push_str(&yaml_string(key));
+        out.push(':');
+        yaml_child(value, indent, out);
+    }
+}
+
+/// What follows `key:` or `- `: a nested block on the next lines, or a scalar.
+fn yaml_child(value: &serde_json::Value, indent: usize, out: &mut String) {
+    match value {
+        serde_json::Value::Object(map) if !map.is_empty() => {
+            out.push('\n');
+            push_indent(indent + 2, out);
+            yaml_map(map, indent + 2, out);
+        }
+        serde_json::Value::Array(items) if !items.is_empty() => {
+            out.push('\n');
+            push_indent(indent, out);
+            yaml_list(items, indent, out);
+        }
+        scalar => {
+            out.push(' ');
+            out.push_str(&yaml_scalar(scalar));
+            out.push('\n');
+        }
+    }
+}
+
+fn yaml_list(items: &[serde_json::Value], indent: usize, out: &mut String) {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            push_indent(indent, out);
+        }
+        out.push_str("- ");
+        match item {
+            serde_json::Value::Object(map) if !map.is_empty() => yaml_map(map, indent + 2, out),
+            serde_json::Value::Array(inner) if !inner.is_empty() => {
+                yaml_list(inner, indent + 2, out)
+            }
+            scalar => {
+                out.push_str(&yaml_scalar(scalar));
+                out.push('\n');
+            }
+        }
+    }
+}
+
+fn push_indent(indent: usize, out: &mut String) {
+    out.extend(std::iter::repeat_n(' ', indent));
+}
+
+fn yaml_scalar(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::Null => "null".to_string(),
+        serde_json::Value::Object(_) => "{}".to_string(),
+        serde_json::Value::Array(_) => "[]".to_string(),
+        serde_json::Value::String(s) => yaml_string(s),
+        other => other.to_string(),
+    }
+}
+
+/// A string plain when it reads back as itself, else double-quoted.
+fn yaml_string(s: &str) -> String {
+    if crate::yaml::emit::plain_is_safe(s, false) {
+        s.to_string()
+    } else {
+        serde_json::Value::String(s.to_string()).to_string()
+    }
+}
+
+/// Go's `fmt.Sprintf` for the verbs templates use: `%v %s %d %q %t %f %e
+/// %g %x %X %c %%`, with flags, width and precision.
+pub fn sprintf(format: &str, args: &[Value]) -> String {
+    let mut out = String::new();
+    let mut args = args.iter();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        let mut spec = Spec::default();
+        while let Some(&flag) = chars.peek() {
+            match flag {
+                '-' => spec.left = true,
+                '+' => spec.plus = true,
+                '0' => spec.zero = true,
+                ' ' | '#' => {}
+                _ => break,
+            }
+            chars.next();
+        }
+        spec.width = digits(&mut chars);
+        if chars.peek() == Some(&'.') {
+            chars.next();
+            spec.precision = Some(digits(&mut chars).unwrap_or(0));
+        }
+        let Some(verb) = chars.next() else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
+        if verb == '%' {
+            out.push('%');
+            continue;
+        }
+        let Some(arg) = args.next() else {
+            let _ = write!(out, "%!{verb}(MISSING)");
+            continue;
+        };
+        let text = format_one(verb, &spec, arg);
+        out.push_str(&spec.pad(text));
+    }
+    let extra: Vec<_> = args.collect();
+    if !extra.is_empty() {
+        out.push_str("%!(EXTRA ");
+        let parts: Vec<String> = extra
+            .iter()
+            .map(|v| format!("{}={}", v.type_name(), v.print()))
+            .collect();
+        out.push_str(&parts.join(", "));
+        out.push(')');
+    }
+    out
+}
+
+#[derive(Default)]
+struct Spec {
+    left: bool,
+    plus: bool,
+    zero: bool,
+    width: Option<usize>,
+    precision: Option<usize>,
+}
+
+impl Spec {
+    fn pad(&self, text: String) -> String {
+        let Some(width) = self.width else {
+            return text;
+        };
+        let len = text.chars().count();
+        if len >= width {
+            return text;
+        }
+        let fill = width - len;
+        if self.left {
+            text + &" ".repeat(fill)
+        } else if self.zero {
+            match text.strip_prefix('-') {
+                Some(digits) => format!("-{}{digits}", "0".repeat(fill)),
+                None => "0".repeat(fill) + &text,
+            }
+        } else {
+            " ".repeat(fill) + &text
+        }
+    }
+}
+
+fn digits(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<usize> {
+    let mut n: Option<usize> = None;
+    while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+        n = Some(n.unwrap_or(0).saturating_mul(10).saturating_add(d as usize));
+        chars.next();
+    }
+    n
+}
+
+fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
+    let bad = || format!("%!{verb}({}={})", arg.type_name(), arg.print());
+    match verb {
+        'v' => match arg {
+            Value::Float(f) => float_with(*f, 'g', spec.precision),
+            Value::Int(i) if spec.plus => format!("{i:+}"),
+            other => other.print(),
+        },
+        's' => match arg {
+            Value::Str(_) | Value::Zero => {
+                let s = arg.print();
+                match spec.precision {
+                    Some(p) => s.chars().take(p).collect(),
+                    None => s,
+                }
+            }
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) => bad(),
+            other => other.print(),
+        },
+        'q' => match arg {
+            Value::Str(s) => go_quote(s),
+            Value::Int(i) => u32::try_from(*i)
+                .ok()
+                .and_then(char::from_u32)
+                .map_or_else(bad, |c| format!("{c:?}")),
+            _ => bad(),
+        },
+        'd' => match arg.as_int() {
+            Some(i) if !matches!(arg, Value::Float(_)) => {
+                if spec.plus {
+                    format!("{i:+}")
+                } else {
+                    i.to_string()
+                }
+            }
+            _ => bad(),
+        },
+        't' => match arg {
+            Value::Bool(b) => b.to_string(),
+            _ => bad(),
+        },
+        'f' | 'F' | 'e' | 'g' => match arg {
+            Value::Float(f) => float_with(*f, verb, spec.precision),
+            _ => bad(),
+        },
+        'x' | 'X' => {
+            let text = match arg {
+                Value::Int(i) => format!("{i:x}"),
+                Value::Str(s) => s.bytes().map(|b| format!("{b:02x}")).collect(),
+                _ => return bad(),
+            };
+            if verb == 'X' {
+                text.to_uppercase()
+            } else {
+                text
+            }
+        }
+        'c' => arg
+            .as_int()
+            .and_then(|i| u32::try_from(i).ok())
+            .and_then(char::from_u32)
+            .map_or_else(bad, |c| c.to_string()),
+        _ => bad(),
+    }
+}
+
+fn float_with(f: f64, verb: char, precision: Option<usize>) -> String {
+    match verb {
+        'f' | 'F' => format!("{f:.*}", precision.unwrap_or(6)),
+        'e' => {
+            let sci = format!("{f:.*e}", precision.unwrap_or(6));
+            let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+            let exp: i32 = exp.parse().unwrap_or(0);
+            let sign = if exp < 0 { '-' } else { '+' };
+            format!("{mantissa}e{sign}{:02}", exp.abs())
+        }
+        _ => format_float_g(f),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn quoting_is_go_quoting() {
+        assert_eq!(go_quote("a\"b\n"), r#""a\"b\n""#);
+        assert_eq!(go_quote("é"), "\"é\"");
+        assert_eq!(go_quote("\u{1}"), r#""\x01""#);
+    }
+
+    #[test]
+    fn json_is_go_json() {
+        let v = Value::from_json(&json!({"b": [1, 2.5], "a": "<x&y>"}));
+        assert_eq!(go_json(&v), r#"{"a":"\u003cx\u0026y\u003e","b":[1,2.5]}"#);
+    }
+
+    #[test]
+    fn yaml_reads_back_as_the_value() {
+        let value = json!({"b": [{"x": 1, "y": ["p", "true"]}, "s"], "a": {"k": "multi\nline", "e": {}}, "c": ""});
+        let text = to_yaml(&Value::from_object(&value));
+        assert!(text.starts_with("a:\n  e: {}\n"), "{text}");
+        let back: serde_json::Value = serde_yaml_ng::from_str(&text).unwrap();
+        assert_eq!(back, value);
+    }
+
+    #[test]
+    fn printf_formats_the_verbs_templates_use() {
+        let args = [Value::str("x"), Value::Int(7), Value::Float(1.5)];
+        assert_eq!(
+            sprintf(
+                "--a=%s %d %v %05.1f%%",
+                &args[..2]
+                    .iter()
+                    .chain([&args[2], &args[2]])
+                    .cloned()
+                    .collect::<Vec<_>>()
+            ),
+            "--a=x 7 1.5 001.5%"
+        );
+        assert_eq!(sprintf("%q", &[Value::str("a b")]), "\"a b\"");
+        assert_eq!(sprintf("%s", &[]), "%!s(MISSING)");
+        assert_eq!(sprintf("%d", &[Value::str("x")]), "%!d(string=x)");
+    }
+}

@@ -1,0 +1,297 @@
+//! Go's `text/template`, for the injection templates a mesh's control plane
+//! keeps in the cluster (Istio's `istio-sidecar-injector` ConfigMap).
+//!
+//! The semantics are Go's (see `text/template` and its `parse` package in
+//! the Go standard library): actions and pipelines, variables declared and
+//! assigned, `if`/`range`/`with` with Go's truth and `else` chains,
+//! `define`/`template`/`block`, `break`/`continue`, white space trimmed by
+//! `{{-` and `-}}`, fields of structs by Go name and of maps by key (a
+//! missing key prints `<no value>`), maps ranged in key order. The built-in
+//! functions and the Sprig functions such templates use are in [`funcs`];
+//! a mesh adds its own through [`Funcs::with`].
+//!
+//! Why not an existing crate: `gtmpl`, the one Rust implementation, has no
+//! variable assignment (`$x = …`, which Istio's templates use to build the
+//! list of app containers), ranges maps in hash order, and reports neither
+//! line nor function when a template fails.
+
+mod exec;
+pub mod format;
+pub mod funcs;
+mod lex;
+mod parse;
+pub mod value;
+
+use std::collections::HashMap;
+use std::fmt;
+
+pub use value::Value;
+
+/// A template function: its arguments (the piped value last), its result
+/// or a message.
+pub type Func = fn(&[Value]) -> Result<Value, String>;
+
+/// The functions templates may call, by name.
+#[derive(Clone)]
+pub struct Funcs {
+    map: HashMap<&'static str, Func>,
+}
+
+impl Default for Funcs {
+    /// Go's builtins and Sprig's.
+    fn default() -> Self {
+        Funcs {
+            map: funcs::BUILTINS
+                .iter()
+                .chain(funcs::SPRIG)
+                .copied()
+                .collect(),
+        }
+    }
+}
+
+impl Funcs {
+    /// These functions added, replacing any of the same name (as Go's
+    /// `Funcs` does when a second map is given).
+    pub fn with(mut self, more: &[(&'static str, Func)]) -> Self {
+        self.map.extend(more.iter().copied());
+        self
+    }
+
+    fn get(&self, name: &str) -> Option<Func> {
+        self.map.get(name).copied()
+    }
+
+    fn has(&self, name: &str) -> bool {
+        name == "and" || name == "or" || self.map.contains_key(name)
+    }
+}
+
+/// A template that failed to parse or run: its name, the line, what went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub template: String,
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "template {:?}, line {}: {}",
+            self.template, self.line, self.message
+        )
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A parsed template and the templates it defines.
+#[derive(Debug, Clone)]
+pub struct Template {
+    name: String,
+    trees: parse::Trees,
+}
+
+impl Template {
+    /// Parse `text` as template `name`, knowing the functions of `funcs`.
+    pub fn parse(name: &str, text: &str, funcs: &Funcs) -> Result<Template, Error> {
+        let at = |(message, line): (String, usize)| Error {
+            template: name.to_string(),
+            line,
+            message,
+        };
+        let tokens = lex::lex(text).map_err(at)?;
+        let trees = parse::parse(name, tokens, &|f| funcs.has(f)).map_err(at)?;
+        Ok(Template {
+            name: name.to_string(),
+            trees,
+        })
+    }
+
+    /// Run it with `data` as dot.
+    pub fn execute(&self, data: &Value, funcs: &Funcs) -> Result<String, Error> {
+        exec::execute(&self.trees, funcs, &self.name, data)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(text: &str, data: serde_json::Value) -> Result<String, Error> {
+        let funcs = Funcs::default();
+        Template::parse("t", text, &funcs)?.execute(&Value::from_json(&data), &funcs)
+    }
+
+    fn ok(text: &str, data: serde_json::Value) -> String {
+        run(text, data).unwrap()
+    }
+
+    #[test]
+    fn actions_print_values_and_missing_keys_print_no_value() {
+        assert_eq!(ok("a{{ .x }}b{{ .y }}", json!({"x": 1})), "a1b<no value>");
+        assert_eq!(ok("{{ .a.b }}", json!({"a": {"b": "c"}})), "c");
+        assert_eq!(
+            run("{{ .a.b }}", json!({})).unwrap_err().message,
+            "nil pointer evaluating interface {}.b"
+        );
+    }
+
+    #[test]
+    fn variables_are_declared_assigned_and_scoped() {
+        let text = "{{- $c := list }}{{- range .xs }}{{ if ne . \"p\" }}{{ $c = append $c . }}{{ end }}{{ end }}{{ $c | join \",\" }}";
+        assert_eq!(ok(text, json!({"xs": ["a", "p", "b"]})), "a,b");
+        let text = "{{ $first := true }}{{ range .xs }}{{ if not $first }},{{ end }}{{ . }}{{ $first = false }}{{ end }}";
+        assert_eq!(ok(text, json!({"xs": [1, 2, 3]})), "1,2,3");
+    }
+
+    #[test]
+    fn range_over_maps_is_in_key_order_with_else_break_and_continue() {
+        assert_eq!(
+            ok(
+                "{{ range $k, $v := . }}{{ $k }}={{ $v }};{{ end }}",
+                json!({"b": 2, "a": 1})
+            ),
+            "a=1;b=2;"
+        );
+        assert_eq!(
+            ok("{{ range .xs }}x{{ else }}none{{ end }}", json!({"xs": []})),
+            "none"
+        );
+        assert_eq!(
+            ok(
+                "{{ range .xs }}{{ if eq . 2.0 }}{{ continue }}{{ end }}{{ if eq . 3.0 }}{{ break }}{{ end }}{{ . }}{{ end }}",
+                json!({"xs": [1, 2, 3, 4]})
+            ),
+            "1"
+        );
+        assert_eq!(
+            ok(
+                "{{ range $i, $v := .xs }}{{ $i }}{{ end }}",
+                json!({"xs": ["a", "b"]})
+            ),
+            "01"
+        );
+    }
+
+    #[test]
+    fn if_with_and_else_chains_follow_go_truth() {
+        let text = "{{ if .a }}A{{ else if .b }}B{{ else }}C{{ end }}";
+        assert_eq!(ok(text, json!({"a": 0, "b": "x"})), "B");
+        assert_eq!(ok(text, json!({"a": [], "b": ""})), "C");
+        assert_eq!(
+            ok(
+                "{{ with .a }}{{ . }}{{ else }}none{{ end }}",
+                json!({"a": "v"})
+            ),
+            "v"
+        );
+        assert_eq!(
+            ok(
+                "{{ with .a }}{{ . }}{{ else with .b }}{{ . }}{{ end }}",
+                json!({"b": "w"})
+            ),
+            "w"
+        );
+    }
+
+    #[test]
+    fn defines_templates_and_blocks() {
+        let text = r#"{{ define "r" }}[{{ .n }}]{{ end }}{{ template "r" . }}{{ block "b" .n }}<{{ . }}>{{ end }}"#;
+        assert_eq!(ok(text, json!({"n": 5})), "[5]<5>");
+    }
+
+    #[test]
+    fn and_or_stop_at_the_deciding_argument() {
+        // The second argument would fail to evaluate: it is never reached.
+        assert_eq!(
+            ok("{{ if and .a .a.b }}y{{ else }}n{{ end }}", json!({})),
+            "n"
+        );
+        assert_eq!(ok("{{ or .a \"dflt\" }}", json!({})), "dflt");
+    }
+
+    #[test]
+    fn sprig_functions_behave_as_in_helm_charts() {
+        let data = json!({"s": "a/b", "m": {"k": "v"}, "n": ""});
+        assert_eq!(
+            ok(r#"{{ .n | default "d" | quote }}"#, data.clone()),
+            "\"d\""
+        );
+        assert_eq!(
+            ok(
+                r#"{{ contains "/" .s }} {{ hasKey .m "k" }} {{ trimPrefix "a/" .s }}"#,
+                data.clone()
+            ),
+            "true true b"
+        );
+        assert_eq!(
+            ok(r#"{{ toJson .m }}|{{ toYaml .m }}"#, data.clone()),
+            "{\"k\":\"v\"}|k: v"
+        );
+        assert_eq!(
+            ok("{{ \"x\\ny\" | nindent 2 }}", data.clone()),
+            "\n  x\n  y"
+        );
+        assert_eq!(
+            ok(
+                r#"{{ (split "/" .s)._1 }} {{ trunc 3 "abcdef" }} {{ printf "%s-%d" "a" 3 }}"#,
+                data
+            ),
+            "b abc a-3"
+        );
+    }
+
+    #[test]
+    fn comparisons_refuse_mixed_types_but_not_missing_values() {
+        assert_eq!(ok("{{ eq .missing true }}", json!({})), "false");
+        assert_eq!(ok("{{ eq .a 1.0 2.0 }}", json!({"a": 2})), "true");
+        assert!(
+            run("{{ eq .a 1 }}", json!({"a": 1}))
+                .unwrap_err()
+                .message
+                .contains("incompatible types")
+        );
+    }
+
+    #[test]
+    fn errors_name_the_template_line_and_function() {
+        let err = run("line one\n{{ index .xs 5 }}", json!({"xs": []})).unwrap_err();
+        assert_eq!(err.line, 2);
+        assert_eq!(
+            err.to_string(),
+            "template \"t\", line 2: error calling index: index out of range: 5"
+        );
+        let err = run("\n\n{{ nosuch 1 }}", json!({})).unwrap_err();
+        assert_eq!(
+            (err.line, err.message.as_str()),
+            (3, "function \"nosuch\" not defined")
+        );
+        assert!(
+            run(
+                "{{ define \"x\" }}{{ template \"x\" }}{{ end }}{{ template \"x\" }}",
+                json!({})
+            )
+            .unwrap_err()
+            .message
+            .contains("too deeply")
+        );
+    }
+
+    #[test]
+    fn structs_read_fields_by_go_name() {
+        let pod = Value::from_object(
+            &json!({"metadata": {"annotations": {"a": "1"}}, "spec": {"containers": [{"name": "app"}]}}),
+        );
+        let funcs = Funcs::default();
+        let text = r#"{{ index .ObjectMeta.Annotations "a" }}|{{ index .ObjectMeta.Annotations "none" }}|{{ range .Spec.Containers }}{{ .Name }}{{ end }}|{{ .Spec.ServiceAccountName }}"#;
+        let out = Template::parse("t", text, &funcs)
+            .unwrap()
+            .execute(&pod, &funcs)
+            .unwrap();
+        assert_eq!(out, "1||app|");
+    }
+}
