@@ -143,7 +143,9 @@ impl Exec<'_> {
                 .iter()
                 .map(|(k, v)| (Value::str(k.as_str()), v.clone()))
                 .collect(),
-            Value::Int(n) => (0..*n).map(|i| (Value::Int(i), Value::Int(i))).collect(),
+            // Counted as it goes: `range 1000000000` holds no list.
+            Value::Int(n) if *n > 0 => return self.range_count(branch, *n),
+            Value::Int(_) => Vec::new(),
             Value::Nil | Value::Zero => Vec::new(),
             other => {
                 return Err(self.error(
@@ -164,6 +166,23 @@ impl Exec<'_> {
                     self.vars.push((first.clone(), key));
                     self.vars.push((second.clone(), item.clone()));
                 }
+            }
+            let flow = self.walk(&branch.body, &item);
+            self.vars.truncate(mark);
+            if flow? == Flow::Break {
+                break;
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// `range N`: the body for 0 to N-1.
+    fn range_count(&mut self, branch: &Branch, n: i64) -> Result<Flow, Error> {
+        for i in 0..n {
+            let item = Value::Int(i);
+            let mark = self.vars.len();
+            for var in &branch.pipe.vars {
+                self.vars.push((var.clone(), item.clone()));
             }
             let flow = self.walk(&branch.body, &item);
             self.vars.truncate(mark);

@@ -281,6 +281,17 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Any text, of the characters templates are made of, parses and
+        /// runs to a result or an error: never a panic or a hang.
+        #[test]
+        fn any_text_gives_a_result_or_an_error(text in "[{}. $a-z()|:=\"`\\-0-9\n ]{0,80}") {
+            let _ = run(&text, json!({"a": {"b": [1, "x"]}, "z": ""}));
+            let braced = format!("{{{{{text}}}}}");
+            let _ = run(&braced, json!({}));
+        }
+    }
+
     #[test]
     fn structs_read_fields_by_go_name() {
         let pod = Value::from_object(

@@ -98,6 +98,7 @@ pub fn parse(
         trees: Trees::new(),
         vars: vec![vec!["$".to_string()]],
         range_depth: 0,
+        depth: 0,
     };
     let (list, end) = parser.list()?;
     if let Some((word, line)) = end {
@@ -115,7 +116,13 @@ struct Parser<'a> {
     /// Variables in scope, one frame per control structure.
     vars: Vec<Vec<String>>,
     range_depth: usize,
+    /// Controls and parentheses open around the token being read.
+    depth: usize,
 }
+
+/// Controls and parentheses nested deeper than this are refused: the
+/// parser and the evaluator recurse into them.
+const MAX_NESTING: usize = 100;
 
 impl Parser<'_> {
     fn peek(&self) -> Option<&Token> {
@@ -267,6 +274,22 @@ impl Parser<'_> {
 
     /// `if`, `range`, `with` after their keyword.
     fn control(&mut self, keyword: &str) -> Result<Node, Failure> {
+        self.nested()?;
+        let node = self.control_body(keyword);
+        self.depth -= 1;
+        node
+    }
+
+    /// One level deeper, unless that is too deep.
+    fn nested(&mut self) -> Result<(), Failure> {
+        if self.depth >= MAX_NESTING {
+            return self.error(format!("nested more than {MAX_NESTING} deep"));
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    fn control_body(&mut self, keyword: &str) -> Result<Node, Failure> {
         self.vars.push(Vec::new());
         let pipe = self.pipe(keyword, true)?;
         if keyword == "range" {
@@ -429,7 +452,10 @@ impl Parser<'_> {
                 return Ok(Operand::Var(name, chain));
             }
             Kind::LParen => {
-                let pipe = self.pipeline("parenthesized pipeline", true, true)?;
+                self.nested()?;
+                let pipe = self.pipeline("parenthesized pipeline", true, true);
+                self.depth -= 1;
+                let pipe = pipe?;
                 let chain = self.chain();
                 return Ok(Operand::Group(Box::new(pipe), chain));
             }
@@ -508,6 +534,16 @@ mod tests {
         assert!(trees("{{end}}").is_err());
         assert!(trees("{{if 1}}").is_err());
         assert!(trees("{{break}}").is_err());
+    }
+
+    #[test]
+    fn nesting_has_a_limit() {
+        let deep = "{{ if 1 }}".repeat(150) + &"{{ end }}".repeat(150);
+        assert!(trees(&deep).unwrap_err().0.contains("nested more than"));
+        let parens = format!("{{{{ {}1{} }}}}", "(".repeat(150), ")".repeat(150));
+        assert!(trees(&parens).unwrap_err().0.contains("nested more than"));
+        let fine = "{{ if 1 }}".repeat(50) + &"{{ end }}".repeat(50);
+        assert!(trees(&fine).is_ok());
     }
 
     #[test]
