@@ -5,6 +5,9 @@ use std::fmt;
 
 use serde_json::Value;
 
+// Go's `%q`, as the apiserver's messages quote values.
+pub use crate::gotemplate::format::go_quote;
+
 /// The kind of a field error, with the bad value where the type prints one.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ErrorType {
@@ -101,23 +104,6 @@ pub fn go_string_slice(element: &str, items: &[&str]) -> String {
     }
     let quoted: Vec<String> = items.iter().map(|s| go_quote(s)).collect();
     format!("[]{element}{{{}}}", quoted.join(", "))
-}
-
-/// A Go `%q` of a string (the common cases: quotes and backslashes escaped).
-pub fn go_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]

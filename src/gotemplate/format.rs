@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use super::value::{Value, format_float_g};
+use crate::yaml::emit::Layout;
 
 /// A string quoted as Go's `strconv.Quote` (and `%q`) quotes it.
 pub fn go_quote(s: &str) -> String {
@@ -139,19 +140,24 @@ fn json_float(f: f64) -> String {
 }
 
 /// The value as `sigs.k8s.io/yaml` marshals it (through JSON: map and
-/// struct keys sorted), ending in a newline.
+/// struct keys sorted, sequences level with their key), ending in a
+/// newline; written by the tool's own block writer ([`Layout`]).
 pub fn to_yaml(value: &Value) -> String {
-    let json = sort_keys(value.to_json());
-    let mut out = String::new();
-    match &json {
-        serde_json::Value::Object(map) if !map.is_empty() => yaml_map(map, 0, &mut out),
-        serde_json::Value::Array(items) if !items.is_empty() => yaml_list(items, 0, &mut out),
-        scalar => {
-            out.push_str(&yaml_scalar(scalar));
-            out.push('\n');
-        }
+    let layout = Layout {
+        seq_indent: 0,
+        ..Layout::default()
+    };
+    match sort_keys(value.to_json()) {
+        serde_json::Value::Object(map) if !map.is_empty() => map
+            .iter()
+            .map(|(key, value)| layout.block_entry(0, key, value))
+            .collect(),
+        serde_json::Value::Array(items) if !items.is_empty() => items
+            .iter()
+            .map(|item| layout.block_item(0, item))
+            .collect(),
+        scalar => layout.flow(&scalar) + "\n",
     }
-    out
 }
 
 fn sort_keys(json: serde_json::Value) -> serde_json::Value {
@@ -170,80 +176,6 @@ fn sort_keys(json: serde_json::Value) -> serde_json::Value {
             serde_json::Value::Array(items.into_iter().map(sort_keys).collect())
         }
         other => other,
-    }
-}
-
-fn yaml_map(map: &serde_json::Map<String, serde_json::Value>, indent: usize, out: &mut String) {
-    for (i, (key, value)) in map.iter().enumerate() {
-        if i > 0 {
-            push_indent(indent, out);
-        }
-        out.push_str(&yaml_string(key));
-        out.push(':');
-        yaml_child(value, indent, out);
-    }
-}
-
-/// What follows `key:` or `- `: a nested block on the next lines, or a scalar.
-fn yaml_child(value: &serde_json::Value, indent: usize, out: &mut String) {
-    match value {
-        serde_json::Value::Object(map) if !map.is_empty() => {
-            out.push('\n');
-            push_indent(indent + 2, out);
-            yaml_map(map, indent + 2, out);
-        }
-        serde_json::Value::Array(items) if !items.is_empty() => {
-            out.push('\n');
-            push_indent(indent, out);
-            yaml_list(items, indent, out);
-        }
-        scalar => {
-            out.push(' ');
-            out.push_str(&yaml_scalar(scalar));
-            out.push('\n');
-        }
-    }
-}
-
-fn yaml_list(items: &[serde_json::Value], indent: usize, out: &mut String) {
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            push_indent(indent, out);
-        }
-        out.push_str("- ");
-        match item {
-            serde_json::Value::Object(map) if !map.is_empty() => yaml_map(map, indent + 2, out),
-            serde_json::Value::Array(inner) if !inner.is_empty() => {
-                yaml_list(inner, indent + 2, out)
-            }
-            scalar => {
-                out.push_str(&yaml_scalar(scalar));
-                out.push('\n');
-            }
-        }
-    }
-}
-
-fn push_indent(indent: usize, out: &mut String) {
-    out.extend(std::iter::repeat_n(' ', indent));
-}
-
-fn yaml_scalar(value: &serde_json::Value) -> String {
-    match value {
-        serde_json::Value::Null => "null".to_string(),
-        serde_json::Value::Object(_) => "{}".to_string(),
-        serde_json::Value::Array(_) => "[]".to_string(),
-        serde_json::Value::String(s) => yaml_string(s),
-        other => other.to_string(),
-    }
-}
-
-/// A string plain when it reads back as itself, else double-quoted.
-fn yaml_string(s: &str) -> String {
-    if crate::yaml::emit::plain_is_safe(s, false) {
-        s.to_string()
-    } else {
-        serde_json::Value::String(s.to_string()).to_string()
     }
 }
 
