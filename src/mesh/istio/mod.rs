@@ -1088,6 +1088,10 @@ pub fn pull_secrets(values: &Map<String, Value>) -> Vec<&str> {
 /// The name of Istio's proxy container.
 pub const PROXY: &str = "istio-proxy";
 
+/// A ContainerPort's fields in Go's order, in which its JSON is written.
+pub const CONTAINER_PORT_FIELDS: [&str; 5] =
+    ["name", "hostPort", "containerPort", "protocol", "hostIP"];
+
 /// `ISTIO_META_POD_PORTS` as Istio's sidecar template writes it: the ports
 /// of the pod's own containers (not its init containers), each as Go
 /// serialises a ContainerPort (`name`, `hostPort`, `containerPort`,
@@ -1110,13 +1114,9 @@ pub fn pod_ports(containers: &[Value]) -> String {
         first = false;
         out.push('{');
         let mut fields = 0;
-        for (key, omit_empty) in [
-            ("name", true),
-            ("hostPort", true),
-            ("containerPort", false),
-            ("protocol", true),
-            ("hostIP", true),
-        ] {
+        for key in CONTAINER_PORT_FIELDS {
+            // All but the port number are `omitempty`.
+            let omit_empty = key != "containerPort";
             let value = port.field(key).unwrap_or(&Value::Null);
             let empty = match value {
                 Value::Null => true,

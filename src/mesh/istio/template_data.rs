@@ -4,11 +4,8 @@
 
 use serde_json::Value as Json;
 
+use super::CONTAINER_PORT_FIELDS;
 use crate::gotemplate::Value;
-
-/// Go's field order of a ContainerPort, in which `structToJSON` writes it.
-const CONTAINER_PORT_FIELDS: [&str; 5] =
-    ["name", "hostPort", "containerPort", "protocol", "hostIP"];
 
 /// Mesh config fields the templates read, at Istio's defaults
 /// (`DefaultMeshConfig` in `pkg/config/mesh` of istio/istio), for a mesh
@@ -120,7 +117,8 @@ fn with_mesh_defaults(mesh: &Json) -> Json {
     mesh
 }
 
-/// A container port's fields in Go's order, the others after them.
+/// A container port's fields in Go's order (`structToJSON` writes them
+/// so), the others after them.
 fn in_go_order(port: &Json) -> Json {
     let Json::Object(fields) = port else {
         return port.clone();

@@ -140,24 +140,10 @@ fn isset(args: &[Value]) -> Result {
 
 fn exclude_inbound_port(args: &[Value]) -> Result {
     want(args, 2)?;
-    let port = arg(args, 0).print();
-    let port = port.trim();
-    let excluded = string(args, 1)?;
-    if port.is_empty() || port == "0" {
-        return Ok(Value::str(excluded));
-    }
-    let mut out = Vec::new();
-    for part in excluded.split(',') {
-        if part == port {
-            return Ok(Value::str(excluded));
-        }
-        let part = part.trim();
-        if !part.is_empty() {
-            out.push(part);
-        }
-    }
-    out.push(port);
-    Ok(Value::str(out.join(",")))
+    Ok(Value::str(super::exclude_inbound_port(
+        &arg(args, 0).print(),
+        string(args, 1)?,
+    )))
 }
 
 /// The TCP container ports of `containers` (all of them, or all but the proxy's).
