@@ -41,23 +41,24 @@ pub fn go_quote(s: &str) -> String {
 }
 
 /// The value as Go's `json.Marshal` writes it: no spaces, map keys sorted,
-/// struct fields in order, `<`, `>` and `&` escaped.
+/// struct fields in order (both as [`Value::to_json`] gives them), `<`,
+/// `>` and `&` escaped, floats as Go writes them.
 pub fn go_json(value: &Value) -> String {
     let mut out = String::new();
-    write_json(value, &mut out);
+    write_json(&value.to_json(), &mut out);
     out
 }
 
-fn write_json(value: &Value, out: &mut String) {
+fn write_json(value: &serde_json::Value, out: &mut String) {
     match value {
-        Value::Nil | Value::Zero => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::Float(f) => out.push_str(&json_float(*f)),
-        Value::Str(s) => json_string(s, out),
-        Value::List(items) => {
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => {
+                let _ = write!(out, "{i}");
+            }
+            None => out.push_str(&json_float(n.as_f64().unwrap_or(0.0))),
+        },
+        serde_json::Value::String(s) => json_string(s, out),
+        serde_json::Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
@@ -67,9 +68,9 @@ fn write_json(value: &Value, out: &mut String) {
             }
             out.push(']');
         }
-        Value::Map(map) => {
+        serde_json::Value::Object(map) => {
             out.push('{');
-            for (i, (key, item)) in map.entries.iter().enumerate() {
+            for (i, (key, item)) in map.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
@@ -79,22 +80,7 @@ fn write_json(value: &Value, out: &mut String) {
             }
             out.push('}');
         }
-        Value::Struct(s) => {
-            out.push('{');
-            let fields = s
-                .fields
-                .iter()
-                .filter(|f| !f.default && !matches!(f.value, Value::Zero));
-            for (i, field) in fields.enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                json_string(&field.json, out);
-                out.push(':');
-                write_json(&field.value, out);
-            }
-            out.push('}');
-        }
+        scalar => out.push_str(&scalar.to_string()),
     }
 }
 

@@ -65,13 +65,7 @@ fn string_map(value: &Value) -> std::result::Result<BTreeMap<String, String>, St
 }
 
 fn map_value(entries: BTreeMap<String, String>) -> Value {
-    Value::Map(Rc::new(GoMap {
-        entries: entries
-            .into_iter()
-            .map(|(k, v)| (k, Value::str(v)))
-            .collect(),
-        missing: Box::new(Value::Zero),
-    }))
+    Value::string_map(entries.iter().map(|(k, v)| (k.as_str(), v.as_str())))
 }
 
 fn identity(args: &[Value]) -> Result {
