@@ -83,13 +83,7 @@ pub fn admit_all(
         settings.namespace(),
     )?;
     // The webhook sees its own configuration (its ConfigMaps), not the namespace's policies.
-    let config_maps = settings
-        .profile
-        .values_from_objects
-        .iter()
-        .map(|v| v.name.clone())
-        .collect();
-    let mut webhook_view = ClusterContext::new(config_maps);
+    let mut webhook_view = ClusterContext::new(settings.profile.config_map_names());
     for object in cluster.all_of_kind("ConfigMap") {
         webhook_view.add(object, settings.namespace());
     }
@@ -101,8 +95,11 @@ pub fn admit_all(
     }
     let webhooks = chain_webhooks(&cluster, &settings.profile);
     let prepared = Prepared::default();
+    // The cluster's own injector configuration, when it holds one.
+    let configured = settings.profile.configured_by(&cluster, &settings.flags)?;
+    let profile = configured.as_ref().unwrap_or(&settings.profile);
     let env = |cluster, security| Env {
-        profile: &settings.profile,
+        profile,
         flags: &settings.flags,
         native: settings.native,
         version: settings.version,

@@ -225,7 +225,8 @@ fn data_documents(object: &Value) -> Map<String, Value> {
 #[derive(Debug, Clone, Default)]
 pub struct ClusterContext {
     objects: Vec<ContextObject>,
-    /// ConfigMaps are kept only when a profile reads one of these names.
+    /// ConfigMaps are kept only when a profile reads one of these names
+    /// (a name ending in `*` stands for every name it begins).
     config_maps: Vec<String>,
 }
 
@@ -241,7 +242,11 @@ impl ClusterContext {
     /// Whether an object of `kind` named `name` belongs in the context.
     pub fn wants(&self, kind: &str, name: &str) -> bool {
         POLICY_KINDS.contains(&kind)
-            || (kind == "ConfigMap" && self.config_maps.iter().any(|n| n == name))
+            || (kind == "ConfigMap"
+                && self.config_maps.iter().any(|n| match n.strip_suffix('*') {
+                    Some(prefix) => name.starts_with(prefix),
+                    None => n == name,
+                }))
     }
 
     /// Keep `object` if it is context; objects without a namespace belong to
@@ -345,6 +350,21 @@ impl ClusterContext {
             .iter()
             .find(|o| o.kind == "Namespace" && o.name == namespace)
             .and_then(|o| o.value.field("metadata")?.field("annotations")?.as_object())
+    }
+
+    /// The `data` of the ConfigMap `namespace/name`, when the context has it.
+    pub fn config_map_data(&self, namespace: &str, name: &str) -> Option<&Map<String, Value>> {
+        self.objects
+            .iter()
+            .find(|o| o.kind == "ConfigMap" && o.namespace == namespace && o.name == name)
+            .and_then(|o| o.value.field("data")?.as_object())
+    }
+
+    /// Whether the context has a ConfigMap whose name begins with `prefix`.
+    pub fn has_config_map_named(&self, prefix: &str) -> bool {
+        self.objects
+            .iter()
+            .any(|o| o.kind == "ConfigMap" && o.name.starts_with(prefix))
     }
 
     /// `data[key]` of an object; with a `path` (dot-separated keys), the

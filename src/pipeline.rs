@@ -196,22 +196,35 @@ pub fn process_or_return(
         Err(error) => return Err(Failed { error, sources }),
     };
     let types = WorkloadTypes::with(&settings.profile.workloads);
-    let run = |cluster: &ClusterContext, prepared: &Prepared, gather: bool| {
-        let env = Env {
-            prepared,
-            keep_patches: settings.keep_patches,
-            profile: &settings.profile,
-            flags: &settings.flags,
-            native: settings.native,
-            version: settings.version,
-            security: settings.security,
-            namespace: settings.namespace(),
-            namespace_assumed: settings.namespace.is_none(),
-            cluster,
-        };
-        process_sources(&sources, settings, &env, &types, gather)
+    // The profile as the cluster's own injector configuration sets it, when
+    // the cluster holds one.
+    let configured = |cluster: &ClusterContext| {
+        settings
+            .profile
+            .configured_by(cluster, &settings.flags)
+            .map(|found| found.map(Box::new))
     };
-    let first = run(&cluster, prepared, true);
+    let run =
+        |cluster: &ClusterContext, profile: Option<&Profile>, prepared: &Prepared, gather: bool| {
+            let env = Env {
+                prepared,
+                keep_patches: settings.keep_patches,
+                profile: profile.unwrap_or(&settings.profile),
+                flags: &settings.flags,
+                native: settings.native,
+                version: settings.version,
+                security: settings.security,
+                namespace: settings.namespace(),
+                namespace_assumed: settings.namespace.is_none(),
+                cluster,
+            };
+            process_sources(&sources, settings, &env, &types, gather)
+        };
+    let profile = match configured(&cluster) {
+        Ok(profile) => profile,
+        Err(error) => return Err(Failed { error, sources }),
+    };
+    let first = run(&cluster, profile.as_deref(), prepared, true);
     match first.stopped {
         // What a refused workload lacks may be in a context object of the
         // input (the trust anchors' ConfigMap after the Deployment): all of
@@ -231,7 +244,11 @@ pub fn process_or_return(
         }
         // Another cluster: fillings found by the flags alone held the
         // first one's objects.
-        let second = run(&cluster, &Prepared::default(), false);
+        let profile = match configured(&cluster) {
+            Ok(profile) => profile,
+            Err(error) => return Err(Failed { error, sources }),
+        };
+        let second = run(&cluster, profile.as_deref(), &Prepared::default(), false);
         if let Some(stop) = second.stopped {
             return Err(Failed {
                 error: stop.error,
@@ -566,12 +583,7 @@ pub(crate) fn cluster_context(
 ) -> Result<ClusterContext, Error> {
     let context_docs: Vec<Vec<Document<'_>>> =
         context.iter().map(parse).collect::<Result<_, _>>()?;
-    let config_maps = profile
-        .values_from_objects
-        .iter()
-        .map(|v| v.name.clone())
-        .collect();
-    let mut cluster = ClusterContext::new(config_maps);
+    let mut cluster = ClusterContext::new(profile.config_map_names());
     for (source, docs) in context
         .iter()
         .zip(&context_docs)

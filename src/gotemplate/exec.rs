@@ -314,6 +314,13 @@ impl Exec<'_> {
                 Value::Zero => Value::Zero,
                 // A proto enum or duration prints as its name: `.Mode.String`.
                 Value::Str(_) if name == "String" => value.clone(),
+                // A proto wrapper (`google.protobuf.BoolValue`, `Int32Value`,
+                // …) is its bare value in JSON: `.GetValue` reads it.
+                Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)
+                    if matches!(name.as_str(), "Value" | "GetValue") =>
+                {
+                    value.clone()
+                }
                 Value::Nil => {
                     return Err(self.error(
                         line,

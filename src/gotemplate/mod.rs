@@ -50,6 +50,12 @@ impl Default for Funcs {
     }
 }
 
+impl fmt::Debug for Funcs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Funcs({} functions)", self.map.len())
+    }
+}
+
 impl Funcs {
     /// These functions added, replacing any of the same name (as Go's
     /// `Funcs` does when a second map is given).
@@ -128,6 +134,20 @@ mod tests {
 
     fn ok(text: &str, data: serde_json::Value) -> String {
         run(text, data).unwrap()
+    }
+
+    #[test]
+    fn a_proto_wrapper_read_as_its_bare_json_value_answers_get_value() {
+        let funcs = Funcs::default();
+        let data = Value::from_object(&json!({"hold": true, "n": 3}));
+        let out = Template::parse(
+            "t",
+            "{{ .Hold.GetValue }} {{ .N.GetValue }} {{ .Missing.GetValue }}",
+            &funcs,
+        )
+        .unwrap()
+        .execute(&data, &funcs);
+        assert_eq!(out.unwrap(), "true 3 ");
     }
 
     #[test]

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use crate::error::Error;
 use crate::json::Field;
 use crate::mesh::Mesh;
+use crate::mesh::istio::injector::ClusterInjector;
 use crate::workload::WorkloadType;
 use crate::yaml;
 
@@ -103,6 +104,11 @@ pub struct Profile {
     /// Custom resources with pod templates, beside the built-in kinds.
     #[serde(default)]
     pub workloads: Vec<WorkloadType>,
+    /// The cluster's own injector configuration, when the input or context
+    /// holds it (see [`Profile::configured_by`]): its templates render the
+    /// mesh's containers instead of this profile's.
+    #[serde(skip)]
+    pub cluster_injector: Option<Arc<ClusterInjector>>,
 }
 
 /// Where the mesh's webhook never injects: a workload there is skipped
@@ -490,6 +496,17 @@ pub struct RenderedContainers {
     pub sidecar: SidecarSettings,
     pub quota_defaults: Map<String, Value>,
     pub volumes: Vec<Value>,
+    /// The mesh template's entries for the pod's own containers (by name):
+    /// merged into them as the mesh's injector merges them, the pod's own
+    /// fields winning (Istio's proxyless gRPC templates set the app's env).
+    pub app_containers: Vec<Value>,
+    /// The pod's other fields the mesh's template sets (Istio's gateway
+    /// template, the pod's security context): merged into the pod's.
+    pub pod_fields: Map<String, Value>,
+    /// Rendered by the mesh's own template (the cluster's configuration),
+    /// which placed the proxy itself (native or classic) and whose volumes
+    /// are all added, mounted by the mesh's containers or not.
+    pub by_mesh_template: bool,
 }
 
 impl std::ops::Deref for Rendered {
@@ -501,6 +518,14 @@ impl std::ops::Deref for Rendered {
 }
 
 impl Rendered {
+    /// A rendering of these parts.
+    pub fn new(metadata: RenderedMetadata, containers: RenderedContainers) -> Self {
+        Rendered {
+            metadata: Arc::new(metadata),
+            shared: Arc::new(containers),
+        }
+    }
+
     /// Whether `other` shares this rendering's containers (rendered once for both).
     pub fn shares_containers(&self, other: &Rendered) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
@@ -1055,7 +1080,63 @@ impl Profile {
             sidecar,
             quota_defaults: map(&self.quota_defaults)?,
             volumes: list(&self.volumes)?,
+            app_containers: Vec::new(),
+            pod_fields: Map::new(),
+            by_mesh_template: false,
         })
+    }
+
+    /// The ConfigMaps a cluster context keeps for this profile: those it
+    /// reads values from, and its mesh's injector configuration.
+    pub fn config_map_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .values_from_objects
+            .iter()
+            .map(|v| v.name.clone())
+            .collect();
+        if self.mesh == Mesh::Istio {
+            names.push(crate::mesh::istio::injector::CONFIG_MAP_NAMES.to_string());
+        }
+        names
+    }
+
+    /// This profile as the cluster's own injector configuration sets it, when
+    /// `cluster` holds one for the profile's mesh (Istio's
+    /// `istio-sidecar-injector` ConfigMap of the profile's revision in its
+    /// `istioNamespace`, `--set` taking precedence for both): its templates
+    /// render the sidecar, and its chart values and mesh config replace the
+    /// profile's values they correspond to (a pod's annotations and `--set`
+    /// still override those). `None` when there is none.
+    pub fn configured_by(
+        &self,
+        cluster: &crate::cluster::ClusterContext,
+        flags: &Map<String, Value>,
+    ) -> Result<Option<Profile>, Error> {
+        if self.mesh != Mesh::Istio {
+            return Ok(None);
+        }
+        let setting = |name: &str| {
+            flags
+                .get(name)
+                .or_else(|| self.values.get(name))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let namespace = setting("istioNamespace");
+        let found = ClusterInjector::find(cluster, &namespace, &setting("revision"))
+            .map_err(Error::Config)?;
+        let Some(injector) = found else {
+            return Ok(None);
+        };
+        let mut profile = self.clone();
+        for (name, value) in injector.profile_values() {
+            if profile.values.contains_key(&name) {
+                profile.values.insert(name, value);
+            }
+        }
+        profile.cluster_injector = Some(Arc::new(injector));
+        Ok(Some(profile))
     }
 
     /// This profile with every `{{values.…}}` filled from `values`, leaving

@@ -16,7 +16,9 @@ use serde_json::{Map, Value, json};
 use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::uninject::{injection_found, record_present, remove_injection};
-use super::{Env, PodPaths, SecurityMode, resources, security, shutdown, template_problem};
+use super::{
+    Env, PodPaths, SecurityMode, mesh_template, resources, security, shutdown, template_problem,
+};
 use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
 use crate::json::{Field, spare};
@@ -53,6 +55,18 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     };
     if let Some(reason) = skip_reason(&patcher, &paths, env) {
         return unchanged(patcher, before, reason);
+    }
+    if let Some(injector) = &env.profile.cluster_injector {
+        // The cluster's injection policy and selectors.
+        let metadata = patcher.get(&paths.metadata);
+        let map = |key: &str| {
+            metadata
+                .and_then(|m| m.field(key))
+                .and_then(Value::as_object)
+        };
+        if let Some(reason) = injector.declines(map("labels"), map("annotations")) {
+            return unchanged(patcher, before, reason);
+        }
     }
     if before.is_none() && record_present(&patcher, kind) {
         // Overwriting it would lose it: uninject could not give it back.
@@ -122,10 +136,41 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             Err(reason) => return unchanged(patcher, before, reason),
         };
     }
-    let rendered = match filled.render(&pod.vars) {
+    let mut rendered = match filled.render(&pod.vars) {
         Ok(rendered) => rendered,
         Err(reason) => return unchanged(patcher, before, reason),
     };
+    if let Some(injector) = &env.profile.cluster_injector {
+        // The cluster's own templates render the sidecar; the profile's
+        // rendering keeps what Istio's code (not its template) decides.
+        let input = mesh_template::PodInput {
+            object: &patcher.value,
+            metadata: patcher.get(&paths.metadata),
+            spec: pod.spec,
+            namespace: &pod.vars.namespace,
+            native: native_by_default(&rendered, env),
+        };
+        rendered = mesh_template::render(injector, &rendered, &input, filled.values())
+            .map_err(PlanError::Refused)?;
+        // A pod whose only container is the proxy (a gateway's), which the
+        // template makes a native sidecar, would be left no container: the
+        // apiserver rejects that pod.
+        let only_proxy = pod
+            .spec
+            .field("containers")
+            .and_then(Value::as_array)
+            .is_some_and(|c| c.iter().all(|c| name_of(c) == istio::PROXY));
+        if only_proxy && rendered.sidecar.native == NativeChoice::Always {
+            return unchanged(
+                patcher,
+                before,
+                format!(
+                    "the pod's only container is {}, which the mesh's template makes a native sidecar: the pod would have no container left, which the apiserver rejects",
+                    istio::PROXY
+                ),
+            );
+        }
+    }
     // The workload gets a proxy from here on, and one without what the
     // profile requires cannot start: rather than write it broken, the
     // workload is refused with the hint on where the value comes from (the
@@ -142,7 +187,12 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
 
     let mut sidecar = Sidecar::build(&rendered, &pod, kind, env, notes);
     if env.profile.mesh == Mesh::Istio {
-        sidecar.take_over_app_probes(&pod, filled.values());
+        // Istio decides on the pod as its template left it.
+        let mut merged_annotations = pod.annotations.cloned().unwrap_or_default();
+        if rendered.by_mesh_template {
+            merged_annotations.extend(rendered.metadata.annotations.clone());
+        }
+        sidecar.take_over_app_probes(&pod, Some(&merged_annotations), filled.values());
         let merged = !crate::mesh::text_of(filled.values(), "metricsScrape").is_empty();
         match istio::metrics_merge(pod.annotations, merged) {
             Ok(Some(merge)) => sidecar.merge_metrics(merge),
@@ -159,8 +209,11 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         ));
     }
     sidecar.annotations = recorded;
-    for (key, value) in webhook {
-        sidecar.annotations.entry(key).or_insert(value);
+    // The mesh's own template writes these itself.
+    if !rendered.by_mesh_template {
+        for (key, value) in webhook {
+            sidecar.annotations.entry(key).or_insert(value);
+        }
     }
     // The mesh's record of what it injected, where.
     let status = env
@@ -244,10 +297,14 @@ pub fn keep_injected(object: &mut Value, kind: &WorkloadType, profile: &Profile)
 /// The containers being injected, built stage by stage as a webhook would
 /// build them, with what the user should hear about them.
 struct Sidecar {
-    proxy: Value,
+    /// None when the mesh's template gives no proxy (Istio's proxyless gRPC).
+    proxy: Option<Value>,
     inits: Vec<Value>,
     /// Containers that go after the pod's own (a debug container).
     appended: Vec<Value>,
+    /// The mesh template's entries for the pod's own containers, which the
+    /// pod's fields override (see [`RenderedContainers::app_containers`]).
+    app_overlays: Vec<Value>,
     native: bool,
     /// Classic and first among the containers.
     first: bool,
@@ -275,17 +332,21 @@ impl Sidecar {
         env: &Env<'_>,
         mut notes: Vec<String>,
     ) -> Self {
-        let native = use_native(
-            env.native.unwrap_or(rendered.sidecar.native),
-            env,
-            &mut notes,
-        );
-        let mut proxy = spare::copy_of(&rendered.proxy);
+        // The mesh's own template placed the proxy itself.
+        let choice = if rendered.by_mesh_template {
+            rendered.sidecar.native
+        } else {
+            env.native.unwrap_or(rendered.sidecar.native)
+        };
+        let native = use_native(choice, env, &mut notes);
+        let mut proxy = (!rendered.proxy.is_null()).then(|| spare::copy_of(&rendered.proxy));
         let first = !native && rendered.sidecar.classic_position == Position::First;
-        if native {
-            profile::merge(&mut proxy, &rendered.native);
-        } else if first {
-            profile::merge(&mut proxy, &rendered.classic_first);
+        if let Some(proxy) = &mut proxy {
+            if native {
+                profile::merge(proxy, &rendered.native);
+            } else if first {
+                profile::merge(proxy, &rendered.classic_first);
+            }
         }
         let restart = pod.spec.field("restartPolicy").and_then(Value::as_str);
         if !native && (kind.runs_to_completion() || matches!(restart, Some("Never" | "OnFailure")))
@@ -311,6 +372,7 @@ impl Sidecar {
                 .map(spare::copy_of)
                 .collect(),
             appended: rendered.containers.clone(),
+            app_overlays: rendered.app_containers.clone(),
             native,
             first,
             annotations: Map::new(),
@@ -331,21 +393,21 @@ impl Sidecar {
     fn merge_metrics(&mut self, merge: istio::MetricsMerge) {
         if let Some(value) = merge.env {
             let entry = json!({"name": istio::PROMETHEUS_ENV, "value": value});
-            match self.proxy.get_mut("env") {
-                Some(Value::Array(env)) => env.push(entry),
-                _ => {
-                    if let Some(proxy) = self.proxy.as_object_mut() {
-                        proxy.insert("env".into(), Value::Array(vec![entry]));
-                    }
-                }
+            if let Some(proxy) = &mut self.proxy {
+                push_env(proxy, entry);
             }
         }
         self.changed_annotations = merge.annotations;
     }
 
-    fn take_over_app_probes(&mut self, pod: &Pod, values: &Map<String, Value>) {
+    fn take_over_app_probes(
+        &mut self,
+        pod: &Pod,
+        annotations: Option<&Map<String, Value>>,
+        values: &Map<String, Value>,
+    ) {
         let wanted = crate::mesh::text_of(values, "rewriteAppHTTPProbe") != "false";
-        if !istio::rewrites_probes(pod.annotations, wanted) {
+        if !istio::rewrites_probes(annotations, wanted) {
             return;
         }
         let Ok(status_port) = crate::mesh::text_of(values, "statusPort")
@@ -358,12 +420,14 @@ impl Sidecar {
         if probes.edits.is_empty() {
             return;
         }
-        if let Some(Value::Array(env)) = self.proxy.get_mut("env") {
-            env.push(json!({"name": istio::APP_PROBERS, "value": probes.probers}));
-        } else if let Some(proxy) = self.proxy.as_object_mut() {
-            let entry = json!({"name": istio::APP_PROBERS, "value": probes.probers});
-            proxy.insert("env".into(), Value::Array(vec![entry]));
-        }
+        // Without a proxy, no agent takes the probes over.
+        let Some(proxy) = &mut self.proxy else {
+            return;
+        };
+        push_env(
+            proxy,
+            json!({"name": istio::APP_PROBERS, "value": probes.probers}),
+        );
         self.app_edits = probes.edits;
         self.probe_ports = probes.named_ports;
     }
@@ -377,45 +441,47 @@ impl Sidecar {
             init_containers: self.inits.iter().filter_map(name).collect(),
             ..Injected::default()
         };
+        let proxy = self.proxy.as_ref().and_then(name);
         if self.native {
-            injected.init_containers.extend(name(&self.proxy));
+            injected.init_containers.extend(proxy);
         } else {
-            injected.containers.extend(name(&self.proxy));
+            injected.containers.extend(proxy);
         }
-        injected
-            .containers
-            .extend(self.appended.iter().filter_map(name));
+        injected.containers.extend(
+            self.app_overlays
+                .iter()
+                .chain(&self.appended)
+                .filter_map(name),
+        );
         let mounted = mounted_volumes(
             self.inits
                 .iter()
-                .chain(std::iter::once(&self.proxy))
+                .chain(self.proxy.iter())
                 .chain(self.appended.iter()),
         );
         injected.volumes = rendered
             .volumes
             .iter()
             .filter_map(name)
-            .filter(|v| mounted.iter().any(|m| m == v))
+            .filter(|v| rendered.by_mesh_template || mounted.iter().any(|m| m == v))
             .collect();
         injected
     }
 
     fn containers_mut(&mut self) -> impl Iterator<Item = &mut Value> {
-        self.inits
-            .iter_mut()
-            .chain(std::iter::once(&mut self.proxy))
+        self.inits.iter_mut().chain(self.proxy.iter_mut())
     }
 
     /// Every container injected, those the mesh adds beside its proxy too.
     fn all_containers_mut(&mut self) -> impl Iterator<Item = &mut Value> {
         self.inits
             .iter_mut()
-            .chain(std::iter::once(&mut self.proxy))
+            .chain(self.proxy.iter_mut())
             .chain(self.appended.iter_mut())
     }
 
     fn containers(&self) -> impl Iterator<Item = &Value> {
-        self.inits.iter().chain(std::iter::once(&self.proxy))
+        self.inits.iter().chain(self.proxy.iter())
     }
 
     /// Resources: the apiserver's defaulting, LimitRanger's defaults from the
@@ -587,12 +653,10 @@ impl Sidecar {
         } else {
             rendered.sidecar.wait_before_exit_seconds
         };
-        if let Err(note) = shutdown::add_pre_stop(
-            &mut self.proxy,
-            wait,
-            &rendered.sidecar.sleep_command,
-            env.version,
-        ) {
+        let proxy = self.proxy.as_mut()?;
+        if let Err(note) =
+            shutdown::add_pre_stop(proxy, wait, &rendered.sidecar.sleep_command, env.version)
+        {
             self.notes.push(format!("warning: {note}"));
             return None;
         }
@@ -646,6 +710,7 @@ fn place(
         proxy,
         inits,
         appended,
+        app_overlays,
         native,
         first,
         annotations: extra,
@@ -673,16 +738,23 @@ fn place(
     // merged into the mesh's as its injector merges them.
     let (mut proxy, mut inits) = (proxy, inits);
     let mut overrides = None;
+    // The pod's own containers the mesh's template overlays, merged, each
+    // back where it was.
+    let mut overlaid: Vec<(usize, Value)> = Vec::new();
     if pod.merges_user_containers {
+        let proxy_name = proxy.as_ref().map(name_of);
         let mut names: Vec<String> = inits.iter().map(name_of).collect();
-        names.push(name_of(&proxy));
+        names.extend(proxy_name.clone());
+        names.extend(app_overlays.iter().map(name_of));
         let taken = take_containers(patcher, paths, &names)?;
         let (mut in_containers, mut in_inits) = (Vec::new(), Vec::new());
-        let proxy_name = name_of(&proxy);
         for (list, index, user) in &taken {
             let name = name_of(user);
-            if name == proxy_name {
-                proxy = istio::merge_user_container(&proxy, user);
+            if let Some(proxy) = proxy
+                .as_mut()
+                .filter(|_| Some(&name) == proxy_name.as_ref())
+            {
+                *proxy = istio::merge_user_container(proxy, user);
                 if native {
                     in_inits.push(user.clone());
                 } else {
@@ -691,17 +763,23 @@ fn place(
             } else if let Some(init) = inits.iter_mut().find(|c| name_of(c) == name) {
                 *init = istio::merge_user_container(init, user);
                 in_inits.push(user.clone());
+            } else if let Some(overlay) = app_overlays.iter().find(|c| name_of(c) == name) {
+                overlaid.push((*index, istio::merge_user_container(overlay, user)));
+                in_containers.push(user.clone());
             }
             record
                 .user_containers
                 .push(Record::user_container(list, *index, user));
         }
-        if let Some((_, _, user)) = taken.iter().find(|(_, _, c)| name_of(c) == proxy_name) {
+        let user_proxy = taken
+            .iter()
+            .find(|(_, _, c)| Some(name_of(c)) == proxy_name);
+        if let (Some((_, _, user)), Some(proxy)) = (user_proxy, proxy.as_mut()) {
             if let Some(init) = inits
                 .iter_mut()
                 .find(|c| matches!(name_of(c).as_str(), "istio-init" | "istio-validation"))
             {
-                istio::adjust_capture_user(init, &mut proxy, user, pod.tproxy);
+                istio::adjust_capture_user(init, proxy, user, pod.tproxy);
             }
         }
         if !taken.is_empty() {
@@ -716,7 +794,7 @@ fn place(
             .entry(istio::OVERRIDES)
             .or_insert(Value::String(overrides));
     }
-    if !native {
+    if !native && !rendered.by_mesh_template {
         // `kubectl logs/exec` keep pointing at the app, not the proxy.
         if let Some(app) = &pod.app_container {
             annotations
@@ -774,30 +852,36 @@ fn place(
     // Native: capture setup, then the proxy, then the pod's own init containers.
     // Classic: capture setup after the pod's own (they are not intercepted).
     let init_start = if native { 0 } else { existing_inits };
-    let mounted = mounted_volumes(
-        inits
-            .iter()
-            .chain(std::iter::once(&proxy))
-            .chain(appended.iter()),
-    );
-    let proxy_name = name_of(&proxy);
+    let mounted = mounted_volumes(inits.iter().chain(proxy.iter()).chain(appended.iter()));
+    let containers_path = paths.spec("containers");
+    overlaid.sort_by_key(|(index, _)| *index);
+    for (index, container) in overlaid {
+        let len = patcher
+            .get(&containers_path)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        record.containers.push(name_of(&container));
+        patcher.add(&child(&containers_path, index.min(len)), container)?;
+    }
     let proxy_index = inits.len();
     for (offset, container) in inits.into_iter().enumerate() {
         record.init_containers.push(name_of(&container));
         patcher.add(&child(&init_path, init_start + offset), container)?;
     }
-    if native {
-        patcher.add(&child(&init_path, proxy_index), proxy)?;
-        record.init_containers.push(proxy_name);
-    } else {
-        let containers_path = paths.spec("containers");
-        let at = if first {
-            child(&containers_path, 0)
+    if let Some(proxy) = proxy {
+        let proxy_name = name_of(&proxy);
+        if native {
+            patcher.add(&child(&init_path, proxy_index), proxy)?;
+            record.init_containers.push(proxy_name);
         } else {
-            child_end(&containers_path)
-        };
-        patcher.add(&at, proxy)?;
-        record.containers.push(proxy_name);
+            let at = if first {
+                child(&containers_path, 0)
+            } else {
+                child_end(&containers_path)
+            };
+            patcher.add(&at, proxy)?;
+            record.containers.push(proxy_name);
+        }
     }
     for container in appended {
         record.containers.push(name_of(&container));
@@ -824,7 +908,7 @@ fn place(
     let volumes: Vec<&Value> = rendered
         .volumes
         .iter()
-        .filter(|v| mounted.contains(&name_of(v)))
+        .filter(|v| rendered.by_mesh_template || mounted.contains(&name_of(v)))
         .collect();
     if !volumes.is_empty() {
         ensure(patcher, &volumes_path, "volumes", json!([]), &mut record)?;
@@ -876,6 +960,21 @@ fn place(
         record.pull_secrets.push(name.clone());
     }
 
+    // The pod's fields the mesh's template sets, merged over the pod's own.
+    for (field, value) in &rendered.pod_fields {
+        let path = paths.spec(field);
+        let was = patcher.get(&path).cloned();
+        let merged = match &was {
+            Some(was) => istio::overlay::merged_field(field, was, value),
+            None => value.clone(),
+        };
+        if was.as_ref() != Some(&merged) {
+            record
+                .pod_fields
+                .push(Record::pod_field(field, was.as_ref()));
+            patcher.add(&path, merged)?;
+        }
+    }
     if let Some(GraceRaise { needed, current }) = grace {
         patcher.add(&paths.spec("terminationGracePeriodSeconds"), json!(needed))?;
         record.grace = Some(current.map_or("unset".to_string(), |g| g.to_string()));
@@ -1049,6 +1148,16 @@ impl<'a> Pod<'a> {
 }
 
 /// Decide whether the proxy runs as a native sidecar on the target version.
+/// Whether the proxy runs as a native sidecar by the flags and the values,
+/// before the pod's own annotation (which the mesh's template reads itself).
+fn native_by_default(rendered: &Rendered, env: &Env<'_>) -> bool {
+    use_native(
+        env.native.unwrap_or(rendered.sidecar.native),
+        env,
+        &mut Vec::new(),
+    )
+}
+
 fn use_native(choice: NativeChoice, env: &Env<'_>, notes: &mut Vec<String>) -> bool {
     match choice {
         NativeChoice::Auto => env.version.has_native_sidecars(),
@@ -1324,7 +1433,8 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
             .filter_map(|c| c.field("name").and_then(Value::as_str))
             .find(|n| ours.contains(n))
         {
-            if let (true, Some(template)) = (merges, template) {
+            let templates_known = env.profile.cluster_injector.is_some();
+            if let (true, Some(template), false) = (merges, template, templates_known) {
                 return Some(format!(
                     "the pod has a container named {name} of its own and asks for Istio's {template} template, which the profile does not reproduce"
                 ));
@@ -1332,9 +1442,12 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
             // The proxy as the pod's only container is a gateway's app:
             // merged into a native sidecar, it would leave the pod no
             // container, which the cluster rejects.
+            // (The mesh's own templates place the proxy themselves: decided
+            // once they have.)
             let alone = in_spec("containers")
                 .and_then(Value::as_array)
-                .is_some_and(|c| c.iter().all(|c| name_of(c) == name));
+                .is_some_and(|c| c.iter().all(|c| name_of(c) == name))
+                && !templates_known;
             if !merges || alone {
                 return Some(format!(
                     "the pod already has a container named {name} that was not injected (a gateway or a proxy of its own)"
@@ -1515,6 +1628,18 @@ fn named_container_port(spec: &Value, name: &str) -> Option<u16> {
         .filter_map(|p| p.field("containerPort").and_then(Value::as_u64))
         .filter_map(|port| u16::try_from(port).ok())
         .next_back()
+}
+
+/// Add `entry` to the container's env.
+fn push_env(container: &mut Value, entry: Value) {
+    match container.get_mut("env") {
+        Some(Value::Array(env)) => env.push(entry),
+        _ => {
+            if let Some(fields) = container.as_object_mut() {
+                fields.insert("env".into(), Value::Array(vec![entry]));
+            }
+        }
+    }
 }
 
 fn mounted_volumes<'a>(containers: impl Iterator<Item = &'a Value>) -> Vec<String> {

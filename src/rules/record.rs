@@ -40,10 +40,14 @@ pub struct Record {
     /// annotations), each as `INDEX:JSON` with its place among them and its
     /// value, escaped as `user_containers` are.
     pub user_annotations: Vec<String>,
+    /// The pod's fields the mesh's template set (Istio's gateway template
+    /// sets the pod's security context), each as `FIELD:JSON` with what it
+    /// was (`null` when the pod had none), escaped as `user_containers` are.
+    pub pod_fields: Vec<String>,
 }
 
 impl Record {
-    fn fields(&self) -> [(&'static str, &Vec<String>); 11] {
+    fn fields(&self) -> [(&'static str, &Vec<String>); 12] {
         [
             ("containers", &self.containers),
             ("initContainers", &self.init_containers),
@@ -56,6 +60,7 @@ impl Record {
             ("userContainers", &self.user_containers),
             ("pullSecrets", &self.pull_secrets),
             ("userAnnotations", &self.user_annotations),
+            ("podFields", &self.pod_fields),
         ]
     }
 
@@ -131,6 +136,27 @@ impl Record {
         out
     }
 
+    /// The pod's field `field` as it was before the mesh's template set it
+    /// (`None`: it had none), as [`Record::pod_fields`] holds it.
+    pub fn pod_field(field: &str, was: Option<&Value>) -> String {
+        format!(
+            "{field}:{}",
+            escaped(&was.unwrap_or(&Value::Null).to_string())
+        )
+    }
+
+    /// The pod's fields the record holds, with what they were.
+    pub fn pod_fields(&self) -> Vec<(String, Option<Value>)> {
+        self.pod_fields
+            .iter()
+            .filter_map(|entry| {
+                let (field, json) = entry.split_once(':')?;
+                let was: Value = serde_json::from_str(&unescaped(json)).ok()?;
+                Some((field.to_string(), (!was.is_null()).then_some(was)))
+            })
+            .collect()
+    }
+
     /// Read a record back; unknown fields are ignored so newer records still uninject.
     pub fn decode(text: &str) -> Self {
         let mut record = Record::default();
@@ -156,6 +182,7 @@ impl Record {
                 "userContainers" => record.user_containers = names,
                 "pullSecrets" => record.pull_secrets = names,
                 "userAnnotations" => record.user_annotations = names,
+                "podFields" => record.pod_fields = names,
                 _ => {}
             }
         }
@@ -202,6 +229,26 @@ mod tests {
             "initContainers=linkerd-init,linkerd-proxy;annotations=linkerd.io/created-by;created=annotations"
         );
         assert_eq!(Record::decode(&text), record);
+    }
+
+    #[test]
+    fn pod_fields_round_trip() {
+        let was = serde_json::json!({"runAsUser": 1, "sysctls": [{"name": "a,b", "value": "0"}]});
+        let record = Record {
+            pod_fields: vec![
+                Record::pod_field("securityContext", Some(&was)),
+                Record::pod_field("dnsPolicy", None),
+            ],
+            ..Record::default()
+        };
+        let back = Record::decode(&record.encode());
+        assert_eq!(
+            back.pod_fields(),
+            vec![
+                ("securityContext".to_string(), Some(was)),
+                ("dnsPolicy".to_string(), None)
+            ]
+        );
     }
 
     #[test]

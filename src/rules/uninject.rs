@@ -148,6 +148,15 @@ pub(crate) fn remove_injection(
         &paths.spec("imagePullSecrets"),
         &names(&record.pull_secrets),
     )?;
+    // The pod's fields the mesh's template set, as they were.
+    for (field, was) in record.pod_fields() {
+        let path = paths.spec(&field);
+        match was {
+            Some(was) => patcher.add(&path, was)?,
+            None if patcher.get(&path).is_some() => patcher.remove(&path)?,
+            None => {}
+        }
+    }
     // The pod's own containers the mesh's were merged into, back where
     // they were.
     for (list, index, container) in record.user_containers() {

@@ -17,6 +17,7 @@
 use crate::common;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -106,7 +107,7 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
 /// Cases the tool does not reproduce yet, with the parts that differ (the
 /// test prints their first differences; MESH_INJECT_GOLDEN_ALL=1 prints
 /// them all).
-const NOT_YET: &[(&str, &str)] = &[
+pub const NOT_YET: &[(&str, &str)] = &[
     (
         "only-proxy-container.yaml",
         "istio-proxy is the pod's only container: Istio moves it into the native sidecar and leaves `containers: []`, which the apiserver rejects; the tool leaves the pod alone",
@@ -200,23 +201,35 @@ fn field_of(difference: &str) -> String {
     out
 }
 
-#[test]
-fn istio_injection_tests_are_reproduced_field_for_field() {
-    let test = "istio_injection_tests_are_reproduced_field_for_field";
-    let Some(fidelity) = common::shared("fidelity/istio", test) else {
-        return;
-    };
+/// What running Istio's cases gave: the cases reproduced, those that
+/// differ (with their differences), those whose settings could not be
+/// given, and what makes the test fail.
+#[derive(Default)]
+pub struct Outcome {
+    pub reproduced: Vec<String>,
+    pub differing: Vec<(String, Vec<String>)>,
+    pub unsupported: Vec<String>,
+    pub failures: Vec<String>,
+}
+
+/// Run every case of `CASES.md` with `inject` (the case, its settings and
+/// its input file: the tool's output, `None` when the settings cannot be
+/// given) and compare each object with Istio's golden. A case of `listed`
+/// is expected to differ: one that does not fails, as does one that
+/// differs without being listed.
+pub fn run_cases(
+    fidelity: &Path,
+    listed: &[&str],
+    mut inject: impl FnMut(&str, &str, &Path) -> Option<String>,
+) -> Outcome {
     let inputs = fidelity.join("../../corpus/istio-inject-inputs");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let (mut reproduced, mut unsupported) = (Vec::new(), Vec::new());
-    let mut differing: Vec<(String, Vec<String>)> = Vec::new();
-    let mut failures = Vec::new();
+    let mut outcome = Outcome::default();
     let mut seen: Vec<String> = Vec::new();
     for common::IstioCase {
         input,
         golden,
         settings,
-    } in common::istio_cases(&fidelity)
+    } in common::istio_cases(fidelity)
     {
         let stem = golden.trim_end_matches(".injected").to_string();
         let case = if seen.contains(&stem) {
@@ -225,15 +238,105 @@ fn istio_injection_tests_are_reproduced_field_for_field() {
             stem.clone()
         };
         seen.push(stem);
-        let Some(values) = values(&settings) else {
-            unsupported.push(format!("{case} ({settings})"));
-            continue;
-        };
         // An input missing from the corpus is one of golden/'s extras.
         let input_path = [inputs.join(&input), fidelity.join("golden").join(&input)]
             .into_iter()
             .find(|p| p.is_file())
             .unwrap_or_else(|| panic!("{case}: no input {input}"));
+        let Some(output) = inject(&case, &settings, &input_path) else {
+            outcome.unsupported.push(format!("{case} ({settings})"));
+            continue;
+        };
+        let golden_text =
+            std::fs::read_to_string(fidelity.join("golden").join(&golden)).expect("golden");
+        let (got, want) = (objects(&output), objects(&golden_text));
+        let found: Vec<String> = if got.len() == want.len() {
+            got.iter()
+                .zip(&want)
+                .flat_map(|(g, w)| common::field_differences(g, w, ""))
+                .collect()
+        } else {
+            vec![format!("{} objects, Istio {}", got.len(), want.len())]
+        };
+        let is_listed = listed.contains(&case.as_str());
+        match (found.is_empty(), is_listed) {
+            (true, false) => outcome.reproduced.push(case),
+            (true, true) => outcome.failures.push(format!(
+                "{case} is reproduced now: take it off the list of differing cases (and count it)"
+            )),
+            (false, is_listed) => {
+                if !is_listed {
+                    outcome.failures.push(format!(
+                        "{case} ({settings}) differs from Istio's golden:\n  {}",
+                        found.join("\n  ")
+                    ));
+                }
+                outcome.differing.push((case, found));
+            }
+        }
+    }
+    outcome
+}
+
+/// Print what `outcome` holds: the cases reproduced, each differing one
+/// with its reason and first differences (MESH_INJECT_GOLDEN_ALL=1 prints
+/// them all), the fields that differ by the number of cases, and the
+/// settings that could not be given.
+pub fn print_outcome(outcome: &Outcome, how: &str) {
+    let total = outcome.reproduced.len() + outcome.differing.len();
+    eprintln!(
+        "reproduced {} of {total} {how}: {}",
+        outcome.reproduced.len(),
+        outcome.reproduced.join(", ")
+    );
+    eprintln!("differing {}:", outcome.differing.len());
+    for (case, found) in &outcome.differing {
+        let reason = NOT_YET
+            .iter()
+            .find(|(c, _)| c == case)
+            .map_or("not listed", |(_, r)| r);
+        eprintln!("  {case} ({reason}): {} differences", found.len());
+        let shown = if std::env::var_os("MESH_INJECT_GOLDEN_ALL").is_some() {
+            found.len()
+        } else {
+            3
+        };
+        for difference in found.iter().take(shown) {
+            eprintln!("    {difference}");
+        }
+    }
+    let mut fields: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, found) in &outcome.differing {
+        let mut once: Vec<String> = found.iter().map(|d| field_of(d)).collect();
+        once.sort();
+        once.dedup();
+        for field in once {
+            *fields.entry(field).or_default() += 1;
+        }
+    }
+    let mut fields: Vec<(String, usize)> = fields.into_iter().collect();
+    fields.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    eprintln!("fields that differ, by the number of cases:");
+    for (field, count) in &fields {
+        eprintln!("  {count:3} {field}");
+    }
+    eprintln!(
+        "settings that cannot be given {how} {}: {}",
+        outcome.unsupported.len(),
+        outcome.unsupported.join(", ")
+    );
+}
+
+#[test]
+fn istio_injection_tests_are_reproduced_field_for_field() {
+    let test = "istio_injection_tests_are_reproduced_field_for_field";
+    let Some(fidelity) = common::shared("fidelity/istio", test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let listed: Vec<&str> = NOT_YET.iter().map(|(case, _)| *case).collect();
+    let outcome = run_cases(&fidelity, &listed, |case, settings, input| {
+        let values = values(settings)?;
         let mut config = vec!["config", "--profile", "istio"];
         for value in BASE.iter().chain(&values) {
             config.extend(["--set", value]);
@@ -243,7 +346,7 @@ fn istio_injection_tests_are_reproduced_field_for_field() {
         let profile_path = dir.path().join(format!("{case}.yaml"));
         std::fs::write(&profile_path, &profile.stdout).expect("write the profile");
         let profile_path = profile_path.to_string_lossy().to_string();
-        let input_path = input_path.to_string_lossy().to_string();
+        let input_path = input.to_string_lossy().to_string();
         let args = [
             "-q",
             "--warn-only",
@@ -254,77 +357,14 @@ fn istio_injection_tests_are_reproduced_field_for_field() {
         ];
         let run = common::run(&args, None);
         assert_eq!(run.code, 0, "{case}: {}", run.stderr);
-        let golden_text =
-            std::fs::read_to_string(fidelity.join("golden").join(&golden)).expect("golden");
-        let (got, want) = (objects(&run.stdout), objects(&golden_text));
-        let found: Vec<String> = if got.len() == want.len() {
-            got.iter()
-                .zip(&want)
-                .flat_map(|(g, w)| common::field_differences(g, w, ""))
-                .collect()
-        } else {
-            vec![format!("{} objects, Istio {}", got.len(), want.len())]
-        };
-        let listed = NOT_YET.iter().find(|(c, _)| *c == case);
-        match (found.is_empty(), listed) {
-            (true, None) => reproduced.push(case),
-            (true, Some(_)) => failures.push(format!(
-                "{case} is reproduced now: take it off NOT_YET (and count it)"
-            )),
-            (false, listed) => {
-                if listed.is_none() {
-                    failures.push(format!(
-                        "{case} ({settings}) differs from Istio's golden:\n  {}",
-                        found.join("\n  ")
-                    ));
-                }
-                differing.push((case, found));
-            }
-        }
-    }
-    let mut fields: BTreeMap<String, usize> = BTreeMap::new();
-    for (_, found) in &differing {
-        let mut once: Vec<String> = found.iter().map(|d| field_of(d)).collect();
-        once.sort();
-        once.dedup();
-        for field in once {
-            *fields.entry(field).or_default() += 1;
-        }
-    }
-    let mut fields: Vec<(String, usize)> = fields.into_iter().collect();
-    fields.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let total = reproduced.len() + differing.len();
-    eprintln!(
-        "reproduced {} of {total}: {}",
-        reproduced.len(),
-        reproduced.join(", ")
+        Some(run.stdout)
+    });
+    print_outcome(&outcome, "with the embedded profile");
+    assert!(
+        outcome.failures.is_empty(),
+        "{}",
+        outcome.failures.join("\n")
     );
-    eprintln!("differing {}:", differing.len());
-    for (case, found) in &differing {
-        let reason = NOT_YET
-            .iter()
-            .find(|(c, _)| c == case)
-            .map_or("not listed", |(_, r)| r);
-        eprintln!("  {case} ({reason}): {} differences", found.len());
-        // MESH_INJECT_GOLDEN_ALL=1 prints every difference, not the first three.
-        let shown = if std::env::var_os("MESH_INJECT_GOLDEN_ALL").is_some() {
-            found.len()
-        } else {
-            3
-        };
-        for difference in found.iter().take(shown) {
-            eprintln!("    {difference}");
-        }
-    }
-    eprintln!("fields that differ, by the number of cases:");
-    for (field, count) in &fields {
-        eprintln!("  {count:3} {field}");
-    }
-    eprintln!(
-        "settings the tool cannot express yet {}: {}",
-        unsupported.len(),
-        unsupported.join(", ")
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let total = outcome.reproduced.len() + outcome.differing.len();
     assert!(total >= 80, "only {total} cases run");
 }

@@ -5,10 +5,10 @@
 
 use crate::common;
 
-use mesh_inject::admission::quantity::Quantity;
 use mesh_inject::gotemplate::Template;
 use mesh_inject::mesh::istio::template_data::{TemplateInputs, template_data};
 use mesh_inject::mesh::istio::template_funcs::injection_funcs;
+use mesh_inject::mesh::istio::typed;
 use serde_json::{Value, json};
 
 const TEMPLATES: [(&str, &str); 4] = [
@@ -33,33 +33,6 @@ fn chart_settings(chart: &std::path::Path) -> (Value, Value) {
     });
     let mesh = chart.get("meshConfig").cloned().unwrap_or(json!({}));
     (values, mesh)
-}
-
-/// Fields of a typed pod that Go leaves out at 0 (`omitempty` numbers that
-/// are not pointers: a probe's timings, a port's host port).
-const OMITTED_AT_ZERO: [&str; 6] = [
-    "initialDelaySeconds",
-    "timeoutSeconds",
-    "periodSeconds",
-    "successThreshold",
-    "failureThreshold",
-    "hostPort",
-];
-
-/// `value` as Go writes a typed pod: the numbers of `OMITTED_AT_ZERO` left
-/// out at 0, empty strings (all `omitempty`) left out.
-fn without_go_empty(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.retain(|key, v| {
-                !(v.as_str() == Some("")
-                    || (v.as_f64() == Some(0.0) && OMITTED_AT_ZERO.contains(&key.as_str())))
-            });
-            map.values_mut().for_each(without_go_empty);
-        }
-        Value::Array(items) => items.iter_mut().for_each(without_go_empty),
-        _ => {}
-    }
 }
 
 #[test]
@@ -92,22 +65,12 @@ const CASES: [(&str, &str); 8] = [
     ("grpc-simple.yaml", "grpc-simple"),
 ];
 
-/// A container or volume as Istio's typed pod holds it: optional numbers
-/// at 0 left out, quantities canonical (2000m is 2), Go's serialiser noise
-/// taken away as from the goldens.
+/// A container or volume as Istio's typed pod holds it (see
+/// `typed::as_go_writes`), Go's serialiser noise taken away as from the
+/// goldens.
 fn as_typed(mut value: Value) -> Value {
-    without_go_empty(&mut value);
+    typed::as_go_writes(&mut value);
     common::without_serialiser_noise(&mut value, &[]);
-    for kind in ["limits", "requests"] {
-        if let Some(Value::Object(quantities)) =
-            value.get_mut("resources").and_then(|r| r.get_mut(kind))
-        {
-            for quantity in quantities.values_mut() {
-                let text = quantity.as_str().unwrap().to_string();
-                *quantity = json!(Quantity::parse(&text).unwrap().to_string());
-            }
-        }
-    }
     value
 }
 

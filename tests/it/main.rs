@@ -20,6 +20,7 @@ mod golden;
 mod hostile;
 mod in_place;
 mod integrations;
+mod istio_cluster_config;
 mod istio_goldens;
 mod istio_pods;
 mod istio_templates;

@@ -3,10 +3,13 @@
 
 use serde_json::{Map, Value};
 
+pub mod injector;
 mod metrics;
+pub mod overlay;
 mod probes;
 pub mod template_data;
 pub mod template_funcs;
+pub mod typed;
 
 pub use metrics::{MetricsMerge, PROMETHEUS_ENV, metrics_merge};
 pub use probes::{
@@ -294,15 +297,6 @@ pub const TEMPLATES: &str = "inject.istio.io/templates";
 /// The image a user-written proxy container names for "the injector's".
 pub const AUTO_IMAGE: &str = "auto";
 
-/// The list fields of a container that a strategic merge merges item by
-/// item, with the key that identifies an item.
-const MERGE_KEYS: [(&str, &str); 4] = [
-    ("env", "name"),
-    ("ports", "containerPort"),
-    ("volumeMounts", "mountPath"),
-    ("resizePolicy", "resourceName"),
-];
-
 /// The pod's own container `user` as Istio overlays it on the container
 /// its template rendered (`rendered`, of the same name), by Kubernetes'
 /// strategic merge: the user's fields win; maps (resources, security
@@ -319,12 +313,9 @@ pub fn merge_user_container(rendered: &Value, user: &Value) -> Value {
             if key == "image" && value.as_str() == Some(AUTO_IMAGE) {
                 continue;
             }
-            let merge_key = MERGE_KEYS.iter().find(|(k, _)| k == key).map(|(_, m)| *m);
-            let entry = out.get(key).cloned();
-            let value = match (entry, merge_key) {
-                (Some(Value::Array(base)), Some(by)) => merge_list(base, value, by),
-                (Some(base @ Value::Object(_)), _) => merge_maps(&base, value),
-                _ => value.clone(),
+            let value = match out.get(key) {
+                Some(base) => overlay::merged_field(key, base, value),
+                None => value.clone(),
             };
             out.insert(key.clone(), value);
         }
@@ -333,62 +324,12 @@ pub fn merge_user_container(rendered: &Value, user: &Value) -> Value {
     merged
 }
 
-/// `base`'s items with `overlay`'s merged in by `key`: an item of both
-/// merged in place, the overlay's others after.
-fn merge_list(mut base: Vec<Value>, overlay: &Value, key: &str) -> Value {
-    let Some(items) = overlay.as_array() else {
-        return overlay.clone();
-    };
-    for item in items {
-        let id = item.field(key);
-        match base.iter_mut().find(|b| id.is_some() && b.field(key) == id) {
-            Some(existing) => *existing = merge_maps(existing, item),
-            None => base.push(item.clone()),
-        }
-    }
-    Value::Array(base)
-}
-
-/// `overlay` merged over `base` key by key, recursively for maps; a null
-/// in the overlay removes the key.
-fn merge_maps(base: &Value, overlay: &Value) -> Value {
-    match (base, overlay) {
-        (Value::Object(base), Value::Object(overlay)) => {
-            let mut out = base.clone();
-            for (key, value) in overlay {
-                if value.is_null() {
-                    out.shift_remove(key);
-                    continue;
-                }
-                let merged = match out.get(key) {
-                    Some(inner @ Value::Object(_)) => merge_maps(inner, value),
-                    _ => value.clone(),
-                };
-                out.insert(key.clone(), merged);
-            }
-            Value::Object(out)
-        }
-        (_, overlay) => overlay.clone(),
-    }
-}
-
 /// The container's resource quantities in canonical form.
 fn canonical_resources(container: &mut Value) {
-    let Some(Value::Object(resources)) = container.field_mut("resources") else {
-        return;
-    };
-    for list in ["limits", "requests"] {
-        let Some(Value::Object(quantities)) = resources.get_mut(list) else {
-            continue;
-        };
-        for quantity in quantities.values_mut() {
-            let text = match quantity {
-                Value::String(s) => s.clone(),
-                Value::Number(n) => n.to_string(),
-                _ => continue,
-            };
-            if let Some(parsed) = Quantity::parse(text.trim()) {
-                *quantity = Value::String(parsed.to_string());
+    if let Some(Value::Object(resources)) = container.field_mut("resources") {
+        for list in ["limits", "requests"] {
+            if let Some(quantities) = resources.get_mut(list) {
+                typed::canonical_quantities(quantities);
             }
         }
     }
@@ -894,6 +835,11 @@ pub fn cni_annotations(values: &Map<String, Value>) -> Map<String, Value> {
 /// `TypeMeta`, and what its template makes of them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Identity {
+    /// The workload's API version, kind and name (Istio's `TypeMeta` and
+    /// `DeploymentMeta`); empty when the object has none.
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
     /// `ISTIO_META_OWNER`: `kubernetes://apis/API_VERSION/namespaces/NS/KINDs/NAME`;
     /// empty without an API version or a name.
     pub owner: String,
@@ -1010,6 +956,9 @@ pub fn identity(object: &Value, labels: Option<&Map<String, Value>>, namespace: 
         owner,
         workload_name,
         canonical_name,
+        api_version,
+        kind,
+        name,
     }
 }
 
@@ -1356,7 +1305,8 @@ mod tests {
         assert_eq!(cron_job_of("a-b-1234567890"), Some("a-b"));
         // No name: no owner.
         let nameless = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {}});
-        assert_eq!(identity(&nameless, None, "d"), Identity::default());
+        let got = identity(&nameless, None, "d");
+        assert_eq!((got.owner.as_str(), got.workload_name.as_str()), ("", ""));
     }
 
     #[test]

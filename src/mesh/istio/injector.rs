@@ -1,0 +1,694 @@
+//! The cluster's own injector configuration: Istio's
+//! `istio-sidecar-injector[-REV]` ConfigMap (its templates, which of them a
+//! pod gets, the injection policy and selectors, and the chart values the
+//! templates read) and `istio[-REV]` ConfigMap (the mesh config), as
+//! `istioctl kube-inject --injectConfigFile --valuesFile --meshConfigFile`
+//! reads them (istio `pkg/kube/inject/inject.go` and `webhook.go`).
+//!
+//! Found among the input's and `--context`'s objects, it replaces the
+//! embedded profile's rendering: each pod gets what the cluster's templates
+//! render for it, overlaid as Istio overlays them (see [`super::overlay`]).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value};
+
+use super::template_data::{TemplateInputs, template_data};
+use super::template_funcs::injection_funcs;
+use super::{overlay, typed};
+use crate::cluster::ClusterContext;
+use crate::gotemplate::{Funcs, Template};
+use crate::json::Field;
+
+/// The ConfigMap holding the templates, and the one holding the mesh config.
+pub const INJECTOR_CONFIG_MAP: &str = "istio-sidecar-injector";
+pub const MESH_CONFIG_MAP: &str = "istio";
+
+/// The ConfigMap names a context keeps for this module (every revision's).
+pub const CONFIG_MAP_NAMES: &str = "istio*";
+
+/// How many renderings are kept for pods whose inputs are the same.
+const CACHED_MAX: usize = 256;
+
+/// A cluster's injector configuration, its templates parsed.
+#[derive(Debug)]
+pub struct ClusterInjector {
+    /// Where it was read: `ConfigMap istio-system/istio-sidecar-injector`.
+    pub origin: String,
+    templates: BTreeMap<String, Template>,
+    funcs: Funcs,
+    default_templates: Vec<String>,
+    aliases: BTreeMap<String, Vec<String>>,
+    /// `enabled`: pods are injected unless they opt out; `disabled`: only
+    /// those that opt in (or match `alwaysInjectSelector`).
+    pub policy: String,
+    pub never_inject_selector: Vec<Value>,
+    pub always_inject_selector: Vec<Value>,
+    /// Annotations added to every injected pod.
+    pub injected_annotations: Map<String, Value>,
+    /// The chart values (`values`), and the mesh config (`mesh` of `istio`).
+    pub values: Value,
+    pub mesh: Value,
+    /// Template pods already rendered, by the inputs they were rendered from.
+    rendered: Mutex<Vec<(String, Arc<Value>)>>,
+}
+
+impl ClusterInjector {
+    /// The configuration of the revision `revision` (`default` or empty for
+    /// the default one) in the control plane's `namespace`, when `cluster`
+    /// holds its injector ConfigMap.
+    pub fn find(
+        cluster: &ClusterContext,
+        namespace: &str,
+        revision: &str,
+    ) -> Result<Option<ClusterInjector>, String> {
+        let suffix = match revision {
+            "" | "default" => String::new(),
+            rev => format!("-{rev}"),
+        };
+        let name = format!("{INJECTOR_CONFIG_MAP}{suffix}");
+        let Some(data) = cluster.config_map_data(namespace, &name) else {
+            return Ok(None);
+        };
+        let origin = format!("ConfigMap {namespace}/{name}");
+        let mesh_name = format!("{MESH_CONFIG_MAP}{suffix}");
+        let mesh = match cluster
+            .config_map_data(namespace, &mesh_name)
+            .and_then(|d| d.get("mesh"))
+            .and_then(Value::as_str)
+        {
+            Some(text) => read_mapping(text)
+                .map_err(|e| format!("ConfigMap {namespace}/{mesh_name}, data.mesh: {e}"))?,
+            None => Value::Object(Map::new()),
+        };
+        let text = |key: &str| data.get(key).and_then(Value::as_str).unwrap_or_default();
+        let config =
+            read_mapping(text("config")).map_err(|e| format!("{origin}, data.config: {e}"))?;
+        let values =
+            read_mapping(text("values")).map_err(|e| format!("{origin}, data.values: {e}"))?;
+        Self::read(origin, &config, values, mesh).map(Some)
+    }
+
+    /// The configuration `config` (the injector's `config`, read) with its
+    /// chart `values` and `mesh` config; `origin` names it in errors.
+    pub fn read(
+        origin: String,
+        config: &Value,
+        values: Value,
+        mesh: Value,
+    ) -> Result<ClusterInjector, String> {
+        let funcs = injection_funcs();
+        let mut texts: BTreeMap<String, String> = BTreeMap::new();
+        if let Some(Value::Object(templates)) = config.field("templates") {
+            for (name, text) in templates {
+                let text = text
+                    .as_str()
+                    .ok_or_else(|| format!("{origin}: template {name:?} is not text"))?;
+                texts.insert(name.clone(), text.to_string());
+            }
+        }
+        // The single template of older configurations is the sidecar's.
+        if let Some(text) = config.field("template").and_then(Value::as_str) {
+            if !text.trim().is_empty() {
+                texts.insert("sidecar".into(), text.to_string());
+            }
+        }
+        let mut templates = BTreeMap::new();
+        for (name, text) in texts {
+            let template =
+                Template::parse(&name, &text, &funcs).map_err(|e| format!("{origin}: {e}"))?;
+            templates.insert(name, template);
+        }
+        let strings = |key: &str| strings_of(config.field(key));
+        let mut default_templates = strings("defaultTemplates");
+        if default_templates.is_empty() {
+            default_templates.push("sidecar".into());
+        }
+        let aliases = config
+            .field("aliases")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(alias, names)| (alias.clone(), strings_of(Some(names))))
+            .collect();
+        let list = |key: &str| {
+            config
+                .field(key)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        };
+        Ok(ClusterInjector {
+            origin,
+            templates,
+            funcs,
+            default_templates,
+            aliases,
+            policy: config
+                .field("policy")
+                .and_then(Value::as_str)
+                .unwrap_or("enabled")
+                .to_string(),
+            never_inject_selector: list("neverInjectSelector"),
+            always_inject_selector: list("alwaysInjectSelector"),
+            injected_annotations: config
+                .field("injectedAnnotations")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default(),
+            values,
+            mesh,
+            rendered: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The templates a pod with `annotations` gets: those its
+    /// `inject.istio.io/templates` names, else the default ones, aliases
+    /// resolved.
+    pub fn templates_for(&self, annotations: Option<&Map<String, Value>>) -> Vec<String> {
+        let asked: Vec<String> = match annotations
+            .and_then(|a| a.get(super::TEMPLATES))
+            .and_then(Value::as_str)
+        {
+            Some(names) => names.split(',').map(|n| n.trim().to_string()).collect(),
+            None => self.default_templates.clone(),
+        };
+        asked
+            .into_iter()
+            .flat_map(|name| match self.aliases.get(&name) {
+                Some(names) => names.clone(),
+                None => vec![name],
+            })
+            .collect()
+    }
+
+    /// Whether Istio's injector injects a pod with these labels and
+    /// annotations, its opt-in or opt-out aside (the policy and the
+    /// selectors decide then; `inject.go`'s `injectRequired`); the reason
+    /// when it does not.
+    pub fn declines(
+        &self,
+        labels: Option<&Map<String, Value>>,
+        annotations: Option<&Map<String, Value>>,
+    ) -> Option<String> {
+        let key = "sidecar.istio.io/inject";
+        let said = labels
+            .and_then(|l| l.get(key))
+            .or_else(|| annotations.and_then(|a| a.get(key)))
+            .and_then(Value::as_str);
+        if matches!(said, Some("true" | "false")) {
+            // The pod decides (an opt-out is decided elsewhere).
+            return None;
+        }
+        let matches = |selectors: &[Value]| selectors.iter().any(|s| selector_matches(s, labels));
+        if matches(&self.never_inject_selector) {
+            return Some(format!(
+                "its labels match a neverInjectSelector of {}",
+                self.origin
+            ));
+        }
+        if matches(&self.always_inject_selector) {
+            return None;
+        }
+        match self.policy.as_str() {
+            "enabled" => None,
+            "disabled" => Some(format!(
+                "the injection policy of {} is disabled and the pod does not ask for injection (sidecar.istio.io/inject: \"true\")",
+                self.origin
+            )),
+            other => Some(format!(
+                "the injection policy of {} is {other:?}, neither enabled nor disabled: Istio injects nothing",
+                self.origin
+            )),
+        }
+    }
+
+    /// What the templates `names` render for a pod, overlaid one on the
+    /// next as Istio overlays them: a pod of `metadata` and `spec`. Rendered
+    /// once for each distinct set of inputs.
+    pub fn render(
+        &self,
+        inputs: &TemplateInputs<'_>,
+        names: &[String],
+    ) -> Result<Arc<Value>, String> {
+        let key = cache_key(inputs, names);
+        if let Some(found) = self.rendered.lock().ok().and_then(|cached| {
+            cached
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, pod)| pod.clone())
+        }) {
+            return Ok(found);
+        }
+        let data = template_data(inputs);
+        let mut pod = Value::Object(Map::new());
+        for name in names {
+            let template = self.templates.get(name).ok_or_else(|| {
+                let known: Vec<&str> = self.templates.keys().map(String::as_str).collect();
+                format!(
+                    "{}: the pod asks for template {name:?}, which it does not have (it has {})",
+                    self.origin,
+                    known.join(", ")
+                )
+            })?;
+            let text = template
+                .execute(&data, &self.funcs)
+                .map_err(|e| format!("{}: {e}", self.origin))?;
+            let rendered = read_mapping(&text).map_err(|e| {
+                format!(
+                    "{}: template {name:?} rendered text that is not a YAML mapping: {e}",
+                    self.origin
+                )
+            })?;
+            pod = overlay::merge(&pod, &rendered);
+        }
+        for list in ["initContainers", "containers", "volumes"] {
+            if let Some(Value::Array(items)) = pod.field_mut("spec").and_then(|s| s.field_mut(list))
+            {
+                items.iter_mut().for_each(typed::as_go_writes);
+            }
+        }
+        let pod = Arc::new(pod);
+        if let Ok(mut cached) = self.rendered.lock() {
+            if cached.len() < CACHED_MAX {
+                cached.push((key, pod.clone()));
+            }
+        }
+        Ok(pod)
+    }
+
+    /// The embedded profile's values that these chart values and mesh config
+    /// set (its names for them; see `profiles/istio.yaml`): the pod's
+    /// annotations and `--set` still override them.
+    pub fn profile_values(&self) -> Map<String, Value> {
+        let at = |root: &Value, path: &str| -> Option<Value> {
+            path.split('.')
+                .try_fold(root, |at, key| at.field(key))
+                .filter(|v| !v.is_null())
+                .cloned()
+        };
+        let value = |path: &str| at(&self.values, path);
+        let mesh = |path: &str| at(&self.mesh, path);
+        let mut out = Map::new();
+        // The pod's own istio-proxy is merged as this injector merges it.
+        out.insert("mergeUserProxy".into(), Value::Bool(true));
+        let scalars: [(&str, &str); 26] = [
+            ("imagePullPolicy", "global.imagePullPolicy"),
+            ("mountMtlsCerts", "global.mountMtlsCerts"),
+            ("clusterID", "global.multiCluster.clusterName"),
+            ("network", "global.network"),
+            ("meshID", "global.meshID"),
+            ("clusterDomain", "global.proxy.clusterDomain"),
+            ("logLevel", "global.proxy.logLevel"),
+            ("componentLogLevel", "global.proxy.componentLogLevel"),
+            ("agentLogLevel", "global.logging.level"),
+            ("statusPort", "global.proxy.statusPort"),
+            (
+                "rewriteAppHTTPProbe",
+                "sidecarInjectorWebhook.rewriteAppHTTPProbe",
+            ),
+            (
+                "readinessInitialDelaySeconds",
+                "global.proxy.readinessInitialDelaySeconds",
+            ),
+            (
+                "readinessPeriodSeconds",
+                "global.proxy.readinessPeriodSeconds",
+            ),
+            (
+                "readinessFailureThreshold",
+                "global.proxy.readinessFailureThreshold",
+            ),
+            ("startupProbeEnabled", "global.proxy.startupProbe.enabled"),
+            (
+                "startupProbeFailureThreshold",
+                "global.proxy.startupProbe.failureThreshold",
+            ),
+            ("includeOutboundIPRanges", "global.proxy.includeIPRanges"),
+            ("excludeOutboundIPRanges", "global.proxy.excludeIPRanges"),
+            ("includeInboundPorts", "global.proxy.includeInboundPorts"),
+            ("excludeInboundPorts", "global.proxy.excludeInboundPorts"),
+            ("includeOutboundPorts", "global.proxy.includeOutboundPorts"),
+            ("excludeOutboundPorts", "global.proxy.excludeOutboundPorts"),
+            ("proxyCPURequest", "global.proxy.resources.requests.cpu"),
+            (
+                "proxyMemoryRequest",
+                "global.proxy.resources.requests.memory",
+            ),
+            ("proxyCPULimit", "global.proxy.resources.limits.cpu"),
+            ("proxyMemoryLimit", "global.proxy.resources.limits.memory"),
+        ];
+        for (name, path) in scalars {
+            if let Some(found) = value(path).filter(|v| !v.is_object() && !v.is_array()) {
+                out.insert(name.to_string(), found);
+            }
+        }
+        if let Some(Value::Array(secrets)) = value("global.imagePullSecrets") {
+            let names: Vec<String> = secrets
+                .iter()
+                .filter_map(|s| s.as_str().or_else(|| s.field("name")?.as_str()))
+                .map(str::to_string)
+                .collect();
+            out.insert("imagePullSecrets".into(), Value::String(names.join(",")));
+        }
+        if let Some(cni) = value("pilot.cni.enabled") {
+            out.insert("cni".into(), cni);
+        }
+        match value("pilot.env.ENABLE_NATIVE_SIDECARS")
+            .map(|v| v.as_str().map_or(v.to_string(), str::to_string))
+            .as_deref()
+        {
+            Some("true") => {
+                out.insert("nativeSidecar".into(), Value::String("true".into()));
+            }
+            Some("false") => {
+                out.insert("nativeSidecar".into(), Value::String("false".into()));
+            }
+            _ => {}
+        }
+        let default_config = mesh("defaultConfig").unwrap_or(Value::Object(Map::new()));
+        out.insert(
+            "proxyConfig".into(),
+            Value::String(default_config.to_string()),
+        );
+        if let Some(mode) = default_config.field("interceptionMode") {
+            out.insert("interceptionMode".into(), mode.clone());
+        }
+        let hold = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
+        if hold(default_config.field("holdApplicationUntilProxyStarts"))
+            || hold(value("global.proxy.holdApplicationUntilProxyStarts").as_ref())
+        {
+            out.insert("proxyPosition".into(), Value::String("first".into()));
+        }
+        if let Some(merge) = mesh("enablePrometheusMerge") {
+            out.insert("mergeMetrics".into(), merge);
+        }
+        if let Some(mode) = mesh("inboundTrafficPolicy.mode") {
+            out.insert("inboundTrafficPolicy".into(), mode);
+        }
+        if let Some(domain) = mesh("trustDomain") {
+            out.insert("trustDomain".into(), domain);
+        }
+        out
+    }
+
+    /// The cluster and network Istio's injector writes into the proxy's env
+    /// after its template (`extractClusterAndNetwork`): the chart's
+    /// `global.multiCluster.clusterName` and `global.network`, the pod's
+    /// `topology.istio.io/network` label before the latter; those set, in
+    /// name order.
+    pub fn cluster_env(&self, labels: Option<&Map<String, Value>>) -> Vec<(&'static str, String)> {
+        let text = |path: &str| {
+            path.split('.')
+                .try_fold(&self.values, |at, key| at.field(key))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let cluster = text("global.multiCluster.clusterName");
+        let network = labels
+            .and_then(|l| l.get("topology.istio.io/network"))
+            .and_then(Value::as_str)
+            .map_or_else(|| text("global.network"), str::to_string);
+        [
+            ("ISTIO_META_CLUSTER_ID", cluster),
+            ("ISTIO_META_NETWORK", network),
+        ]
+        .into_iter()
+        .filter(|(_, value)| !value.is_empty())
+        .collect()
+    }
+
+    /// Istio's proxy image for a pod with `annotations` (`ProxyImage`):
+    /// `global.hub`/`global.proxy.image`:`global.tag`, the image type (the
+    /// proxy config's, the pod's `sidecar.istio.io/proxyImageType`, else
+    /// `global.variant`) on the tag.
+    pub fn proxy_image(
+        &self,
+        proxy_config: &Value,
+        annotations: Option<&Map<String, Value>>,
+    ) -> String {
+        let image_type = proxy_config
+            .field("image")
+            .and_then(|i| i.field("imageType"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        self.image("global.proxy.image", image_type, annotations)
+    }
+
+    /// The init container's image (`ProxyInitImage`).
+    pub fn proxy_init_image(&self, annotations: Option<&Map<String, Value>>) -> String {
+        self.image("global.proxy_init.image", "", annotations)
+    }
+
+    fn image(
+        &self,
+        name_at: &str,
+        image_type: &str,
+        annotations: Option<&Map<String, Value>>,
+    ) -> String {
+        let global = self.values.field("global");
+        let text = |v: Option<&Value>| match v {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        };
+        let name = text(
+            name_at
+                .split('.')
+                .try_fold(&self.values, |at, key| at.field(key)),
+        );
+        let name = if name.is_empty() {
+            "proxyv2".into()
+        } else {
+            name
+        };
+        let tag = text(global.and_then(|g| g.field("tag")));
+        let mut image_type = image_type.to_string();
+        if image_type.is_empty() {
+            image_type = text(global.and_then(|g| g.field("variant")));
+        }
+        if let Some(asked) = annotations
+            .and_then(|a| a.get("sidecar.istio.io/proxyImageType"))
+            .and_then(Value::as_str)
+        {
+            image_type = asked.to_string();
+        }
+        let hub = text(global.and_then(|g| g.field("hub")));
+        format!("{hub}/{name}:{}", tag_of_type(&tag, &image_type))
+    }
+}
+
+/// `tag` for the image type `image_type` (`updateImageTypeIfPresent`): a
+/// known type's suffix replaced, `default` meaning none.
+fn tag_of_type(tag: &str, image_type: &str) -> String {
+    if image_type.is_empty() {
+        return tag.to_string();
+    }
+    let base = ["distroless", "debug"]
+        .iter()
+        .find_map(|known| tag.strip_suffix(&format!("-{known}")))
+        .unwrap_or(tag);
+    if image_type == "default" {
+        base.to_string()
+    } else {
+        format!("{base}-{image_type}")
+    }
+}
+
+/// Whether a label selector matches `labels`; an empty selector matches
+/// nothing, as Istio reads its selectors (`!selector.Empty()`).
+fn selector_matches(selector: &Value, labels: Option<&Map<String, Value>>) -> bool {
+    let has = |key: &str| {
+        selector.field(key).is_some_and(|v| {
+            v.as_object().is_some_and(|m| !m.is_empty())
+                || v.as_array().is_some_and(|a| !a.is_empty())
+        })
+    };
+    let none = Map::new();
+    (has("matchLabels") || has("matchExpressions"))
+        && crate::admission::webhook::selector_matches(Some(selector), labels.unwrap_or(&none))
+}
+
+/// The strings of a list (others left out).
+fn strings_of(list: Option<&Value>) -> Vec<String> {
+    list.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The text as a YAML (or JSON) mapping; empty text is an empty mapping.
+fn read_mapping(text: &str) -> Result<Value, String> {
+    let documents = crate::yaml::parse_stream(text)
+        .map_err(|e| format!("line {}:{}: {}", e.line, e.column, e.message))?;
+    let Some(root) = documents.first().and_then(|d| d.root.as_ref()) else {
+        return Ok(Value::Object(Map::new()));
+    };
+    let value = crate::yaml::value::to_value(root).map_err(|e| e.message)?;
+    match value {
+        Value::Object(_) => Ok(value),
+        Value::Null => Ok(Value::Object(Map::new())),
+        _ => Err("not a mapping".into()),
+    }
+}
+
+/// What a rendering depends on, as one text.
+fn cache_key(inputs: &TemplateInputs<'_>, names: &[String]) -> String {
+    let mut key = String::with_capacity(1024);
+    for part in [
+        inputs.api_version,
+        inputs.kind,
+        inputs.name,
+        inputs.namespace,
+        inputs.revision,
+        inputs.proxy_image,
+        inputs.proxy_init_image,
+        inputs.inbound_traffic_policy_mode,
+        inputs.compliance_policy,
+    ] {
+        key.push_str(part);
+        key.push('\u{0}');
+    }
+    key.push_str(&format!(
+        "{}\u{0}{}\u{0}{}\u{0}{}\u{0}",
+        inputs.native_sidecars,
+        inputs.proxy_uid,
+        inputs.proxy_gid,
+        names.join(",")
+    ));
+    for value in [inputs.pod_metadata, inputs.pod_spec, inputs.proxy_config] {
+        key.push_str(&value.to_string());
+        key.push('\u{0}');
+    }
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn injector(config: Value) -> ClusterInjector {
+        ClusterInjector::read("test".into(), &config, json!({}), json!({})).unwrap()
+    }
+
+    #[test]
+    fn templates_are_chosen_by_annotation_else_by_default_with_aliases() {
+        let config = json!({
+            "templates": {"sidecar": "a: 1", "gateway": "b: 2", "custom": "c: 3"},
+            "aliases": {"both": ["sidecar", "custom"]},
+        });
+        let injector = injector(config);
+        assert_eq!(injector.templates_for(None), ["sidecar"]);
+        let asked = json!({"inject.istio.io/templates": "gateway, both"});
+        assert_eq!(
+            injector.templates_for(asked.as_object()),
+            ["gateway", "sidecar", "custom"]
+        );
+    }
+
+    #[test]
+    fn a_template_error_names_the_configuration_the_template_and_the_line() {
+        let config = json!({"templates": {"sidecar": "a: 1\nb: {{ .Nope | nofunc }}\n"}});
+        let error = ClusterInjector::read(
+            "ConfigMap istio-system/istio-sidecar-injector".into(),
+            &config,
+            json!({}),
+            json!({}),
+        )
+        .unwrap_err();
+        assert!(
+            error.starts_with(
+                "ConfigMap istio-system/istio-sidecar-injector: template \"sidecar\", line 2:"
+            ),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn the_policy_and_selectors_decide_as_istio_decides() {
+        let config = json!({"policy": "disabled",
+            "alwaysInjectSelector": [{"matchLabels": {"mesh": "yes"}}],
+            "neverInjectSelector": [{"matchExpressions": [{"key": "job", "operator": "Exists"}]}]});
+        let injector = injector(config);
+        let labels = |l: Value| l.as_object().cloned();
+        assert!(injector.declines(None, None).is_some());
+        assert!(
+            injector
+                .declines(labels(json!({"mesh": "yes"})).as_ref(), None)
+                .is_none()
+        );
+        assert!(
+            injector
+                .declines(labels(json!({"mesh": "yes", "job": "x"})).as_ref(), None)
+                .is_some()
+        );
+        let opted_in = json!({"sidecar.istio.io/inject": "true"});
+        assert!(injector.declines(None, opted_in.as_object()).is_none());
+        // An empty selector matches nothing.
+        let config = json!({"neverInjectSelector": [{}]});
+        assert!(
+            super::tests::injector(config)
+                .declines(None, None)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn images_are_built_as_istio_builds_them() {
+        let values = json!({"global": {"hub": "h", "tag": "1.2-distroless", "proxy": {"image": "p"}, "variant": ""}});
+        let injector = ClusterInjector::read("t".into(), &json!({}), values, json!({})).unwrap();
+        assert_eq!(injector.proxy_image(&json!({}), None), "h/p:1.2-distroless");
+        assert_eq!(
+            injector.proxy_image(&json!({"image": {"imageType": "debug"}}), None),
+            "h/p:1.2-debug"
+        );
+        let asked = json!({"sidecar.istio.io/proxyImageType": "default"});
+        assert_eq!(
+            injector.proxy_init_image(asked.as_object()),
+            "h/proxyv2:1.2"
+        );
+    }
+
+    #[test]
+    fn templates_render_overlaid_in_order_and_as_go_writes_them() {
+        let config = json!({"templates": {
+            "a": "spec:\n  containers:\n  - name: istio-proxy\n    image: x\n    args: []\n",
+            "b": "spec:\n  containers:\n  - name: istio-proxy\n    image: \"{{ .ProxyImage }}\"\n",
+        }});
+        let injector = injector(config);
+        let (empty, metadata) = (json!({}), json!({}));
+        let inputs = TemplateInputs {
+            api_version: "v1",
+            kind: "Pod",
+            name: "p",
+            namespace: "d",
+            pod_metadata: &metadata,
+            pod_spec: &empty,
+            values: &empty,
+            mesh: &empty,
+            proxy_config: &empty,
+            revision: "default",
+            native_sidecars: false,
+            proxy_image: "img",
+            proxy_init_image: "img",
+            proxy_uid: 1337,
+            proxy_gid: 1337,
+            inbound_traffic_policy_mode: "",
+            compliance_policy: "",
+        };
+        let pod = injector.render(&inputs, &["a".into(), "b".into()]).unwrap();
+        assert_eq!(
+            *pod,
+            json!({"spec": {"containers": [{"name": "istio-proxy", "image": "img"}]}})
+        );
+        let again = injector.render(&inputs, &["a".into(), "b".into()]).unwrap();
+        assert!(Arc::ptr_eq(&pod, &again));
+        let missing = injector.render(&inputs, &["c".into()]).unwrap_err();
+        assert!(missing.contains("template \"c\""), "{missing}");
+    }
+}

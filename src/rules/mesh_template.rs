@@ -1,0 +1,244 @@
+//! A workload's sidecar as the mesh's own templates render it, from the
+//! cluster's injector configuration (Istio's `istio-sidecar-injector`; see
+//! [`crate::mesh::istio::injector`]).
+//!
+//! The template's pod is split into the parts the embedded profile's
+//! rendering has (proxy, init containers, containers after the pod's own,
+//! volumes, annotations, labels), so that the same stages place them: the
+//! probe takeover, the metrics merge, the pod's own proxy merged, the
+//! ordering, the status annotation and the record uninject reads.
+
+use serde_json::{Map, Value};
+
+use crate::json::Field;
+use crate::mesh::istio::injector::ClusterInjector;
+use crate::mesh::istio::template_data::TemplateInputs;
+use crate::mesh::{istio, text_of};
+use crate::profile::{NativeChoice, Rendered, RenderedContainers, RenderedMetadata};
+
+/// What the embedded rendering adds to the pod's metadata that Istio's
+/// injector adds after its template, in its own code (its metrics merge,
+/// its network label): kept from the embedded rendering.
+const ANNOTATIONS_OF_THE_INJECTOR: [&str; 3] = [
+    "prometheus.io/port",
+    "prometheus.io/path",
+    "prometheus.io/scrape",
+];
+const LABELS_OF_THE_INJECTOR: [&str; 1] = ["topology.istio.io/network"];
+
+/// The workload whose pod this is, as the template reads it.
+pub(super) struct PodInput<'a> {
+    /// The whole object (for the workload's name and kind).
+    pub object: &'a Value,
+    pub metadata: Option<&'a Value>,
+    pub spec: &'a Value,
+    pub namespace: &'a str,
+    /// Whether the proxy would run as a native sidecar, without the pod's
+    /// own say (the template reads the pod's annotation itself).
+    pub native: bool,
+}
+
+/// The sidecar the cluster's templates render for `pod`, with the workload's
+/// `values`; `embedded` is the profile's own rendering, whose placement
+/// settings (and what Istio's code adds to the metadata) are kept. An error
+/// is the template's (it failed, or the pod asked for a template the
+/// configuration lacks).
+pub(super) fn render(
+    injector: &ClusterInjector,
+    embedded: &Rendered,
+    pod: &PodInput<'_>,
+    values: &Map<String, Value>,
+) -> Result<Rendered, String> {
+    let empty = Value::Object(Map::new());
+    let metadata = pod.metadata.unwrap_or(&empty);
+    let annotations = metadata.field("annotations").and_then(Value::as_object);
+    let labels = metadata.field("labels").and_then(Value::as_object);
+    let identity = istio::identity(pod.object, labels, pod.namespace);
+    let proxy_config = Value::Object(istio::proxy_config(
+        &text_of(values, "proxyConfig"),
+        &text_of(values, "podProxyConfig"),
+    ));
+    let number = |name: &str| text_of(values, name).trim().parse::<i64>().unwrap_or(1337);
+    let inbound = if text_of(values, "inboundTrafficPolicy").eq_ignore_ascii_case("localhost") {
+        "localhost"
+    } else {
+        "passthrough"
+    };
+    let (revision, compliance) = (
+        text_of(values, "revision"),
+        text_of(values, "compliancePolicy"),
+    );
+    let proxy_image = injector.proxy_image(&proxy_config, annotations);
+    let proxy_init_image = injector.proxy_init_image(annotations);
+    let inputs = TemplateInputs {
+        api_version: &identity.api_version,
+        kind: &identity.kind,
+        name: &identity.name,
+        namespace: pod.namespace,
+        pod_metadata: metadata,
+        pod_spec: pod.spec,
+        values: &injector.values,
+        mesh: &injector.mesh,
+        proxy_config: &proxy_config,
+        revision: &revision,
+        native_sidecars: pod.native,
+        proxy_image: &proxy_image,
+        proxy_init_image: &proxy_init_image,
+        proxy_uid: number("proxyUID"),
+        proxy_gid: number("proxyGID"),
+        inbound_traffic_policy_mode: inbound,
+        compliance_policy: &compliance,
+    };
+    let names = injector.templates_for(annotations);
+    let rendered = injector.render(&inputs, &names)?;
+    Ok(split(&rendered, embedded, injector, pod.spec, labels))
+}
+
+/// The template's pod as the parts of a rendering.
+fn split(
+    rendered: &Value,
+    embedded: &Rendered,
+    injector: &ClusterInjector,
+    spec: &Value,
+    pod_labels: Option<&Map<String, Value>>,
+) -> Rendered {
+    let strings = |at: Option<&Value>| -> Map<String, Value> {
+        at.and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| match v {
+                Value::String(_) => (k.clone(), v.clone()),
+                other => (k.clone(), Value::String(other.to_string())),
+            })
+            .collect()
+    };
+    let metadata = rendered.field("metadata");
+    let mut annotations = strings(metadata.and_then(|m| m.field("annotations")));
+    let mut labels = strings(metadata.and_then(|m| m.field("labels")));
+    for key in ANNOTATIONS_OF_THE_INJECTOR {
+        if let Some(value) = embedded.metadata.annotations.get(key) {
+            annotations.insert(key.to_string(), value.clone());
+        }
+    }
+    for key in LABELS_OF_THE_INJECTOR {
+        if let Some(value) = embedded.metadata.labels.get(key) {
+            labels.insert(key.to_string(), value.clone());
+        }
+    }
+    for (key, value) in &injector.injected_annotations {
+        let value = value
+            .as_str()
+            .map_or_else(|| value.to_string(), str::to_string);
+        annotations.insert(key.clone(), Value::String(value));
+    }
+
+    let template_spec = rendered.field("spec");
+    let list = |name: &str| -> Vec<Value> {
+        template_spec
+            .and_then(|s| s.field(name))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let own: Vec<String> = spec
+        .field("containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(name_of)
+        .collect();
+    let proxy_name = istio::PROXY;
+    let mut proxy = None;
+    let mut native = false;
+    // An init container of the pod's own name is the pod's override of the
+    // mesh's, merged when placed (as a user-written proxy is).
+    let mut init_containers = Vec::new();
+    for container in list("initContainers") {
+        if name_of(&container) == proxy_name {
+            native = true;
+            proxy = Some(container);
+        } else {
+            init_containers.push(container);
+        }
+    }
+    let (mut containers, mut app_containers) = (Vec::new(), Vec::new());
+    for container in list("containers") {
+        let name = name_of(&container);
+        if name == proxy_name {
+            proxy = proxy.or(Some(container));
+        } else if own.contains(&name) {
+            app_containers.push(container);
+        } else {
+            containers.push(container);
+        }
+    }
+    if let Some(proxy) = &mut proxy {
+        overwrite_cluster_env(proxy, injector.cluster_env(pod_labels));
+    }
+    let pod_fields: Map<String, Value> = template_spec
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter(|(key, _)| {
+            !matches!(
+                key.as_str(),
+                "initContainers" | "containers" | "volumes" | "imagePullSecrets"
+            )
+        })
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    let mut sidecar = embedded.sidecar.clone();
+    sidecar.native = if native {
+        NativeChoice::Always
+    } else {
+        NativeChoice::Never
+    };
+    Rendered::new(
+        RenderedMetadata {
+            annotations,
+            labels,
+            owner_label: None,
+        },
+        RenderedContainers {
+            init_containers,
+            proxy: proxy.unwrap_or(Value::Null),
+            containers,
+            native: Map::new(),
+            classic_first: Map::new(),
+            sidecar,
+            quota_defaults: embedded.quota_defaults.clone(),
+            volumes: list("volumes"),
+            app_containers,
+            pod_fields,
+            by_mesh_template: true,
+        },
+    )
+}
+
+/// Istio's cluster and network env (`ISTIO_META_CLUSTER_ID`,
+/// `ISTIO_META_NETWORK`), which its injector sets after the template (its
+/// `overwriteClusterInfo`): taken out where the template put them and
+/// added at the end, in name order.
+fn overwrite_cluster_env(proxy: &mut Value, env: Vec<(&'static str, String)>) {
+    if env.is_empty() {
+        return;
+    }
+    let Some(Value::Array(entries)) = proxy.field_mut("env") else {
+        return;
+    };
+    entries.retain(|e| {
+        let name = e.field("name").and_then(Value::as_str);
+        !env.iter().any(|(n, _)| Some(*n) == name)
+    });
+    for (name, value) in env {
+        entries.push(serde_json::json!({"name": name, "value": value}));
+    }
+}
+
+fn name_of(container: &Value) -> String {
+    container
+        .field("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
