@@ -233,11 +233,18 @@ pub(crate) fn remove_injection(
 fn injection_of(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Option<Record> {
     let ours: Vec<&str> = profile.container_names().collect();
     if let Some(record) = read_record(patcher, paths) {
+        // The record is this profile's when it names one of its containers,
+        // or its mesh's marker (a template of the mesh's own may inject
+        // none of the profile's containers: Istio's proxyless gRPC).
         let names_ours = record
             .containers
             .iter()
             .chain(&record.init_containers)
-            .any(|n| ours.contains(&n.as_str()));
+            .any(|n| ours.contains(&n.as_str()))
+            || profile
+                .injection_marker
+                .as_ref()
+                .is_some_and(|marker| record.annotations.contains(marker));
         return names_ours.then_some(record);
     }
     let spec = patcher.get(&paths.spec);

@@ -201,3 +201,326 @@ fn the_clusters_own_templates_reproduce_istios_goldens() {
     let total = outcome.reproduced.len() + outcome.differing.len();
     assert!(total >= 80, "only {total} cases run");
 }
+
+/// The chart's default ConfigMaps (with `args` for the generator) in `dir`,
+/// or `None` (the test skipped, and said) where they cannot be made.
+fn default_config_maps(test: &str, dir: &Path, args: &[&str]) -> Option<(PathBuf, PathBuf)> {
+    let fidelity = common::shared("fidelity/istio", test)?;
+    if !generator_runs(test) {
+        return None;
+    }
+    let path = config_maps(&fidelity, dir, args, &mut BTreeMap::new());
+    Some((fidelity, path))
+}
+
+/// Inject `input` (a path) with the ConfigMaps at `context`.
+fn inject_with(context: &Path, input: &str, more: &[&str]) -> common::Run {
+    let context = context.to_string_lossy().to_string();
+    let mut args = vec!["--profile", "istio", "--context", &context];
+    args.extend(more);
+    args.extend(["-f", input]);
+    common::run_as_given(&args, None)
+}
+
+const HELLO: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: hello
+  namespace: shop
+spec:
+  selector:
+    matchLabels: {app: hello}
+  template:
+    metadata:
+      labels: {app: hello}
+    spec:
+      containers:
+        - name: hello
+          image: hello:1.0
+";
+
+#[test]
+fn an_edited_template_is_rendered_as_written() {
+    let test = "an_edited_template_is_rendered_as_written";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some(fidelity) = common::shared("fidelity/istio", test) else {
+        return;
+    };
+    if !generator_runs(test) {
+        return;
+    }
+    // The chart's sidecar template, edited as a platform team edits theirs:
+    // one env entry and one annotation more.
+    let chart = std::fs::read_to_string(fidelity.join("chart/injection-template.yaml"))
+        .expect("the chart's template");
+    let edited = chart
+        .replacen(
+            "  annotations: {\n",
+            "  annotations: {\n    example.com/team: {{ .DeploymentMeta.Namespace | quote }},\n",
+            1,
+        )
+        .replacen(
+            "    - name: PILOT_CERT_PROVIDER\n",
+            "    - name: EXAMPLE_OWNER\n      value: \"{{ .DeploymentMeta.Name }}-{{ .Values.global.proxy.statusPort }}\"\n    - name: PILOT_CERT_PROVIDER\n",
+            1,
+        );
+    assert_ne!(edited, chart, "the edit applies to the chart's template");
+    let template = dir.path().join("sidecar.yaml");
+    std::fs::write(&template, &edited).expect("write the template");
+    let template_arg = format!("sidecar={}", template.display());
+    let context = config_maps(
+        &fidelity,
+        dir.path(),
+        &["--template", &template_arg],
+        &mut BTreeMap::new(),
+    );
+    let input = dir.path().join("hello.yaml");
+    std::fs::write(&input, HELLO).expect("write the input");
+    let run = inject_with(&context, &input.to_string_lossy(), &["-q", "-o", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let pod = &out["spec"]["template"];
+    assert_eq!(pod["metadata"]["annotations"]["example.com/team"], "shop");
+    let proxy = pod["spec"]["initContainers"]
+        .as_array()
+        .expect("init containers")
+        .iter()
+        .find(|c| c["name"] == "istio-proxy")
+        .expect("the proxy");
+    let env = proxy["env"].as_array().expect("env");
+    assert_eq!(env[0]["name"], "EXAMPLE_OWNER");
+    assert_eq!(env[0]["value"], "hello-15020");
+}
+
+#[test]
+fn a_broken_template_stops_the_run_naming_its_line_and_writes_nothing() {
+    let test = "a_broken_template_stops_the_run_naming_its_line_and_writes_nothing";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some(fidelity) = common::shared("fidelity/istio", test) else {
+        return;
+    };
+    if !generator_runs(test) {
+        return;
+    }
+    let input = dir.path().join("hello.yaml");
+    // A function that does not exist fails when the template is read; an
+    // index past the end, when it runs for a pod.
+    for (text, line, says) in [
+        (
+            "metadata:\n  labels:\n    a: {{ .Values.global.hub | nosuchfunc }}\n",
+            3,
+            "function \"nosuchfunc\" not defined",
+        ),
+        (
+            "metadata:\n  labels:\n\n    a: {{ index .Spec.Containers 5 }}\n",
+            4,
+            "index out of range: 5",
+        ),
+    ] {
+        std::fs::write(&input, HELLO).expect("write the input");
+        let template = dir.path().join("broken.yaml");
+        std::fs::write(&template, text).expect("write the template");
+        let template_arg = format!("sidecar={}", template.display());
+        let context = config_maps(
+            &fidelity,
+            dir.path(),
+            &["--template", &template_arg],
+            &mut BTreeMap::new(),
+        );
+        let input_arg = input.to_string_lossy().to_string();
+        for mode in [&[][..], &["--in-place"][..]] {
+            let run = inject_with(&context, &input_arg, mode);
+            assert_eq!(run.code, 2, "{text}: {}", run.stderr);
+            assert!(
+                run.stderr
+                    .contains(&format!("template \"sidecar\", line {line}:"))
+                    && run.stderr.contains(says)
+                    && run.stderr.contains("istio-system/istio-sidecar-injector"),
+                "{text}: {}",
+                run.stderr
+            );
+            assert_eq!(run.stdout, "", "nothing written");
+            assert_eq!(std::fs::read_to_string(&input).unwrap(), HELLO);
+        }
+    }
+}
+
+#[test]
+fn a_revision_takes_its_own_configuration() {
+    let test = "a_revision_takes_its_own_configuration";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some(fidelity) = common::shared("fidelity/istio", test) else {
+        return;
+    };
+    if !generator_runs(test) {
+        return;
+    }
+    let template = dir.path().join("canary.yaml");
+    std::fs::write(
+        &template,
+        "metadata:\n  labels:\n    example.com/revision: {{ .Revision | quote }}\nspec:\n  containers:\n  - name: istio-proxy\n    image: {{ .ProxyImage | quote }}\n",
+    )
+    .expect("write the template");
+    let template_arg = format!("sidecar={}", template.display());
+    let canary = config_maps(
+        &fidelity,
+        dir.path(),
+        &["--revision", "canary", "--template", &template_arg],
+        &mut BTreeMap::new(),
+    );
+    let input = dir.path().join("hello.yaml");
+    std::fs::write(&input, HELLO).expect("write the input");
+    let input = input.to_string_lossy().to_string();
+    let json = |run: common::Run| -> serde_json::Value {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        serde_json::from_str(&run.stdout).expect("JSON")
+    };
+    let out = json(inject_with(
+        &canary,
+        &input,
+        &["-q", "-o", "json", "--set", "revision=canary"],
+    ));
+    let pod = &out["spec"]["template"];
+    assert_eq!(pod["metadata"]["labels"]["example.com/revision"], "canary");
+    assert_eq!(pod["spec"]["containers"][1]["name"], "istio-proxy");
+    // The default revision's configuration is not there: the embedded
+    // profile injects.
+    let out = json(inject_with(&canary, &input, &["-q", "-o", "json"]));
+    let labels = &out["spec"]["template"]["metadata"]["labels"];
+    assert!(labels.get("example.com/revision").is_none(), "{labels}");
+}
+
+#[test]
+fn the_configurations_policy_and_selectors_decide() {
+    let test = "the_configurations_policy_and_selectors_decide";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some((_, context)) = default_config_maps(
+        test,
+        dir.path(),
+        &[
+            "--set",
+            "global.proxy.autoInject=disabled",
+            "--set",
+            r#"sidecarInjectorWebhook.alwaysInjectSelector=[{"matchLabels":{"mesh":"always"}}]"#,
+            "--set",
+            r#"sidecarInjectorWebhook.injectedAnnotations={"example.com/injected":"yes"}"#,
+        ],
+    ) else {
+        return;
+    };
+    let input = dir.path().join("pods.yaml");
+    let pod = |name: &str, labels: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  labels: {labels}\nspec:\n  containers:\n    - name: app\n      image: app:1\n"
+        )
+    };
+    std::fs::write(
+        &input,
+        [
+            pod("plain", "{app: a}"),
+            pod("opted-in", r#"{sidecar.istio.io/inject: "true"}"#),
+            pod("selected", "{mesh: always}"),
+        ]
+        .join("---\n"),
+    )
+    .expect("write the input");
+    let run = inject_with(&context, &input.to_string_lossy(), &["-o", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("pod/plain skipped")
+            && run.stderr.contains(
+                "the injection policy of ConfigMap istio-system/istio-sidecar-injector is disabled"
+            ),
+        "{}",
+        run.stderr
+    );
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let items = out["items"].as_array().expect("a List");
+    let injected =
+        |item: &serde_json::Value| item["metadata"]["annotations"]["example.com/injected"] == "yes";
+    assert_eq!(
+        items.iter().map(injected).collect::<Vec<_>>(),
+        [false, true, true]
+    );
+}
+
+#[test]
+fn with_the_clusters_templates_uninject_gives_every_input_back_and_injecting_again_is_injecting_once()
+ {
+    let test = "with_the_clusters_templates_uninject_gives_every_input_back_and_injecting_again_is_injecting_once";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some((fidelity, context)) = default_config_maps(test, dir.path(), &[]) else {
+        return;
+    };
+    let other_dir = tempfile::tempdir().expect("temp dir");
+    let Some((_, other)) = default_config_maps(
+        test,
+        other_dir.path(),
+        &[
+            "--set",
+            "global.proxy.statusPort=15555",
+            "--set",
+            "env.ENABLE_NATIVE_SIDECARS=false",
+            "--mesh",
+            "defaultConfig.holdApplicationUntilProxyStarts=true",
+        ],
+    ) else {
+        return;
+    };
+    let inputs = fidelity.join("../../corpus/istio-inject-inputs");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for path in common::manifests_under(&inputs) {
+        let name = path.display().to_string();
+        let original = std::fs::read_to_string(&path).expect("input");
+        // Pods Istio injected already are the mesh's to take apart.
+        if original.contains("sidecar.istio.io/status") {
+            continue;
+        }
+        let injected = inject_with(&context, &name, &["-q", "--warn-only"]);
+        if injected.code != 0 || injected.stdout == original {
+            continue;
+        }
+        checked += 1;
+        let back = common::run_as_given(
+            &["uninject", "-q", "--profile", "istio"],
+            Some(&injected.stdout),
+        );
+        // A pod's own container the template overlays comes back with its
+        // fields and values, not its layout (as with mergeUserProxy).
+        let overlaid = injected.stdout.contains("proxy.istio.io/overrides");
+        let same_values =
+            || common::golden_objects(&back.stdout, &[]) == common::golden_objects(&original, &[]);
+        if back.stdout != original && !(overlaid && same_values()) {
+            failures.push(format!("{name}: uninject does not give the input back"));
+        }
+        let injected_path = dir.path().join("injected.yaml");
+        std::fs::write(&injected_path, &injected.stdout).expect("write");
+        let again = inject_with(
+            &context,
+            &injected_path.to_string_lossy(),
+            &["-q", "--warn-only"],
+        );
+        if again.stdout != injected.stdout {
+            failures.push(format!("{name}: injecting again changes the output"));
+        }
+        // Injected again with other settings, as if injected with them at first.
+        let changed = inject_with(
+            &other,
+            &injected_path.to_string_lossy(),
+            &["-q", "--warn-only"],
+        );
+        let direct = inject_with(&other, &name, &["-q", "--warn-only"]);
+        let same = || {
+            common::golden_objects(&changed.stdout, &[])
+                == common::golden_objects(&direct.stdout, &[])
+        };
+        if changed.stdout != direct.stdout && !(overlaid && same()) {
+            failures.push(format!(
+                "{name}: injecting again with other settings differs from injecting with them"
+            ));
+        }
+    }
+    assert!(checked >= 50, "only {checked} inputs injected");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
