@@ -113,6 +113,39 @@ for n in 500 5000 50000; do
 done
 echo "50,000 / 5,000 time ratio: $(ratio "${inject_wall[50000]}" "${inject_wall[5000]}") (parse-only: $(ratio "${base_walls[50000]}" "${base_walls[5000]}"))"
 
+# Istio on the same 5,000 workloads: its embedded profile, then the
+# cluster's own configuration (the istio-sidecar-injector and istio
+# ConfigMaps of Istio's chart, from ../shared/fidelity/istio/make-configmaps.py)
+# in context, its templates rendered for each workload.
+configmaps=../shared/fidelity/istio/make-configmaps.py
+if [ -f "$configmaps" ] && python3 -c "import yaml" > /dev/null 2>&1; then
+  python3 "$configmaps" "$work/istio-configmaps.yaml"
+  input=$work/in-5000.yaml
+  mb=$(awk -v b="$(stat -c %s "$input")" 'BEGIN {printf "%.1f", b/1048576}')
+  echo "Istio, 5,000 workloads:"
+  : > "$work/base" && : > "$work/embedded" && : > "$work/cluster"
+  for _ in $(seq "$runs"); do
+    once "$baseline" "$input" >> "$work/base"
+    once "$tool" -q --profile istio -f "$input" >> "$work/embedded"
+    once "$tool" -q --profile istio --context "$work/istio-configmaps.yaml" -f "$input" >> "$work/cluster"
+  done
+  read -r base_wall base_rss < <(summary < "$work/base")
+  for what in embedded cluster; do
+    read -r wall rss < <(summary < "$work/$what")
+    label=$([ "$what" = embedded ] && echo "istio embedded" || echo "istio cluster templates")
+    printf '%-10s %8s %-22s %9s %9s %8s %10s\n' 5000 "$mb" "$label" "$wall" \
+      "$(awk -v m="$mb" -v w="$wall" 'BEGIN {printf "%.1f", (w > 0 ? m / w : 0)}')" "$rss" \
+      "$(ratio "$wall" "$base_wall")"
+  done
+  "$tool" -q --profile istio --context "$work/istio-configmaps.yaml" -f "$input" > "$work/istio-out.yaml"
+  "$tool" -q --profile istio --context "$work/istio-configmaps.yaml" -f "$work/istio-out.yaml" | cmp -s - "$work/istio-out.yaml" \
+    || { echo "  FAILED: inject with the cluster's templates is not idempotent"; exit 1; }
+  "$tool" uninject -q --profile istio -f "$work/istio-out.yaml" | cmp -s - "$input" \
+    || { echo "  FAILED: uninject does not restore what the cluster's templates injected"; exit 1; }
+else
+  echo "Istio with the cluster's ConfigMaps: SKIPPED ($configmaps or PyYAML missing)"
+fi
+
 # The same workloads as the items of one ResourceList: from a file it is one
 # document holding a list, from standard input a KRM function's call (its
 # items injected the same way, and `results` added). One document is held
