@@ -1415,16 +1415,24 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
             }
         }
     }
-    // A container with the proxy's name that is not an injection (a gateway
-    // running the proxy as its app): injecting would give two of that name.
-    // Istio merges its own into such a container, unless the pod asks for
-    // another of its templates (a gateway's), which the profile is not.
-    let ours: Vec<&str> = env.profile.container_names().collect();
-    let merges = merges_user_containers(env);
+    // Another of Istio's templates than its sidecar (a gateway's, proxyless
+    // gRPC's) is the cluster's configuration to render: the embedded profile
+    // is only the sidecar.
+    let templates_known = env.profile.cluster_injector.is_some();
     let template = in_metadata("annotations")
         .and_then(|a| a.field(istio::TEMPLATES))
         .and_then(Value::as_str)
-        .filter(|t| t.trim() != "sidecar");
+        .filter(|t| t.split(',').any(|name| name.trim() != "sidecar"));
+    if let (Mesh::Istio, Some(template), false) = (env.profile.mesh, template, templates_known) {
+        return Some(format!(
+            "the pod asks for Istio's {template} template (inject.istio.io/templates), which the embedded profile does not reproduce; give the cluster's istio-sidecar-injector and istio ConfigMaps with --context to render it"
+        ));
+    }
+    // A container with the proxy's name that is not an injection (a gateway
+    // running the proxy as its app): injecting would give two of that name.
+    // Istio merges its own into such a container.
+    let ours: Vec<&str> = env.profile.container_names().collect();
+    let merges = merges_user_containers(env);
     for list in ["containers", "initContainers"] {
         let items = in_spec(list).and_then(Value::as_array);
         if let Some(name) = items
@@ -1433,12 +1441,6 @@ fn skip_reason(patcher: &Patcher, paths: &PodPaths, env: &Env<'_>) -> Option<Str
             .filter_map(|c| c.field("name").and_then(Value::as_str))
             .find(|n| ours.contains(n))
         {
-            let templates_known = env.profile.cluster_injector.is_some();
-            if let (true, Some(template), false) = (merges, template, templates_known) {
-                return Some(format!(
-                    "the pod has a container named {name} of its own and asks for Istio's {template} template, which the profile does not reproduce"
-                ));
-            }
             // The proxy as the pod's only container is a gateway's app:
             // merged into a native sidecar, it would leave the pod no
             // container, which the cluster rejects.

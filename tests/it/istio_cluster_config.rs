@@ -524,3 +524,75 @@ fn with_the_clusters_templates_uninject_gives_every_input_back_and_injecting_aga
     assert!(checked >= 50, "only {checked} inputs injected");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn several_templates_are_overlaid_in_the_order_the_pod_names_them() {
+    let test = "several_templates_are_overlaid_in_the_order_the_pod_names_them";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some(fidelity) = common::shared("fidelity/istio", test) else {
+        return;
+    };
+    if !generator_runs(test) {
+        return;
+    }
+    // A team's template over Istio's sidecar: an env entry of the proxy
+    // replaced, one added, an annotation.
+    let team = dir.path().join("team.yaml");
+    std::fs::write(
+        &team,
+        "metadata:\n  annotations:\n    example.com/templates: team\nspec:\n  initContainers:\n  - name: istio-proxy\n    env:\n    - name: ISTIO_META_APP_CONTAINERS\n      value: overridden\n    - name: TEAM\n      value: \"{{ .DeploymentMeta.Name }}\"\n",
+    )
+    .expect("write the template");
+    let template_arg = format!("team={}", team.display());
+    let context = config_maps(
+        &fidelity,
+        dir.path(),
+        &["--template", &template_arg],
+        &mut BTreeMap::new(),
+    );
+    let input = dir.path().join("hello.yaml");
+    let asking = HELLO.replace(
+        "      labels: {app: hello}\n",
+        "      labels: {app: hello}\n      annotations: {inject.istio.io/templates: \"sidecar, team\"}\n",
+    );
+    std::fs::write(&input, &asking).expect("write the input");
+    let run = inject_with(&context, &input.to_string_lossy(), &["-q", "-o", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let pod = &out["spec"]["template"];
+    assert_eq!(
+        pod["metadata"]["annotations"]["example.com/templates"],
+        "team"
+    );
+    let proxy = pod["spec"]["initContainers"]
+        .as_array()
+        .expect("init containers")
+        .iter()
+        .find(|c| c["name"] == "istio-proxy")
+        .expect("the proxy");
+    let env: Vec<(&str, &str)> = proxy["env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .filter_map(|e| Some((e["name"].as_str()?, e["value"].as_str().unwrap_or(""))))
+        .collect();
+    assert!(
+        env.contains(&("ISTIO_META_APP_CONTAINERS", "overridden")),
+        "{env:?}"
+    );
+    assert_eq!(env.last(), Some(&("TEAM", "hello")), "{env:?}");
+    // The embedded profile renders the sidecar only: the pod is left alone.
+    let run = common::run_as_given(
+        &["--profile", "istio", "-f", &input.to_string_lossy()],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, asking);
+    assert!(
+        run.stderr
+            .contains("asks for Istio's sidecar, team template")
+            && run.stderr.contains("--context"),
+        "{}",
+        run.stderr
+    );
+}

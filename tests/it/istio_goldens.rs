@@ -122,7 +122,7 @@ pub const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "gateway.yaml",
-        "Istio's gateway template (inject.istio.io/templates: gateway), which the profile does not reproduce: the tool leaves the pod and its istio-proxy alone",
+        "Istio's gateway template (inject.istio.io/templates: gateway), which the embedded profile does not reproduce: the pod is left alone with that reason (the cluster's own templates render it: istio_cluster_config)",
     ),
     (
         "merge-probers.yaml",
@@ -130,15 +130,15 @@ pub const NOT_YET: &[(&str, &str)] = &[
     ),
     (
         "gateway-with-default-container.yaml",
-        "Istio's gateway template (inject.istio.io/templates: gateway), which the profile does not reproduce: the tool leaves the pod and its istio-proxy alone",
+        "Istio's gateway template (inject.istio.io/templates: gateway), which the embedded profile does not reproduce: the pod is left alone with that reason (the cluster's own templates render it: istio_cluster_config)",
     ),
     (
         "grpc-agent.yaml",
-        "a custom template (grpc-agent, grpc-simple) of Istio's chart, and proxy.istio.io/overrides",
+        "Istio's proxyless gRPC templates (grpc-agent, grpc-simple), which the embedded profile does not reproduce: the pod is left alone with that reason (the cluster's own templates render them: istio_cluster_config)",
     ),
     (
         "grpc-simple.yaml",
-        "a custom template (grpc-agent, grpc-simple) of Istio's chart, and proxy.istio.io/overrides",
+        "Istio's proxyless gRPC templates (grpc-agent, grpc-simple), which the embedded profile does not reproduce: the pod is left alone with that reason (the cluster's own templates render them: istio_cluster_config)",
     ),
     (
         "hello-multiport-metrics.yaml",

@@ -261,7 +261,11 @@ impl ClusterInjector {
                     self.origin
                 )
             })?;
-            pod = overlay::merge(&pod, &rendered);
+            pod = if pod.as_object().is_some_and(|p| p.is_empty()) {
+                overlay::without_nulls(rendered)
+            } else {
+                overlay::merge(&pod, &rendered)
+            };
         }
         for list in ["initContainers", "containers", "volumes"] {
             if let Some(Value::Array(items)) = pod.field_mut("spec").and_then(|s| s.field_mut(list))

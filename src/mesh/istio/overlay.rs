@@ -37,13 +37,13 @@ pub fn merge(base: &Value, overlay: &Value) -> Value {
                 }
                 let merged = match out.get(key) {
                     Some(old) => merged_field(key, old, value),
-                    None => without_nulls(value),
+                    None => without_nulls(value.clone()),
                 };
                 out.insert(key.clone(), merged);
             }
             Value::Object(out)
         }
-        (_, overlay) => without_nulls(overlay),
+        (_, overlay) => without_nulls(overlay.clone()),
     }
 }
 
@@ -59,28 +59,31 @@ pub fn merged_field(key: &str, base: &Value, overlay: &Value) -> Value {
                 let id = item.field(by);
                 match out.iter_mut().find(|b| id.is_some() && b.field(by) == id) {
                     Some(existing) => *existing = merge(existing, item),
-                    None => out.push(without_nulls(item)),
+                    None => out.push(without_nulls(item.clone())),
                 }
             }
             Value::Array(out)
         }
         (Value::Object(_), Value::Object(_), _) => merge(base, overlay),
-        _ => without_nulls(overlay),
+        _ => without_nulls(overlay.clone()),
     }
 }
 
 /// A patch's new value as the merge adds it: a null inside it deletes
-/// nothing and is dropped.
-fn without_nulls(value: &Value) -> Value {
+/// nothing and is dropped. (Owned: merged over nothing, a patch is this.)
+pub fn without_nulls(mut value: Value) -> Value {
+    drop_nulls(&mut value);
+    value
+}
+
+fn drop_nulls(value: &mut Value) {
     match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.clone(), without_nulls(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
-        other => other.clone(),
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_nulls),
+        _ => {}
     }
 }
 
