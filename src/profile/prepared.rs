@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
+use super::render::{answers, lookup};
 use super::{
     NamedPort, ObjectValue, Profile, Rendered, RenderedContainers, RenderedMetadata, WorkloadVars,
-    answers, lookup, template,
+    template,
 };
 
 /// Profiles filled with each distinct set of values met so far, and what

@@ -1,0 +1,152 @@
+//! What a run is asked to do and what it gives: the settings, and for each
+//! source its new text (kept as edits of the old) and the result for each of
+//! its objects.
+
+use json_patch::PatchOperation;
+use serde_json::{Map, Value};
+
+use crate::admission::{self, Verdict};
+use crate::cluster::KubeVersion;
+use crate::profile::{NativeChoice, Profile};
+use crate::rules::{Outcome, SecurityMode};
+use crate::source::Source;
+use crate::workload::ObjectRef;
+use crate::yaml;
+
+/// What to do to each workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Inject,
+    Uninject,
+}
+
+/// Everything a run needs to know besides the input.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub action: Action,
+    pub profile: Profile,
+    /// `--set` values, validated against the profile.
+    pub flags: Map<String, Value>,
+    /// `--native-sidecar`, when given.
+    pub native: Option<NativeChoice>,
+    pub version: KubeVersion,
+    pub security: SecurityMode,
+    /// Namespace of objects that name none, as `kubectl apply -n` would
+    /// place them; `None` when none was given (see [`Settings::namespace`]).
+    pub namespace: Option<String>,
+    /// Keep every document's final value (for `-o json`).
+    pub keep_values: bool,
+    /// Keep every object's patch (for `-o patch`); large inputs need not hold them.
+    pub keep_patches: bool,
+}
+
+impl Settings {
+    /// The namespace of objects that name none: the one given, else
+    /// `default`, where `kubectl apply` without `-n` usually puts them.
+    pub fn namespace(&self) -> &str {
+        crate::cluster::namespace_or_default(self.namespace.as_deref())
+    }
+}
+
+/// The result for one object of a source.
+#[derive(Debug, Clone)]
+pub struct ObjectResult {
+    /// 1-based document index in the source.
+    pub document: usize,
+    /// `None` for a document that is not a Kubernetes object.
+    pub reference: Option<ObjectRef>,
+    pub outcome: Outcome,
+    pub ops: Vec<PatchOperation>,
+    pub notes: Vec<String>,
+    /// What the cluster would say about the injected workload.
+    pub verdicts: Vec<Verdict>,
+    /// How to make it admissible where the injection alone cannot.
+    pub hints: Vec<String>,
+}
+
+impl ObjectResult {
+    /// Whether the cluster would refuse the object (or its pods).
+    pub fn rejected(&self) -> bool {
+        admission::rejected(&self.verdicts)
+    }
+
+    /// Whether the cluster would refuse it because of the injection: a
+    /// rejection the workload did not draw before injection.
+    pub fn blocked(&self) -> bool {
+        self.verdicts.iter().any(Verdict::blocks)
+    }
+
+    /// Whether the cluster's security policies (Pod Security, a
+    /// PodSecurityPolicy) refuse it because of the injection: what the
+    /// injection's hints are about.
+    pub fn refused_by_security_policy(&self) -> bool {
+        self.verdicts
+            .iter()
+            .any(|v| v.blocks() && matches!(v.plugin, "PodSecurity" | "PodSecurityPolicy"))
+    }
+}
+
+/// A source after processing.
+#[derive(Debug, Clone)]
+pub struct Processed {
+    pub source: Source,
+    /// The source text with every plan applied.
+    pub output: Output,
+    pub objects: Vec<ObjectResult>,
+    /// Final value of each non-empty document, when `keep_values` is set.
+    pub values: Vec<Value>,
+}
+
+/// The new text of a source: its text with the edits of every document
+/// spliced in, or a text of its own. Kept as edits, an output is never copied
+/// whole in memory: it is written piece by piece.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// Settled edits (in order, none overlapping) of the source text.
+    Spliced(Vec<yaml::Edit>),
+    Text(String),
+}
+
+impl Processed {
+    pub fn changed(&self) -> bool {
+        match &self.output {
+            Output::Spliced(edits) => edits
+                .iter()
+                .any(|e| self.source.text.get(e.start..e.end) != Some(&*e.text)),
+            Output::Text(text) => *text != self.source.text,
+        }
+    }
+
+    /// The output's pieces in order: slices of the source and inserted texts.
+    pub fn pieces(&self) -> impl Iterator<Item = &str> {
+        let original = self.source.text.as_str();
+        let (edits, own): (&[yaml::Edit], Option<&str>) = match &self.output {
+            Output::Spliced(edits) => (edits, None),
+            Output::Text(text) => (&[], Some(text)),
+        };
+        let mut at = 0;
+        let spliced = edits.iter().flat_map(move |edit| {
+            let kept = original.get(at..edit.start).unwrap_or_default();
+            at = edit.end;
+            [kept, &*edit.text]
+        });
+        let rest = move || match own {
+            Some(text) => text,
+            None => original
+                .get(edits.last().map_or(0, |e| e.end)..)
+                .unwrap_or_default(),
+        };
+        spliced
+            .chain(std::iter::once_with(rest))
+            .filter(|piece| !piece.is_empty())
+    }
+
+    /// The output as one text.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.output {
+            Output::Spliced(edits) if edits.is_empty() => self.source.text.as_str().into(),
+            Output::Text(text) => text.as_str().into(),
+            Output::Spliced(_) => self.pieces().collect::<String>().into(),
+        }
+    }
+}

@@ -1,0 +1,398 @@
+//! A profile rendered for a workload: what a workload brings to the
+//! templates, the placeholders' answers, and the pod metadata, containers
+//! and volumes they render (see [`super::template`] for the templating).
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{Profile, template};
+use crate::json::Field;
+
+/// What a placeholder name stands for, given the values and the workload;
+/// `None` for a name templates may not use.
+pub(super) fn lookup(
+    values: &Map<String, Value>,
+    vars: &WorkloadVars,
+    name: &str,
+) -> Option<Value> {
+    if let Some(value) = name.strip_prefix("values.") {
+        return values.get(value).cloned();
+    }
+    Some(Value::String(match name {
+        "workload.kind" => vars.kind.clone(),
+        "workload.name" => vars.name.clone(),
+        "workload.namespace" => vars.namespace.clone(),
+        "pod.inboundPorts" => vars.inbound_ports.clone(),
+        "pod.ports" => vars.ports.clone(),
+        "pod.appName" => vars.app_name.clone(),
+        "pod.appVersion" => vars.app_version.clone(),
+        "pod.appContainers" => vars.app_containers.clone(),
+        "workload.owner" => vars.owner.clone(),
+        "pod.workloadName" => vars.workload_name.clone(),
+        "pod.serviceAccount" => vars.service_account.clone(),
+        "tool.version" => env!("CARGO_PKG_VERSION").to_string(),
+        _ => return None,
+    }))
+}
+
+/// Whether [`lookup`] gives `expected` for `name`, compared in place (the
+/// rendering cache asks this of every workload).
+pub(super) fn answers(
+    values: &Map<String, Value>,
+    vars: &WorkloadVars,
+    name: &str,
+    expected: Option<&Value>,
+) -> bool {
+    if let Some(value) = name.strip_prefix("values.") {
+        return values.get(value) == expected;
+    }
+    let var = match name {
+        "workload.kind" => vars.kind.as_str(),
+        "workload.name" => &vars.name,
+        "workload.namespace" => &vars.namespace,
+        "pod.inboundPorts" => &vars.inbound_ports,
+        "pod.ports" => &vars.ports,
+        "pod.appName" => &vars.app_name,
+        "pod.appVersion" => &vars.app_version,
+        "pod.appContainers" => &vars.app_containers,
+        "workload.owner" => &vars.owner,
+        "pod.workloadName" => &vars.workload_name,
+        "pod.serviceAccount" => &vars.service_account,
+        "tool.version" => env!("CARGO_PKG_VERSION"),
+        _ => return expected.is_none(),
+    };
+    expected.and_then(Value::as_str) == Some(var)
+}
+
+/// What a workload brings to the templates.
+#[derive(Debug, Clone, Default)]
+pub struct WorkloadVars {
+    /// Lower-case kind, e.g. `deployment`.
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+    /// Comma-separated container ports of the pod, sorted.
+    pub inbound_ports: String,
+    /// The pod's container ports as the mesh's proxy reads them (Istio's
+    /// `ISTIO_META_POD_PORTS` list; see [`Mesh::pod_ports`]).
+    pub ports: String,
+    /// The app's canonical name: `app.kubernetes.io/name`, `app`, or the workload name.
+    pub app_name: String,
+    /// `app.kubernetes.io/version`, `version`, or `latest`.
+    pub app_version: String,
+    /// Comma-separated names of the pod's own containers.
+    pub app_containers: String,
+    /// The workload as the mesh's proxy names its owner (Istio's
+    /// `ISTIO_META_OWNER`); empty for the other meshes.
+    pub owner: String,
+    /// The workload's name as the mesh reads it (Istio: the pod's
+    /// `service.istio.io/workload-name` label, else the workload's name).
+    pub workload_name: String,
+    /// The pod's service account (`default` when it names none).
+    pub service_account: String,
+}
+
+/// Whether the proxy runs as a native sidecar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NativeChoice {
+    /// Native where the target version has them on by default (1.29+).
+    Auto,
+    Always,
+    Never,
+}
+
+/// Where a classic sidecar goes among the containers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Position {
+    /// First, holding the app until the proxy is ready.
+    First,
+    Last,
+}
+
+/// The rendered `sidecar` section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SidecarSettings {
+    pub native: NativeChoice,
+    pub classic_position: Position,
+    pub wait_before_exit_seconds: u64,
+    /// Command that sleeps N seconds when given N; empty when the image has none.
+    pub sleep_command: Vec<String>,
+    pub cni: bool,
+    /// Whether a native sidecar gets the wait too (Linkerd's does not: the
+    /// kubelet stops it after the app containers anyway).
+    pub wait_when_native: bool,
+}
+
+/// A profile's pieces rendered for one workload: the pod's metadata, and
+/// the containers and volumes. Each is shared by every workload whose
+/// answers to its templates are the same (the containers read no name or
+/// namespace, only ports and the like; see [`Filled::render`]). Reads of
+/// the containers go through to them (`rendered.proxy`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    pub metadata: Arc<RenderedMetadata>,
+    pub(super) shared: Arc<RenderedContainers>,
+}
+
+/// What a profile renders of the pod's metadata.
+#[derive(Debug, PartialEq)]
+pub struct RenderedMetadata {
+    pub annotations: Map<String, Value>,
+    /// The labels, less the owner label (see `pod_labels`).
+    pub labels: Map<String, Value>,
+    /// The key of the label naming the workload (`linkerd.io/proxy-deployment`).
+    pub owner_label: Option<String>,
+}
+
+/// The containers and volumes a profile renders, and how they are placed.
+#[derive(Debug, PartialEq)]
+pub struct RenderedContainers {
+    pub init_containers: Vec<Value>,
+    pub proxy: Value,
+    /// Containers added after the pod's own.
+    pub containers: Vec<Value>,
+    pub native: Map<String, Value>,
+    pub classic_first: Map<String, Value>,
+    pub sidecar: SidecarSettings,
+    pub quota_defaults: Map<String, Value>,
+    pub volumes: Vec<Value>,
+    /// The mesh template's entries for the pod's own containers (by name):
+    /// merged into them as the mesh's injector merges them, the pod's own
+    /// fields winning (Istio's proxyless gRPC templates set the app's env).
+    pub app_containers: Vec<Value>,
+    /// The pod's other fields the mesh's template sets (Istio's gateway
+    /// template, the pod's security context): merged into the pod's.
+    pub pod_fields: Map<String, Value>,
+    /// Rendered by the mesh's own template (the cluster's configuration),
+    /// which placed the proxy itself (native or classic) and whose volumes
+    /// are all added, mounted by the mesh's containers or not.
+    pub by_mesh_template: bool,
+}
+
+impl std::ops::Deref for Rendered {
+    type Target = RenderedContainers;
+
+    fn deref(&self) -> &RenderedContainers {
+        &self.shared
+    }
+}
+
+impl Rendered {
+    /// A rendering of these parts.
+    pub fn new(metadata: RenderedMetadata, containers: RenderedContainers) -> Self {
+        Rendered {
+            metadata: Arc::new(metadata),
+            shared: Arc::new(containers),
+        }
+    }
+
+    /// Whether `other` shares this rendering's containers (rendered once for both).
+    pub fn shares_containers(&self, other: &Rendered) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    /// The labels a workload named `workload` gets, the owner label among them.
+    pub fn pod_labels(&self, workload: &str) -> Map<String, Value> {
+        let mut labels = self.metadata.labels.clone();
+        if let Some(key) = &self.metadata.owner_label {
+            labels.insert(key.clone(), Value::String(workload.to_string()));
+        }
+        labels
+    }
+}
+
+/// Shallow-merge `fields` into the container `target`, nested maps merged key by key.
+pub fn merge(target: &mut Value, fields: &Map<String, Value>) {
+    let Value::Object(target) = target else {
+        return;
+    };
+    for (k, v) in fields {
+        match (target.get_mut(k), v) {
+            (Some(Value::Object(existing)), Value::Object(new)) => {
+                let mut existing_value = Value::Object(std::mem::take(existing));
+                merge(&mut existing_value, new);
+                target.insert(k.clone(), existing_value);
+            }
+            _ => {
+                target.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+impl SidecarSettings {
+    pub(super) fn read(map: &Map<String, Value>) -> Result<Self, String> {
+        let text = |key: &str| -> String {
+            match map.get(key) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            }
+        };
+        let native = match text("nativeSidecar").as_str() {
+            "" | "auto" => NativeChoice::Auto,
+            "true" | "always" | "enabled" => NativeChoice::Always,
+            "false" | "never" | "disabled" => NativeChoice::Never,
+            other => {
+                return Err(format!(
+                    "nativeSidecar must be auto, true or false, not {other:?}"
+                ));
+            }
+        };
+        let classic_position = match text("classicPosition").as_str() {
+            "" | "last" => Position::Last,
+            "first" => Position::First,
+            other => {
+                return Err(format!(
+                    "classicPosition must be first or last, not {other:?}"
+                ));
+            }
+        };
+        let wait = text("waitBeforeExitSeconds");
+        let wait_before_exit_seconds = if wait.is_empty() {
+            0
+        } else {
+            wait.parse::<u64>().map_err(|_| {
+                format!("waitBeforeExitSeconds must be a whole number of seconds, not {wait:?}")
+            })?
+        };
+        let sleep_command = match map.field("sleepCommand") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        };
+        let cni = matches!(text("cni").as_str(), "true" | "enabled");
+        let wait_when_native = !matches!(text("waitWhenNative").as_str(), "false" | "disabled");
+        Ok(SidecarSettings {
+            native,
+            classic_position,
+            wait_before_exit_seconds,
+            sleep_command,
+            cni,
+            wait_when_native,
+        })
+    }
+}
+
+impl Profile {
+    /// Render every piece for one workload with `values` (and what the
+    /// mesh's rules derive from them).
+    pub fn render(
+        &self,
+        values: &Map<String, Value>,
+        vars: &WorkloadVars,
+    ) -> Result<Rendered, String> {
+        let mut values = values.clone();
+        self.mesh
+            .complete(&mut values, &crate::mesh::SetBy::NOTHING);
+        self.render_with(&|name: &str| lookup(&values, vars, name))
+    }
+
+    /// The pieces rendered with `lookup` answering every placeholder.
+    pub(super) fn render_with(&self, lookup: &template::Lookup<'_>) -> Result<Rendered, String> {
+        Ok(Rendered {
+            metadata: Arc::new(self.render_metadata(lookup)?),
+            shared: Arc::new(self.render_containers(lookup)?),
+        })
+    }
+
+    /// The pod's annotations, labels and owner label (`workload.kind`
+    /// decides whether there is one), with `lookup` answering.
+    pub(super) fn render_metadata(
+        &self,
+        lookup: &template::Lookup<'_>,
+    ) -> Result<RenderedMetadata, String> {
+        let map = |m: &Map<String, Value>| template::render_map(m, lookup);
+        let strings = |m: Map<String, Value>| -> Map<String, Value> {
+            m.into_iter()
+                .map(|(k, v)| match v {
+                    Value::String(_) => (k, v),
+                    other => (k, Value::String(other.to_string())),
+                })
+                .collect()
+        };
+        let is_pod = lookup("workload.kind").is_some_and(|k| k == "pod");
+        let owner_label = match &self.owner_label {
+            Some(owner) if !is_pod => {
+                match template::render(&Value::String(owner.clone()), lookup)? {
+                    Value::String(key) => Some(key),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        Ok(RenderedMetadata {
+            annotations: strings(map(&self.annotations)?),
+            labels: strings(map(&self.labels)?),
+            owner_label,
+        })
+    }
+
+    /// The containers, volumes and placement settings, with `lookup` answering.
+    pub(super) fn render_containers(
+        &self,
+        lookup: &template::Lookup<'_>,
+    ) -> Result<RenderedContainers, String> {
+        let map = |m: &Map<String, Value>| template::render_map(m, lookup);
+        let list = |items: &[Value]| template::render_list(items, lookup);
+        let sidecar = SidecarSettings::read(&map(&self.sidecar)?)?;
+        let init_containers = if sidecar.cni {
+            list(&self.cni_init_containers)?
+        } else {
+            list(&self.init_containers)?
+        };
+        Ok(RenderedContainers {
+            init_containers,
+            proxy: template::render(&self.proxy, lookup)?,
+            containers: list(&self.containers)?,
+            native: map(&self.native)?,
+            classic_first: map(&self.classic_first)?,
+            sidecar,
+            quota_defaults: map(&self.quota_defaults)?,
+            volumes: list(&self.volumes)?,
+            app_containers: Vec::new(),
+            pod_fields: Map::new(),
+            by_mesh_template: false,
+        })
+    }
+
+    /// This profile with every `{{values.…}}` filled from `values`, leaving
+    /// the per-workload placeholders for [`Profile::render`]. Rendering many
+    /// workloads with the same values starts from this once-filled copy.
+    pub fn with_values(&self, values: &Map<String, Value>) -> Result<Profile, String> {
+        // Per-workload names stand for themselves until `render` fills them.
+        let lookup = |name: &str| -> Option<Value> {
+            match name.strip_prefix("values.") {
+                Some(value) => values.get(value).cloned(),
+                None => Some(Value::String(format!("{{{{{name}}}}}"))),
+            }
+        };
+        let map = |m: &Map<String, Value>| template::render_map(m, &lookup);
+        let list = |items: &[Value]| template::render_list(items, &lookup);
+        Ok(Profile {
+            values: values.clone(),
+            annotations: map(&self.annotations)?,
+            labels: map(&self.labels)?,
+            owner_label: match &self.owner_label {
+                Some(owner) => template::render(&Value::String(owner.clone()), &lookup)?
+                    .as_str()
+                    .map(str::to_string),
+                None => None,
+            },
+            init_containers: list(&self.init_containers)?,
+            cni_init_containers: list(&self.cni_init_containers)?,
+            proxy: template::render(&self.proxy, &lookup)?,
+            containers: list(&self.containers)?,
+            native: map(&self.native)?,
+            classic_first: map(&self.classic_first)?,
+            sidecar: map(&self.sidecar)?,
+            quota_defaults: map(&self.quota_defaults)?,
+            volumes: list(&self.volumes)?,
+            ..self.clone()
+        })
+    }
+}
