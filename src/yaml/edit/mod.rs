@@ -1,0 +1,776 @@
+//! Turn a document's text into the text of a new value, changing only what differs.
+//!
+//! The renderer walks the original node tree beside the target value and emits
+//! byte-range edits: block entries and items are added or removed as whole
+//! lines, flow collections are rewritten entry by entry, scalars are replaced in
+//! place. Everything the walk does not touch (comments, key order, quoting,
+//! anchors, blank lines) stays as it was. Inserting and removing use the same
+//! line arithmetic, so removing what was inserted restores the bytes exactly.
+//!
+//! Here: the edits, their settling and applying, the layout a document uses.
+//! `differ.rs`: the walk; `align.rs`: matching a list's items;
+//! `text.rs`: lines, columns and block headers in the text.
+
+use std::collections::HashSet;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::blocks::Blocks;
+use super::emit::Layout;
+use super::node::{Node, NodeKind, ScalarStyle};
+use super::value::{Resolver, ValueError, is_merge_key};
+use crate::json::Field;
+
+mod align;
+mod differ;
+mod text;
+
+use align::*;
+use differ::*;
+use text::*;
+
+/// Replace `start..end` of the original text with `text`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub start: usize,
+    pub end: usize,
+    pub text: Text,
+}
+
+/// The text an edit puts in: its own, or a block of lines shared with every
+/// other edit that adds the same value with the same layout (the proxy, added
+/// to thousands of workloads, is written and held once).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Text {
+    Own(String),
+    Shared(Arc<str>),
+}
+
+impl Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            Text::Own(text) => text,
+            Text::Shared(text) => text,
+        }
+    }
+}
+
+impl From<String> for Text {
+    fn from(text: String) -> Self {
+        Text::Own(text)
+    }
+}
+
+/// A change the renderer cannot express without changing something else.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditError {
+    pub message: String,
+    /// Byte offset of the node at fault.
+    pub offset: usize,
+}
+
+impl From<ValueError> for EditError {
+    fn from(err: ValueError) -> Self {
+        EditError {
+            message: err.message,
+            offset: err.offset,
+        }
+    }
+}
+
+/// The edits that turn `root` (parsed from `text`) into `target`.
+pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, EditError> {
+    diff_with(
+        text,
+        root,
+        has_anchors(root),
+        target,
+        &mut Blocks::default(),
+    )
+}
+
+/// [`diff`], taking new blocks from `blocks` where it has written them
+/// before. `anchored` says whether the document holds any anchor or alias
+/// (the parser knows: [`super::Document::anchored`]); without, the anchors'
+/// values and users are not looked for.
+pub fn diff_with(
+    text: &str,
+    root: &Node<'_>,
+    anchored: bool,
+    target: &Value,
+    blocks: &mut Blocks,
+) -> Result<Vec<Edit>, EditError> {
+    let mut differ = Differ {
+        blocks,
+        text,
+        layout: detect_layout(text, root),
+        resolver: if anchored {
+            Resolver::for_document(root)?
+        } else {
+            Resolver::unbounded()
+        },
+        referenced: HashSet::new(),
+        edits: Vec::new(),
+    };
+    if anchored {
+        differ.index_aliases(root);
+    }
+    if !differ.same(root, target)? {
+        differ.node(root, target, false)?;
+    }
+    Ok(differ.edits)
+}
+
+/// Apply non-overlapping edits to `text`.
+pub fn apply(text: &str, edits: Vec<Edit>) -> String {
+    apply_range(text, 0, text.len(), edits)
+}
+
+/// The text of `text[from..to]` with `edits` (all inside that range) applied.
+pub fn apply_range(text: &str, from: usize, to: usize, edits: Vec<Edit>) -> String {
+    let edits = settle(text, edits);
+    let mut out =
+        String::with_capacity(to - from + edits.iter().map(|e| e.text.len()).sum::<usize>());
+    let mut at = from;
+    for edit in edits {
+        let start = edit.start.clamp(at, to);
+        out.push_str(between(text, at, start));
+        out.push_str(&edit.text);
+        at = edit.end.clamp(start, to);
+    }
+    out.push_str(between(text, at, to));
+    out
+}
+
+/// `edits` in the order they apply, neighbouring deletions joined: what
+/// [`apply_range`] and a spliced output walk through.
+pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
+    // Lines inserted right after the line break that a deletion running to
+    // the end of a file without a final line break takes along: they go
+    // where the deletion starts, that line break before them, not after.
+    let tail_deletions: Vec<(usize, usize)> = edits
+        .iter()
+        .filter(|e| e.text.is_empty() && e.end == text.len() && e.start < e.end)
+        .map(|e| (e.start, e.end))
+        .collect();
+    for edit in edits.iter_mut() {
+        if edit.start != edit.end || !edit.text.ends_with('\n') {
+            continue;
+        }
+        let Some(&(start, _)) = tail_deletions
+            .iter()
+            .find(|(start, end)| *start < edit.start && edit.start < *end)
+        else {
+            continue;
+        };
+        let lb = between(text, start, edit.start);
+        if lb != "\n" && lb != "\r\n" {
+            continue;
+        }
+        let body = edit.text.strip_suffix(lb).unwrap_or(&edit.text);
+        edit.text = Text::Own(format!("{lb}{body}"));
+        edit.start = start;
+        edit.end = start;
+    }
+    // Stable: insertions at one place keep the order they were made in.
+    edits.sort_by_key(|e| (e.start, e.end));
+    let edits = merge_deletions(text, edits);
+    debug_assert!(
+        edits
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if a.end <= b.start)),
+        "overlapping edits: {edits:?}"
+    );
+    edits
+}
+
+/// Join deletions that overlap or touch (neighbouring entries removed
+/// together). When the joined range runs to the end of a file without a final
+/// line break, the line break before the range goes too, as it does for a
+/// single deletion there (see `block_range`).
+fn merge_deletions(text: &str, edits: Vec<Edit>) -> Vec<Edit> {
+    let mut out: Vec<Edit> = Vec::with_capacity(edits.len());
+    let mut joined = false;
+    for edit in edits {
+        match out.last_mut() {
+            Some(last)
+                if last.text.is_empty()
+                    && edit.text.is_empty()
+                    && edit.start <= last.end
+                    && last.end > last.start =>
+            {
+                last.end = last.end.max(edit.end);
+                joined = true;
+                continue;
+            }
+            _ => out.push(edit),
+        }
+    }
+    if joined && !text.ends_with('\n') {
+        if let Some(last) = out
+            .last_mut()
+            .filter(|e| e.text.is_empty() && e.end == text.len())
+        {
+            if before(text, last.start).ends_with('\n') {
+                last.start -= if before(text, last.start).ends_with("\r\n") {
+                    2
+                } else {
+                    1
+                };
+            }
+        }
+    }
+    out
+}
+
+/// Learn the document's indentation habits, so added lines match their neighbours.
+pub fn detect_layout(text: &str, root: &Node<'_>) -> Layout {
+    let mut layout = Layout {
+        // Look at the document's own lines only: scanning the whole stream per
+        // document would make large streams quadratic.
+        newline: match after(text, root.start).find('\n') {
+            Some(i) if before(text, root.start + i).ends_with('\r') => "\r\n",
+            _ => "\n",
+        },
+        json: matches!(&root.kind, NodeKind::Map { flow: true, entries }
+            if entries.first().is_some_and(|(k, _)| matches!(&k.kind, NodeKind::Scalar { style: ScalarStyle::DoubleQuoted, .. }))),
+        ..Layout::default()
+    };
+    let (mut indent, mut seq_indent) = (None, None);
+    find_layout(text, root, &mut indent, &mut seq_indent);
+    layout.indent = indent.unwrap_or(2);
+    layout.seq_indent = seq_indent.unwrap_or(layout.indent);
+    layout
+}
+
+fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mut Option<usize>) {
+    if indent.is_some() && seq.is_some() {
+        return;
+    }
+    match &node.kind {
+        NodeKind::Map {
+            entries,
+            flow: false,
+        } => {
+            for (key, value) in entries {
+                if indent.is_some() && seq.is_some() {
+                    return;
+                }
+                let key_col = column(text, key.start);
+                match &value.kind {
+                    NodeKind::Map {
+                        entries: inner,
+                        flow: false,
+                    } if indent.is_none() => {
+                        if let Some((k, _)) = inner.first() {
+                            let col = column(text, k.start);
+                            if col > key_col && starts_line(text, k.start) {
+                                *indent = Some(col - key_col);
+                            }
+                        }
+                    }
+                    NodeKind::Seq { items, flow: false } if seq.is_none() => {
+                        if let Some(dash) = items.first().and_then(|i| dash_of(text, i.start)) {
+                            let col = column(text, dash);
+                            if col >= key_col && starts_line(text, dash) {
+                                *seq = Some(col - key_col);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                find_layout(text, value, indent, seq);
+            }
+        }
+        NodeKind::Seq { items, flow: false } => {
+            for item in items {
+                if indent.is_some() && seq.is_some() {
+                    return;
+                }
+                find_layout(text, item, indent, seq);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::parse::parse_stream;
+    use crate::yaml::value;
+    use serde_json::json;
+
+    #[test]
+    fn lines_inserted_after_a_deleted_tail_end_the_file() {
+        // `b: 2` and the line break before it go (the file has no final
+        // one); the inserted line goes where they were, its line break first.
+        let text = "a:\n- 1\nb: 2";
+        let cut = text.find("\nb").expect("b");
+        let edits = vec![
+            Edit {
+                start: cut,
+                end: text.len(),
+                text: Text::Own(String::new()),
+            },
+            Edit {
+                start: cut + 1,
+                end: cut + 1,
+                text: Text::Own("- 2\n".into()),
+            },
+        ];
+        assert_eq!(apply(text, edits), "a:\n- 1\n- 2");
+    }
+
+    fn render(text: &str, change: impl FnOnce(&mut Value)) -> String {
+        let docs = parse_stream(text).expect("parses");
+        let root = docs[0].root.as_ref().expect("root");
+        let mut target = value::to_value(root).expect("value");
+        change(&mut target);
+        let edits = diff(text, root, &target).expect("diff");
+        let out = apply(text, edits);
+        let reparsed = parse_stream(&out).expect("output parses");
+        let got = value::to_value(reparsed[0].root.as_ref().expect("root")).expect("value");
+        assert_eq!(got, target, "semantics of:\n{out}");
+        out
+    }
+
+    fn round_trip(text: &str, change: impl FnOnce(&mut Value)) -> String {
+        let out = render(text, change);
+        let docs = parse_stream(text).expect("parses");
+        let original = value::to_value(docs[0].root.as_ref().expect("root")).expect("value");
+        let back = render(&out, |v| *v = original);
+        assert_eq!(back, text, "removing what was added restores the text");
+        out
+    }
+
+    /// A comment after a value stays when the value changes, whatever its
+    /// style, in a block mapping (where changing it back gives the text
+    /// back) and in a flow one.
+    #[test]
+    fn a_comment_after_a_changed_value_stays() {
+        for written in ["x", "'x'", "\"x\"", "\"a\\\"b\"", "'it''s'", "\"a # b\""] {
+            let text = format!("k: {written}   # the app's\n");
+            let out = round_trip(&text, |v| v["k"] = json!("port-9090"));
+            assert!(
+                out.contains("9090") && out.ends_with("   # the app's\n"),
+                "{written}: {out}"
+            );
+            let text = format!("m: {{v: {written} }} # flow\n");
+            let out = render(&text, |v| v["m"]["v"] = json!("port-9090"));
+            assert!(
+                out.contains("9090") && out.ends_with(" } # flow\n"),
+                "{written}: {out}"
+            );
+        }
+    }
+
+    /// Blocks met again, in any order, are shared; a new value gets a block
+    /// of its own, and the text is always the value's.
+    #[test]
+    fn blocks_are_shared_whatever_the_order_they_come_in() {
+        let text = "spec:\n  replicas: 1\n";
+        let docs = parse_stream(text).expect("parses");
+        let root = docs[0].root.as_ref().expect("root");
+        let with = |key: &str, port: u16| {
+            let mut target = value::to_value(root).expect("value");
+            target["spec"][key] = json!([{"name": "proxy", "ports": [{"containerPort": port}]}]);
+            target
+        };
+        let mut blocks = Blocks::default();
+        let mut render = |target: &Value| {
+            let edits = diff_with(text, root, false, target, &mut blocks).expect("diff");
+            let [edit] = edits.as_slice() else {
+                panic!("one insertion: {edits:?}")
+            };
+            edit.text.clone()
+        };
+        let (a, b, c) = (with("inits", 1), with("sidecars", 1), with("inits", 2));
+        let first = [render(&a), render(&b), render(&c)];
+        let again = [render(&a), render(&c), render(&b), render(&a)];
+        for (text, target) in first.iter().zip([&a, &b, &c]) {
+            let doc = format!("spec:\n  replicas: 1\n{}", &**text);
+            let reparsed = parse_stream(&doc).expect("block parses");
+            let got = value::to_value(reparsed[0].root.as_ref().expect("root")).expect("value");
+            assert_eq!(got, *target);
+        }
+        let shared = |x: &Text, y: &Text| match (x, y) {
+            (Text::Shared(x), Text::Shared(y)) => Arc::ptr_eq(x, y),
+            _ => false,
+        };
+        assert!(shared(&again[0], &first[0]) && shared(&again[3], &first[0]));
+        assert!(shared(&again[1], &first[2]) && shared(&again[2], &first[1]));
+        assert!(
+            !shared(&first[0], &first[2]),
+            "another value, another block"
+        );
+    }
+
+    #[test]
+    fn adds_block_entries_after_the_last_line() {
+        let text = "metadata:\n  labels:\n    app: web   # note\n  # about spec\nspec: {}\n";
+        let out = round_trip(text, |v| {
+            v["metadata"]["annotations"] = json!({"a": "b"});
+            v["metadata"]["labels"]["x"] = json!("y");
+        });
+        assert_eq!(
+            out,
+            "metadata:\n  labels:\n    app: web   # note\n    x: y\n  annotations:\n    a: b\n  # about spec\nspec: {}\n"
+        );
+    }
+
+    #[test]
+    fn inserts_block_items_at_front_and_end() {
+        let text = "c:\n- name: app\n  image: x\nv: 1";
+        let out = round_trip(text, |v| {
+            v["c"]
+                .as_array_mut()
+                .expect("list")
+                .insert(0, json!({"name": "p", "ports": [1]}));
+            v["c"]
+                .as_array_mut()
+                .expect("list")
+                .push(json!({"name": "z"}));
+        });
+        assert_eq!(
+            out,
+            "c:\n- name: p\n  ports:\n  - 1\n- name: app\n  image: x\n- name: z\nv: 1"
+        );
+    }
+
+    #[test]
+    fn edits_flow_collections_and_keeps_separators() {
+        let text = "a: {x: 1,y: 2}\nb: []\n";
+        let out = round_trip(text, |v| {
+            v["a"]["z"] = json!("w");
+            v["b"] = json!([{"n": 1}]);
+        });
+        // An empty `[]` receiving content becomes a block list.
+        assert_eq!(out, "a: {x: 1,y: 2,z: w}\nb:\n  - n: 1\n");
+    }
+
+    #[test]
+    fn edit_on_an_alias_keeps_the_anchor_users() {
+        let text = "sel: &s\n  app: web\ntpl:\n  labels: *s\n";
+        let out = round_trip(text, |v| v["tpl"]["labels"]["l"] = json!("1"));
+        assert_eq!(
+            out,
+            "sel: &s\n  app: web\ntpl:\n  labels: {<<: *s, l: \"1\"}\n"
+        );
+    }
+
+    #[test]
+    fn a_rewritten_scalar_keeps_its_anchor_and_a_tag_of_its_kind() {
+        for (from, to) in [
+            ("&g 1", "&g 20"),
+            ("!!int &g 1", "!!int &g 20"),
+            ("&g !!int 1", "&g !!int 20"),
+            ("!<tag:yaml.org,2002:int> 1", "!<tag:yaml.org,2002:int> 20"),
+        ] {
+            let text = format!("grace: {from}\n");
+            let out = round_trip(&text, |v| v["grace"] = json!(20));
+            assert_eq!(out, format!("grace: {to}\n"));
+        }
+        // A tag of another kind would contradict the new value: it goes.
+        let out = render("grace: !!str &g 1\n", |v| v["grace"] = json!(20));
+        assert_eq!(out, "grace: &g 20\n");
+    }
+
+    #[test]
+    fn a_bare_key_takes_lines_under_it_and_keeps_its_own() {
+        let text = "metadata:\n  labels:   # none yet\n  # about the name\n  name: web\n";
+        let out = round_trip(text, |v| v["metadata"]["labels"] = json!({"app": "web"}));
+        assert_eq!(
+            out,
+            "metadata:\n  labels:   # none yet\n    app: web\n  # about the name\n  name: web\n"
+        );
+        let text = "spec:\n  volumes:  \n  containers: []\n";
+        let out = round_trip(text, |v| v["spec"]["volumes"] = json!([{"name": "a"}]));
+        assert_eq!(
+            out,
+            "spec:\n  volumes:  \n    - name: a\n  containers: []\n"
+        );
+        // At the end of a file without a line break.
+        let out = round_trip("labels:  ", |v| v["labels"] = json!({"a": "b"}));
+        assert_eq!(out, "labels:  \n  a: b");
+        // A tag of the new value's kind stays on the key's line.
+        let text = "labels: !!map # none\nname: web\n";
+        let out = round_trip(text, |v| v["labels"] = json!({"a": "b"}));
+        assert_eq!(out, "labels: !!map # none\n  a: b\nname: web\n");
+    }
+
+    #[test]
+    fn an_empty_item_says_nothing_of_the_space_after_dashes() {
+        let push = |v: &mut Value| {
+            if let Some(items) = v["list"].as_array_mut() {
+                items.push(json!("b"));
+            }
+        };
+        assert_eq!(
+            round_trip("list:\n-\n-   a\n", push),
+            "list:\n-\n-   a\n-   b\n"
+        );
+        assert_eq!(round_trip("list:\n-", push), "list:\n-\n- b");
+    }
+
+    #[test]
+    fn a_tagged_value_is_not_rewritten_as_a_collection() {
+        let text = "labels: !!str\nname: web\n";
+        let docs = parse_stream(text).expect("parses");
+        let root = docs[0].root.as_ref().expect("root");
+        let mut target = value::to_value(root).expect("value");
+        target["labels"] = json!({"a": "b"});
+        let err = diff(text, root, &target).expect_err("refused");
+        assert!(err.message.contains("without losing its tag"), "{err:?}");
+    }
+
+    #[test]
+    fn edit_inside_a_shared_anchor_is_refused() {
+        let text = "a: &s {app: web}\nb: *s\n";
+        let docs = parse_stream(text).expect("parses");
+        let root = docs[0].root.as_ref().expect("root");
+        let target = json!({"a": {"app": "web", "x": 1}, "b": {"app": "web"}});
+        assert!(diff(text, root, &target).is_err());
+    }
+
+    #[test]
+    fn block_scalars_crlf_and_end_of_file() {
+        let text = "a:\r\n  s: |\r\n    hi\r\n\r\n  t: 1\r\nb:\r\n  c: 2";
+        round_trip(text, |v| {
+            v["a"]["u"] = json!(["x"]);
+            v["b"]["d"] = json!({"e": 1});
+        });
+    }
+
+    #[test]
+    fn removes_entries_that_start_an_item() {
+        let text = "l:\n- name: a\n  keep: 1\n";
+        let out = render(text, |v| {
+            v["l"][0].as_object_mut().expect("map").shift_remove("name");
+        });
+        assert_eq!(out, "l:\n- keep: 1\n");
+    }
+
+    #[test]
+    fn json_documents_stay_json() {
+        let text = "{\n  \"a\": [\n    {\"n\": 1}\n  ]\n}\n";
+        let out = round_trip(text, |v| {
+            v["a"].as_array_mut().expect("list").push(json!({"n": 2}))
+        });
+        assert!(serde_json::from_str::<Value>(&out).is_ok(), "{out}");
+    }
+
+    #[test]
+    fn align_pairs_runs() {
+        let old = [json!(1), json!(2)];
+        let new = [json!(0), json!(1), json!(3)];
+        assert_eq!(
+            align(old.len(), new.len(), |i, j| old[i] == new[j]),
+            vec![
+                Step::Insert(Some(0), 0),
+                Step::Keep(0, 1),
+                Step::Change(1, 2)
+            ]
+        );
+    }
+
+    #[test]
+    fn align_pairs_items_of_the_same_name_among_new_ones() {
+        let old = [json!({"name": "app", "x": 1})];
+        let new = [
+            json!({"name": "init"}),
+            json!({"name": "proxy"}),
+            json!({"name": "app", "x": 2}),
+        ];
+        let name = |v: &Value| v["name"].clone();
+        assert_eq!(
+            align_kin(
+                old.len(),
+                new.len(),
+                |i, j| old[i] == new[j],
+                |i, j| name(&old[i]) == name(&new[j])
+            ),
+            vec![
+                Step::Insert(Some(0), 0),
+                Step::Insert(Some(0), 1),
+                Step::Change(0, 2)
+            ]
+        );
+        let text = "list:\n- name: app\n  image: \"quoted\"  # kept\n  x: 1\n";
+        let out = render(text, |v| {
+            let list = v["list"].as_array_mut().expect("list");
+            list[0]["x"] = json!(2);
+            list.insert(0, json!({"name": "proxy"}));
+        });
+        assert_eq!(
+            out,
+            "list:\n- name: proxy\n- name: app\n  image: \"quoted\"  # kept\n  x: 2\n"
+        );
+    }
+
+    #[test]
+    fn anchored_block_collections_stay_block() {
+        let text = "meta:\n  annotations: &a\n    x: y\nlist: &l\n- name: one\n";
+        let out = render(text, |v| {
+            v["meta"]["annotations"]["z"] = json!("w");
+            v["list"]
+                .as_array_mut()
+                .expect("list")
+                .push(json!({"name": "two"}));
+        });
+        assert_eq!(
+            out,
+            "meta:\n  annotations: &a\n    x: y\n    z: w\nlist: &l\n- name: one\n- name: two\n"
+        );
+    }
+
+    #[test]
+    fn items_with_anchors_comments_and_wide_dashes() {
+        let text = "l:\n  # the first one\n  - &i\n    name: a\n  - # scratch\n    name: b\nm:\n-   name: c\n";
+        round_trip(text, |v| {
+            v["l"]
+                .as_array_mut()
+                .expect("list")
+                .insert(0, json!({"name": "new"}));
+            v["m"]
+                .as_array_mut()
+                .expect("list")
+                .push(json!({"name": "d", "x": 1}));
+        });
+        let out = render(text, |v| {
+            v["l"]
+                .as_array_mut()
+                .expect("list")
+                .insert(0, json!({"name": "new"}))
+        });
+        assert!(
+            out.starts_with("l:\n  - name: new\n  # the first one\n"),
+            "{out}"
+        );
+        let out = render(text, |v| {
+            v["m"]
+                .as_array_mut()
+                .expect("list")
+                .push(json!({"name": "d", "x": 1}))
+        });
+        assert!(
+            out.ends_with("-   name: c\n-   name: d\n    x: 1\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_block_scalar_ending_the_file_keeps_its_value() {
+        for text in ["a: 1\nb: |\n  x", "a: 1\nb: |-\n  s"] {
+            let out = round_trip(text, |v| v["c"] = json!("d"));
+            assert!(
+                out.ends_with(text.split_once('\n').map(|(_, rest)| rest).unwrap_or(text)),
+                "{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn null_values_become_block_content_and_back() {
+        let text = "metadata:\nspec:\n  x: 1\n";
+        let out = round_trip(text, |v| v["metadata"] = json!({"labels": {"a": "b"}}));
+        assert_eq!(out, "metadata:\n  labels:\n    a: b\nspec:\n  x: 1\n");
+    }
+
+    /// The original scalar of the style property below: every style YAML has,
+    /// with chomping and indentation indicators, a comment or properties
+    /// after the header, and blank lines in and after block content.
+    fn written_scalars() -> impl proptest::strategy::Strategy<Value = &'static str> {
+        proptest::sample::select(vec![
+            "plain",
+            "'single'",
+            "\"double\"",
+            "''",
+            "|\n  one\n  two",
+            "|-\n  one\n  two",
+            "|+\n  one\n\n",
+            "|2-\n    lead\n  two",
+            ">\n  folded\n  text\n\n",
+            ">- # note\n  folded",
+            "|",
+            "| # empty\n",
+            "&a |-\n  anchored",
+            "!!str |\n  tagged",
+            "|-\n\n  after a blank line",
+        ])
+    }
+
+    fn new_values() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        prop_oneof![
+            crate::json::testing::values(),
+            proptest::sample::select(vec![
+                "-----BEGIN X-----\nAAAA\n-----END X-----",
+                "two\nlines\n",
+                "kept\n\n",
+                " leading space\nline",
+                "\nleading newline",
+                "tab\there\nline",
+                "trailing space \nline",
+                "{\"ns\":\"$(_pod_ns)\"}",
+                "one line",
+                "",
+                "- dash",
+                "# hash",
+            ])
+            .prop_map(|s| json!(s)),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+
+        /// A scalar of any style, in any place a block scalar can stand,
+        /// replaced by a value of any kind, gives YAML that reads as the new
+        /// value, with what follows it kept.
+        #[test]
+        fn any_scalar_takes_any_value(
+            written in written_scalars(),
+            place in 0usize..4,
+            wanted in new_values(),
+        ) {
+            let indented = |text: &str, by: usize| -> String {
+                let pad = " ".repeat(by);
+                text.replace('\n', &format!("\n{pad}"))
+            };
+            // The scalar as the value of `v`, with a sibling after it.
+            let (text, path): (String, &[&str]) = match place {
+                0 => (format!("v: {written}\nnext: 1\n"), &["v"]),
+                1 => (format!("a:\n  v: {}\n  next: 1\n", indented(written, 2)), &["a", "v"]),
+                2 => (format!("l:\n- v: {}\n  next: 1\n- other\n", indented(written, 2)), &["l", "0", "v"]),
+                _ => (format!("l:\n  - {}\n  - other\n", indented(written, 4)), &["l", "0"]),
+            };
+            let Ok(docs) = parse_stream(&text) else {
+                return Err(proptest::test_runner::TestCaseError::reject("not a document"));
+            };
+            let root = docs[0].root.as_ref().expect("root");
+            let mut target = value::to_value(root).expect("value");
+            let slot = path.iter().try_fold(&mut target, |at, token| match at {
+                Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
+                other => other.get_mut(*token),
+            });
+            *slot.expect("the scalar is there") = wanted;
+            let Ok(edits) = diff(&text, root, &target) else {
+                // Refused with a reason (an anchor that would be lost): fine.
+                return Ok(());
+            };
+            let out = apply(&text, edits);
+            let reparsed = parse_stream(&out);
+            proptest::prop_assert!(reparsed.is_ok(), "does not parse:\n{}\nfrom:\n{}", out, text);
+            let reparsed = reparsed.expect("checked");
+            let got = value::to_value(reparsed[0].root.as_ref().expect("root")).expect("value");
+            proptest::prop_assert_eq!(got, target, "reads otherwise:\n{}", out);
+        }
+    }
+}
