@@ -1,0 +1,464 @@
+//! The built containers placed into the pod with JSON Patch operations:
+//! containers, volumes, marker annotations and labels, the pod's own
+//! containers the mesh's merge into, and the record uninject reads.
+
+use super::*;
+
+/// What [`place`] reads of the pod.
+pub(super) struct PlacedIn {
+    /// The first app container, which `kubectl logs/exec` default to.
+    pub(super) app_container: Option<String>,
+    pub(super) name: String,
+    /// The mesh's volumes go before the pod's own (Istio), not after.
+    pub(super) volumes_first: bool,
+    /// The pod's own containers of the names of the mesh's are merged into
+    /// them (Istio).
+    pub(super) merges_user_containers: bool,
+    /// Istio's capture by TPROXY.
+    pub(super) tproxy: bool,
+    /// The image pull secrets the mesh adds to the pod, before its own.
+    pub(super) pull_secrets: Vec<String>,
+}
+
+/// Put the sidecar into the pod: marker annotations and labels, the init
+/// containers and the proxy where their mode puts them, the volumes they
+/// mount, the grace period, and the record of all of it. Returns the notes.
+pub(super) fn place(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    pod: &PlacedIn,
+    rendered: &Rendered,
+    sidecar: Sidecar,
+    grace: Option<GraceRaise>,
+) -> Result<Vec<String>, PlanError> {
+    let Sidecar {
+        proxy,
+        inits,
+        appended,
+        app_overlays,
+        native,
+        first,
+        annotations: extra,
+        mut notes,
+        hints: _,
+        app_edits,
+        probe_ports,
+        changed_annotations,
+    } = sidecar;
+    let mut record = Record::default();
+    // The app's containers are edited once the sidecar is in place (the
+    // renderer keeps an item's text when the list's edits come in that
+    // order): each edit finds its container again by name.
+    let edited: Vec<Option<String>> = app_edits
+        .iter()
+        .map(|edit| {
+            let (istio::Edit::Set(path, _) | istio::Edit::Remove(path)) = edit;
+            let mut at = paths.spec.clone();
+            at.extend(path.iter().take(2).cloned());
+            patcher.get(&at).map(name_of)
+        })
+        .collect();
+    record.probe_ports = probe_ports;
+    // The pod's own containers of the names of the mesh's: taken out, and
+    // merged into the mesh's as its injector merges them.
+    let (mut proxy, mut inits) = (proxy, inits);
+    let mut overrides = None;
+    // The pod's own containers the mesh's template overlays, merged, each
+    // back where it was.
+    let mut overlaid: Vec<(usize, Value)> = Vec::new();
+    if pod.merges_user_containers {
+        let proxy_name = proxy.as_ref().map(name_of);
+        let mut names: Vec<String> = inits.iter().map(name_of).collect();
+        names.extend(proxy_name.clone());
+        names.extend(app_overlays.iter().map(name_of));
+        let taken = take_containers(patcher, paths, &names)?;
+        let (mut in_containers, mut in_inits) = (Vec::new(), Vec::new());
+        for (list, index, user) in &taken {
+            let name = name_of(user);
+            if let Some(proxy) = proxy
+                .as_mut()
+                .filter(|_| Some(&name) == proxy_name.as_ref())
+            {
+                *proxy = istio::merge_user_container(proxy, user);
+                if native {
+                    in_inits.push(user.clone());
+                } else {
+                    in_containers.push(user.clone());
+                }
+            } else if let Some(init) = inits.iter_mut().find(|c| name_of(c) == name) {
+                *init = istio::merge_user_container(init, user);
+                in_inits.push(user.clone());
+            } else if let Some(overlay) = app_overlays.iter().find(|c| name_of(c) == name) {
+                overlaid.push((*index, istio::merge_user_container(overlay, user)));
+                in_containers.push(user.clone());
+            }
+            record
+                .user_containers
+                .push(Record::user_container(list, *index, user));
+        }
+        let user_proxy = taken
+            .iter()
+            .find(|(_, _, c)| Some(name_of(c)) == proxy_name);
+        if let (Some((_, _, user)), Some(proxy)) = (user_proxy, proxy.as_mut()) {
+            if let Some(init) = inits
+                .iter_mut()
+                .find(|c| matches!(name_of(c).as_str(), "istio-init" | "istio-validation"))
+            {
+                istio::adjust_capture_user(init, proxy, user, pod.tproxy);
+            }
+        }
+        if !taken.is_empty() {
+            overrides = Some(istio::overrides_annotation(&in_containers, &in_inits));
+        }
+    }
+    ensure(patcher, &paths.metadata, "metadata", json!({}), &mut record)?;
+    let mut annotations = rendered.metadata.annotations.clone();
+    annotations.extend(extra);
+    if let Some(overrides) = overrides {
+        annotations
+            .entry(istio::OVERRIDES)
+            .or_insert(Value::String(overrides));
+    }
+    if !native && !rendered.by_mesh_template {
+        // `kubectl logs/exec` keep pointing at the app, not the proxy.
+        if let Some(app) = &pod.app_container {
+            annotations
+                .entry(DEFAULT_CONTAINER)
+                .or_insert_with(|| Value::String(app.clone()));
+        }
+    }
+    let annotations_path = paths.metadata("annotations");
+    // The pod's own annotations the mesh changes, each kept with its place
+    // and value for uninject to put back.
+    if !changed_annotations.is_empty() {
+        let own = patcher
+            .get(&annotations_path)
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (key, value) in changed_annotations {
+            let index = own.keys().position(|k| *k == key);
+            let (Some(index), Some(original)) = (index, own.get(&key)) else {
+                continue;
+            };
+            record
+                .user_annotations
+                .push(Record::user_annotation(index, &key, original));
+            patcher.add(&child_key(&annotations_path, &key), Value::String(value))?;
+        }
+    }
+    record.annotations = set_entries(
+        patcher,
+        &annotations_path,
+        "annotations",
+        &annotations,
+        &mut record,
+    )?;
+    record.labels = set_entries(
+        patcher,
+        &paths.metadata("labels"),
+        "labels",
+        &rendered.pod_labels(&pod.name),
+        &mut record,
+    )?;
+
+    let init_path = paths.spec("initContainers");
+    let existing_inits = patcher
+        .get(&init_path)
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    ensure(
+        patcher,
+        &init_path,
+        "initContainers",
+        json!([]),
+        &mut record,
+    )?;
+    // Native: capture setup, then the proxy, then the pod's own init containers.
+    // Classic: capture setup after the pod's own (they are not intercepted).
+    let init_start = if native { 0 } else { existing_inits };
+    let mounted = mounted_volumes(inits.iter().chain(proxy.iter()).chain(appended.iter()));
+    let containers_path = paths.spec("containers");
+    overlaid.sort_by_key(|(index, _)| *index);
+    for (index, container) in overlaid {
+        let len = patcher
+            .get(&containers_path)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        record.containers.push(name_of(&container));
+        patcher.add(&child(&containers_path, index.min(len)), container)?;
+    }
+    let proxy_index = inits.len();
+    for (offset, container) in inits.into_iter().enumerate() {
+        record.init_containers.push(name_of(&container));
+        patcher.add(&child(&init_path, init_start + offset), container)?;
+    }
+    if let Some(proxy) = proxy {
+        let proxy_name = name_of(&proxy);
+        if native {
+            patcher.add(&child(&init_path, proxy_index), proxy)?;
+            record.init_containers.push(proxy_name);
+        } else {
+            let at = if first {
+                child(&containers_path, 0)
+            } else {
+                child_end(&containers_path)
+            };
+            patcher.add(&at, proxy)?;
+            record.containers.push(proxy_name);
+        }
+    }
+    for container in appended {
+        record.containers.push(name_of(&container));
+        patcher.add(&child_end(&paths.spec("containers")), container)?;
+    }
+    let created_inits = record.created.iter().any(|f| f == "initContainers");
+    if created_inits
+        && patcher
+            .get(&init_path)
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+    {
+        // Nothing went into a list inject created: put it back as it was.
+        if record.was_null.iter().any(|f| f == "initContainers") {
+            patcher.add(&init_path, Value::Null)?;
+        } else {
+            patcher.remove(&init_path)?;
+        }
+        record.created.retain(|f| f != "initContainers");
+        record.was_null.retain(|f| f != "initContainers");
+    }
+
+    let volumes_path = paths.spec("volumes");
+    let volumes: Vec<&Value> = rendered
+        .volumes
+        .iter()
+        .filter(|v| rendered.by_mesh_template || mounted.contains(&name_of(v)))
+        .collect();
+    if !volumes.is_empty() {
+        ensure(patcher, &volumes_path, "volumes", json!([]), &mut record)?;
+    }
+    let mut next_first = 0;
+    for volume in volumes {
+        let name = name_of(volume);
+        let taken = patcher
+            .get(&volumes_path)
+            .and_then(Value::as_array)
+            .is_some_and(|items| items.iter().any(|v| name_of(v) == name));
+        if taken {
+            notes.push(format!(
+                "warning: the pod already has a volume named {name}; it was kept"
+            ));
+        } else {
+            let at = if pod.volumes_first {
+                next_first += 1;
+                child(&volumes_path, next_first - 1)
+            } else {
+                child_end(&volumes_path)
+            };
+            patcher.add(&at, volume.clone())?;
+            record.volumes.push(name);
+        }
+    }
+
+    let secrets_path = paths.spec("imagePullSecrets");
+    let has_secret = |patcher: &Patcher, name: &str| {
+        patcher
+            .get(&secrets_path)
+            .and_then(Value::as_array)
+            .is_some_and(|items| items.iter().any(|s| name_of(s) == name))
+    };
+    let mut next_secret = 0;
+    for name in &pod.pull_secrets {
+        if has_secret(patcher, name) {
+            continue;
+        }
+        ensure(
+            patcher,
+            &secrets_path,
+            "imagePullSecrets",
+            json!([]),
+            &mut record,
+        )?;
+        patcher.add(&child(&secrets_path, next_secret), json!({"name": name}))?;
+        next_secret += 1;
+        record.pull_secrets.push(name.clone());
+    }
+
+    // The pod's fields the mesh's template sets, merged over the pod's own.
+    for (field, value) in &rendered.pod_fields {
+        let path = paths.spec(field);
+        let was = patcher.get(&path).cloned();
+        let merged = match &was {
+            Some(was) => istio::overlay::merged_field(field, was, value),
+            None => value.clone(),
+        };
+        if was.as_ref() != Some(&merged) {
+            record
+                .pod_fields
+                .push(Record::pod_field(field, was.as_ref()));
+            patcher.add(&path, merged)?;
+        }
+    }
+    if let Some(GraceRaise { needed, current }) = grace {
+        patcher.add(&paths.spec("terminationGracePeriodSeconds"), json!(needed))?;
+        record.grace = Some(current.map_or("unset".to_string(), |g| g.to_string()));
+    }
+
+    let moved = app_edits
+        .into_iter()
+        .zip(edited)
+        .filter_map(|(edit, name)| {
+            let name = name?;
+            let moved = |path: Vec<String>| -> Option<Vec<String>> {
+                let list = path.first()?;
+                let items = patcher.get(&paths.spec(list))?.as_array()?;
+                let index = items.iter().position(|c| name_of(c) == name)?;
+                let mut path = path;
+                *path.get_mut(1)? = index.to_string();
+                Some(path)
+            };
+            Some(match edit {
+                istio::Edit::Set(path, value) => istio::Edit::Set(moved(path)?, value),
+                istio::Edit::Remove(path) => istio::Edit::Remove(moved(path)?),
+            })
+        })
+        .collect();
+    apply_edits(patcher, paths, moved)?;
+
+    patcher.add(
+        &child_key(&annotations_path, RECORD_ANNOTATION),
+        Value::String(record.encode()),
+    )?;
+    Ok(notes)
+}
+
+/// Whether the pod's own containers of the names of the mesh's are merged
+/// into them: a mesh that does so (Istio), and the profile's
+/// `mergeUserProxy` on (off by default: uninject gives such a container
+/// back with its fields and values, not its layout, comments and quoting).
+pub(super) fn merges_user_containers(env: &Env<'_>) -> bool {
+    env.profile.mesh.merges_user_containers()
+        && env
+            .flags
+            .get("mergeUserProxy")
+            .or_else(|| env.profile.values.get("mergeUserProxy"))
+            .is_some_and(|v| *v == Value::Bool(true) || v.as_str() == Some("true"))
+}
+
+/// Take the containers named `names` out of the pod's init containers and
+/// containers: each with its list and the index it had.
+pub(super) fn take_containers(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    names: &[String],
+) -> Result<Vec<(&'static str, usize, Value)>, PlanError> {
+    let mut taken = Vec::new();
+    for list in ["initContainers", "containers"] {
+        let path = paths.spec(list);
+        let found: Vec<(usize, Value)> = patcher
+            .get(&path)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter(|(_, c)| names.contains(&name_of(c)))
+            .map(|(i, c)| (i, c.clone()))
+            .collect();
+        for (index, _) in found.iter().rev() {
+            patcher.remove(&child(&path, *index))?;
+        }
+        taken.extend(found.into_iter().map(|(i, c)| (list, i, c)));
+    }
+    Ok(taken)
+}
+
+/// Create the field at `path` as `empty` if it is missing or null, and note
+/// in `record` that inject created it.
+pub(crate) fn ensure(
+    patcher: &mut Patcher,
+    path: &[String],
+    field: &str,
+    empty: Value,
+    record: &mut Record,
+) -> Result<(), PlanError> {
+    let current = patcher.get(path);
+    let was_null = current.is_some_and(Value::is_null);
+    if current.is_none() || was_null {
+        patcher.add(path, empty)?;
+        record.created.push(field.to_string());
+        if was_null {
+            record.was_null.push(field.to_string());
+        }
+    }
+    Ok(())
+}
+
+/// Add the `entries` the mapping at `path` lacks; returns the keys added.
+pub(super) fn set_entries(
+    patcher: &mut Patcher,
+    path: &[String],
+    field: &str,
+    entries: &Map<String, Value>,
+    record: &mut Record,
+) -> Result<Vec<String>, PlanError> {
+    if entries.is_empty() {
+        return Ok(Vec::new());
+    }
+    ensure(patcher, path, field, Value::Object(Map::new()), record)?;
+    // A key the pod already has keeps its value: the workload's own
+    // settings win (a `prometheus.io/scrape: "false"`, a tlsMode), and
+    // uninject has nothing of the user's to restore.
+    patcher.add_missing(path, entries)
+}
+
+/// Apply a mesh's `edits` (paths relative to the pod's spec).
+pub(crate) fn apply_edits(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    edits: Vec<istio::Edit>,
+) -> Result<(), PlanError> {
+    for edit in edits {
+        match edit {
+            istio::Edit::Set(path, value) => {
+                let mut at = paths.spec.clone();
+                at.extend(path);
+                patcher.add(&at, value)?;
+            }
+            istio::Edit::Remove(path) => {
+                let mut at = paths.spec.clone();
+                at.extend(path);
+                patcher.remove(&at)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn child(path: &[String], index: usize) -> Vec<String> {
+    child_key(path, &index.to_string())
+}
+
+pub(super) fn child_end(path: &[String]) -> Vec<String> {
+    child_key(path, "-")
+}
+
+pub(super) fn child_key(path: &[String], key: &str) -> Vec<String> {
+    crate::rules::below(path, key)
+}
+
+/// The `name` of a container, volume or mount.
+pub(super) fn name_of(item: &Value) -> String {
+    item.field("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+pub(super) fn mounted_volumes<'a>(containers: impl Iterator<Item = &'a Value>) -> Vec<String> {
+    containers
+        .filter_map(|c| c.field("volumeMounts").and_then(Value::as_array))
+        .flatten()
+        .map(name_of)
+        .collect()
+}
