@@ -276,40 +276,63 @@ fn write_rejections(
     output::to_stderr(&text)
 }
 
-/// A KRM function's configuration, applied as the flags it stands for.
+/// A KRM function's configuration, applied as the flags it stands for:
+/// parsed by the very definitions of those flags (`--profile`,
+/// `--kube-version`, `--native-sidecar`, `--namespace`, `--warn-only`,
+/// `--set`), so that what the command line refuses the function refuses too.
 fn apply_function_config(
     args: &mut InjectArgs,
     config: &crate::krm::FunctionConfig,
 ) -> Result<(), Error> {
+    use clap::{Args, FromArgMatches};
     if let Some(problem) = config.problems.first() {
         return Err(Error::Config(problem.clone()));
     }
-    if let Some(profile) = &config.profile {
-        args.profile.profile = Some(profile.clone());
+    let mut flags: Vec<String> = Vec::new();
+    let mut flag = |name: &str, value: &Option<String>| {
+        if let Some(value) = value {
+            flags.extend([format!("--{name}"), value.clone()]);
+        }
+    };
+    flag("profile", &config.profile);
+    flag("kube-version", &config.kube_version);
+    flag("native-sidecar", &config.native_sidecar);
+    flag("namespace", &config.namespace);
+    for value in &config.values {
+        flags.extend(["--set".to_string(), value.clone()]);
     }
-    if let Some(version) = &config.kube_version {
-        args.kube_version = version
-            .parse()
-            .map_err(|e: String| Error::Config(format!("functionConfig kubeVersion: {e}")))?;
+    let command = InjectArgs::augment_args(clap::Command::new("functionConfig"))
+        .no_binary_name(true)
+        .disable_help_flag(true);
+    let given = command
+        .try_get_matches_from(&flags)
+        .and_then(|matches| InjectArgs::from_arg_matches(&matches))
+        .map_err(|e| Error::Config(format!("functionConfig: {}", clap_message(&e))))?;
+    if config.profile.is_some() {
+        args.profile.profile = given.profile.profile;
     }
-    if let Some(native) = &config.native_sidecar {
-        args.native_sidecar = Some(match native.as_str() {
-            "auto" => NativeSidecar::Auto,
-            "always" | "true" => NativeSidecar::Always,
-            "never" | "false" => NativeSidecar::Never,
-            other => {
-                return Err(Error::Config(format!(
-                    "functionConfig nativeSidecar: expected auto, always or never, got {other:?}"
-                )));
-            }
-        });
+    if config.kube_version.is_some() {
+        args.kube_version = given.kube_version;
     }
-    if let Some(namespace) = &config.namespace {
-        args.common.input.namespace = Some(namespace.clone());
+    if config.native_sidecar.is_some() {
+        args.native_sidecar = given.native_sidecar;
+    }
+    if config.namespace.is_some() {
+        args.common.input.namespace = given.common.input.namespace;
     }
     args.warn_only |= config.warn_only;
-    args.profile.set.extend(config.values.iter().cloned());
+    args.profile.set.extend(given.profile.set);
     Ok(())
+}
+
+/// A clap error's message without its `error: ` and its usage lines.
+fn clap_message(error: &clap::Error) -> String {
+    let text = error.render().to_string();
+    text.lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(|line| line.strip_prefix("error: ").unwrap_or(line).trim())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The report on standard error, as text or JSON, unless `--quiet`;

@@ -362,6 +362,54 @@ fn runs_as_a_krm_function() {
     );
 }
 
+/// The function's configuration goes through the flags' own parsers: what
+/// the command line refuses (`--native-sidecar true`, a version that is not
+/// one) the function refuses, with the flag's message; what it takes, the
+/// function takes.
+#[test]
+fn a_krm_functions_configuration_is_parsed_as_the_flags_are() {
+    let run_with = |config: &str| -> common::Run {
+        let mut cmd = common::command();
+        cmd.arg("-q").write_stdin(resource_list(config));
+        cmd.output().expect("runs").into()
+    };
+    for (config, says) in [
+        (
+            "{profile: istio, nativeSidecar: \"true\"}",
+            "functionConfig: invalid value 'true' for '--native-sidecar <WHEN>' [possible values: auto, always, never]",
+        ),
+        (
+            "{profile: istio, kubeVersion: \"1.2x\"}",
+            "functionConfig: invalid value '1.2x' for '--kube-version <X.Y>'",
+        ),
+        (
+            "{profile: nope}",
+            "functionConfig: invalid value 'nope' for '--profile <NAME>'",
+        ),
+    ] {
+        let run = run_with(config);
+        assert_eq!(run.code, 2, "{config}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{config}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{config}: nothing written");
+    }
+    // As the flags take them: native sidecars on a version without them
+    // (a warning), off where they would be on.
+    let run = run_with("{profile: istio, nativeSidecar: never, kubeVersion: \"1.30\"}");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let output = common::values(&run.stdout)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("a ResourceList");
+    let spec = &output["items"][0]["spec"]["template"]["spec"];
+    let in_containers = spec["containers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["name"] == "istio-proxy");
+    assert!(in_containers, "a classic sidecar: {spec}");
+}
+
 /// `kpt fn eval --exec`: the package's files are injected in place (the
 /// trust anchors given as a functionConfig value, `-- trustAnchorsPEM=…`),
 /// and a rejection the injection causes, or anchors missing, fails the
