@@ -297,8 +297,8 @@ pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> V
         // The injection's own warnings (an annotation the mesh ignores, a
         // sidecar that never completes) are the user's to hear too.
         for note in &object.notes {
-            if let Some(warning) = note.strip_prefix("warning: ") {
-                push("warning", warning.to_string());
+            if note.is_warning() {
+                push("warning", note.text.clone());
             }
         }
         if object.refused_by_security_policy() {

@@ -35,6 +35,7 @@ pub mod gotemplate;
 pub mod json;
 pub mod krm;
 pub mod mesh;
+pub mod note;
 pub mod output;
 pub mod pipeline;
 pub mod profile;

@@ -48,11 +48,12 @@ impl Paint {
         self.paint(Self::WARNING, "warning:")
     }
 
-    /// A line of text that starts with `warning: ` gets its label painted.
-    pub fn labelled(self, line: &str) -> String {
-        match line.strip_prefix("warning:") {
-            Some(rest) => format!("{}{rest}", self.warning()),
-            None => line.to_string(),
+    /// A note as the report writes it: a warning with its label painted.
+    pub fn note(self, note: &crate::note::Note) -> String {
+        if note.is_warning() {
+            format!("{} {}", self.warning(), note.text)
+        } else {
+            note.text.clone()
         }
     }
 }

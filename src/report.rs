@@ -5,12 +5,13 @@ use std::fmt::Write;
 use serde_json::{Value, json};
 
 use crate::admission::Severity;
+use crate::note::Note;
 use crate::output::Paint;
 use crate::pipeline::{ObjectResult, Processed};
 use crate::rules::Outcome;
 
 /// The `apiVersion` of the JSON report; it changes when a field changes meaning or goes.
-pub const JSON_REPORT_VERSION: &str = "mesh-inject.io/report/v1";
+pub const JSON_REPORT_VERSION: &str = "mesh-inject.io/report/v2";
 
 /// How a rejection the workload drew before injection too is introduced:
 /// the apiserver refuses the workload either way, so it does not fail the run.
@@ -66,18 +67,18 @@ fn verdict_lines(object: &ObjectResult, warn_only: bool, paint: Paint) -> Vec<St
 pub fn render(results: &[Processed], warn_only: bool, withheld: bool, paint: Paint) -> String {
     let mut out = String::new();
     let several = results.len() > 1;
-    let mut note_counts: Vec<(&str, usize)> = Vec::new();
+    let mut note_counts: Vec<(&Note, usize)> = Vec::new();
     for note in results
         .iter()
         .flat_map(|p| &p.objects)
         .flat_map(|o| &o.notes)
     {
-        match note_counts.iter_mut().find(|(n, _)| *n == note.as_str()) {
+        match note_counts.iter_mut().find(|(n, _)| *n == note) {
             Some((_, count)) => *count += 1,
             None => note_counts.push((note, 1)),
         }
     }
-    let shared = |note: &str| {
+    let shared = |note: &Note| {
         note_counts
             .iter()
             .any(|(n, count)| *n == note && *count > 1)
@@ -93,7 +94,7 @@ pub fn render(results: &[Processed], warn_only: bool, withheld: bool, paint: Pai
                 let _ = writeln!(out, "  {line}");
             }
             for note in object.notes.iter().filter(|n| !shared(n)) {
-                let _ = writeln!(out, "  {}", paint.labelled(note));
+                let _ = writeln!(out, "  {}", paint.note(note));
             }
             let slot = match object.outcome {
                 Outcome::Injected => 0,
@@ -109,7 +110,7 @@ pub fn render(results: &[Processed], warn_only: bool, withheld: bool, paint: Pai
         counts[4] += usize::from(processed.changed());
     }
     for (note, count) in note_counts.iter().filter(|(_, count)| *count > 1) {
-        let _ = writeln!(out, "{} ({count} objects)", paint.labelled(note));
+        let _ = writeln!(out, "{} ({count} objects)", paint.note(note));
     }
     let [injected, uninjected, unchanged, skipped, changed, annotated] = counts;
     let mut parts = Vec::new();
@@ -211,7 +212,8 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
                         "namespace": reference.and_then(|r| r.namespace.as_deref()),
                         "outcome": outcome,
                         "reason": reason,
-                        "notes": object.notes,
+                        "notes": object.notes.iter().filter(|n| !n.is_warning()).map(|n| &n.text).collect::<Vec<_>>(),
+                        "warnings": object.notes.iter().filter(|n| n.is_warning()).map(|n| &n.text).collect::<Vec<_>>(),
                         "hints": object.hints,
                         "verdicts": object.verdicts.iter().map(|v| json!({
                             "severity": v.severity.as_str(),

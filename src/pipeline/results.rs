@@ -57,7 +57,7 @@ pub struct ObjectResult {
     pub reference: Option<ObjectRef>,
     pub outcome: Outcome,
     pub ops: Vec<PatchOperation>,
-    pub notes: Vec<String>,
+    pub notes: Vec<crate::note::Note>,
     /// What the cluster would say about the injected workload.
     pub verdicts: Vec<Verdict>,
     /// How to make it admissible where the injection alone cannot.

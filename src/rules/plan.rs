@@ -5,6 +5,7 @@ use json_patch::{AddOperation, PatchOperation, RemoveOperation};
 use serde_json::{Map, Value};
 
 use crate::json::Field;
+use crate::note::Note;
 
 /// What happened to one object.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +30,7 @@ pub struct Plan {
     pub result: Value,
     /// What the user should know about this object (warnings, changes made
     /// beyond the sidecar such as a raised grace period).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// What the user can change where the injection alone cannot meet the
     /// namespace's policies (e.g. CNI mode under Pod Security `restricted`).
     pub hints: Vec<String>,
@@ -44,7 +45,7 @@ pub const NOT_INJECTABLE: &str = "kind is not injectable";
 
 impl Plan {
     /// The object `patcher` changed, with the operations it applied.
-    pub fn changed(outcome: Outcome, patcher: Patcher, notes: Vec<String>) -> Self {
+    pub fn changed(outcome: Outcome, patcher: Patcher, notes: Vec<Note>) -> Self {
         Plan {
             outcome,
             ops: patcher.ops,

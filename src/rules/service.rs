@@ -13,6 +13,7 @@ use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::uninject::{remove_created, remove_keys};
 use crate::json::Field;
+use crate::note::Note;
 use crate::profile::Filled;
 
 /// Whether `object` is a core Service.
@@ -68,7 +69,7 @@ pub fn annotate(object: Value, env: &Env<'_>) -> Result<Plan, PlanError> {
                 let note = "the mesh's annotation taken out: no port to mark with these settings";
                 Plan {
                     reinjected: true,
-                    ..Plan::changed(Outcome::Annotated, patcher, vec![note.into()])
+                    ..Plan::changed(Outcome::Annotated, patcher, vec![Note::info(note)])
                 }
             }
             None => {
@@ -101,11 +102,11 @@ pub fn annotate(object: Value, env: &Env<'_>) -> Result<Plan, PlanError> {
     let notes = wanted
         .iter()
         .map(|(key, value)| {
-            format!(
+            Note::info(format!(
                 "{key}: {} (as {}'s webhook writes it)",
                 value.as_str().unwrap_or_default(),
                 env.profile.name
-            )
+            ))
         })
         .collect();
     let same = before.as_ref().is_some_and(|b| *b == patcher.value);

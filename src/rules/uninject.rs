@@ -13,6 +13,7 @@ use super::record::{RECORD_ANNOTATION, Record};
 use super::{PodPaths, template_problem};
 use crate::json::Field;
 use crate::mesh::{Mesh, istio};
+use crate::note::Note;
 use crate::profile::{Profile, image_name};
 use crate::workload::WorkloadType;
 
@@ -31,8 +32,11 @@ pub fn uninject(
     remove_injection(&mut patcher, kind, profile)?;
     if patcher.changes == 0 {
         let mut plan = Plan::unchanged(patcher.value, Outcome::NotInjected);
-        plan.notes
-            .extend(unproven_containers(object, kind, profile));
+        plan.notes.extend(
+            unproven_containers(object, kind, profile)
+                .into_iter()
+                .map(Note::info),
+        );
         return Ok(plan);
     }
     Ok(Plan::changed(Outcome::Uninjected, patcher, Vec::new()))

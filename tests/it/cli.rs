@@ -1631,3 +1631,53 @@ fn the_webhook_writes_inherited_settings_and_exposed_opaque_ports_on_the_pod() {
         "{out}"
     );
 }
+
+/// Warnings are a kind of note every sink knows: the text report labels
+/// them, the JSON report lists them apart from the other notes.
+#[test]
+fn warnings_are_labelled_in_text_and_apart_in_json() {
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop}\nspec:\n  containers: [{name: app, image: app}]\n";
+    let args = [
+        "--profile",
+        "istio",
+        "--kube-version",
+        "1.27",
+        "--native-sidecar",
+        "always",
+        "--warn-only",
+    ];
+    let run = common::run_as_given(&args, Some(pod));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("  warning: native sidecars need Kubernetes 1.29 or later"),
+        "{}",
+        run.stderr
+    );
+    let mut json_args = args.to_vec();
+    json_args.extend(["--report", "json"]);
+    let run = common::run_as_given(&json_args, Some(pod));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stderr).expect("JSON");
+    assert_eq!(report["apiVersion"], "mesh-inject.io/report/v2");
+    let object = &report["inputs"][0]["objects"][0];
+    let warnings: Vec<&str> = object["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.starts_with("native sidecars need Kubernetes 1.29 or later")),
+        "{warnings:?}"
+    );
+    let notes = object["notes"].as_array().expect("notes");
+    assert!(
+        notes
+            .iter()
+            .all(|n| !n.as_str().unwrap_or("").contains("native sidecars need")),
+        "{notes:?}"
+    );
+}

@@ -28,6 +28,7 @@ use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
 use crate::json::{Field, spare};
 use crate::mesh::{Injected, Mesh, istio};
+use crate::note::Note;
 use crate::profile::{self, NativeChoice, Position, Profile, Rendered, WorkloadVars};
 use crate::workload::WorkloadType;
 use crate::yaml;
@@ -197,7 +198,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     let notes = unreadable
         .into_iter()
         .chain(ignored)
-        .map(|w| format!("warning: {w}"))
+        .map(Note::warning)
         .collect();
 
     let mut sidecar = Sidecar::build(&rendered, &pod, kind, env, notes);
@@ -217,11 +218,11 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     }
     if pod.namespace_assumed {
         // What the injection writes of the namespace is only right there.
-        sidecar.notes.push(format!(
+        sidecar.notes.push(Note::info(format!(
             "no namespace: injected as in namespace {}, where kubectl puts it only when that is \
              the current context's namespace; give the namespace with -n",
             pod.vars.namespace
-        ));
+        )));
     }
     sidecar.annotations = recorded;
     // The mesh's own template writes these itself.
@@ -506,7 +507,7 @@ mod tests {
         assert!(
             plan.notes
                 .iter()
-                .any(|n| n.contains("raised from 30 to 50")),
+                .any(|n| n.text.contains("raised from 30 to 50")),
             "{:?}",
             plan.notes
         );

@@ -30,7 +30,7 @@ pub(super) fn place(
     rendered: &Rendered,
     sidecar: Sidecar,
     grace: Option<GraceRaise>,
-) -> Result<Vec<String>, PlanError> {
+) -> Result<Vec<Note>, PlanError> {
     let Sidecar {
         proxy,
         inits,
@@ -246,9 +246,9 @@ pub(super) fn place(
             .and_then(Value::as_array)
             .is_some_and(|items| items.iter().any(|v| name_of(v) == name));
         if taken {
-            notes.push(format!(
-                "warning: the pod already has a volume named {name}; it was kept"
-            ));
+            notes.push(Note::warning(format!(
+                "the pod already has a volume named {name}; it was kept"
+            )));
         } else {
             let at = if pod.volumes_first {
                 next_first += 1;

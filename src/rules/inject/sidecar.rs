@@ -21,7 +21,7 @@ pub(super) struct Sidecar {
     pub(super) first: bool,
     /// Annotations the stages add to the pod (recorded settings, AppArmor profiles).
     pub(super) annotations: Map<String, Value>,
-    pub(super) notes: Vec<String>,
+    pub(super) notes: Vec<Note>,
     /// Why the containers cannot meet the namespace's policies, and the fix.
     pub(super) hints: Vec<String>,
     /// Edits to the app's containers (relative to the pod's spec): Istio's
@@ -41,7 +41,7 @@ impl Sidecar {
         pod: &Pod,
         kind: &WorkloadType,
         env: &Env<'_>,
-        mut notes: Vec<String>,
+        mut notes: Vec<Note>,
     ) -> Self {
         // The mesh's own template placed the proxy itself.
         let choice = if rendered.by_mesh_template {
@@ -70,10 +70,10 @@ impl Sidecar {
                     env.version
                 )
             };
-            notes.push(format!(
-                "warning: a classic sidecar keeps running after the {}'s containers finish, so it never completes; {fix}",
+            notes.push(Note::warning(format!(
+                "a classic sidecar keeps running after the {}'s containers finish, so it never completes; {fix}",
                 kind.label()
-            ));
+            )));
         }
         Sidecar {
             proxy,
@@ -218,24 +218,24 @@ impl Sidecar {
             let name = name_of(container);
             let set = resources::fill_defaults(container, &defaults);
             if !set.is_empty() {
-                notes.push(format!(
+                notes.push(Note::info(format!(
                     "{name}: {} from the LimitRange of namespace {namespace}",
                     set.join(", ")
-                ));
+                )));
             }
             let set = resources::fill_required(container, &required, quota_defaults);
             if !set.is_empty() {
-                notes.push(format!(
+                notes.push(Note::info(format!(
                     "{name}: {} set because a ResourceQuota of namespace {namespace} requires it",
                     set.join(", ")
-                ));
+                )));
             }
             let fitted = resources::fit_limit_ranges(container, &limit_ranges);
             notes.extend(
                 fitted
                     .into_iter()
                     .chain(resources::cap_requests(container))
-                    .map(|c| format!("{name}: {c}")),
+                    .map(|c| Note::info(format!("{name}: {c}"))),
             );
         }
         self.notes.extend(notes);
@@ -276,14 +276,14 @@ impl Sidecar {
                 .and_then(|m| m.field("name"))
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            self.notes.push(format!(
+            self.notes.push(Note::info(format!(
                 "security context of the injected containers defaulted by PodSecurityPolicy {name}"
-            ));
+            )));
             if !dropped.is_empty() {
-                self.notes.push(format!(
+                self.notes.push(Note::info(format!(
                     "{}: seccompProfile left out, PodSecurityPolicy {name} does not allow it",
                     dropped.join(", ")
-                ));
+                )));
             }
             // Capabilities the policy cannot grant (an iptables init
             // container's NET_ADMIN): no defaulting helps, CNI mode does.
@@ -373,7 +373,7 @@ impl Sidecar {
         if let Err(note) =
             shutdown::add_pre_stop(proxy, wait, &rendered.sidecar.sleep_command, env.version)
         {
-            self.notes.push(format!("warning: {note}"));
+            self.notes.push(Note::warning(note));
             return None;
         }
         let current = pod
@@ -381,10 +381,10 @@ impl Sidecar {
             .field("terminationGracePeriodSeconds")
             .and_then(Value::as_u64);
         let needed = shutdown::grace_needed(wait, current)?;
-        self.notes.push(format!(
+        self.notes.push(Note::info(format!(
             "terminationGracePeriodSeconds raised from {} to {needed} so that the {wait}s wait before the proxy exits fits",
             current.unwrap_or(shutdown::DEFAULT_GRACE_SECONDS)
-        ));
+        )));
         Some(GraceRaise { needed, current })
     }
 }
@@ -406,7 +406,7 @@ pub(super) fn native_by_default(rendered: &Rendered, env: &Env<'_>) -> bool {
     )
 }
 
-pub(super) fn use_native(choice: NativeChoice, env: &Env<'_>, notes: &mut Vec<String>) -> bool {
+pub(super) fn use_native(choice: NativeChoice, env: &Env<'_>, notes: &mut Vec<Note>) -> bool {
     match choice {
         NativeChoice::Auto => env.version.has_native_sidecars(),
         NativeChoice::Never => false,
@@ -417,10 +417,10 @@ pub(super) fn use_native(choice: NativeChoice, env: &Env<'_>, notes: &mut Vec<St
                 } else {
                     "this version has none"
                 };
-                notes.push(format!(
-                    "warning: native sidecars need Kubernetes 1.29 or later ({why}); without them the apiserver drops the proxy's restartPolicy and then rejects the pod, since a plain init container may not have probes (target {})",
+                notes.push(Note::warning(format!(
+                    "native sidecars need Kubernetes 1.29 or later ({why}); without them the apiserver drops the proxy's restartPolicy and then rejects the pod, since a plain init container may not have probes (target {})",
                     env.version
-                ));
+                )));
             }
             true
         }
