@@ -40,6 +40,7 @@ pub mod output;
 pub mod pipeline;
 pub mod profile;
 pub mod report;
+pub mod reuse;
 pub mod rules;
 pub mod run;
 pub mod source;

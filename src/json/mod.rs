@@ -3,7 +3,6 @@
 //! of the containers injected into one workload reused for the next.
 
 mod field;
-pub mod spare;
 #[cfg(test)]
 pub mod testing;
 

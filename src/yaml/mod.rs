@@ -1,7 +1,6 @@
 //! The YAML layer: parse a stream into span-carrying nodes, resolve them to
 //! JSON values, and edit the original text towards a new value.
 
-mod blocks;
 pub mod edit;
 pub mod emit;
 mod indent;
@@ -9,7 +8,7 @@ pub mod node;
 pub mod parse;
 pub mod value;
 
-pub use blocks::Blocks;
+pub use crate::reuse::blocks::Blocks;
 pub use edit::{Edit, EditError};
 pub use node::{Node, NodeKind};
 pub use parse::{Document, SyntaxError, parse_stream};

@@ -12,8 +12,6 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
-use crate::json::spare;
-
 use super::node::{Node, NodeKind, ScalarStyle};
 
 /// Most values one document may expand to; stops alias bombs early.
@@ -237,7 +235,7 @@ fn keep_keys_of(entries: &[(Node<'_>, Node<'_>)], map: &mut Map<String, Value>) 
     {
         return false;
     }
-    spare::retain_in_order(map, entries.iter().filter_map(|(k, _)| k.as_str()))
+    crate::reuse::spare::retain_in_order(map, entries.iter().filter_map(|(k, _)| k.as_str()))
 }
 
 /// Whether a scalar resolves to a string (see [`resolve_scalar`]).

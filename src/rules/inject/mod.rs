@@ -26,10 +26,11 @@ use super::{
 };
 use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
-use crate::json::{Field, spare};
+use crate::json::Field;
 use crate::mesh::{Injected, Mesh, istio};
 use crate::note::Note;
 use crate::profile::{self, NativeChoice, Position, Profile, Rendered, WorkloadVars};
+use crate::reuse::spare;
 use crate::workload::WorkloadType;
 use crate::yaml;
 

@@ -17,11 +17,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::blocks::Blocks;
 use super::emit::Layout;
 use super::node::{Node, NodeKind, ScalarStyle};
 use super::value::{Resolver, ValueError, is_merge_key};
 use crate::json::Field;
+use crate::reuse::blocks::Blocks;
 
 mod align;
 mod differ;

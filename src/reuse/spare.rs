@@ -12,7 +12,7 @@ use std::cell::RefCell;
 
 use serde_json::Value;
 
-use super::Field;
+use crate::json::Field;
 
 /// Spares kept per thread: the containers of a few workloads.
 const KEPT_MAX: usize = 8;

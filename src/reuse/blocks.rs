@@ -8,13 +8,13 @@
 //! blocks, past which new ones are written each time and not kept.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::edit::Text;
-use super::emit::Layout;
+use crate::yaml::edit::Text;
+use crate::yaml::emit::Layout;
 
 /// Blocks of lines already written, by layout, column, key and value. One
 /// cache serves every document a thread renders.
@@ -52,7 +52,7 @@ const BLOCKS_MAX: usize = 4096;
 impl Blocks {
     /// The text of the block `key: value` (or the item `value`, without a key)
     /// at `col`, written by `write` unless an equal block was.
-    pub(super) fn text(
+    pub(crate) fn text(
         &mut self,
         layout: Layout,
         col: usize,
@@ -71,7 +71,7 @@ impl Blocks {
             b.layout == layout
                 && b.col == col
                 && b.key.as_deref() == key
-                && super::value::same_in_order(&b.value, value)
+                && crate::yaml::value::same_in_order(&b.value, value)
         };
         let recent = self
             .recent
@@ -84,7 +84,8 @@ impl Blocks {
                 return Text::Shared(text.clone());
             }
         }
-        let mut hasher = FoldHasher(0);
+        // foldhash: fast, and flooding is no concern for text the tool wrote.
+        let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
         (col, key, layout.indent, layout.seq_indent).hash(&mut hasher);
         (layout.dash_gap, layout.json, layout.newline).hash(&mut hasher);
         hash_value(value, &mut hasher);
@@ -117,47 +118,6 @@ impl Blocks {
         self.recent.insert(0, index);
         self.recent.truncate(RECENT_MAX);
         Text::Shared(text)
-    }
-}
-
-/// A fast hash for the cache of blocks, a word at a time (the standard
-/// hasher, built to resist flooding, cost more than writing the block).
-struct FoldHasher(u64);
-
-impl FoldHasher {
-    fn fold(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for FoldHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.fold(<[u8; 8]>::try_from(chunk).map_or(0, u64::from_le_bytes));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut word = [0u8; 8];
-            word.iter_mut().zip(rest).for_each(|(w, b)| *w = *b);
-            self.fold(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_u8(&mut self, n: u8) {
-        self.fold(u64::from(n));
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.fold(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.fold(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
     }
 }
 

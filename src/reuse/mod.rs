@@ -1,0 +1,28 @@
+//! What a run reuses from one workload to the next, in one place. Most
+//! workloads of a repository are alike (the same proxy, the same values), so
+//! the tool keeps what it made for one and hands it to the next rather than
+//! making it again. Each kind of reuse, and how long what it keeps lives:
+//!
+//! - [`spare`]: values the tool is done with (an injected workload's proxy
+//!   and init containers), kept per thread so that their allocations hold the
+//!   next workload's copy. Lives as long as the thread; at most a few.
+//! - [`blocks`]: the text of new lines already written (a proxy container as
+//!   YAML at a column, in a layout), shared by every edit that adds the same
+//!   block. One per core, carried from document to document for the whole
+//!   run; bounded, past which blocks are written each time.
+//! - `profile::Prepared` (in `src/profile/prepared.rs`): the profile filled
+//!   with each distinct set of values workloads ask for, and what each
+//!   filling rendered for each distinct set of answers. One per run and
+//!   cluster (a second pass with the input's own context objects starts a
+//!   new one), shared by every core; bounded.
+//! - `mesh::istio::injector::ClusterInjector` (in
+//!   `src/mesh/istio/injector.rs`): the pods the cluster's own templates
+//!   rendered, by the inputs they were rendered from. Lives with the profile
+//!   the cluster's configuration made, for the run; bounded.
+//!
+//! Nothing reused changes what is written: a hit is the very value a fresh
+//! making would give (each cache compares what the making reads), which the
+//! tests check by injecting the same inputs alone and among others.
+
+pub mod blocks;
+pub mod spare;
