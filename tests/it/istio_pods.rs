@@ -830,3 +830,51 @@ fn the_apps_metrics_settings_go_to_the_agent_and_come_back() {
     );
     assert_eq!(run.stdout, reserved);
 }
+
+/// On OpenShift, Istio runs the proxy as the project's own user and group:
+/// the last IDs of the namespace's `openshift.io/sa.scc.*` ranges, with the
+/// embedded profile as with the cluster's templates; `--set` still wins.
+#[test]
+fn an_openshift_project_gives_the_proxy_its_ids() {
+    let stream = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  annotations:\n    openshift.io/sa.scc.uid-range: 1000620000/10000\n    openshift.io/sa.scc.supplemental-groups: 1000700000-1000700099\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: shop}\nspec:\n  containers: [{name: app, image: app}]\n";
+    let ids = |extra: &[&str]| -> (Value, Value, Vec<Value>) {
+        let mut args = vec!["-q", "--profile", "istio"];
+        args.extend(extra);
+        let run = common::run_as_given(&args, Some(stream));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let docs = common::values(&run.stdout);
+        let pod = docs
+            .into_iter()
+            .flatten()
+            .find(|d| d["kind"] == "Pod")
+            .expect("the pod");
+        let inits = pod["spec"]["initContainers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let proxy = inits
+            .iter()
+            .find(|c| c["name"] == "istio-proxy")
+            .expect("the proxy")
+            .clone();
+        let capture = inits
+            .iter()
+            .find(|c| c["name"] == "istio-init")
+            .expect("istio-init");
+        let args = capture["args"].as_array().expect("args").clone();
+        (
+            proxy["securityContext"]["runAsUser"].clone(),
+            proxy["securityContext"]["runAsGroup"].clone(),
+            args,
+        )
+    };
+    let (uid, gid, args) = ids(&[]);
+    assert_eq!(
+        (uid, gid),
+        (serde_json::json!(1000629999), serde_json::json!(1000700099))
+    );
+    let u = args.iter().position(|a| a == "-u").expect("-u");
+    assert_eq!(args[u + 1], "1000629999");
+    let (uid, _, _) = ids(&["--set", "proxyUID=4242"]);
+    assert_eq!(uid, serde_json::json!(4242));
+}

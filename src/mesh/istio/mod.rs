@@ -831,6 +831,48 @@ pub fn cni_annotations(values: &Map<String, Value>) -> Map<String, Value> {
     out
 }
 
+/// The annotations OpenShift gives a project: the user IDs its pods run as,
+/// and their supplemental groups.
+const UID_RANGE: &str = "openshift.io/sa.scc.uid-range";
+const SUPPLEMENTAL_GROUPS: &str = "openshift.io/sa.scc.supplemental-groups";
+
+/// The proxy's user and group in a namespace with these `annotations`, as
+/// Istio's injector picks them (`GetProxyIDs` in `inject.go`, with
+/// OpenShift's block syntax, `START/SIZE` or `START-END`): on OpenShift the
+/// last ID of the project's UID range, and the last of its first
+/// supplemental group block (the UID range when it has none); `None` for
+/// each that the namespace does not give (1337 then).
+pub fn openshift_proxy_ids(annotations: Option<&Map<String, Value>>) -> (Option<i64>, Option<i64>) {
+    let annotation = |key: &str| {
+        annotations
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+    };
+    let uid = annotation(UID_RANGE)
+        .and_then(id_block)
+        .map(|(_, end)| i64::from(end));
+    let groups = annotation(SUPPLEMENTAL_GROUPS).or_else(|| annotation(UID_RANGE));
+    // Every block must read, as OpenShift parses them; the first one counts.
+    let gid = groups.and_then(|groups| {
+        let blocks: Option<Vec<(u32, u32)>> = groups.split(',').map(id_block).collect();
+        blocks?.first().map(|(_, end)| i64::from(*end))
+    });
+    (uid, gid)
+}
+
+/// An OpenShift ID block, `START/SIZE` (the last is START+SIZE-1) or
+/// `START-END`, read as Go's `fmt.Sscanf` reads `%d/%d` and `%d-%d`.
+fn id_block(text: &str) -> Option<(u32, u32)> {
+    let number = |t: &str| t.trim_start().parse::<u32>().ok();
+    if let Some((start, size)) = text.split_once('/') {
+        let (start, size) = (number(start)?, number(size)?);
+        return Some((start, start.wrapping_add(size).wrapping_sub(1)));
+    }
+    let (start, end) = text.split_once('-')?;
+    Some((number(start)?, number(end)?))
+}
+
 /// How Istio's injector names a pod's workload (its `DeploymentMeta` and
 /// `TypeMeta`, and what its template makes of them).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -1246,6 +1288,29 @@ mod tests {
         complete(&mut values, &|_| false);
         assert_eq!(values["startupProbe"], false);
         assert_eq!(values["readinessInitialDelay"], 100);
+    }
+
+    #[test]
+    fn openshift_projects_give_the_proxy_the_last_of_their_ids() {
+        let annotations = |a: Value| a.as_object().cloned();
+        let ns = annotations(json!({
+            "openshift.io/sa.scc.uid-range": "1000620000/10000",
+            "openshift.io/sa.scc.supplemental-groups": "1000700000-1000700009,5/2",
+        }));
+        assert_eq!(
+            openshift_proxy_ids(ns.as_ref()),
+            (Some(1000629999), Some(1000700009))
+        );
+        // Groups default to the UID range; a block that does not read spoils
+        // the groups, not the user.
+        let ns = annotations(json!({"openshift.io/sa.scc.uid-range": "100/10"}));
+        assert_eq!(openshift_proxy_ids(ns.as_ref()), (Some(109), Some(109)));
+        let ns = annotations(json!({
+            "openshift.io/sa.scc.uid-range": "100/10",
+            "openshift.io/sa.scc.supplemental-groups": "7-9,oops",
+        }));
+        assert_eq!(openshift_proxy_ids(ns.as_ref()), (Some(109), None));
+        assert_eq!(openshift_proxy_ids(None), (None, None));
     }
 
     #[test]

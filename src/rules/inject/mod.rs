@@ -109,11 +109,23 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .iter()
         .any(|source| env.cluster.holds(&source.kind, &source.name));
     let named_port = |name: &str| named_container_port(pod.spec, name);
+    // On OpenShift, Istio runs the proxy as the project's own user and group
+    // (a flag naming them still wins).
+    let mut flags = std::borrow::Cow::Borrowed(env.flags);
+    if env.profile.mesh == Mesh::Istio {
+        let namespace = env.cluster.namespace_annotations(&pod.vars.namespace);
+        let (uid, gid) = istio::openshift_proxy_ids(namespace);
+        for (name, id) in [("proxyUID", uid), ("proxyGID", gid)] {
+            if let Some(id) = id.filter(|_| !env.flags.contains_key(name)) {
+                flags.to_mut().insert(name.to_string(), Value::from(id));
+            }
+        }
+    }
     let filled_with = |annotations: Option<&Map<String, Value>>| {
         env.prepared.for_workload(
             env.profile,
             annotations,
-            env.flags,
+            &flags,
             holds_objects.then_some(&object_value as &profile::ObjectValue<'_>),
             &named_port,
         )
