@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::json::Field;
 use crate::mesh::istio::injector::ClusterInjector;
+use crate::mesh::istio::overlay;
 use crate::mesh::istio::template_data::TemplateInputs;
 use crate::mesh::{istio, text_of};
 use crate::profile::{NativeChoice, Rendered, RenderedContainers, RenderedMetadata};
@@ -165,7 +166,15 @@ fn split(
     for container in list("containers") {
         let name = name_of(&container);
         if name == proxy_name {
-            proxy = proxy.or(Some(container));
+            // A template that adds to a native proxy as if it were a classic
+            // one (SPIRE's, over the sidecar template): Istio's overlay leaves
+            // a second istio-proxy among the containers, holding only those
+            // additions, which the apiserver rejects for the name; they are
+            // the proxy's.
+            proxy = Some(match proxy {
+                Some(native) => overlay::merge(&native, &container),
+                None => container,
+            });
         } else if own.contains(&name) {
             app_containers.push(container);
         } else {

@@ -96,6 +96,27 @@ fn settings_args(settings: &str) -> Option<(Vec<&'static str>, Vec<&'static str>
             ]),
             vec![],
         ),
+        "iop resources limits{cpu:null,memory:500Mi} requests{cpu:100m,memory:null,ephemeral-storage:1Gi}" => {
+            (
+                set(&[
+                    r#"global.proxy.resources={"limits":{"cpu":null,"memory":"500Mi","ephemeral-storage":null},"requests":{"cpu":"100m","memory":null,"ephemeral-storage":"1Gi"}}"#,
+                ]),
+                vec![],
+            )
+        }
+        "cni multus" => (set(&["cni.enabled=true", "cni.provider=multus"]), vec![]),
+        "iop custom template in values" => (
+            set(&[
+                r#"global.podDNSSearchNamespaces=["global","{{ valueOrDefault .DeploymentMeta.Namespace \"default\" }}.global"]"#,
+            ]),
+            vec![],
+        ),
+        "mesh OTel extension provider" => (
+            mesh(&[
+                r#"extensionProviders=[{"name":"otel","opentelemetry":{"service":"otel.istio-system.svc.cluster.local","port":4317,"serviceAttributeEnrichment":"OTEL_SEMANTIC_CONVENTIONS"}}]"#,
+            ]),
+            vec![],
+        ),
         "iop resources limits{cpu:100m,memory:null} requests{cpu:50m,memory:null}" => (
             set(&[
                 r#"global.proxy.resources={"limits":{"cpu":"100m","memory":null},"requests":{"cpu":"50m","memory":null}}"#,
@@ -106,10 +127,10 @@ fn settings_args(settings: &str) -> Option<(Vec<&'static str>, Vec<&'static str>
     })
 }
 
-/// Cases that differ from Istio's golden with the cluster's templates as
+/// Cases that differ from Istio's golden with the cluster's templates: as
 /// with the embedded profile, for the reasons `istio_goldens::NOT_YET`
 /// gives (what Istio's injector does there is a choice the tool does not
-/// follow, not a template's doing).
+/// follow, not a template's doing), and one more.
 const SAME_AS_EMBEDDED: [&str; 5] = [
     "only-proxy-container.yaml",
     "cronjob.yaml",
@@ -117,6 +138,25 @@ const SAME_AS_EMBEDDED: [&str; 5] = [
     "merge-probers.yaml",
     "hello-multiport-metrics.yaml",
 ];
+
+/// A case only these settings reach (a memory limit without its request):
+/// the tool writes the request the apiserver defaults from the limit
+/// (500Mi), Istio's manifest leaves it to the apiserver; the pod admitted is
+/// the same.
+const DEFAULTED_REQUEST: &str = "proxy-resources-mixed-null.yaml";
+
+/// A case where Istio's own output would not be admitted: SPIRE's template
+/// adds a mount to the proxy as if it were a classic container, and Istio's
+/// overlay leaves a second `istio-proxy` among the containers holding only
+/// that mount (the apiserver rejects the name twice); the tool merges the
+/// mount into the native proxy.
+const SPIRE_OVER_NATIVE: &str = "sidecar-spire.yaml";
+
+/// A case whose input differs from what Istio's webhook test injected: the
+/// corpus input's own istio-proxy sets `runAsUser: 1000620000`, which
+/// Istio's injector carries to the proxy and istio-iptables' `-u`; the
+/// golden's `proxy.istio.io/overrides` shows an override without it.
+const OVERRIDE_WITHOUT_USER: &str = "hello-openshift-custom-injection.yaml";
 
 /// Whether the generator can run here: python3 with PyYAML.
 fn generator_runs(test: &str) -> bool {
@@ -131,6 +171,32 @@ fn generator_runs(test: &str) -> bool {
         "python3 with PyYAML is not installed (make-configmaps.py needs it)",
     );
     false
+}
+
+/// The `spire` template of the IstioOperator of Istio's SPIRE cases,
+/// written into `dir` for the generator's `--template`.
+fn spire_template(fidelity: &Path, dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(fidelity.join("golden/spire-template.iop.yaml"))
+        .expect("the SPIRE IstioOperator");
+    let iop: serde_json::Value = serde_yaml_ng::from_str(&text).expect("YAML");
+    let template = iop["spec"]["values"]["sidecarInjectorWebhook"]["templates"]["spire"]
+        .as_str()
+        .expect("the spire template");
+    let path = dir.join("spire.yaml");
+    std::fs::write(&path, template).expect("write the template");
+    path
+}
+
+/// The namespace of Istio's OpenShift cases, as an OpenShift project is
+/// annotated, written into `dir`.
+fn openshift_namespace(dir: &Path) -> PathBuf {
+    let path = dir.join("openshift-namespace.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: test-ns\n  annotations:\n    openshift.io/sa.scc.uid-range: 1000620000/10000\n    openshift.io/sa.scc.supplemental-groups: 1000620000/10000\n",
+    )
+    .expect("write the namespace");
+    path
 }
 
 /// The ConfigMaps for `args`, written once into `dir`.
@@ -171,8 +237,25 @@ fn the_clusters_own_templates_reproduce_istios_goldens() {
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let mut made = BTreeMap::new();
-    let outcome = run_cases(&fidelity, &SAME_AS_EMBEDDED, |case, settings, input| {
-        let (generator, flags) = settings_args(settings)?;
+    let mut listed = SAME_AS_EMBEDDED.to_vec();
+    listed.extend([DEFAULTED_REQUEST, SPIRE_OVER_NATIVE, OVERRIDE_WITHOUT_USER]);
+    let outcome = run_cases(&fidelity, &listed, |case, settings, input| {
+        let (spire, namespace);
+        let (generator, flags) = if settings == "iop spire custom template" {
+            // The IstioOperator's own template, as the ConfigMap holds it.
+            spire = format!("spire={}", spire_template(&fidelity, dir.path()).display());
+            (vec!["--template", spire.as_str()], vec![])
+        } else if settings.starts_with("webhook only, OpenShift") {
+            // Istio's CNI on an OpenShift project: the Namespace, with the
+            // IDs OpenShift gives it, in context.
+            namespace = openshift_namespace(dir.path()).display().to_string();
+            (
+                vec!["--set", "cni.enabled=true"],
+                vec!["--context", namespace.as_str()],
+            )
+        } else {
+            settings_args(settings)?
+        };
         let context = config_maps(&fidelity, dir.path(), &generator, &mut made);
         let (context, input) = (
             context.to_string_lossy().to_string(),

@@ -229,6 +229,27 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             Err(reason) => return unchanged(patcher, before, reason),
         }
     }
+    if rendered.by_mesh_template {
+        // The template's pod is overlaid on the pod: an annotation of the
+        // pod's own that the template writes takes the template's value
+        // (Istio's Multus network list, extended), the pod's kept for
+        // uninject. The metrics annotations are the metrics merge's.
+        for (key, value) in &rendered.metadata.annotations {
+            let own = pod
+                .annotations
+                .and_then(|a| a.get(key))
+                .and_then(Value::as_str);
+            let (Some(own), Some(value)) = (own, value.as_str()) else {
+                continue;
+            };
+            let changed = sidecar.changed_annotations.iter().any(|(k, _)| k == key);
+            if own != value && !changed && !key.starts_with("prometheus.io/") {
+                sidecar
+                    .changed_annotations
+                    .push((key.clone(), value.to_string()));
+            }
+        }
+    }
     if pod.namespace_assumed {
         // What the injection writes of the namespace is only right there.
         sidecar.notes.push(Note::info(format!(
