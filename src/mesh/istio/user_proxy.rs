@@ -1,0 +1,299 @@
+//! A pod's own `istio-proxy` (or init container) merged into the injected
+//! one as Istio merges it, the `proxy.istio.io/overrides` record of it, and
+//! the capture's user following the proxy's (`webhook.go`:
+//! `reapplyOverwrittenContainers`, `adjustInitContainerUser`).
+
+use super::*;
+
+/// The image a user-written proxy container names for "the injector's".
+pub const AUTO_IMAGE: &str = "auto";
+
+/// The pod's own container `user` as Istio overlays it on the container
+/// its template rendered (`rendered`, of the same name), by Kubernetes'
+/// strategic merge: the user's fields win; maps (resources, security
+/// context, probes, lifecycle) are merged key by key; env, ports, mounts
+/// and resize policies item by item (by name, port, mount path, resource;
+/// the user's new items after the rendered ones); other lists (args,
+/// command, capabilities) are the user's. An `image: auto` is the
+/// rendered image. Quantities are written in canonical form, as Istio's
+/// serialiser writes them.
+pub fn merge_user_container(rendered: &Value, user: &Value) -> Value {
+    let mut merged = rendered.clone();
+    if let (Value::Object(out), Value::Object(overlay)) = (&mut merged, user) {
+        for (key, value) in overlay {
+            if key == "image" && value.as_str() == Some(AUTO_IMAGE) {
+                continue;
+            }
+            let value = match out.get(key) {
+                Some(base) => overlay::merged_field(key, base, value),
+                None => value.clone(),
+            };
+            out.insert(key.clone(), value);
+        }
+    }
+    canonical_resources(&mut merged);
+    merged
+}
+
+/// The container's resource quantities in canonical form.
+pub(super) fn canonical_resources(container: &mut Value) {
+    if let Some(Value::Object(resources)) = container.field_mut("resources") {
+        for list in ["limits", "requests"] {
+            if let Some(quantities) = resources.get_mut(list) {
+                typed::canonical_quantities(quantities);
+            }
+        }
+    }
+}
+
+/// The fields of Kubernetes' objects in a container, in the order of Go's
+/// structs, by the key they are found under (`*` for the container).
+pub(super) const GO_FIELDS: &[(&str, &[&str])] = &[
+    (
+        "*",
+        &[
+            "name",
+            "image",
+            "command",
+            "args",
+            "workingDir",
+            "ports",
+            "envFrom",
+            "env",
+            "resources",
+            "resizePolicy",
+            "restartPolicy",
+            "volumeMounts",
+            "volumeDevices",
+            "livenessProbe",
+            "readinessProbe",
+            "startupProbe",
+            "lifecycle",
+            "terminationMessagePath",
+            "terminationMessagePolicy",
+            "imagePullPolicy",
+            "securityContext",
+            "stdin",
+            "stdinOnce",
+            "tty",
+        ],
+    ),
+    (
+        "ports",
+        &["name", "hostPort", "containerPort", "protocol", "hostIP"],
+    ),
+    ("env", &["name", "value", "valueFrom"]),
+    ("resources", &["limits", "requests", "claims"]),
+    (
+        "volumeMounts",
+        &[
+            "name",
+            "readOnly",
+            "recursiveReadOnly",
+            "mountPath",
+            "subPath",
+            "mountPropagation",
+            "subPathExpr",
+        ],
+    ),
+    (
+        "probe",
+        &[
+            "exec",
+            "httpGet",
+            "tcpSocket",
+            "grpc",
+            "initialDelaySeconds",
+            "timeoutSeconds",
+            "periodSeconds",
+            "successThreshold",
+            "failureThreshold",
+            "terminationGracePeriodSeconds",
+        ],
+    ),
+    (
+        "httpGet",
+        &["path", "port", "host", "scheme", "httpHeaders"],
+    ),
+    ("lifecycle", &["postStart", "preStop", "stopSignal"]),
+    ("handler", &["exec", "httpGet", "tcpSocket", "sleep"]),
+    (
+        "securityContext",
+        &[
+            "capabilities",
+            "privileged",
+            "seLinuxOptions",
+            "windowsOptions",
+            "runAsUser",
+            "runAsGroup",
+            "runAsNonRoot",
+            "readOnlyRootFilesystem",
+            "allowPrivilegeEscalation",
+            "procMount",
+            "seccompProfile",
+            "appArmorProfile",
+        ],
+    ),
+    ("capabilities", &["add", "drop"]),
+];
+
+/// The container `container` as Go's `encoding/json` writes Kubernetes'
+/// Container: fields in the struct's order (others after, in their own),
+/// empty ones left out but `resources`, which is always written.
+pub fn go_container_json(container: &Value) -> String {
+    let mut out = String::new();
+    go_typed(&mut out, container, "*");
+    out
+}
+
+/// `value` (found under `kind`, see [`GO_FIELDS`]) written as Go writes it.
+pub(super) fn go_typed(out: &mut String, value: &Value, kind: &str) {
+    match value {
+        Value::Object(map) if kind == "*" && !map.contains_key("resources") => {
+            // Go writes a container's resources even when empty.
+            let mut with = map.clone();
+            with.insert("resources".into(), Value::Object(Map::new()));
+            go_typed(out, &Value::Object(with), kind);
+        }
+        Value::Object(map) => {
+            let order = GO_FIELDS
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .map_or(&[][..], |(_, fields)| *fields);
+            let mut keys: Vec<&String> = map.keys().collect();
+            let rank = |key: &str| order.iter().position(|k| *k == key).unwrap_or(order.len());
+            if order.is_empty() {
+                // A map of Go's (limits, requests): its keys sorted.
+                keys.sort();
+            } else {
+                keys.sort_by_key(|k| rank(k));
+            }
+            out.push('{');
+            let mut first = true;
+            for key in keys {
+                let field = &map[key.as_str()];
+                let empty = match field {
+                    Value::Null => true,
+                    Value::Array(items) => items.is_empty(),
+                    Value::Object(m) => m.is_empty() && !(kind == "*" && key == "resources"),
+                    _ => false,
+                };
+                if empty {
+                    continue;
+                }
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                go_json_string(out, key);
+                out.push(':');
+                let inner = match (kind, key.as_str()) {
+                    (_, "livenessProbe" | "readinessProbe" | "startupProbe") => "probe",
+                    ("lifecycle", _) => "handler",
+                    (_, other) => other,
+                };
+                go_typed(out, field, inner);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                go_typed(out, item, kind);
+            }
+            out.push(']');
+        }
+        Value::String(s) => go_json_string(out, s),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// `proxy.istio.io/overrides` as Istio writes it: the pod's own containers
+/// it merged its rendered ones into, by the list its template put them in
+/// (`containers`, `initContainers`; an empty list left out), each with an
+/// `image: auto` left out and its quantities canonical.
+pub fn overrides_annotation(containers: &[Value], init_containers: &[Value]) -> String {
+    let mut out = String::from("{");
+    let mut first = true;
+    for (key, list) in [
+        ("containers", containers),
+        ("initContainers", init_containers),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        go_json_string(&mut out, key);
+        out.push_str(":[");
+        for (i, container) in list.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            let mut overlay = container.clone();
+            if let Value::Object(map) = &mut overlay {
+                if map.get("image").and_then(Value::as_str) == Some(AUTO_IMAGE) {
+                    map.shift_remove("image");
+                }
+            }
+            canonical_resources(&mut overlay);
+            out.push_str(&go_container_json(&overlay));
+        }
+        out.push(']');
+    }
+    out.push('}');
+    out
+}
+
+/// What Istio does to its capture container (`init`, istio-init or
+/// istio-validation) and its proxy (`proxy`, merged already) after merging
+/// the pod's own proxy container (`user`) in: the validation container
+/// runs as the user and group the user's proxy sets (not with TPROXY); the
+/// capture's `-u` is the user's proxy's user when it sets one other than
+/// 0; with TPROXY the proxy runs as root whatever the user's proxy says.
+pub fn adjust_capture_user(init: &mut Value, proxy: &mut Value, user: &Value, tproxy: bool) {
+    let Some(context) = user.field("securityContext") else {
+        return;
+    };
+    let user_id = context.field("runAsUser").and_then(Value::as_i64);
+    let group_id = context.field("runAsGroup").and_then(Value::as_i64);
+    if user_id.is_none() && group_id.is_none() {
+        return;
+    }
+    if tproxy && user_id.is_some() {
+        if let Some(Value::Object(context)) = proxy.field_mut("securityContext") {
+            context.insert("runAsUser".into(), Value::from(0));
+        }
+    }
+    let validation = init.field("name").and_then(Value::as_str) == Some("istio-validation");
+    if !tproxy && validation {
+        if let Value::Object(container) = &mut *init {
+            let context = container
+                .entry("securityContext")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(context) = context {
+                if let Some(id) = user_id {
+                    context.insert("runAsUser".into(), Value::from(id));
+                }
+                if let Some(id) = group_id {
+                    context.insert("runAsGroup".into(), Value::from(id));
+                }
+            }
+        }
+    }
+    let Some(id) = user_id.filter(|id| *id != 0) else {
+        return;
+    };
+    if let Some(Value::Array(args)) = init.field_mut("args") {
+        if let Some(at) = args.iter().position(|a| a.as_str() == Some("-u")) {
+            if let Some(arg) = args.get_mut(at + 1) {
+                *arg = Value::String(id.to_string());
+            }
+        }
+    }
+}
