@@ -255,6 +255,8 @@ pub struct Injected<'a> {
     pub init_containers: Vec<&'a str>,
     pub containers: Vec<&'a str>,
     pub volumes: Vec<&'a str>,
+    /// The image pull secrets the injection adds.
+    pub pull_secrets: Vec<&'a str>,
 }
 
 /// The string a value holds, numbers and booleans written out; empty for

@@ -164,6 +164,9 @@ pub struct RenderedContainers {
     /// The pod's other fields the mesh's template sets (Istio's gateway
     /// template, the pod's security context): merged into the pod's.
     pub pod_fields: Map<String, Value>,
+    /// The image pull secrets the mesh's template gives the pod (`None`:
+    /// the mesh's code adds those of its values).
+    pub pull_secrets: Option<Vec<String>>,
     /// Rendered by the mesh's own template (the cluster's configuration),
     /// which placed the proxy itself (native or classic) and whose volumes
     /// are all added, mounted by the mesh's containers or not.
@@ -356,6 +359,7 @@ impl Profile {
             volumes: list(&self.volumes)?,
             app_containers: Vec::new(),
             pod_fields: Map::new(),
+            pull_secrets: None,
             by_mesh_template: false,
         })
     }

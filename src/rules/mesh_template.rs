@@ -219,6 +219,13 @@ fn split(
             volumes: list("volumes"),
             app_containers,
             pod_fields,
+            pull_secrets: Some(
+                list("imagePullSecrets")
+                    .iter()
+                    .filter_map(|secret| secret.field("name").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect(),
+            ),
             by_mesh_template: true,
         },
     )

@@ -623,7 +623,7 @@ fn several_templates_are_overlaid_in_the_order_the_pod_names_them() {
     let team = dir.path().join("team.yaml");
     std::fs::write(
         &team,
-        "metadata:\n  annotations:\n    example.com/templates: team\nspec:\n  initContainers:\n  - name: istio-proxy\n    env:\n    - name: ISTIO_META_APP_CONTAINERS\n      value: overridden\n    - name: TEAM\n      value: \"{{ .DeploymentMeta.Name }}\"\n",
+        "metadata:\n  annotations:\n    example.com/templates: team\nspec:\n  imagePullSecrets:\n  - name: team-registry\n  initContainers:\n  - name: istio-proxy\n    env:\n    - name: ISTIO_META_APP_CONTAINERS\n      value: overridden\n    - name: TEAM\n      value: \"{{ .DeploymentMeta.Name }}\"\n",
     )
     .expect("write the template");
     let template_arg = format!("team={}", team.display());
@@ -664,6 +664,18 @@ fn several_templates_are_overlaid_in_the_order_the_pod_names_them() {
         "{env:?}"
     );
     assert_eq!(env.last(), Some(&("TEAM", "hello")), "{env:?}");
+    // The template's image pull secret: on the pod, and in Istio's status.
+    assert_eq!(
+        pod["spec"]["imagePullSecrets"],
+        serde_json::json!([{"name": "team-registry"}])
+    );
+    let status = pod["metadata"]["annotations"]["sidecar.istio.io/status"]
+        .as_str()
+        .expect("the status");
+    assert!(
+        status.contains(r#""imagePullSecrets":["team-registry"]"#),
+        "{status}"
+    );
     // The embedded profile renders the sidecar only: the pod is left alone.
     let run = common::run_as_given(
         &["--profile", "istio", "-f", &input.to_string_lossy()],

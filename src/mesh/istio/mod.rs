@@ -380,12 +380,13 @@ mod tests {
             init_containers: vec!["istio-init", "istio-proxy"],
             containers: vec![],
             volumes: vec!["istio-envoy", "istio-data"],
+            pull_secrets: vec![],
         };
         assert_eq!(
             injection_status(&native, &values),
             r#"{"initContainers":["istio-init","istio-proxy"],"containers":null,"volumes":["istio-envoy","istio-data"],"imagePullSecrets":null,"revision":"default"}"#
         );
-        let values = json!({"revision": "canary", "imagePullSecrets": "a, b"})
+        let values = json!({"revision": "canary"})
             .as_object()
             .cloned()
             .expect("map");
@@ -393,6 +394,7 @@ mod tests {
             init_containers: vec![],
             containers: vec!["istio-proxy"],
             volumes: vec![],
+            pull_secrets: vec!["a", "b"],
         };
         assert_eq!(
             injection_status(&classic, &values),

@@ -13,13 +13,13 @@ pub const STATUS: &str = "sidecar.istio.io/status";
 /// sidecar), its image pull secrets, and the revision (`default` when
 /// empty), as Go serialises the struct: an empty list is `null`.
 pub fn injection_status(injected: &Injected<'_>, values: &Map<String, Value>) -> String {
-    let secrets = pull_secrets(values);
+    let secrets = &injected.pull_secrets;
     let mut out = String::from("{");
     let lists: [(&str, &[&str]); 4] = [
         ("initContainers", &injected.init_containers),
         ("containers", &injected.containers),
         ("volumes", &injected.volumes),
-        ("imagePullSecrets", &secrets),
+        ("imagePullSecrets", secrets),
     ];
     for (key, names) in lists {
         go_json_string(&mut out, key);

@@ -265,11 +265,23 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             sidecar.annotations.entry(key).or_insert(value);
         }
     }
+    // The image pull secrets the injection adds: the mesh's template's, or
+    // those of the values (Istio's global.imagePullSecrets).
+    let pull_secrets: Vec<String> = match &rendered.pull_secrets {
+        Some(secrets) => secrets.clone(),
+        None if env.profile.mesh == Mesh::Istio => istio::pull_secrets(filled.values())
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        None => Vec::new(),
+    };
     // The mesh's record of what it injected, where.
+    let mut injected = sidecar.injected(&rendered);
+    injected.pull_secrets = pull_secrets.iter().map(String::as_str).collect();
     let status = env
         .profile
         .mesh
-        .injection_status(&sidecar.injected(&rendered), filled.values());
+        .injection_status(&injected, filled.values());
     if let Some((key, value)) = status {
         sidecar
             .annotations
@@ -285,14 +297,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         name: pod.vars.name,
         volumes_first: env.profile.mesh.puts_its_volumes_first(),
         merges_user_containers: merges_user_containers(env),
-        pull_secrets: if env.profile.mesh == Mesh::Istio {
-            istio::pull_secrets(filled.values())
-                .into_iter()
-                .map(str::to_string)
-                .collect()
-        } else {
-            Vec::new()
-        },
+        pull_secrets,
         tproxy: crate::mesh::text_of(filled.values(), "interceptionMode") == "TPROXY",
     };
     let notes = place(&mut patcher, &paths, &placed_in, &rendered, sidecar, grace)?;
