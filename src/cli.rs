@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::builder::PossibleValuesParser;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::cluster::KubeVersion;
 
@@ -93,6 +93,14 @@ pub struct InjectArgs {
     pub common: CommonArgs,
     #[command(flatten)]
     pub profile: ProfileArgs,
+    #[command(flatten)]
+    pub options: InjectOptions,
+}
+
+/// What only injecting takes: uninject reads the input, the output and the
+/// profile alone.
+#[derive(Debug, Args)]
+pub struct InjectOptions {
     /// Kubernetes version the manifests are for: decides native sidecars (1.29+),
     /// the preStop sleep action (1.30+) and PodSecurityPolicy (up to 1.24).
     #[arg(long, value_name = "X.Y", default_value_t = KubeVersion::CURRENT)]
@@ -118,6 +126,16 @@ pub struct InjectArgs {
     /// output).
     #[arg(long)]
     pub warn_only: bool,
+}
+
+impl InjectOptions {
+    /// The options as their flags leave them when none is given (read by
+    /// the flags' own definitions, so there is one place for the defaults).
+    pub fn as_flags_leave_them() -> Result<Self, clap::Error> {
+        let command = Self::augment_args(clap::Command::new("inject")).no_binary_name(true);
+        let matches = command.try_get_matches_from(Vec::<String>::new())?;
+        Self::from_arg_matches(&matches)
+    }
 }
 
 #[derive(Debug, Args)]
@@ -259,4 +277,25 @@ pub enum ColorChoice {
 pub enum ReportFormat {
     Text,
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_options_as_their_flags_leave_them_are_the_flags_defaults() {
+        let options = InjectOptions::as_flags_leave_them().expect("defaults");
+        assert_eq!(options.kube_version, KubeVersion::CURRENT);
+        assert_eq!(options.native_sidecar, None);
+        assert_eq!(options.security_context, SecurityContext::Auto);
+        assert!(options.context.is_empty() && !options.warn_only);
+        // And as the command line leaves them without those flags.
+        let cli = Cli::try_parse_from(["kubectl-mesh_inject", "-f", "x.yaml"]).expect("parses");
+        assert_eq!(cli.inject.options.kube_version, options.kube_version);
+        assert_eq!(
+            cli.inject.options.security_context,
+            options.security_context
+        );
+    }
 }

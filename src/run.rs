@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use crate::cli::{
-    AdmitArgs, AdmitFormat, Cli, ColorChoice, Command, CommonArgs, Format, InjectArgs, InputArgs,
-    NativeSidecar, ProfileArgs, ReportArgs, ReportFormat, SecurityContext,
+    AdmitArgs, AdmitFormat, Cli, ColorChoice, Command, CommonArgs, Format, InjectArgs,
+    InjectOptions, InputArgs, NativeSidecar, ProfileArgs, ReportArgs, ReportFormat,
+    SecurityContext,
 };
-use crate::cluster::KubeVersion;
 use crate::error::Error;
 use crate::output::{self, Paint};
 use crate::pipeline::{self, Action, Processed, Settings};
@@ -44,11 +44,8 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
             InjectArgs {
                 common: args.common,
                 profile: args.profile,
-                kube_version: KubeVersion::CURRENT,
-                native_sidecar: None,
-                security_context: SecurityContext::Auto,
-                context: Vec::new(),
-                warn_only: false,
+                options: InjectOptions::as_flags_leave_them()
+                    .map_err(|e| Error::Usage(clap_message(&e)))?,
             },
         ),
         None => transform(Action::Inject, cli.inject),
@@ -132,9 +129,9 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         action,
         profile,
         flags,
-        native: args.native_sidecar.map(native_choice),
-        version: args.kube_version,
-        security: match args.security_context {
+        native: args.options.native_sidecar.map(native_choice),
+        version: args.options.kube_version,
+        security: match args.options.security_context {
             SecurityContext::Auto => SecurityMode::Auto,
             SecurityContext::Psp => SecurityMode::Psp,
             SecurityContext::Copy => SecurityMode::Copy,
@@ -144,7 +141,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         keep_values: common.output == Format::Json,
         keep_patches: common.output == Format::Patch,
     };
-    let context = read_context(&args.context, common.input.recursive)?;
+    let context = read_context(&args.options.context, common.input.recursive)?;
     let prepared = Prepared::default();
     let mut results = match pipeline::process_or_return(sources, &context, &settings, &prepared) {
         Ok(results) => results,
@@ -167,13 +164,13 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     if let (Some(list), [processed]) = (&resource_list, results.as_mut_slice()) {
         // A KRM function answers with the ResourceList and its results, even
         // on a rejection (kpt and kustomize show them), and fails then.
-        let krm_results = crate::krm::results(processed, list, args.warn_only);
+        let krm_results = crate::krm::results(processed, list, args.options.warn_only);
         crate::krm::add_results(processed, list, krm_results).map_err(Error::Config)?;
         // Written piece by piece, and checked: a full disk fails the run.
         let written = output::pieces_to_stdout(processed.pieces());
-        let written =
-            written.and_then(|()| write_report(&common.report, &results, args.warn_only, false));
-        let rejected = !args.warn_only && !report::rejections(&results).is_empty();
+        let written = written
+            .and_then(|()| write_report(&common.report, &results, args.options.warn_only, false));
+        let rejected = !args.options.warn_only && !report::rejections(&results).is_empty();
         let status = if rejected {
             Status::Rejected
         } else {
@@ -183,7 +180,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     }
 
     let rejections = report::rejections(&results);
-    if !rejections.is_empty() && !args.warn_only {
+    if !rejections.is_empty() && !args.options.warn_only {
         // Nothing is written: a pipe into `kubectl apply` must apply nothing.
         let written = write_rejections(&common.report, &results, &rejections);
         return after_writing(Status::Rejected, written);
@@ -195,7 +192,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         Status::Done
     };
     let written = write_output(action, common, &results)
-        .and_then(|()| write_report(&common.report, &results, args.warn_only, false));
+        .and_then(|()| write_report(&common.report, &results, args.options.warn_only, false));
     // The process ends with this run: its memory goes back to the system at
     // once, where freeing every object and edit of a large stream one by one
     // (and every rendering of the profile) took milliseconds after the
@@ -312,15 +309,15 @@ fn apply_function_config(
         args.profile.profile = given.profile.profile;
     }
     if config.kube_version.is_some() {
-        args.kube_version = given.kube_version;
+        args.options.kube_version = given.options.kube_version;
     }
     if config.native_sidecar.is_some() {
-        args.native_sidecar = given.native_sidecar;
+        args.options.native_sidecar = given.options.native_sidecar;
     }
     if config.namespace.is_some() {
         args.common.input.namespace = given.common.input.namespace;
     }
-    args.warn_only |= config.warn_only;
+    args.options.warn_only |= config.warn_only;
     args.profile.set.extend(given.profile.set);
     Ok(())
 }
