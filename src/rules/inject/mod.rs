@@ -216,12 +216,14 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
 
     let mut sidecar = Sidecar::build(&rendered, &pod, kind, env, notes);
     if env.profile.mesh == Mesh::Istio {
-        // Istio decides on the pod as its template left it.
-        let mut merged_annotations = pod.annotations.cloned().unwrap_or_default();
-        if rendered.by_mesh_template {
-            merged_annotations.extend(rendered.metadata.annotations.clone());
-        }
-        sidecar.take_over_app_probes(&pod, Some(&merged_annotations), filled.values());
+        // Istio decides on the pod as its template left it (the embedded
+        // profile's annotations are not the pod's until placed).
+        let overlaid = rendered.by_mesh_template.then(|| {
+            let mut annotations = pod.annotations.cloned().unwrap_or_default();
+            annotations.extend(rendered.metadata.annotations.clone());
+            annotations
+        });
+        sidecar.take_over_app_probes(&pod, overlaid.as_ref().or(pod.annotations), filled.values());
         let merged = !crate::mesh::text_of(filled.values(), "metricsScrape").is_empty();
         match istio::metrics_merge(pod.annotations, merged) {
             Ok(Some(merge)) => sidecar.merge_metrics(merge),
