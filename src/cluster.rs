@@ -360,6 +360,16 @@ impl ClusterContext {
             .and_then(|o| o.value.field("data")?.as_object())
     }
 
+    /// `data[key]` of the ConfigMap `namespace/name` as the mapping it holds,
+    /// read once when the ConfigMap was added; `None` when there is no such
+    /// entry or it does not read as a mapping.
+    pub fn config_map_document(&self, namespace: &str, name: &str, key: &str) -> Option<&Value> {
+        self.objects
+            .iter()
+            .find(|o| o.kind == "ConfigMap" && o.namespace == namespace && o.name == name)
+            .and_then(|o| o.documents.get(key))
+    }
+
     /// Whether the context has a ConfigMap whose name begins with `prefix`.
     pub fn has_config_map_named(&self, prefix: &str) -> bool {
         self.objects

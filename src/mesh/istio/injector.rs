@@ -73,20 +73,22 @@ impl ClusterInjector {
         };
         let origin = format!("ConfigMap {namespace}/{name}");
         let mesh_name = format!("{MESH_CONFIG_MAP}{suffix}");
-        let mesh = match cluster
-            .config_map_data(namespace, &mesh_name)
-            .and_then(|d| d.get("mesh"))
-            .and_then(Value::as_str)
-        {
-            Some(text) => read_mapping(text)
-                .map_err(|e| format!("ConfigMap {namespace}/{mesh_name}, data.mesh: {e}"))?,
-            None => Value::Object(Map::new()),
+        let mesh_data = cluster.config_map_data(namespace, &mesh_name);
+        // The context read each entry once as it took the ConfigMap; an
+        // entry it could not read is read again only to say why.
+        let document = |map: &str, data: Option<&Map<String, Value>>, key: &str| {
+            if let Some(found) = cluster.config_map_document(namespace, map, key) {
+                return Ok(found.clone());
+            }
+            let text = data
+                .and_then(|d| d.get(key))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            read_mapping(text).map_err(|e| format!("ConfigMap {namespace}/{map}, data.{key}: {e}"))
         };
-        let text = |key: &str| data.get(key).and_then(Value::as_str).unwrap_or_default();
-        let config =
-            read_mapping(text("config")).map_err(|e| format!("{origin}, data.config: {e}"))?;
-        let values =
-            read_mapping(text("values")).map_err(|e| format!("{origin}, data.values: {e}"))?;
+        let mesh = document(&mesh_name, mesh_data, "mesh")?;
+        let config = document(&name, Some(data), "config")?;
+        let values = document(&name, Some(data), "values")?;
         Self::read(origin, &config, values, mesh).map(Some)
     }
 
