@@ -207,7 +207,8 @@ fn field_of(difference: &str) -> String {
 #[derive(Default)]
 pub struct Outcome {
     pub reproduced: Vec<String>,
-    pub differing: Vec<(String, Vec<String>)>,
+    /// Each with the reason it is listed for (`None`: not listed).
+    pub differing: Vec<(String, Option<&'static str>, Vec<String>)>,
     pub unsupported: Vec<String>,
     pub failures: Vec<String>,
 }
@@ -219,7 +220,7 @@ pub struct Outcome {
 /// differs without being listed.
 pub fn run_cases(
     fidelity: &Path,
-    listed: &[&str],
+    listed: &[(&str, &'static str)],
     mut inject: impl FnMut(&str, &str, &Path) -> Option<String>,
 ) -> Outcome {
     let inputs = fidelity.join("../../corpus/istio-inject-inputs");
@@ -258,8 +259,8 @@ pub fn run_cases(
         } else {
             vec![format!("{} objects, Istio {}", got.len(), want.len())]
         };
-        let is_listed = listed.contains(&case.as_str());
-        match (found.is_empty(), is_listed) {
+        let reason = listed.iter().find(|(c, _)| *c == case).map(|(_, r)| *r);
+        match (found.is_empty(), reason.is_some()) {
             (true, false) => outcome.reproduced.push(case),
             (true, true) => outcome.failures.push(format!(
                 "{case} is reproduced now: take it off the list of differing cases (and count it)"
@@ -271,18 +272,31 @@ pub fn run_cases(
                         found.join("\n  ")
                     ));
                 }
-                outcome.differing.push((case, found));
+                outcome.differing.push((case, reason, found));
             }
         }
     }
     outcome
 }
 
+/// Print `outcome` (see [`print_outcome`]), then fail on what makes the
+/// test fail, or when too few cases ran.
+pub fn check_outcome(outcome: &Outcome, how: &str) {
+    print_outcome(outcome, how);
+    assert!(
+        outcome.failures.is_empty(),
+        "{}",
+        outcome.failures.join("\n")
+    );
+    let total = outcome.reproduced.len() + outcome.differing.len();
+    assert!(total >= 80, "only {total} cases run");
+}
+
 /// Print what `outcome` holds: the cases reproduced, each differing one
 /// with its reason and first differences (MESH_INJECT_GOLDEN_ALL=1 prints
 /// them all), the fields that differ by the number of cases, and the
 /// settings that could not be given.
-pub fn print_outcome(outcome: &Outcome, how: &str) {
+fn print_outcome(outcome: &Outcome, how: &str) {
     let total = outcome.reproduced.len() + outcome.differing.len();
     eprintln!(
         "reproduced {} of {total} {how}: {}",
@@ -290,11 +304,8 @@ pub fn print_outcome(outcome: &Outcome, how: &str) {
         outcome.reproduced.join(", ")
     );
     eprintln!("differing {}:", outcome.differing.len());
-    for (case, found) in &outcome.differing {
-        let reason = NOT_YET
-            .iter()
-            .find(|(c, _)| c == case)
-            .map_or("not listed", |(_, r)| r);
+    for (case, reason, found) in &outcome.differing {
+        let reason = reason.unwrap_or("not listed");
         eprintln!("  {case} ({reason}): {} differences", found.len());
         let shown = if std::env::var_os("MESH_INJECT_GOLDEN_ALL").is_some() {
             found.len()
@@ -306,7 +317,7 @@ pub fn print_outcome(outcome: &Outcome, how: &str) {
         }
     }
     let mut fields: BTreeMap<String, usize> = BTreeMap::new();
-    for (_, found) in &outcome.differing {
+    for (_, _, found) in &outcome.differing {
         let mut once: Vec<String> = found.iter().map(|d| field_of(d)).collect();
         once.sort();
         once.dedup();
@@ -334,8 +345,7 @@ fn istio_injection_tests_are_reproduced_field_for_field() {
         return;
     };
     let dir = tempfile::tempdir().expect("temp dir");
-    let listed: Vec<&str> = NOT_YET.iter().map(|(case, _)| *case).collect();
-    let outcome = run_cases(&fidelity, &listed, |case, settings, input| {
+    let outcome = run_cases(&fidelity, NOT_YET, |case, settings, input| {
         let values = values(settings)?;
         let mut config = vec!["config", "--profile", "istio"];
         for value in BASE.iter().chain(&values) {
@@ -359,12 +369,5 @@ fn istio_injection_tests_are_reproduced_field_for_field() {
         assert_eq!(run.code, 0, "{case}: {}", run.stderr);
         Some(run.stdout)
     });
-    print_outcome(&outcome, "with the embedded profile");
-    assert!(
-        outcome.failures.is_empty(),
-        "{}",
-        outcome.failures.join("\n")
-    );
-    let total = outcome.reproduced.len() + outcome.differing.len();
-    assert!(total >= 80, "only {total} cases run");
+    check_outcome(&outcome, "with the embedded profile");
 }
