@@ -662,3 +662,36 @@ fn several_templates_are_overlaid_in_the_order_the_pod_names_them() {
         run.stderr
     );
 }
+
+/// The README's way to fetch the configuration, `kubectl get configmap -n
+/// istio-system istio-sidecar-injector istio -o yaml`, gives one `List` of
+/// the two ConfigMaps: as `--context`, it injects as the two documents do.
+#[test]
+fn the_configmaps_as_kubectl_get_lists_them_serve_as_context() {
+    let test = "the_configmaps_as_kubectl_get_lists_them_serve_as_context";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some((_, context)) = default_config_maps(test, dir.path(), &[]) else {
+        return;
+    };
+    let text = std::fs::read_to_string(&context).expect("the ConfigMaps");
+    let items: Vec<serde_json::Value> = common::values(&text).into_iter().flatten().collect();
+    assert_eq!(items.len(), 2);
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items});
+    let listed = dir.path().join("istio-config.yaml");
+    std::fs::write(&listed, serde_yaml_ng::to_string(&list).expect("YAML")).expect("write");
+    let input = dir.path().join("hello.yaml");
+    std::fs::write(&input, HELLO).expect("write the input");
+    let input = input.to_string_lossy().to_string();
+    let from_documents = inject_with(&context, &input, &["-q"]);
+    let from_list = inject_with(&listed, &input, &["-q"]);
+    assert_eq!(from_list.code, 0, "{}", from_list.stderr);
+    assert_eq!(from_list.stdout, from_documents.stdout);
+    // The cluster's templates rendered it: the chart's image, not the profile's.
+    assert!(
+        from_list
+            .stdout
+            .contains("registry.istio.io/testing/proxyv2:latest"),
+        "{}",
+        from_list.stdout
+    );
+}
