@@ -14,7 +14,7 @@ use crate::admission::chain::{Injected, Injector};
 use crate::admission::review::{self, Review, Target};
 use crate::admission::webhook::{self, Behaviour, Webhook};
 use crate::cluster::{ClusterContext, KubeVersion};
-use crate::error::{Error, Located};
+use crate::error::{ConfigError, Error, Located};
 use crate::json::Field;
 use crate::pipeline;
 use crate::profile::{NativeChoice, Prepared, Profile};
@@ -90,7 +90,7 @@ pub fn admit_all(
     // A declaration that cannot be right is the user's to fix, not a verdict.
     for emulation in cluster.objects(webhook::EMULATION_KIND, "") {
         if let Some(problem) = webhook::emulation_problem(emulation) {
-            return Err(Error::Config(problem));
+            return Err(ConfigError::WebhookEmulation(problem).into());
         }
     }
     let webhooks = chain_webhooks(&cluster, &settings.profile);
@@ -118,12 +118,12 @@ pub fn admit_all(
     // its configuration: the run stops with the refusal, as inject does.
     let refused = std::cell::RefCell::new(None);
     let injector = |pod: &Value| {
-        mesh_injector(pod, &webhook_env, &cluster).map_err(|error| match error {
-            rules::PlanError::Refused(message) => {
-                refused.replace(Some(message.clone()));
-                message
+        mesh_injector(pod, &webhook_env, &cluster).map_err(|error| {
+            let message = error.to_string();
+            if error.is_refusal() {
+                refused.replace(Some(error));
             }
-            internal => internal.to_string(),
+            message
         })
     };
     let target = Target {
@@ -149,13 +149,17 @@ pub fn admit_all(
                     e.message,
                 ))
             })?;
-            let refusal = |reference: &ObjectRef, missing: String| {
+            let stopped = |reference: &ObjectRef, error: rules::PlanError| {
+                let message = match error {
+                    internal @ rules::PlanError::Internal(_) => internal.to_string(),
+                    refused => format!("{reference} cannot be injected: {refused}"),
+                };
                 Error::Document(Located::at(
                     &source.name(),
                     &source.text,
                     document.index,
                     root.start,
-                    format!("{reference} cannot be injected: {missing}"),
+                    message,
                 ))
             };
             for object in objects_of(&value) {
@@ -169,13 +173,10 @@ pub fn admit_all(
                     .compare
                     .then(|| static_review(object, kind, &static_env, &target))
                     .transpose()
-                    .map_err(|e| match e {
-                        rules::PlanError::Refused(missing) => refusal(&reference, missing),
-                        internal => Error::Config(format!("{}: {internal}", source.name())),
-                    })?;
+                    .map_err(|error| stopped(&reference, error))?;
                 let review = review::review(object, kind, &target);
-                if let Some(missing) = refused.take() {
-                    return Err(refusal(&reference, missing));
+                if let Some(error) = refused.take() {
+                    return Err(stopped(&reference, error));
                 }
                 admitted.push(Admitted {
                     source: source.name(),

@@ -1,32 +1,81 @@
 //! Errors that stop a run (exit status 2). Rendering for humans happens at the edge.
+//!
+//! The convention: a leaf function (a value's parser, a template function,
+//! a check of one field) returns its message as a `String`; the function at
+//! its module's edge wraps it in the typed error that says where it was
+//! given: [`ConfigError`] (which `--set`, which profile, which ConfigMap and
+//! template line), [`Located`] (which file, document, line and column), or
+//! [`crate::rules::PlanError`] (which workload, and whether it is the
+//! user's to fix).
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Why a run could not go on.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A path that cannot be read, or bytes that are not text.
+    #[error("{}: {message}", path.display())]
     Input { path: PathBuf, message: String },
     /// A document that is not valid YAML, or one that cannot be edited safely.
+    #[error("{}: document {}, line {}:{}: {}", .0.source, .0.document, .0.line, .0.column, .0.message)]
     Document(Located),
-    /// A profile or `--set` value that is not valid.
-    Config(String),
+    /// A profile, `--set` value or cluster configuration that is not valid.
+    #[error("configuration: {0}")]
+    Config(#[from] ConfigError),
     /// Flags that do not go together.
+    #[error("{0}")]
     Usage(String),
+    /// A defect of this tool: an edit of text it had read that it could
+    /// not make. Never the input's fault; worth a bug report.
+    #[error("internal error: {0}")]
+    Internal(String),
     /// Writing an output file failed.
+    #[error("cannot write {}: {message}", path.display())]
     Output { path: PathBuf, message: String },
     /// Writing to a stream (`to`: "standard output", "standard error") failed.
+    #[error("writing to {to}: {error}")]
     Write {
         to: &'static str,
         error: std::io::Error,
     },
     /// A path given with a flag (`--config`, `--context`) that cannot be
     /// read: the message names the flag, `--config x.yaml: no such file or directory`.
+    #[error("{flag} {error}")]
     Flag {
         flag: &'static str,
         error: Box<Error>,
     },
+}
+
+/// A setting that is not valid: what it is, and where it was given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A `--set NAME=VALUE` (or a KRM function's value) the profile cannot take.
+    #[error("--set {name}: {message}")]
+    Set { name: String, message: String },
+    /// A `--set` naming a value the profile does not have.
+    #[error("unknown value {name:?} in --set; the {profile} profile has: {}", known.join(", "))]
+    UnknownValue {
+        name: String,
+        profile: String,
+        known: Vec<String>,
+    },
+    /// A profile (a file, or an embedded one) that is not valid; `origin` names it.
+    #[error("{origin}: {message}")]
+    Profile { origin: String, message: String },
+    /// `--profile NAME` naming no embedded profile.
+    #[error("no embedded profile {name:?}; there are: {}", known.join(", "))]
+    NoEmbeddedProfile { name: String, known: Vec<String> },
+    /// The KRM function's `functionConfig`.
+    #[error("functionConfig: {0}")]
+    FunctionConfig(String),
+    /// A declaration of an emulated webhook (`admit`) that cannot be right.
+    #[error("{0}")]
+    WebhookEmulation(String),
+    /// The mesh's own configuration found among the cluster's objects
+    /// (Istio's injector ConfigMaps), naming the ConfigMap and template line.
+    #[error(transparent)]
+    Mesh(#[from] crate::mesh::istio::ConfigError),
 }
 
 /// A message tied to a place in a source.
@@ -141,28 +190,6 @@ impl Error {
         }
     }
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Input { path, message } => write!(f, "{}: {message}", path.display()),
-            Error::Document(l) => write!(
-                f,
-                "{}: document {}, line {}:{}: {}",
-                l.source, l.document, l.line, l.column, l.message
-            ),
-            Error::Config(message) => write!(f, "configuration: {message}"),
-            Error::Usage(message) => f.write_str(message),
-            Error::Output { path, message } => {
-                write!(f, "cannot write {}: {message}", path.display())
-            }
-            Error::Write { to, error } => write!(f, "writing to {to}: {error}"),
-            Error::Flag { flag, error } => write!(f, "{flag} {error}"),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
 
 #[cfg(test)]
 mod tests {

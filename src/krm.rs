@@ -246,7 +246,7 @@ pub fn function_config(list: &Value) -> FunctionConfig {
                 "true" => out.warn_only = true,
                 "false" => {}
                 other => out.problems.push(format!(
-                    "functionConfig warnOnly: expected \"true\" or \"false\", got {other:?}"
+                    "warnOnly: expected \"true\" or \"false\", got {other:?}"
                 )),
             },
             _ => out.values.push(format!("{key}={text}")),

@@ -10,7 +10,7 @@ use crate::cli::{
     InjectOptions, InputArgs, NativeSidecar, ProfileArgs, ReportArgs, ReportFormat,
     SecurityContext,
 };
-use crate::error::Error;
+use crate::error::{ConfigError, Error};
 use crate::output::{self, Paint};
 use crate::pipeline::{self, Action, Processed, Settings};
 use crate::profile::{self, NativeChoice, Prepared, Profile};
@@ -79,14 +79,14 @@ fn print_config(args: &ProfileArgs) -> Result<Status, Error> {
     let (_, text, flags) = load_profile(args)?;
     let mut out = text.clone();
     if !flags.is_empty() {
-        let docs = yaml::parse_stream(&text).map_err(|e| Error::Config(e.message))?;
+        let docs = yaml::parse_stream(&text).map_err(|e| Error::Internal(e.message))?;
         if let Some(root) = docs.first().and_then(|d| d.root.as_ref()) {
-            let mut value = yaml::value::to_value(root).map_err(|e| Error::Config(e.message))?;
+            let mut value = yaml::value::to_value(root).map_err(|e| Error::Internal(e.message))?;
             if let Some(Value::Object(values)) = value.get_mut("values") {
                 values.extend(flags);
             }
             let edits =
-                yaml::edit::diff(&text, root, &value).map_err(|e| Error::Config(e.message))?;
+                yaml::edit::diff(&text, root, &value).map_err(|e| Error::Internal(e.message))?;
             out = yaml::edit::apply(&text, edits);
         }
     }
@@ -165,7 +165,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         // A KRM function answers with the ResourceList and its results, even
         // on a rejection (kpt and kustomize show them), and fails then.
         let krm_results = crate::krm::results(processed, list, args.options.warn_only);
-        crate::krm::add_results(processed, list, krm_results).map_err(Error::Config)?;
+        crate::krm::add_results(processed, list, krm_results).map_err(Error::Internal)?;
         // Written piece by piece, and checked: a full disk fails the run.
         let written = output::pieces_to_stdout(processed.pieces());
         let written = written
@@ -283,7 +283,7 @@ fn apply_function_config(
 ) -> Result<(), Error> {
     use clap::{Args, FromArgMatches};
     if let Some(problem) = config.problems.first() {
-        return Err(Error::Config(problem.clone()));
+        return Err(ConfigError::FunctionConfig(problem.clone()).into());
     }
     let mut flags: Vec<String> = Vec::new();
     let mut flag = |name: &str, value: &Option<String>| {
@@ -304,7 +304,7 @@ fn apply_function_config(
     let given = command
         .try_get_matches_from(&flags)
         .and_then(|matches| InjectArgs::from_arg_matches(&matches))
-        .map_err(|e| Error::Config(format!("functionConfig: {}", clap_message(&e))))?;
+        .map_err(|e| ConfigError::FunctionConfig(clap_message(&e)))?;
     if config.profile.is_some() {
         args.profile.profile = given.profile.profile;
     }

@@ -74,24 +74,13 @@ impl Funcs {
 }
 
 /// A template that failed to parse or run: its name, the line, what went wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("template {template:?}, line {line}: {message}")]
 pub struct Error {
     pub template: String,
     pub line: usize,
     pub message: String,
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "template {:?}, line {}: {}",
-            self.template, self.line, self.message
-        )
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// A parsed template and the templates it defines.
 #[derive(Debug, Clone)]

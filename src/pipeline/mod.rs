@@ -569,7 +569,7 @@ fn render_document(
                 _ => None,
             })
             .map_or(root.start, |item| item.start);
-        let refusal = matches!(unplanned.error, rules::PlanError::Refused(_));
+        let refusal = unplanned.error.is_refusal();
         Stop {
             error: locate(at, unplanned.error.to_string()),
             refusal,
@@ -804,11 +804,11 @@ fn plan_object(
     };
     let plan = match action {
         Action::Inject => rules::inject(object, kind, env).map_err(|error| match error {
-            rules::PlanError::Refused(missing) => {
+            internal @ rules::PlanError::Internal(_) => internal,
+            refused => {
                 let workload = reference.map(ToString::to_string).unwrap_or_default();
-                rules::PlanError::Refused(format!("{workload} cannot be injected: {missing}"))
+                rules::PlanError::Refused(format!("{workload} cannot be injected: {refused}"))
             }
-            internal => internal,
         })?,
         Action::Uninject => {
             rules::uninject(&object, kind, &settings.profile, settings.keep_patches)?

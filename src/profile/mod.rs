@@ -25,7 +25,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::error::Error;
+use crate::error::{ConfigError, Error};
 use crate::json::Field;
 use crate::mesh::Mesh;
 use crate::mesh::istio::injector::ClusterInjector;
@@ -346,7 +346,7 @@ impl Profile {
         let profile = Self::read(text, origin)?;
         profile
             .check_rendering()
-            .map_err(|m| Error::Config(format!("{origin}: {m}")))?;
+            .map_err(|message| profile_error(origin, message))?;
         Ok(profile)
     }
 
@@ -354,7 +354,7 @@ impl Profile {
     /// renderings are checked by the test suite
     /// (`embedded_profiles_render_valid_objects`), not at each run.
     fn read(text: &str, origin: &str) -> Result<Self, Error> {
-        let config = |m: String| Error::Config(format!("{origin}: {m}"));
+        let config = |message: String| profile_error(origin, message);
         let docs = yaml::parse_stream(text)
             .map_err(|e| config(format!("line {}:{}: {}", e.line, e.column, e.message)))?;
         let root = docs
@@ -417,7 +417,7 @@ impl Profile {
         };
         let namespace = setting("istioNamespace");
         let found = ClusterInjector::find(cluster, &namespace, &setting("revision"))
-            .map_err(Error::Config)?;
+            .map_err(ConfigError::from)?;
         let Some(injector) = found else {
             return Ok(None);
         };
@@ -503,6 +503,15 @@ pub fn image_name(image: &str) -> String {
     last.split(':').next().unwrap_or(last).to_string()
 }
 
+/// A profile that is not valid; `origin` names it.
+fn profile_error(origin: &str, message: String) -> Error {
+    ConfigError::Profile {
+        origin: origin.to_string(),
+        message,
+    }
+    .into()
+}
+
 /// The text of an embedded profile.
 pub fn embedded_text(name: &str) -> Result<(&'static str, &'static str), Error> {
     EMBEDDED
@@ -510,11 +519,10 @@ pub fn embedded_text(name: &str) -> Result<(&'static str, &'static str), Error> 
         .copied()
         .find(|(n, _)| *n == name)
         .ok_or_else(|| {
-            let names: Vec<&str> = EMBEDDED.iter().map(|(n, _)| *n).collect();
-            Error::Config(format!(
-                "no embedded profile {name:?}; there are: {}",
-                names.join(", ")
-            ))
+            Error::from(ConfigError::NoEmbeddedProfile {
+                name: name.to_string(),
+                known: EMBEDDED.iter().map(|(n, _)| n.to_string()).collect(),
+            })
         })
 }
 

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::{Merge, Override, Profile, Validate, ValueFromObject, template};
-use crate::error::Error;
+use crate::error::{ConfigError, Error};
 use crate::json::Field;
 use crate::yaml;
 
@@ -170,12 +170,12 @@ impl Profile {
             }
         }
         let Some(current) = self.values.get(name) else {
-            let known: Vec<&str> = self.values.keys().map(String::as_str).collect();
-            return Err(Error::Config(format!(
-                "unknown value {name:?} in --set; the {} profile has: {}",
-                self.name,
-                known.join(", ")
-            )));
+            return Err(ConfigError::UnknownValue {
+                name: name.to_string(),
+                profile: self.name.clone(),
+                known: self.values.keys().cloned().collect(),
+            }
+            .into());
         };
         // What the mesh's annotation could not hold is refused here too
         // (names in a port list are the pod's, resolved per workload).
@@ -185,12 +185,12 @@ impl Profile {
             if !raw.is_empty() && !resolved_later {
                 validate
                     .check(raw)
-                    .map_err(|e| Error::Config(format!("--set {name}: {e}")))?;
+                    .map_err(|message| set_error(name, message))?;
             }
         }
         self.mesh
             .check_value(name, raw)
-            .map_err(|e| Error::Config(format!("--set {name}: {e}")))?;
+            .map_err(|message| set_error(name, message))?;
         // A word the mesh's annotation could not give is refused here too
         // (an access log format the proxy cannot read).
         let words = self
@@ -207,10 +207,10 @@ impl Profile {
         words.sort();
         words.dedup();
         if !raw.is_empty() && !words.is_empty() && !words.iter().any(|w| w == raw) {
-            return Err(Error::Config(format!(
-                "--set {name}: {raw:?} is not one of {}",
-                words.join(", ")
-            )));
+            return Err(set_error(
+                name,
+                format!("{raw:?} is not one of {}", words.join(", ")),
+            ));
         }
         // A duration given for the workloads is written as the mesh writes
         // an annotation's (Linkerd: in whole milliseconds or seconds).
@@ -220,15 +220,12 @@ impl Profile {
             .find(|rule| rule.value == name)
             .and_then(|rule| rule.convert);
         let converted = match convert {
-            Some(convert) => convert.apply(raw).ok_or_else(|| {
-                Error::Config(format!(
-                    "--set {name}: {raw:?} is not a duration such as 90s"
-                ))
-            })?,
+            Some(convert) => convert
+                .apply(raw)
+                .ok_or_else(|| set_error(name, format!("{raw:?} is not a duration such as 90s")))?,
             None => raw.to_string(),
         };
-        let value = typed_like(current, &converted)
-            .map_err(|e| Error::Config(format!("--set {name}: {e}")))?;
+        let value = typed_like(current, &converted).map_err(|message| set_error(name, message))?;
         Ok((name.to_string(), value))
     }
 
@@ -575,4 +572,13 @@ impl Profile {
             })
             .collect()
     }
+}
+
+/// A `--set NAME=VALUE` the profile cannot take, and why.
+fn set_error(name: &str, message: String) -> Error {
+    ConfigError::Set {
+        name: name.to_string(),
+        message,
+    }
+    .into()
 }

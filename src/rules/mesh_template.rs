@@ -49,7 +49,7 @@ pub(super) fn render(
     embedded: &Rendered,
     pod: &PodInput<'_>,
     values: &Map<String, Value>,
-) -> Result<Rendered, String> {
+) -> Result<Rendered, istio::ConfigError> {
     let empty = Value::Object(Map::new());
     let metadata = pod.metadata.unwrap_or(&empty);
     let annotations = metadata.field("annotations").and_then(Value::as_object);

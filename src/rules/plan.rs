@@ -83,23 +83,29 @@ pub struct Patcher {
 }
 
 /// Why a plan could not be made.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
     /// An operation that did not apply: a rule built a path that is not
     /// there. A defect of this tool, not of the input.
+    #[error("internal error while planning: {0}")]
     Internal(String),
     /// The workload would be injected with something the profile requires
     /// left empty (a proxy that cannot start): the user's to supply, and the
     /// message says what and how. Nothing is written then.
+    #[error("{0}")]
     Refused(String),
+    /// The cluster's own injection template failed for the workload (or it
+    /// asked for a template the configuration lacks): the user's to fix in
+    /// the ConfigMap, so it stops the run as a refusal does.
+    #[error(transparent)]
+    MeshTemplate(#[from] crate::mesh::istio::ConfigError),
 }
 
-impl std::fmt::Display for PlanError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PlanError::Internal(message) => write!(f, "internal error while planning: {message}"),
-            PlanError::Refused(message) => f.write_str(message),
-        }
+impl PlanError {
+    /// Whether the input (or its context) is the user's to fix, as opposed
+    /// to a defect of this tool.
+    pub fn is_refusal(&self) -> bool {
+        !matches!(self, PlanError::Internal(_))
     }
 }
 

@@ -18,7 +18,8 @@ use super::node::{Node, NodeKind, ScalarStyle};
 const MAX_EXPANDED_NODES: usize = 5_000_000;
 
 /// A value that could not be built.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct ValueError {
     pub message: String,
     /// Byte offset of the node at fault.

@@ -62,7 +62,7 @@ impl ClusterInjector {
         cluster: &ClusterContext,
         namespace: &str,
         revision: &str,
-    ) -> Result<Option<ClusterInjector>, String> {
+    ) -> Result<Option<ClusterInjector>, ConfigError> {
         let suffix = match revision {
             "" | "default" => String::new(),
             rev => format!("-{rev}"),
@@ -84,7 +84,11 @@ impl ClusterInjector {
                 .and_then(|d| d.get(key))
                 .and_then(Value::as_str)
                 .unwrap_or_default();
-            read_mapping(text).map_err(|e| format!("ConfigMap {namespace}/{map}, data.{key}: {e}"))
+            read_mapping(text).map_err(|message| ConfigError::Entry {
+                config_map: format!("{namespace}/{map}"),
+                key: key.to_string(),
+                message,
+            })
         };
         let mesh = document(&mesh_name, mesh_data, "mesh")?;
         let config = document(&name, Some(data), "config")?;
@@ -99,14 +103,15 @@ impl ClusterInjector {
         config: &Value,
         values: Value,
         mesh: Value,
-    ) -> Result<ClusterInjector, String> {
+    ) -> Result<ClusterInjector, ConfigError> {
         let funcs = injection_funcs();
         let mut texts: BTreeMap<String, String> = BTreeMap::new();
         if let Some(Value::Object(templates)) = config.field("templates") {
             for (name, text) in templates {
-                let text = text
-                    .as_str()
-                    .ok_or_else(|| format!("{origin}: template {name:?} is not text"))?;
+                let text = text.as_str().ok_or_else(|| ConfigError::NotText {
+                    origin: origin.clone(),
+                    template: name.clone(),
+                })?;
                 texts.insert(name.clone(), text.to_string());
             }
         }
@@ -119,7 +124,10 @@ impl ClusterInjector {
         let mut templates = BTreeMap::new();
         for (name, text) in texts {
             let template =
-                Template::parse(&name, &text, &funcs).map_err(|e| format!("{origin}: {e}"))?;
+                Template::parse(&name, &text, &funcs).map_err(|error| ConfigError::Template {
+                    origin: origin.clone(),
+                    error,
+                })?;
             templates.insert(name, template);
         }
         let strings = |key: &str| strings_of(config.field(key));
@@ -233,7 +241,7 @@ impl ClusterInjector {
         &self,
         inputs: &TemplateInputs<'_>,
         names: &[String],
-    ) -> Result<Arc<Value>, String> {
+    ) -> Result<Arc<Value>, ConfigError> {
         let key = cache_key(inputs, names);
         if let Some(found) = self.rendered.lock().ok().and_then(|cached| {
             cached
@@ -246,22 +254,25 @@ impl ClusterInjector {
         let data = template_data(inputs);
         let mut pod = Value::Object(Map::new());
         for name in names {
-            let template = self.templates.get(name).ok_or_else(|| {
-                let known: Vec<&str> = self.templates.keys().map(String::as_str).collect();
-                format!(
-                    "{}: the pod asks for template {name:?}, which it does not have (it has {})",
-                    self.origin,
-                    known.join(", ")
-                )
-            })?;
-            let text = template
-                .execute(&data, &self.funcs)
-                .map_err(|e| format!("{}: {e}", self.origin))?;
-            let rendered = read_mapping(&text).map_err(|e| {
-                format!(
-                    "{}: template {name:?} rendered text that is not a YAML mapping: {e}",
-                    self.origin
-                )
+            let template = self
+                .templates
+                .get(name)
+                .ok_or_else(|| ConfigError::NoSuchTemplate {
+                    origin: self.origin.clone(),
+                    template: name.clone(),
+                    known: self.templates.keys().cloned().collect(),
+                })?;
+            let text =
+                template
+                    .execute(&data, &self.funcs)
+                    .map_err(|error| ConfigError::Template {
+                        origin: self.origin.clone(),
+                        error,
+                    })?;
+            let rendered = read_mapping(&text).map_err(|message| ConfigError::NotAMapping {
+                origin: self.origin.clone(),
+                template: name.clone(),
+                message,
             })?;
             pod = if pod.as_object().is_some_and(|p| p.is_empty()) {
                 overlay::without_nulls(rendered)
@@ -517,6 +528,43 @@ fn selector_matches(selector: &Value, labels: Option<&Map<String, Value>>) -> bo
         && crate::admission::webhook::selector_matches(Some(selector), labels.unwrap_or(&none))
 }
 
+/// What is wrong with the cluster's Istio configuration, naming the
+/// ConfigMap (`origin`: `ConfigMap istio-system/istio-sidecar-injector`) and,
+/// for a template, its name and line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// An entry of a ConfigMap's `data` that is not a YAML mapping.
+    #[error("ConfigMap {config_map}, data.{key}: {message}")]
+    Entry {
+        config_map: String,
+        key: String,
+        message: String,
+    },
+    /// A template given as something other than text.
+    #[error("{origin}: template {template:?} is not text")]
+    NotText { origin: String, template: String },
+    /// A template that does not parse, or fails to run for a pod.
+    #[error("{origin}: {error}")]
+    Template {
+        origin: String,
+        error: crate::gotemplate::Error,
+    },
+    /// A pod asking for a template the configuration lacks.
+    #[error("{origin}: the pod asks for template {template:?}, which it does not have (it has {})", known.join(", "))]
+    NoSuchTemplate {
+        origin: String,
+        template: String,
+        known: Vec<String>,
+    },
+    /// A template whose output is not a YAML mapping (a pod).
+    #[error("{origin}: template {template:?} rendered text that is not a YAML mapping: {message}")]
+    NotAMapping {
+        origin: String,
+        template: String,
+        message: String,
+    },
+}
+
 /// The strings of a list (others left out).
 fn strings_of(list: Option<&Value>) -> Vec<String> {
     list.and_then(Value::as_array)
@@ -607,8 +655,13 @@ mod tests {
             json!({}),
         )
         .unwrap_err();
+        let ConfigError::Template { origin, error: at } = &error else {
+            panic!("not a template error: {error:?}");
+        };
+        assert_eq!(origin, "ConfigMap istio-system/istio-sidecar-injector");
+        assert_eq!((at.template.as_str(), at.line), ("sidecar", 2));
         assert!(
-            error.starts_with(
+            error.to_string().starts_with(
                 "ConfigMap istio-system/istio-sidecar-injector: template \"sidecar\", line 2:"
             ),
             "{error}"
@@ -695,6 +748,9 @@ mod tests {
         let again = injector.render(&inputs, &["a".into(), "b".into()]).unwrap();
         assert!(Arc::ptr_eq(&pod, &again));
         let missing = injector.render(&inputs, &["c".into()]).unwrap_err();
-        assert!(missing.contains("template \"c\""), "{missing}");
+        assert!(
+            matches!(&missing, ConfigError::NoSuchTemplate { template, .. } if template == "c"),
+            "{missing}"
+        );
     }
 }

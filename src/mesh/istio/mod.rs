@@ -25,6 +25,7 @@ mod user_proxy;
 
 pub use capture::*;
 pub use identity::*;
+pub use injector::ConfigError;
 pub use metrics::{MetricsMerge, PROMETHEUS_ENV, metrics_merge};
 pub use probes::{
     APP_PROBERS, AppProbes, Edit, REWRITE_ANNOTATION, app_probes, restore_app_probes,

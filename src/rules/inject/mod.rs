@@ -179,8 +179,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             namespace: &pod.vars.namespace,
             native: native_by_default(&rendered, env),
         };
-        rendered = mesh_template::render(injector, &rendered, &input, filled.values())
-            .map_err(PlanError::Refused)?;
+        rendered = mesh_template::render(injector, &rendered, &input, filled.values())?;
         // A pod whose only container is the proxy (a gateway's), which the
         // template makes a native sidecar, would be left no container: the
         // apiserver rejects that pod.

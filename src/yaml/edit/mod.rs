@@ -65,7 +65,8 @@ impl From<String> for Text {
 }
 
 /// A change the renderer cannot express without changing something else.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct EditError {
     pub message: String,
     /// Byte offset of the node at fault.
