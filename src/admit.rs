@@ -13,11 +13,11 @@ use serde_json::{Map, Value};
 use crate::admission::chain::{Injected, Injector};
 use crate::admission::review::{self, Review, Target};
 use crate::admission::webhook::{self, Behaviour, Webhook};
-use crate::cluster::{ClusterContext, KubeVersion};
+use crate::cluster::ClusterContext;
 use crate::error::{ConfigError, Error, Located};
 use crate::json::Field;
 use crate::pipeline;
-use crate::profile::{NativeChoice, Prepared, Profile};
+use crate::profile::{Prepared, Profile};
 use crate::rules::record::RECORD_ANNOTATION;
 use crate::rules::{self, Env, Outcome, SecurityMode};
 use crate::source::Source;
@@ -26,22 +26,12 @@ use crate::workload::{ObjectRef, WorkloadType, WorkloadTypes};
 /// Everything `admit` needs besides the input.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub profile: Profile,
-    pub flags: Map<String, Value>,
-    pub native: Option<NativeChoice>,
-    pub version: KubeVersion,
-    /// Namespace of objects that name none.
-    /// As the pipeline's (`None`: `default`).
-    pub namespace: Option<String>,
+    /// What inject would take from the same flags (the profile, `--set`,
+    /// `--native-sidecar`, `--kube-version`, `-n`): the mesh's injector runs
+    /// with them, and `--compare`'s static path is inject's own run.
+    pub run: crate::pipeline::Settings,
     /// Also run the static path (inject with this tool first) for comparison.
     pub compare: bool,
-}
-
-impl Settings {
-    /// The namespace of objects that name none (see the pipeline's).
-    pub fn namespace(&self) -> &str {
-        crate::cluster::namespace_or_default(self.namespace.as_deref())
-    }
 }
 
 /// One pod or workload of the input, through the chain.
@@ -79,13 +69,13 @@ pub fn admit_all(
         sources,
         &parsed,
         context,
-        &settings.profile,
-        settings.namespace(),
+        &settings.run.profile,
+        settings.run.namespace(),
     )?;
     // The webhook sees its own configuration (its ConfigMaps), not the namespace's policies.
-    let mut webhook_view = ClusterContext::new(settings.profile.config_map_names());
+    let mut webhook_view = ClusterContext::new(settings.run.profile.config_map_names());
     for object in cluster.all_of_kind("ConfigMap") {
-        webhook_view.add(object, settings.namespace());
+        webhook_view.add(object, settings.run.namespace());
     }
     // A declaration that cannot be right is the user's to fix, not a verdict.
     for emulation in cluster.objects(webhook::EMULATION_KIND, "") {
@@ -93,19 +83,22 @@ pub fn admit_all(
             return Err(ConfigError::WebhookEmulation(problem).into());
         }
     }
-    let webhooks = chain_webhooks(&cluster, &settings.profile);
+    let webhooks = chain_webhooks(&cluster, &settings.run.profile);
     let prepared = Prepared::default();
     // The cluster's own injector configuration, when it holds one.
-    let configured = settings.profile.configured_by(&cluster, &settings.flags)?;
-    let profile = configured.as_ref().unwrap_or(&settings.profile);
+    let configured = settings
+        .run
+        .profile
+        .configured_by(&cluster, &settings.run.flags)?;
+    let profile = configured.as_ref().unwrap_or(&settings.run.profile);
     let env = |cluster, security| Env {
         profile,
-        flags: &settings.flags,
-        native: settings.native,
-        version: settings.version,
+        flags: &settings.run.flags,
+        native: settings.run.native,
+        version: settings.run.version,
         security,
-        namespace: settings.namespace(),
-        namespace_assumed: settings.namespace.is_none(),
+        namespace: settings.run.namespace(),
+        namespace_assumed: settings.run.namespace.is_none(),
         cluster,
         prepared: &prepared,
         // The webhook returns its patch; the trace shows it.
@@ -127,14 +120,14 @@ pub fn admit_all(
         })
     };
     let target = Target {
-        default_namespace: settings.namespace(),
+        default_namespace: settings.run.namespace(),
         cluster: &cluster,
-        version: settings.version,
+        version: settings.run.version,
         webhooks: &webhooks,
         injector: &injector as &Injector<'_>,
         trace: true,
     };
-    let types = WorkloadTypes::with(&settings.profile.workloads);
+    let types = WorkloadTypes::with(&settings.run.profile.workloads);
 
     let mut admitted = Vec::new();
     for (source, docs) in sources.iter().zip(&parsed) {

@@ -124,22 +124,22 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         apply_function_config(&mut args, &list.config)?;
     }
     let common = &args.common;
-    let (profile, _, flags) = load_profile(&args.profile)?;
     let settings = Settings {
-        action,
-        profile,
-        flags,
-        native: args.options.native_sidecar.map(native_choice),
-        version: args.options.kube_version,
         security: match args.options.security_context {
             SecurityContext::Auto => SecurityMode::Auto,
             SecurityContext::Psp => SecurityMode::Psp,
             SecurityContext::Copy => SecurityMode::Copy,
             SecurityContext::Off => SecurityMode::Off,
         },
-        namespace: common.input.namespace.clone(),
         keep_values: common.output == Format::Json,
         keep_patches: common.output == Format::Patch,
+        ..settings(
+            action,
+            &args.profile,
+            args.options.native_sidecar,
+            args.options.kube_version,
+            &common.input,
+        )?
     };
     let context = read_context(&args.options.context, common.input.recursive)?;
     let prepared = Prepared::default();
@@ -362,13 +362,14 @@ fn write_report(
 
 /// `admit`: the admission chain for every pod of the input.
 fn admit(args: AdmitArgs) -> Result<Status, Error> {
-    let (profile, _, flags) = load_profile(&args.profile)?;
     let settings = crate::admit::Settings {
-        profile,
-        flags,
-        native: args.native_sidecar.map(native_choice),
-        version: args.kube_version,
-        namespace: args.input.namespace.clone(),
+        run: settings(
+            Action::Inject,
+            &args.profile,
+            args.native_sidecar,
+            args.kube_version,
+            &args.input,
+        )?,
         compare: args.compare,
     };
     let sources = read_sources(&input_paths(&args.input)?, args.input.recursive)?;
@@ -417,6 +418,30 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
         Status::Done
     };
     after_writing(status, written)
+}
+
+/// The settings the flags every command shares give (the profile and its
+/// `--set` values, `--native-sidecar`, `--kube-version`, `-n`); inject sets
+/// the rest from its own flags, and admit runs its injector with these.
+fn settings(
+    action: Action,
+    profile: &ProfileArgs,
+    native: Option<NativeSidecar>,
+    version: crate::cluster::KubeVersion,
+    input: &InputArgs,
+) -> Result<Settings, Error> {
+    let (profile, _, flags) = load_profile(profile)?;
+    Ok(Settings {
+        action,
+        profile,
+        flags,
+        native: native.map(native_choice),
+        version,
+        security: SecurityMode::Auto,
+        namespace: input.namespace.clone(),
+        keep_values: false,
+        keep_patches: false,
+    })
 }
 
 fn native_choice(choice: NativeSidecar) -> NativeChoice {
