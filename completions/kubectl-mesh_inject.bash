@@ -59,7 +59,7 @@ _kubectl__mesh_inject() {
 
     case "${cmd}" in
         kubectl__mesh_inject)
-            opts="-f -R -n -o -q -h -V --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help --version inject uninject config admit version help"
+            opts="-f -R -n -o -q -v -h -V --filename --recursive --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help --version inject uninject config admit version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -133,7 +133,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__admit)
-            opts="-f -R -n -o -q -h --filename --recursive --namespace --context --kube-version --trace --compare --output --native-sidecar --quiet --report --color --profile --config --set --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --namespace --context --kube-version --trace --compare --output --native-sidecar --quiet --verbose --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -327,7 +327,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__inject)
-            opts="-f -R -n -o -q -h --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -401,7 +401,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__uninject)
-            opts="-f -R -n -o -q -h --filename --recursive --namespace --output --diff --in-place --check --quiet --report --color --profile --config --set --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_mesh_inject_global_optspecs
-    string join \n f/filename= R/recursive n/namespace= o/output= diff in-place check q/quiet report= color= profile= config= set= kube-version= native-sidecar= security-context= context= warn-only h/help V/version
+    string join \n f/filename= R/recursive n/namespace= o/output= diff in-place check q/quiet v/verbose report= color= profile= config= set= kube-version= native-sidecar= security-context= context= warn-only h/help V/version
 end
 
 function __fish_kubectl_mesh_inject_needs_command
@@ -52,6 +52,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s q -l quiet -d 'Print no report on standard error'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s v -l verbose -d 'List every object in the report, also those left as expected (kinds without a pod, workloads already injected); by default the report lists what changed, what was skipped for a reason, warnings and rejections, then the summary'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l warn-only -d 'Write the output even when the cluster would reject an injected workload because of the injection; the rejections are reported as warnings (one the workload drew before injection too never stops the output)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s V -l version -d 'Print version'
@@ -89,6 +90,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s q -l quiet -d 'Print no report on standard error'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s v -l verbose -d 'List every object in the report, also those left as expected (kinds without a pod, workloads already injected); by default the report lists what changed, what was skipped for a reason, warnings and rejections, then the summary'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l warn-only -d 'Write the output even when the cluster would reject an injected workload because of the injection; the rejections are reported as warnings (one the workload drew before injection too never stops the output)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
@@ -110,6 +112,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s q -l quiet -d 'Print no report on standard error'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s v -l verbose -d 'List every object in the report, also those left as expected (kinds without a pod, workloads already injected); by default the report lists what changed, what was skipped for a reason, warnings and rejections, then the summary'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l profile -d 'Embedded profile: linkerd (default) or istio' -r -f -a "linkerd\t''
 istio\t''"
@@ -139,6 +142,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l trace -d 'Print every step: pass, plugin or webhook, whether it mutated, its patch'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l compare -d 'Run both paths for each workload: the webhook path (the input as it is) and the static path (injected by this tool first), and show where they differ'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s q -l quiet -d 'Print no report on standard error'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s v -l verbose -d 'List every object in the report, also those left as expected (kinds without a pod, workloads already injected); by default the report lists what changed, what was skipped for a reason, warnings and rejections, then the summary'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s h -l help -d 'Print help'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand version" -s h -l help -d 'Print help'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand help; and not __fish_seen_subcommand_from inject uninject config admit version help" -f -a "inject" -d 'Inject the proxy (what runs when no subcommand is given)'

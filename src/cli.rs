@@ -247,6 +247,12 @@ pub struct ReportArgs {
     /// Print no report on standard error.
     #[arg(short, long)]
     pub quiet: bool,
+    /// List every object in the report, also those left as expected (kinds
+    /// without a pod, workloads already injected); by default the report
+    /// lists what changed, what was skipped for a reason, warnings and
+    /// rejections, then the summary.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
     /// Report format on standard error: text, or json (versioned, for tools).
     #[arg(long = "report", value_enum, default_value_t = ReportFormat::Text, value_name = "FORMAT")]
     pub format: ReportFormat,

@@ -277,9 +277,7 @@ pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> V
             results.push(Value::Object(result));
         };
         if let Outcome::Skipped(reason) = &object.outcome {
-            if reason != crate::rules::plan::NOT_INJECTABLE {
-                push("info", format!("skipped: {reason}"));
-            }
+            push("info", format!("skipped: {reason}"));
         }
         for verdict in &object.verdicts {
             if verdict.severity == Severity::Rejection && verdict.before_injection {

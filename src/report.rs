@@ -17,19 +17,46 @@ pub const JSON_REPORT_VERSION: &str = "mesh-inject.io/report/v2";
 /// the apiserver refuses the workload either way, so it does not fail the run.
 pub const PREEXISTING: &str = "rejected before injection too";
 
-/// One line for an object: `deployment/web injected`.
-pub fn object_line(object: &ObjectResult) -> String {
+/// Whether the run wrote what it changed, and if not, why: a report says
+/// "would be injected" of what it did not write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// To standard output or the files (`--in-place`).
+    Yes,
+    /// `--check` or `--diff`: the changes are shown, never written.
+    Shown,
+    /// The cluster would reject a changed workload: nothing was written.
+    Withheld,
+}
+
+/// How the text report is made.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Rejections read as warnings (`--warn-only`).
+    pub warn_only: bool,
+    /// List every object (`-v`), also those left as expected.
+    pub verbose: bool,
+    pub written: Written,
+}
+
+/// One line for an object: `deployment/web injected` (`deployment/web
+/// would be injected` when nothing was written).
+pub fn object_line(object: &ObjectResult, written: Written) -> String {
     let subject = match &object.reference {
         Some(reference) => reference.to_string(),
         None => format!("document {}", object.document),
     };
+    let done = |verb: &str| match written {
+        Written::Yes => verb.to_string(),
+        Written::Shown | Written::Withheld => format!("would be {verb}"),
+    };
     let verdict = match &object.outcome {
-        Outcome::Injected => "injected".to_string(),
-        Outcome::Annotated => "annotated".to_string(),
+        Outcome::Injected => done("injected"),
+        Outcome::Annotated => done("annotated"),
         Outcome::AlreadyInjected => "unchanged: already injected".to_string(),
-        Outcome::Uninjected => "uninjected".to_string(),
+        Outcome::Uninjected => done("uninjected"),
         Outcome::NotInjected => "unchanged: not injected".to_string(),
-        Outcome::Skipped(reason) => format!("skipped: {reason}"),
+        Outcome::Skipped(reason) | Outcome::Ignored(reason) => format!("skipped: {reason}"),
     };
     format!("{subject} {verdict}")
 }
@@ -59,18 +86,35 @@ fn verdict_lines(object: &ObjectResult, warn_only: bool, paint: Paint) -> Vec<St
         .collect()
 }
 
-/// The whole report: a line per object (prefixed with its file when there are
-/// several sources) with the cluster's verdicts and its notes indented below;
-/// a note shared by several objects (a missing profile value) is said once
-/// after them; then a summary. With `paint` on, warnings and rejections are
+/// Whether the text report lists `object` without `-v`: what changed, what
+/// was skipped for a reason the user may not expect, and any object with a
+/// warning, a verdict of the cluster's or a hint.
+fn worth_a_line(object: &ObjectResult) -> bool {
+    !object.outcome.is_routine()
+        || !object.verdicts.is_empty()
+        || !object.hints.is_empty()
+        || object.notes.iter().any(Note::is_warning)
+}
+
+/// The whole report: a line per object worth one (every object with `-v`;
+/// prefixed with its file when there are several sources) with the
+/// cluster's verdicts and its notes indented below; a note shared by several
+/// objects (a missing profile value) is said once after them; then a
+/// summary of every object. With `paint` on, warnings and rejections are
 /// coloured.
-pub fn render(results: &[Processed], warn_only: bool, withheld: bool, paint: Paint) -> String {
+pub fn render(results: &[Processed], options: Options, paint: Paint) -> String {
+    let Options {
+        warn_only,
+        verbose,
+        written,
+    } = options;
     let mut out = String::new();
     let several = results.len() > 1;
     let mut note_counts: Vec<(&Note, usize)> = Vec::new();
     for note in results
         .iter()
         .flat_map(|p| &p.objects)
+        .filter(|o| verbose || worth_a_line(o))
         .flat_map(|o| &o.notes)
     {
         match note_counts.iter_mut().find(|(n, _)| *n == note) {
@@ -86,21 +130,23 @@ pub fn render(results: &[Processed], warn_only: bool, withheld: bool, paint: Pai
     let mut counts = [0usize; 6];
     for processed in results {
         for object in &processed.objects {
-            if several {
-                let _ = write!(out, "{}: ", processed.source.name());
-            }
-            let _ = writeln!(out, "{}", object_line(object));
-            for line in verdict_lines(object, warn_only, paint) {
-                let _ = writeln!(out, "  {line}");
-            }
-            for note in object.notes.iter().filter(|n| !shared(n)) {
-                let _ = writeln!(out, "  {}", paint.note(note));
+            if verbose || worth_a_line(object) {
+                if several {
+                    let _ = write!(out, "{}: ", processed.source.name());
+                }
+                let _ = writeln!(out, "{}", object_line(object, written));
+                for line in verdict_lines(object, warn_only, paint) {
+                    let _ = writeln!(out, "  {line}");
+                }
+                for note in object.notes.iter().filter(|n| !shared(n)) {
+                    let _ = writeln!(out, "  {}", paint.note(note));
+                }
             }
             let slot = match object.outcome {
                 Outcome::Injected => 0,
                 Outcome::Uninjected => 1,
                 Outcome::AlreadyInjected | Outcome::NotInjected => 2,
-                Outcome::Skipped(_) => 3,
+                Outcome::Skipped(_) | Outcome::Ignored(_) => 3,
                 Outcome::Annotated => 5,
             };
             if let Some(count) = counts.get_mut(slot) {
@@ -113,32 +159,36 @@ pub fn render(results: &[Processed], warn_only: bool, withheld: bool, paint: Pai
         let _ = writeln!(out, "{} ({count} objects)", paint.note(note));
     }
     let [injected, uninjected, unchanged, skipped, changed, annotated] = counts;
+    // What was done, or what would be: "2 injected", "2 to inject".
+    let done = |count: usize, past: &str, verb: &str| match written {
+        Written::Yes => format!("{count} {past}"),
+        Written::Shown | Written::Withheld => format!("{count} to {verb}"),
+    };
     let mut parts = Vec::new();
     if injected > 0 || uninjected == 0 {
-        parts.push(format!("{injected} injected"));
+        parts.push(done(injected, "injected", "inject"));
     }
     if annotated > 0 {
-        parts.push(format!("{annotated} annotated"));
+        parts.push(done(annotated, "annotated", "annotate"));
     }
     if uninjected > 0 {
-        parts.push(format!("{uninjected} uninjected"));
+        parts.push(done(uninjected, "uninjected", "uninject"));
     }
     parts.push(format!("{unchanged} unchanged"));
     parts.push(format!("{skipped} skipped"));
     let files = results.len();
     let inputs = if files == 1 { "input" } else { "inputs" };
-    let _ = if withheld {
-        writeln!(
+    let parts = parts.join(", ");
+    let _ = match written {
+        Written::Yes => writeln!(out, "{parts}; {changed} of {files} {inputs} changed"),
+        Written::Shown => writeln!(
             out,
-            "{}; {changed} of {files} {inputs} would change, but nothing was written",
-            parts.join(", ")
-        )
-    } else {
-        writeln!(
+            "{parts}; {changed} of {files} {inputs} would change; nothing was written"
+        ),
+        Written::Withheld => writeln!(
             out,
-            "{}; {changed} of {files} {inputs} changed",
-            parts.join(", ")
-        )
+            "{parts}; {changed} of {files} {inputs} would change, but nothing was written"
+        ),
     };
     out
 }
@@ -189,7 +239,9 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
                         Outcome::AlreadyInjected => ("unchanged", Some("already injected")),
                         Outcome::Uninjected => ("uninjected", None),
                         Outcome::NotInjected => ("unchanged", Some("not injected")),
-                        Outcome::Skipped(reason) => ("skipped", Some(reason.as_str())),
+                        Outcome::Skipped(reason) | Outcome::Ignored(reason) => {
+                            ("skipped", Some(reason.as_str()))
+                        }
                     };
                     let slot = match outcome {
                         "injected" => 0,

@@ -14,7 +14,7 @@ use crate::error::{ConfigError, Error};
 use crate::output::{self, Paint};
 use crate::pipeline::{self, Action, Processed, Settings};
 use crate::profile::{self, NativeChoice, Prepared, Profile};
-use crate::report;
+use crate::report::{self, Written};
 use crate::rules::SecurityMode;
 use crate::{source, yaml};
 
@@ -168,8 +168,15 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         crate::krm::add_results(processed, list, krm_results).map_err(Error::Internal)?;
         // Written piece by piece, and checked: a full disk fails the run.
         let written = output::pieces_to_stdout(processed.pieces());
-        let written = written
-            .and_then(|()| write_report(&common.report, &results, args.options.warn_only, false));
+        // The results say what the text report would (kpt prints them, and
+        // then standard error): the text report only with -v.
+        let report = &common.report;
+        let written = written.and_then(|()| {
+            if report.format == ReportFormat::Text && !report.verbose {
+                return Ok(());
+            }
+            write_report(report, &results, args.options.warn_only, Written::Yes)
+        });
         let rejected = !args.options.warn_only && !report::rejections(&results).is_empty();
         let status = if rejected {
             Status::Rejected
@@ -191,8 +198,13 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     } else {
         Status::Done
     };
+    let written_as = if common.check || common.diff {
+        Written::Shown
+    } else {
+        Written::Yes
+    };
     let written = write_output(action, common, &results)
-        .and_then(|()| write_report(&common.report, &results, args.options.warn_only, false));
+        .and_then(|()| write_report(&common.report, &results, args.options.warn_only, written_as));
     // The process ends with this run: its memory goes back to the system at
     // once, where freeing every object and edit of a large stream one by one
     // (and every rendering of the profile) took milliseconds after the
@@ -252,7 +264,7 @@ fn write_rejections(
     results: &[Processed],
     rejections: &[String],
 ) -> Result<(), Error> {
-    write_report(report, results, false, true)?;
+    write_report(report, results, false, Written::Withheld)?;
     if report.format == ReportFormat::Json {
         // The JSON report carries the rejections; stderr stays one JSON document.
         return Ok(());
@@ -333,12 +345,12 @@ fn clap_message(error: &clap::Error) -> String {
 }
 
 /// The report on standard error, as text or JSON, unless `--quiet`;
-/// `withheld` when a rejection kept the output from being written.
+/// `written` says whether the output was written, and if not, why.
 fn write_report(
     report: &ReportArgs,
     results: &[Processed],
     warn_only: bool,
-    withheld: bool,
+    written: Written,
 ) -> Result<(), Error> {
     if report.quiet {
         return Ok(());
@@ -346,8 +358,11 @@ fn write_report(
     let text = match report.format {
         ReportFormat::Text => report::render(
             results,
-            warn_only,
-            withheld,
+            report::Options {
+                warn_only,
+                verbose: report.verbose,
+                written,
+            },
             Paint::new(use_color(report.color, Stream::Stderr)),
         ),
         ReportFormat::Json => {

@@ -86,6 +86,12 @@ pub fn builtin_types() -> &'static [WorkloadType] {
     &BUILTIN
 }
 
+/// Whether `kind` names one of the kinds Kubernetes itself runs pods for,
+/// under whatever API version (`apps/v1beta2` Deployments among them).
+pub fn is_builtin_kind(kind: &str) -> bool {
+    builtin_types().iter().any(|t| t.kind == kind)
+}
+
 /// Whether `kind` is a list's: `List`, and every `…List` (`DeploymentList`,
 /// `PodList`, `ConfigMapList`, a KRM function's `ResourceList`). kubectl
 /// reads the `items` of any of them as objects of their own, so this tool

@@ -530,10 +530,11 @@ fn render_document(
                     && settings.profile.mesh.annotates_services())
         });
     if !wants_value {
+        let outcome = not_injectable(settings.action, identity.as_ref());
         out.objects.push(ObjectResult {
             document: document.index,
             reference: identity,
-            outcome: not_injectable(settings.action),
+            outcome,
             ops: Vec::new(),
             notes: Vec::new(),
             verdicts: Vec::new(),
@@ -796,9 +797,9 @@ fn plan_object(
             Value::Object(map) if map.field("kind").is_some_and(|k| !k.is_string()) => {
                 Outcome::Skipped("kind is not a string".into())
             }
-            Value::Object(map) if map.contains_key("kind") => not_injectable(action),
-            Value::Object(_) => Outcome::Skipped("document has no kind".into()),
-            _ => Outcome::Skipped("not a Kubernetes object".into()),
+            Value::Object(map) if map.contains_key("kind") => not_injectable(action, reference),
+            Value::Object(_) => Outcome::Ignored("document has no kind".into()),
+            _ => Outcome::Ignored("not a Kubernetes object".into()),
         };
         return Ok((Plan::unchanged(object, outcome), Vec::new()));
     };
@@ -848,10 +849,22 @@ fn plan_object(
     Ok((plan, verdicts))
 }
 
-fn not_injectable(action: Action) -> Outcome {
-    match action {
-        Action::Inject => Outcome::Skipped(rules::plan::NOT_INJECTABLE.into()),
-        Action::Uninject => Outcome::NotInjected,
+/// The outcome for an object of a kind without a pod template: left as
+/// expected, unless it names a workload kind under an API version the tool
+/// does not know (`apps/v1beta2` Deployments), which the user would not
+/// expect to be left alone.
+fn not_injectable(action: Action, reference: Option<&ObjectRef>) -> Outcome {
+    match (action, reference) {
+        (Action::Uninject, _) => Outcome::NotInjected,
+        (Action::Inject, Some(r)) if workload::is_builtin_kind(&r.kind) => {
+            Outcome::Skipped(format!(
+                "{}: {} is not an API version of {} that the tool knows",
+                rules::plan::NOT_INJECTABLE,
+                r.api_version,
+                r.kind
+            ))
+        }
+        (Action::Inject, _) => Outcome::Ignored(rules::plan::NOT_INJECTABLE.into()),
     }
 }
 

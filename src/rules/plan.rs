@@ -19,7 +19,25 @@ pub enum Outcome {
     Uninjected,
     /// Uninject found nothing to remove.
     NotInjected,
+    /// Left alone for a reason the user may not expect (an opt-out, host
+    /// networking, another mesh, a policy): always reported.
     Skipped(String),
+    /// Left alone as expected: nothing of the mesh's (a kind without a pod,
+    /// a document that is no object, a Service the mesh writes nothing
+    /// on). Counted as skipped; the text report lists it only with `-v`.
+    Ignored(String),
+}
+
+impl Outcome {
+    /// Whether the object was left as expected (already injected, nothing
+    /// to take out, nothing of the mesh's): the text report lists it only
+    /// with `-v`.
+    pub fn is_routine(&self) -> bool {
+        matches!(
+            self,
+            Outcome::AlreadyInjected | Outcome::NotInjected | Outcome::Ignored(_)
+        )
+    }
 }
 
 /// The operations for one object and the object they produce.

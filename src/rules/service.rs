@@ -74,7 +74,7 @@ pub fn annotate(object: Value, env: &Env<'_>) -> Result<Plan, PlanError> {
             }
             None => {
                 let reason = format!("{}'s webhook writes nothing on it", env.profile.name);
-                Plan::unchanged(patcher.value, Outcome::Skipped(reason))
+                Plan::unchanged(patcher.value, Outcome::Ignored(reason))
             }
         });
     }

@@ -32,10 +32,11 @@ pub fn uninject(
     remove_injection(&mut patcher, kind, profile)?;
     if patcher.changes == 0 {
         let mut plan = Plan::unchanged(patcher.value, Outcome::NotInjected);
+        // A warning: the user asked for the proxy to go, and it stays.
         plan.notes.extend(
             unproven_containers(object, kind, profile)
                 .into_iter()
-                .map(Note::info),
+                .map(Note::warning),
         );
         return Ok(plan);
     }

@@ -20,7 +20,7 @@ fn in_repo(args: &[&str]) -> common::Run {
 }
 
 #[test]
-fn injects_a_file_and_reports_each_object() {
+fn injects_a_file_and_reports_what_changed() {
     let run = in_repo(&["-f", EXAMPLE]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("- name: linkerd-proxy"));
@@ -29,16 +29,63 @@ fn injects_a_file_and_reports_each_object() {
         run.stdout.starts_with("# The quick-start example"),
         "comments kept"
     );
+    // What changed, then the summary of every object; -v lists every object.
+    assert_eq!(
+        run.stderr,
+        "deployment/web injected\n1 injected, 0 unchanged, 1 skipped; 1 of 1 input changed\n"
+    );
+    let verbose = in_repo(&["-v", "-f", EXAMPLE]);
+    assert_eq!(verbose.stdout, run.stdout);
+    assert_eq!(
+        verbose.stderr,
+        "deployment/web injected\n\
+         service/web skipped: linkerd's webhook writes nothing on it\n\
+         1 injected, 0 unchanged, 1 skipped; 1 of 1 input changed\n"
+    );
+}
+
+/// Without -v, what was left as expected (kinds without a pod, workloads
+/// already injected) is counted, not listed; a skip for a reason the user
+/// may not expect (an opt-out) and any warning are listed.
+#[test]
+fn the_report_lists_what_changed_and_what_was_skipped_for_a_reason() {
+    let text = format!(
+        "{}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n---\n\
+         apiVersion: v1\nkind: Pod\nmetadata:\n  name: out\n  annotations: {{linkerd.io/inject: disabled}}\n\
+         spec:\n  containers: [{{name: app, image: app:1}}]\n",
+        common::pipe(None, &example_text())
+    );
+    let run = run(&[], Some(&text));
+    assert_eq!(run.code, 0, "{}", run.stderr);
     let lines: Vec<&str> = run.stderr.lines().collect();
-    assert_eq!(lines[0], "deployment/web injected");
+    assert_eq!(lines.len(), 2, "{}", run.stderr);
+    assert!(lines[0].starts_with("pod/out skipped: "), "{}", run.stderr);
     assert_eq!(
         lines[1],
-        "service/web skipped: linkerd's webhook writes nothing on it"
+        "0 injected, 1 unchanged, 3 skipped; 0 of 1 input changed"
     );
-    assert_eq!(
-        lines.last().copied(),
-        Some("1 injected, 0 unchanged, 1 skipped; 1 of 1 input changed")
-    );
+}
+
+/// --check and --diff write nothing, and the report says so: what would be
+/// injected, never "injected … changed".
+#[test]
+fn check_and_diff_say_what_would_change_not_what_changed() {
+    for mode in ["--check", "--diff"] {
+        let run = in_repo(&[mode, "-f", EXAMPLE]);
+        assert_eq!(run.code, 1, "{mode}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("deployment/web would be injected\n"),
+            "{mode}: {}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.ends_with(
+                "1 to inject, 0 unchanged, 1 skipped; 1 of 1 input would change; nothing was written\n"
+            ),
+            "{mode}: {}",
+            run.stderr
+        );
+    }
 }
 
 #[test]
@@ -69,7 +116,7 @@ fn directories_read_manifest_files_in_order_and_recurse_with_r() {
         std::fs::write(path, body).expect("write");
     }
     let d = dir.path().to_str().expect("utf-8 path");
-    let flat = run(&["-f", d], None);
+    let flat = run(&["-v", "-f", d], None);
     assert_eq!(flat.code, 0, "{}", flat.stderr);
     let order: Vec<&str> = flat
         .stderr
@@ -340,7 +387,7 @@ fn set_overrides_profile_values_and_rejects_unknown_names() {
 #[test]
 fn uninject_removes_exactly_what_inject_added() {
     let injected = common::pipe(None, &example_text());
-    let run = run(&["uninject"], Some(&injected));
+    let run = run(&["uninject", "-v"], Some(&injected));
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, example_text());
     assert!(
@@ -354,7 +401,7 @@ fn uninject_removes_exactly_what_inject_added() {
 #[test]
 fn reinjecting_reports_unchanged_and_never_adds_a_second_proxy() {
     let injected = common::pipe(None, &example_text());
-    let again = run(&[], Some(&injected));
+    let again = run(&["-v"], Some(&injected));
     assert_eq!(again.stdout, injected);
     assert!(
         again
@@ -1011,7 +1058,7 @@ items:
 
 #[test]
 fn typed_lists_are_injected_and_uninjected_item_by_item() {
-    let run = run(&[], Some(TYPED_LISTS));
+    let run = run(&["-v"], Some(TYPED_LISTS));
     assert_eq!(run.code, 0, "{}", run.stderr);
     // The LimitRangeList of the input applies to the workloads in the other lists.
     assert_eq!(

@@ -58,7 +58,7 @@ fn assert_fails(run: &Run, message: &str) {
 /// Exit 0, the output byte-identical to the input, and `line` in the report.
 fn assert_passes_through(name: &str, line: &str) {
     let path = hostile(name);
-    let run = run_on(&[], &[&path]);
+    let run = run_on(&["-v"], &[&path]);
     assert_eq!(run.code, 0, "{name}: {}", run.stderr);
     assert_eq!(run.stdout, read(&path), "{name} comes out as it went in");
     assert!(

@@ -284,6 +284,23 @@ fn resource_list(config: &str) -> String {
     )
 }
 
+/// As a KRM function, the results are the report: kpt prints them, then
+/// standard error, which stays empty then (unless -v).
+#[test]
+fn a_krm_function_says_it_once_in_its_results() {
+    let input = resource_list("{profile: istio}");
+    let run = common::run(&[], Some(&input));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stderr, "");
+    let verbose = common::run(&["-v"], Some(&input));
+    assert_eq!(verbose.stdout, run.stdout);
+    assert!(
+        verbose.stderr.contains(" injected\n") && verbose.stderr.contains("1 of 1 input changed"),
+        "{}",
+        verbose.stderr
+    );
+}
+
 /// The KRM function contract: a ResourceList in, the same ResourceList out
 /// with its items injected as functionConfig says, and results.
 #[test]
