@@ -135,6 +135,9 @@ pub fn render(results: &[Processed], options: Options, paint: Paint) -> String {
                     let _ = write!(out, "{}: ", processed.source.name());
                 }
                 let _ = writeln!(out, "{}", object_line(object, written));
+                if let Some(changes) = &object.replaced {
+                    let _ = writeln!(out, "  its injection had other settings: {changes}");
+                }
                 for line in verdict_lines(object, warn_only, paint) {
                     let _ = writeln!(out, "  {line}");
                 }
@@ -191,6 +194,74 @@ pub fn render(results: &[Processed], options: Options, paint: Paint) -> String {
         ),
     };
     out
+}
+
+/// What `--check` says of a file that would change: a line for each object
+/// that would, saying why (not injected, or what its injection lacks).
+pub fn stale_lines(processed: &Processed) -> Vec<String> {
+    processed
+        .objects
+        .iter()
+        .filter_map(|object| {
+            let subject = match &object.reference {
+                Some(reference) => reference.to_string(),
+                None => format!("document {}", object.document),
+            };
+            let why = match (&object.outcome, &object.replaced) {
+                (Outcome::Injected, Some(changes)) => {
+                    format!("injected with other settings: {changes}")
+                }
+                (Outcome::Injected, None) => "not injected".to_string(),
+                (Outcome::Annotated, _) => "not annotated as the mesh annotates it".to_string(),
+                (Outcome::Uninjected, _) => "injected".to_string(),
+                _ => return None,
+            };
+            Some(format!("{subject}: {why}"))
+        })
+        .collect()
+}
+
+/// The command that brings `stale` files up to date: the command line as
+/// given (`args`, without the program), without `--check` and the input
+/// paths (`inputs`), with `--in-place` and the stale files.
+pub fn fix_command(args: &[String], inputs: &[String], stale: &[String]) -> String {
+    let mut words = vec!["kubectl".to_string(), "mesh-inject".to_string()];
+    let mut rest = args.iter().peekable();
+    while let Some(arg) = rest.next() {
+        let path_flag = arg == "-f" || arg == "--filename";
+        if path_flag {
+            rest.next();
+            continue;
+        }
+        let joined_path = ["-f=", "--filename=", "-f"].iter().any(|flag| {
+            arg.strip_prefix(flag)
+                .is_some_and(|p| inputs.iter().any(|i| i == p))
+        });
+        if arg == "--check" || joined_path || inputs.contains(arg) {
+            continue;
+        }
+        words.push(arg.clone());
+    }
+    words.push("--in-place".to_string());
+    words.extend(stale.iter().cloned());
+    words
+        .iter()
+        .map(|word| shell_quoted(word))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `word` as a POSIX shell reads it back.
+fn shell_quoted(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:=,@%+-".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// The rejections the injection caused, one line each with its file and
@@ -267,6 +338,7 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
                         "notes": object.notes.iter().filter(|n| !n.is_warning()).map(|n| &n.text).collect::<Vec<_>>(),
                         "warnings": object.notes.iter().filter(|n| n.is_warning()).map(|n| &n.text).collect::<Vec<_>>(),
                         "hints": object.hints,
+                        "replaced": object.replaced,
                         "verdicts": object.verdicts.iter().map(|v| json!({
                             "severity": v.severity.as_str(),
                             "plugin": v.plugin,

@@ -222,11 +222,35 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
             Action::Inject => "inject",
             Action::Uninject => "uninject",
         };
-        let lines: String = results
-            .iter()
-            .filter(|p| p.changed())
-            .map(|p| format!("would {verb}: {}\n", p.source.name()))
-            .collect();
+        let mut lines = String::new();
+        let mut stale = Vec::new();
+        for processed in results.iter().filter(|p| p.changed()) {
+            lines.push_str(&format!("would {verb}: {}\n", processed.source.name()));
+            for why in report::stale_lines(processed) {
+                lines.push_str(&format!("  {why}\n"));
+            }
+            stale.push(
+                processed
+                    .source
+                    .path
+                    .as_ref()
+                    .map(|p| p.display().to_string()),
+            );
+        }
+        // Files can be fixed in place; standard input cannot.
+        if let Some(stale) = stale.into_iter().collect::<Option<Vec<String>>>() {
+            if !stale.is_empty() {
+                let args: Vec<String> = std::env::args().skip(1).collect();
+                let inputs: Vec<String> = common
+                    .input
+                    .paths()
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                let command = report::fix_command(&args, &inputs, &stale);
+                lines.push_str(&format!("fix: {command}\n"));
+            }
+        }
         output::to_stderr(&lines)
     } else if common.in_place {
         // On a failure, nothing below runs: no note or report claims a write.

@@ -539,6 +539,7 @@ fn render_document(
             notes: Vec::new(),
             verdicts: Vec::new(),
             hints: Vec::new(),
+            replaced: None,
         });
         return Ok(());
     }
@@ -720,6 +721,7 @@ fn plan_document(
             notes: plan.notes,
             verdicts,
             hints: plan.hints,
+            replaced: plan.replaced,
         });
         return Ok(PlannedDocument {
             value: plan.result,
@@ -757,6 +759,7 @@ fn plan_document(
                 notes: plan.notes,
                 verdicts,
                 hints: plan.hints,
+                replaced: plan.replaced,
             });
             *item = plan.result;
         }

@@ -62,6 +62,9 @@ pub struct ObjectResult {
     pub verdicts: Vec<Verdict>,
     /// How to make it admissible where the injection alone cannot.
     pub hints: Vec<String>,
+    /// For a workload injected before: how that injection differed from
+    /// this one (what made it stale).
+    pub replaced: Option<String>,
 }
 
 impl ObjectResult {

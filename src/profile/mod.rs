@@ -580,7 +580,6 @@ mod tests {
             "workload.owner",
             "pod.workloadName",
             "pod.serviceAccount",
-            "tool.version",
             "no.such.name",
         ];
         let other = Value::String("other".into());

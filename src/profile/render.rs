@@ -31,7 +31,6 @@ pub(super) fn lookup(
         "workload.owner" => vars.owner.clone(),
         "pod.workloadName" => vars.workload_name.clone(),
         "pod.serviceAccount" => vars.service_account.clone(),
-        "tool.version" => env!("CARGO_PKG_VERSION").to_string(),
         _ => return None,
     }))
 }
@@ -59,7 +58,6 @@ pub(super) fn answers(
         "workload.owner" => &vars.owner,
         "pod.workloadName" => &vars.workload_name,
         "pod.serviceAccount" => &vars.service_account,
-        "tool.version" => env!("CARGO_PKG_VERSION"),
         _ => return expected.is_none(),
     };
     expected.and_then(Value::as_str) == Some(var)

@@ -8,6 +8,7 @@ pub mod resources;
 pub mod security;
 pub mod service;
 pub mod shutdown;
+pub mod stale;
 pub mod uninject;
 
 pub use inject::inject;

@@ -56,6 +56,9 @@ pub struct Plan {
     /// with a different result: the text is best rewritten from the
     /// uninjected workload (see `pipeline`).
     pub reinjected: bool,
+    /// How the earlier injection this one replaces differed from it, in a
+    /// line (see [`crate::rules::stale`]): what made the manifest stale.
+    pub replaced: Option<String>,
 }
 
 /// Why a kind is left alone by inject: it carries no pod template.
@@ -71,6 +74,7 @@ impl Plan {
             notes,
             hints: Vec::new(),
             reinjected: false,
+            replaced: None,
         }
     }
 
@@ -83,6 +87,7 @@ impl Plan {
             notes: Vec::new(),
             hints: Vec::new(),
             reinjected: false,
+            replaced: None,
         }
     }
 }

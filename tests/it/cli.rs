@@ -263,7 +263,16 @@ fn check_lists_stale_files_and_exits_1() {
     let run = run(&["-q", "--check", "-f", d], None);
     assert_eq!(run.code, 1);
     assert!(run.stdout.is_empty());
-    assert_eq!(run.stderr, format!("would inject: {}\n", stale.display()));
+    // The directory is left out of the fix, which names the stale file.
+    assert_eq!(
+        run.stderr,
+        format!(
+            "would inject: {stale}\n  deployment/web: not injected\n\
+             fix: kubectl mesh-inject -q --context {} --in-place {stale}\n",
+            common::cluster().display(),
+            stale = stale.display()
+        )
+    );
     assert_eq!(
         std::fs::read_to_string(&stale).expect("read"),
         example_text(),
@@ -1727,4 +1736,78 @@ fn warnings_are_labelled_in_text_and_apart_in_json() {
             .all(|n| !n.as_str().unwrap_or("").contains("native sidecars need")),
         "{notes:?}"
     );
+}
+
+/// What is written depends on what is injected, never on the tool's own
+/// version: a newer tool (or a developer and CI on different versions)
+/// leaves manifests as they are.
+#[test]
+fn output_never_names_the_tools_version() {
+    let version = env!("CARGO_PKG_VERSION");
+    for profile in ["linkerd", "istio"] {
+        for format in ["yaml", "json", "patch"] {
+            let run = in_repo(&["--profile", profile, "-o", format, "-f", EXAMPLE]);
+            assert_eq!(run.code, 0, "{profile} -o {format}: {}", run.stderr);
+            assert!(
+                !run.stdout.contains(version),
+                "{profile} -o {format} names the tool's version {version}:\n{}",
+                run.stdout
+            );
+        }
+    }
+}
+
+/// `--check` says why each stale file is stale (not injected, or injected
+/// with other settings, and which), and the command that brings them up to
+/// date; that command does.
+#[test]
+fn check_says_what_is_stale_and_how_to_fix_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let old = dir.path().join("old.yaml");
+    let bare = dir.path().join("bare.yaml");
+    let injected = common::run(
+        &["--set", "proxyVersion=edge-26.1.1"],
+        Some(&example_text()),
+    );
+    assert_eq!(injected.code, 0, "{}", injected.stderr);
+    std::fs::write(&old, &injected.stdout).expect("write");
+    std::fs::write(&bare, example_text()).expect("write");
+    let (old, bare) = (old.to_str().expect("utf-8"), bare.to_str().expect("utf-8"));
+    let context = common::cluster().display().to_string();
+    let check = |extra: &[&str]| {
+        let mut args = vec!["--check", "-q", "--context", context.as_str()];
+        args.extend(extra);
+        let mut cmd = common::command();
+        cmd.args(&args);
+        let run: common::Run = cmd.output().expect("runs").into();
+        run
+    };
+    let stale = check(&["-f", old, bare]);
+    assert_eq!(stale.code, 1, "{}", stale.stderr);
+    let lines: Vec<&str> = stale.stderr.lines().collect();
+    assert_eq!(lines[0], format!("would inject: {old}"), "{}", stale.stderr);
+    assert!(
+        lines[1].starts_with("  deployment/web: injected with other settings: ")
+            && lines[1].contains("linkerd.io/proxy-version: edge-26.1.1 → "),
+        "{}",
+        stale.stderr
+    );
+    assert_eq!(lines[2], format!("would inject: {bare}"));
+    assert_eq!(lines[3], "  deployment/web: not injected");
+    let fix = lines[4]
+        .strip_prefix("fix: kubectl mesh-inject ")
+        .expect("a fix line");
+    assert_eq!(
+        fix,
+        format!("-q --context {context} --in-place {old} {bare}"),
+        "{}",
+        stale.stderr
+    );
+    // The fix, run as printed (the tool is kubectl's plugin).
+    let mut cmd = common::command();
+    cmd.args(fix.split(' '));
+    let fixed: common::Run = cmd.output().expect("runs").into();
+    assert_eq!(fixed.code, 0, "{}", fixed.stderr);
+    let again = check(&[old, bare]);
+    assert_eq!((again.code, again.stderr.as_str()), (0, ""));
 }

@@ -308,15 +308,20 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     let same = |before: &Value| {
         yaml::value::same_in_order(&patcher.value, before) || patcher.value == *before
     };
-    if let Some(before) = before.filter(same) {
-        let mut plan = Plan::unchanged(before, Outcome::AlreadyInjected);
-        plan.notes = notes;
-        plan.hints = hints;
-        return Ok(plan);
-    }
+    let replaced = match before {
+        Some(before) if same(&before) => {
+            let mut plan = Plan::unchanged(before, Outcome::AlreadyInjected);
+            plan.notes = notes;
+            plan.hints = hints;
+            return Ok(plan);
+        }
+        Some(before) => Some(super::stale::summary(&before, &patcher.value)),
+        None => None,
+    };
     Ok(Plan {
         hints,
         reinjected,
+        replaced,
         ..Plan::changed(Outcome::Injected, patcher, notes)
     })
 }
