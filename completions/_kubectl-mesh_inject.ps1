@@ -23,6 +23,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
         'kubectl-mesh_inject' {
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart''s templates and kustomize patches are left out without it')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
@@ -61,6 +62,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
         'kubectl-mesh_inject;inject' {
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart''s templates and kustomize patches are left out without it')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
@@ -91,6 +93,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
         'kubectl-mesh_inject;uninject' {
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart''s templates and kustomize patches are left out without it')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format on standard output')
@@ -124,6 +127,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
         'kubectl-mesh_inject;admit' {
             [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
             [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart''s templates and kustomize patches are left out without it')
             [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'Files or directories with cluster objects: LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, MutatingWebhookConfiguration, WebhookEmulation and the mesh''s ConfigMaps, Linkerd''s trust anchors among them, which its injector needs (repeatable); objects in the input count too')

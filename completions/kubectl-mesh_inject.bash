@@ -59,7 +59,7 @@ _kubectl__mesh_inject() {
 
     case "${cmd}" in
         kubectl__mesh_inject)
-            opts="-f -R -n -o -q -v -h -V --filename --recursive --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help --version inject uninject config admit version help"
+            opts="-f -R -n -o -q -v -h -V --filename --recursive --exclude --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help --version inject uninject config admit version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -70,6 +70,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exclude)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -133,7 +137,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__admit)
-            opts="-f -R -n -o -q -v -h --filename --recursive --namespace --context --kube-version --trace --compare --output --native-sidecar --quiet --verbose --report --color --profile --config --set --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --context --kube-version --trace --compare --output --native-sidecar --quiet --verbose --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -144,6 +148,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exclude)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -327,7 +335,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__inject)
-            opts="-f -R -n -o -q -v -h --filename --recursive --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -338,6 +346,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exclude)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -401,7 +413,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__uninject)
-            opts="-f -R -n -o -q -v -h --filename --recursive --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -412,6 +424,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exclude)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

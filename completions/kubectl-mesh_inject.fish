@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_mesh_inject_global_optspecs
-    string join \n f/filename= R/recursive n/namespace= o/output= diff in-place check q/quiet v/verbose report= color= profile= config= set= kube-version= native-sidecar= security-context= context= warn-only h/help V/version
+    string join \n f/filename= R/recursive exclude= n/namespace= o/output= diff in-place check q/quiet v/verbose report= color= profile= config= set= kube-version= native-sidecar= security-context= context= warn-only h/help V/version
 end
 
 function __fish_kubectl_mesh_inject_needs_command
@@ -25,6 +25,7 @@ function __fish_kubectl_mesh_inject_using_subcommand
 end
 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l exclude -d 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart\'s templates and kustomize patches are left out without it' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s n -l namespace -d 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s o -l output -d 'Output format on standard output' -r -f -a "yaml\t'The manifests, edited in place'
 json\t'The objects as JSON (a `List` when there are several)'
@@ -63,6 +64,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "version" -d 'Print the version and the proxies the embedded profiles inject (what --version prints)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l exclude -d 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart\'s templates and kustomize patches are left out without it' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s n -l namespace -d 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s o -l output -d 'Output format on standard output' -r -f -a "yaml\t'The manifests, edited in place'
 json\t'The objects as JSON (a `List` when there are several)'
@@ -94,6 +96,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l warn-only -d 'Write the output even when the cluster would reject an injected workload because of the injection; the rejections are reported as warnings (one the workload drew before injection too never stops the output)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l exclude -d 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart\'s templates and kustomize patches are left out without it' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s n -l namespace -d 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s o -l output -d 'Output format on standard output' -r -f -a "yaml\t'The manifests, edited in place'
 json\t'The objects as JSON (a `List` when there are several)'
@@ -120,6 +123,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l set -d 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads\' annotations, which win over the profile' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -s h -l help -d 'Print help'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l exclude -d 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart\'s templates and kustomize patches are left out without it' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s n -l namespace -d 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l context -d 'Files or directories with cluster objects: LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, MutatingWebhookConfiguration, WebhookEmulation and the mesh\'s ConfigMaps, Linkerd\'s trust anchors among them, which its injector needs (repeatable); objects in the input count too' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l kube-version -d 'Kubernetes version of the apiserver to replay' -r

@@ -215,6 +215,12 @@ pub struct InputArgs {
     /// Descend into subdirectories of directories given with -f.
     #[arg(short = 'R', long)]
     pub recursive: bool,
+    /// Leave out input files matching GLOB (repeatable): without a `/`,
+    /// matched against each file and directory name (`templates`,
+    /// `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm
+    /// chart's templates and kustomize patches are left out without it.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<crate::source::Glob>,
     /// Namespace of objects that name none [default: default, and the
     /// report says so for each workload injected there]
     #[arg(short = 'n', long, value_name = "NAMESPACE")]

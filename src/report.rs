@@ -9,6 +9,7 @@ use crate::note::Note;
 use crate::output::Paint;
 use crate::pipeline::{ObjectResult, Processed};
 use crate::rules::Outcome;
+use crate::source::SkippedFile;
 
 /// The `apiVersion` of the JSON report; it changes when a field changes meaning or goes.
 pub const JSON_REPORT_VERSION: &str = "mesh-inject.io/report/v2";
@@ -102,7 +103,12 @@ fn worth_a_line(object: &ObjectResult) -> bool {
 /// objects (a missing profile value) is said once after them; then a
 /// summary of every object. With `paint` on, warnings and rejections are
 /// coloured.
-pub fn render(results: &[Processed], options: Options, paint: Paint) -> String {
+pub fn render(
+    results: &[Processed],
+    left_out: &[SkippedFile],
+    options: Options,
+    paint: Paint,
+) -> String {
     let Options {
         warn_only,
         verbose,
@@ -158,6 +164,11 @@ pub fn render(results: &[Processed], options: Options, paint: Paint) -> String {
         }
         counts[4] += usize::from(processed.changed());
     }
+    // Files left out: those a user may not expect always, those asked for
+    // (`--exclude`) with -v.
+    for file in left_out.iter().filter(|f| verbose || !f.asked) {
+        let _ = writeln!(out, "{} skipped: {}", file.path.display(), file.reason);
+    }
     for (note, count) in note_counts.iter().filter(|(_, count)| *count > 1) {
         let _ = writeln!(out, "{} ({count} objects)", paint.note(note));
     }
@@ -181,16 +192,24 @@ pub fn render(results: &[Processed], options: Options, paint: Paint) -> String {
     parts.push(format!("{skipped} skipped"));
     let files = results.len();
     let inputs = if files == 1 { "input" } else { "inputs" };
+    let left_out = match left_out.len() {
+        0 => String::new(),
+        1 => "; 1 file left out".to_string(),
+        n => format!("; {n} files left out"),
+    };
     let parts = parts.join(", ");
     let _ = match written {
-        Written::Yes => writeln!(out, "{parts}; {changed} of {files} {inputs} changed"),
+        Written::Yes => writeln!(
+            out,
+            "{parts}; {changed} of {files} {inputs} changed{left_out}"
+        ),
         Written::Shown => writeln!(
             out,
-            "{parts}; {changed} of {files} {inputs} would change; nothing was written"
+            "{parts}; {changed} of {files} {inputs} would change{left_out}; nothing was written"
         ),
         Written::Withheld => writeln!(
             out,
-            "{parts}; {changed} of {files} {inputs} would change, but nothing was written"
+            "{parts}; {changed} of {files} {inputs} would change{left_out}, but nothing was written"
         ),
     };
     out
@@ -295,7 +314,7 @@ pub fn rejections(results: &[Processed]) -> Vec<String> {
 /// The report as JSON (`--report json`), versioned by [`JSON_REPORT_VERSION`]:
 /// every input with every object, its outcome, notes and the cluster's
 /// verdicts, then the counts.
-pub fn json(results: &[Processed], warn_only: bool) -> Value {
+pub fn json(results: &[Processed], left_out: &[SkippedFile], warn_only: bool) -> Value {
     let mut counts = [0usize; 7];
     let inputs: Vec<Value> = results
         .iter()
@@ -369,6 +388,11 @@ pub fn json(results: &[Processed], warn_only: bool) -> Value {
         "kind": "Report",
         "warnOnly": warn_only,
         "inputs": inputs,
+        "skippedFiles": left_out.iter().map(|f| json!({
+            "file": f.path.display().to_string(),
+            "reason": f.reason,
+            "excluded": f.asked,
+        })).collect::<Vec<_>>(),
         "summary": {
             "injected": injected,
             "annotated": annotated,

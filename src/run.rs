@@ -16,6 +16,7 @@ use crate::pipeline::{self, Action, Processed, Settings};
 use crate::profile::{self, NativeChoice, Prepared, Profile};
 use crate::report::{self, Written};
 use crate::rules::SecurityMode;
+use crate::source::SkippedFile;
 use crate::{source, yaml};
 
 /// Exit status of a run that went through.
@@ -107,7 +108,8 @@ fn after_writing(status: Status, written: Result<(), Error>) -> Result<Status, E
 fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     check_flags(&args.common)?;
     let input = &args.common.input;
-    let sources = read_sources(&input_paths(input)?, input.recursive)?;
+    let (sources, skipped) =
+        source::read_selected(&input_paths(input)?, input.recursive, &input.exclude)?;
     // A ResourceList on standard input: run as a KRM function, its
     // functionConfig standing for flags.
     let resource_list = match sources.as_slice() {
@@ -175,7 +177,13 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
             if report.format == ReportFormat::Text && !report.verbose {
                 return Ok(());
             }
-            write_report(report, &results, args.options.warn_only, Written::Yes)
+            write_report(
+                report,
+                &results,
+                &skipped,
+                args.options.warn_only,
+                Written::Yes,
+            )
         });
         let rejected = !args.options.warn_only && !report::rejections(&results).is_empty();
         let status = if rejected {
@@ -189,7 +197,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     let rejections = report::rejections(&results);
     if !rejections.is_empty() && !args.options.warn_only {
         // Nothing is written: a pipe into `kubectl apply` must apply nothing.
-        let written = write_rejections(&common.report, &results, &rejections);
+        let written = write_rejections(&common.report, &results, &skipped, &rejections);
         return after_writing(Status::Rejected, written);
     }
 
@@ -203,8 +211,10 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     } else {
         Written::Yes
     };
-    let written = write_output(action, common, &results)
-        .and_then(|()| write_report(&common.report, &results, args.options.warn_only, written_as));
+    let written = write_output(action, common, &results).and_then(|()| {
+        let warn_only = args.options.warn_only;
+        write_report(&common.report, &results, &skipped, warn_only, written_as)
+    });
     // The process ends with this run: its memory goes back to the system at
     // once, where freeing every object and edit of a large stream one by one
     // (and every rendering of the profile) took milliseconds after the
@@ -286,9 +296,10 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
 fn write_rejections(
     report: &ReportArgs,
     results: &[Processed],
+    skipped: &[SkippedFile],
     rejections: &[String],
 ) -> Result<(), Error> {
-    write_report(report, results, false, Written::Withheld)?;
+    write_report(report, results, skipped, false, Written::Withheld)?;
     if report.format == ReportFormat::Json {
         // The JSON report carries the rejections; stderr stays one JSON document.
         return Ok(());
@@ -373,6 +384,7 @@ fn clap_message(error: &clap::Error) -> String {
 fn write_report(
     report: &ReportArgs,
     results: &[Processed],
+    skipped: &[SkippedFile],
     warn_only: bool,
     written: Written,
 ) -> Result<(), Error> {
@@ -382,6 +394,7 @@ fn write_report(
     let text = match report.format {
         ReportFormat::Text => report::render(
             results,
+            skipped,
             report::Options {
                 warn_only,
                 verbose: report.verbose,
@@ -390,8 +403,8 @@ fn write_report(
             Paint::new(use_color(report.color, Stream::Stderr)),
         ),
         ReportFormat::Json => {
-            let mut text =
-                serde_json::to_string_pretty(&report::json(results, warn_only)).unwrap_or_default();
+            let mut text = serde_json::to_string_pretty(&report::json(results, skipped, warn_only))
+                .unwrap_or_default();
             text.push('\n');
             text
         }
@@ -411,8 +424,18 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
         )?,
         compare: args.compare,
     };
-    let sources = read_sources(&input_paths(&args.input)?, args.input.recursive)?;
+    let input = &args.input;
+    let (sources, skipped) =
+        source::read_selected(&input_paths(input)?, input.recursive, &input.exclude)?;
     let context = read_context(&args.context, args.input.recursive)?;
+    if !args.report.quiet {
+        let lines: String = skipped
+            .iter()
+            .filter(|f| args.report.verbose || !f.asked)
+            .map(|f| format!("{} skipped: {}\n", f.path.display(), f.reason))
+            .collect();
+        output::to_stderr(&lines)?;
+    }
     let admitted = crate::admit::admit_all(&sources, &context, &settings)?;
     // The verdicts go to standard output with `-o text`, else to standard error.
     let stream = match args.output {
@@ -517,14 +540,9 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// Every source under `paths` (directories expanded), read.
-fn read_sources(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
-    source::read_all(paths, recursive)
-}
-
 /// The `--context` files: read like the input, a path that cannot be read named with the flag.
 fn read_context(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
-    read_sources(paths, recursive).map_err(|e| e.given_with("--context"))
+    source::read_all(paths, recursive).map_err(|e| e.given_with("--context"))
 }
 
 /// The paths given, or standard input when none are and it is not a terminal.

@@ -1811,3 +1811,85 @@ fn check_says_what_is_stale_and_how_to_fix_it() {
     let again = check(&[old, bare]);
     assert_eq!((again.code, again.stderr.as_str()), (0, ""));
 }
+
+/// `-R` over a GitOps repository: a Helm chart's templates (not YAML) and
+/// a kustomize overlay's patches (they look like Deployments) are left out
+/// and reported with why; `--exclude` leaves out what it names, said with
+/// -v; the other files are injected.
+#[test]
+fn a_gitops_repository_is_walked_without_chart_templates_or_kustomize_patches() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("write");
+    };
+    let deployment = example_text();
+    write(
+        "charts/web/Chart.yaml",
+        "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+    );
+    write(
+        "charts/web/templates/deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\n",
+    );
+    write("apps/base/deploy.yaml", &deployment);
+    write(
+        "apps/overlays/prod/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../../base]\npatches:\n- path: replicas.yaml\n",
+    );
+    let patch = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 5\n  template:\n    spec:\n      containers: [{name: app, resources: {limits: {memory: 1Gi}}}]\n";
+    write("apps/overlays/prod/replicas.yaml", patch);
+    write("apps/legacy/old.yaml", &deployment);
+    let root = dir.path().to_str().expect("utf-8");
+    let run = in_repo(&["-R", "--in-place", "--exclude", "legacy", "-f", root]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).expect("read");
+    assert!(read("apps/base/deploy.yaml").contains("linkerd-proxy"));
+    assert_eq!(read("apps/overlays/prod/replicas.yaml"), patch);
+    assert_eq!(read("apps/legacy/old.yaml"), deployment);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    let line_of = |file: &str| {
+        lines
+            .iter()
+            .find(|l| l.starts_with(&format!("{root}/{file} skipped: ")))
+            .copied()
+    };
+    assert!(
+        line_of("charts/web/templates/deploy.yaml")
+            .is_some_and(|l| l.contains("a template of the Helm chart in")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        line_of("apps/overlays/prod/replicas.yaml").is_some_and(|l| l.contains(&format!(
+            "a kustomize patch (listed under patches in {root}/apps/overlays/prod/kustomization.yaml)"
+        ))),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(line_of("apps/legacy/old.yaml"), None, "{}", run.stderr);
+    assert!(
+        run.stderr.ends_with("; 3 files left out\n"),
+        "{}",
+        run.stderr
+    );
+    let verbose = in_repo(&["-R", "--check", "-v", "--exclude", "legacy", "-f", root]);
+    assert!(
+        verbose.stderr.contains(&format!(
+            "{root}/apps/legacy/old.yaml skipped: excluded by --exclude legacy"
+        )),
+        "{}",
+        verbose.stderr
+    );
+    // Named one by one, as pre-commit passes them, the same files are left out.
+    let named = in_repo(&[
+        "--check",
+        "--exclude",
+        "legacy",
+        &format!("{root}/charts/web/templates/deploy.yaml"),
+        &format!("{root}/apps/overlays/prod/replicas.yaml"),
+        &format!("{root}/apps/legacy/old.yaml"),
+    ]);
+    assert_eq!(named.code, 0, "{}", named.stderr);
+}

@@ -5,6 +5,10 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Located};
 
+mod skip;
+
+pub use skip::{Glob, SkippedFile};
+
 /// One input stream: a file or standard input.
 #[derive(Debug, Clone)]
 pub struct Source {
@@ -53,6 +57,31 @@ pub fn read_all(paths: &[PathBuf], recursive: bool) -> Result<Vec<Source>, Error
             Ok(source)
         })
         .collect()
+}
+
+/// The sources under `paths` as [`read_all`] reads them, less the files
+/// that are not manifests to inject (see `skip.rs`: `exclude`, a Helm
+/// chart's templates, kustomize patches), which are returned with why.
+pub fn read_selected(
+    paths: &[PathBuf],
+    recursive: bool,
+    exclude: &[Glob],
+) -> Result<(Vec<Source>, Vec<SkippedFile>), Error> {
+    let mut skipper = skip::Skipper::new(exclude);
+    let mut sources = Vec::new();
+    let mut skipped = Vec::new();
+    for (path, found_in) in expand_found(paths, recursive)? {
+        if let Some(file) = &path {
+            if let Some(why) = skipper.why(file, found_in.as_deref()) {
+                skipped.push(why);
+                continue;
+            }
+        }
+        let mut source = read(path.as_deref())?;
+        source.found_in = found_in;
+        sources.push(source);
+    }
+    Ok((sources, skipped))
 }
 
 /// A path to read (`None` for standard input), and the directory argument

@@ -1,0 +1,359 @@
+//! Files of the input that are not manifests to inject, though they look
+//! like them: those `--exclude` names, a Helm chart's templates (`{{ … }}` is
+//! not YAML), and kustomize patches (they merge into the resources they
+//! target, which are injected; a patch given the proxy would add a second).
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::json::Field;
+
+/// A file left out of the run, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedFile {
+    pub path: PathBuf,
+    pub reason: String,
+    /// Left out by `--exclude`, as asked: reported only with `-v`.
+    pub asked: bool,
+}
+
+/// A `--exclude` pattern: `*` and `?` within a path component, `[abc]`,
+/// `**` across components. Without a `/` it is matched against each
+/// component of the path (a file or directory name: `templates`,
+/// `*.tpl.yaml`); with one, against the whole path, as given or as found
+/// under a directory given (`charts/**/templates/*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Glob {
+    pattern: String,
+}
+
+impl std::str::FromStr for Glob {
+    type Err = String;
+
+    fn from_str(pattern: &str) -> Result<Self, String> {
+        if pattern.is_empty() {
+            return Err("an empty pattern matches nothing".into());
+        }
+        if pattern.matches('[').count() != pattern.matches(']').count() {
+            return Err(format!("{pattern:?} has an unclosed ["));
+        }
+        let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
+        Ok(Glob {
+            pattern: pattern.trim_end_matches('/').to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for Glob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.pattern)
+    }
+}
+
+impl Glob {
+    /// Whether the pattern matches `path`, a file found under `root` (the
+    /// directory given) or named itself (`root` is `None`).
+    pub fn matches(&self, path: &Path, root: Option<&Path>) -> bool {
+        let whole = |p: &Path| {
+            let text = p.to_string_lossy();
+            let text = text.strip_prefix("./").unwrap_or(&text).to_string();
+            // A directory pattern covers what is under it (`charts/x`).
+            matches(self.pattern.as_bytes(), text.as_bytes())
+                || matches(format!("{}/**", self.pattern).as_bytes(), text.as_bytes())
+        };
+        if !self.pattern.contains('/') {
+            return path.components().any(|c| match c {
+                Component::Normal(name) => {
+                    matches(self.pattern.as_bytes(), name.to_string_lossy().as_bytes())
+                }
+                _ => false,
+            });
+        }
+        whole(path)
+            || root
+                .and_then(|r| path.strip_prefix(r).ok())
+                .is_some_and(whole)
+    }
+}
+
+/// Glob matching over bytes: `**` crosses `/`, `*` and `?` do not.
+fn matches(pattern: &[u8], text: &[u8]) -> bool {
+    match pattern {
+        [] => text.is_empty(),
+        [b'*', b'*', rest @ ..] => {
+            // `**/` also matches no directory at all.
+            let rest_after_slash = rest.strip_prefix(b"/").unwrap_or(rest);
+            (0..=text.len()).any(|i| {
+                text.get(i..).is_some_and(|tail| {
+                    matches(rest, tail) || (i == 0 && matches(rest_after_slash, tail))
+                })
+            })
+        }
+        [b'*', rest @ ..] => {
+            let limit = text.iter().position(|&b| b == b'/').unwrap_or(text.len());
+            (0..=limit).any(|i| text.get(i..).is_some_and(|tail| matches(rest, tail)))
+        }
+        [b'?', rest @ ..] => match text {
+            [first, tail @ ..] if *first != b'/' => matches(rest, tail),
+            _ => false,
+        },
+        [b'[', class @ ..] => {
+            let Some(close) = class.iter().position(|&b| b == b']') else {
+                return false;
+            };
+            let (set, rest) = (
+                class.get(..close).unwrap_or_default(),
+                class.get(close + 1..).unwrap_or_default(),
+            );
+            let (negated, set) = match set {
+                [b'!' | b'^', set @ ..] => (true, set),
+                _ => (false, set),
+            };
+            match text {
+                [first, tail @ ..] if *first != b'/' => {
+                    in_class(set, *first) != negated && matches(rest, tail)
+                }
+                _ => false,
+            }
+        }
+        [literal, rest @ ..] => match text {
+            [first, tail @ ..] if first == literal => matches(rest, tail),
+            _ => false,
+        },
+    }
+}
+
+/// Whether `byte` is in a bracket class's `set` (`abc`, `a-z`).
+fn in_class(set: &[u8], byte: u8) -> bool {
+    let mut i = 0;
+    while let Some(&low) = set.get(i) {
+        if set.get(i + 1) == Some(&b'-') {
+            if let Some(&high) = set.get(i + 2) {
+                if (low..=high).contains(&byte) {
+                    return true;
+                }
+                i += 3;
+                continue;
+            }
+        }
+        if low == byte {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Decides which files to leave out; remembers the kustomizations it read.
+#[derive(Default)]
+pub struct Skipper<'a> {
+    exclude: &'a [Glob],
+    /// Each directory's kustomization patches, canonical paths (none when
+    /// it has no kustomization).
+    patches: HashMap<PathBuf, Vec<(PathBuf, &'static str)>>,
+}
+
+impl<'a> Skipper<'a> {
+    pub fn new(exclude: &'a [Glob]) -> Self {
+        Skipper {
+            exclude,
+            patches: HashMap::new(),
+        }
+    }
+
+    /// Why `path` (found under the directory `root`, or named itself) is
+    /// left out, if it is.
+    pub fn why(&mut self, path: &Path, root: Option<&Path>) -> Option<SkippedFile> {
+        let skipped = |reason: String, asked: bool| SkippedFile {
+            path: path.to_path_buf(),
+            reason,
+            asked,
+        };
+        if let Some(glob) = self.exclude.iter().find(|g| g.matches(path, root)) {
+            return Some(skipped(format!("excluded by --exclude {glob}"), true));
+        }
+        if let Some(chart) = helm_chart_of(path) {
+            return Some(skipped(
+                format!(
+                    "a template of the Helm chart in {} ({{{{ … }}}} is not YAML): inject what helm template renders, or use the tool as Helm's post-renderer",
+                    chart.display()
+                ),
+                false,
+            ));
+        }
+        let file = std::fs::canonicalize(path).ok()?;
+        for dir in file.ancestors().skip(1) {
+            let listed = self.patches_of(dir);
+            if let Some((_, field)) = listed.iter().find(|(p, _)| *p == file) {
+                let kustomization = kustomization_in(dir).unwrap_or_else(|| dir.to_path_buf());
+                return Some(skipped(
+                    format!(
+                        "a kustomize patch (listed under {field} in {}): kustomize merges it into the resources it targets, which are injected",
+                        shown_like(&kustomization, path, &file)
+                    ),
+                    false,
+                ));
+            }
+        }
+        None
+    }
+
+    /// The patches the kustomization of `dir` lists (cached).
+    fn patches_of(&mut self, dir: &Path) -> &[(PathBuf, &'static str)] {
+        self.patches
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| read_patches(dir))
+    }
+}
+
+/// The chart directory a file is a template of: the file is under a
+/// `templates` directory whose parent holds `Chart.yaml`.
+fn helm_chart_of(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .skip(1)
+        .filter(|dir| dir.file_name().is_some_and(|n| n == "templates"))
+        .filter_map(Path::parent)
+        .find(|chart| chart.join("Chart.yaml").is_file())
+        .map(Path::to_path_buf)
+}
+
+/// The kustomization file of `dir`, under any of the names kustomize reads.
+fn kustomization_in(dir: &Path) -> Option<PathBuf> {
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|file| file.is_file())
+}
+
+/// The files the kustomization of `dir` lists as patches, canonical, with
+/// the field that lists each. A kustomization that cannot be read lists none.
+fn read_patches(dir: &Path) -> Vec<(PathBuf, &'static str)> {
+    let Some(file) = kustomization_in(dir) else {
+        return Vec::new();
+    };
+    let Ok(text) = std::fs::read_to_string(&file) else {
+        return Vec::new();
+    };
+    let Ok(documents) = crate::yaml::parse_stream(&text) else {
+        return Vec::new();
+    };
+    let Some(value) = documents
+        .first()
+        .and_then(|d| d.root.as_ref())
+        .and_then(|root| crate::yaml::value::to_value(root).ok())
+    else {
+        return Vec::new();
+    };
+    let mut listed = Vec::new();
+    let items = |field: &str| -> Vec<Value> {
+        value
+            .field(field)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    for (field, name) in [
+        ("patches", "patches"),
+        ("patchesStrategicMerge", "patchesStrategicMerge"),
+        ("patchesJson6902", "patchesJson6902"),
+    ] {
+        for item in items(field) {
+            // A path, as a string or an entry's `path`; an inline patch
+            // (text with a line break) names no file.
+            let path = match &item {
+                Value::String(text) if !text.contains('\n') => Some(text.as_str()),
+                Value::Object(_) => item.field("path").and_then(Value::as_str),
+                _ => None,
+            };
+            if let Some(found) = path.and_then(|p| std::fs::canonicalize(dir.join(p)).ok()) {
+                listed.push((found, name));
+            }
+        }
+    }
+    listed
+}
+
+/// `kustomization` written relative as `given` is (the path the user gave
+/// for the file whose canonical path is `file`), when it can be.
+fn shown_like(kustomization: &Path, given: &Path, file: &Path) -> String {
+    // The part of the canonical path the given path stands for.
+    let depth = given
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .count();
+    let base = file.ancestors().nth(depth);
+    let given_base = given.ancestors().nth(depth);
+    match (base, given_base) {
+        (Some(base), Some(given_base)) => kustomization
+            .strip_prefix(base)
+            .map(|rest| given_base.join(rest).display().to_string())
+            .unwrap_or_else(|_| kustomization.display().to_string()),
+        _ => kustomization.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn glob(p: &str) -> Glob {
+        p.parse().expect("a pattern")
+    }
+
+    #[test]
+    fn globs_match_names_anywhere_or_whole_paths() {
+        let path = Path::new("k8s/charts/web/templates/deploy.yaml");
+        assert!(glob("templates").matches(path, None));
+        assert!(glob("*.yaml").matches(path, None));
+        assert!(!glob("*.json").matches(path, None));
+        assert!(glob("k8s/charts/**").matches(path, None));
+        assert!(glob("k8s/charts").matches(path, None));
+        assert!(glob("**/templates/*.yaml").matches(path, None));
+        assert!(glob("charts/*/templates/*").matches(path, Some(Path::new("k8s"))));
+        assert!(!glob("charts/*/deploy.yaml").matches(path, Some(Path::new("k8s"))));
+        assert!(glob("./k8s/charts/we?/**").matches(Path::new("./k8s/charts/web/a.yaml"), None));
+        assert!(glob("k8s/[a-c]harts/**").matches(path, None));
+        assert!(!glob("k8s/[!c]harts/**").matches(path, None));
+        assert!("".parse::<Glob>().is_err());
+        assert!("a[b".parse::<Glob>().is_err());
+    }
+
+    #[test]
+    fn chart_templates_and_kustomize_patches_are_left_out() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, text).expect("write");
+            path
+        };
+        write("chart/Chart.yaml", "name: web\n");
+        let template = write("chart/templates/deploy.yaml", "kind: {{ .Values.kind }}\n");
+        let other_templates = write("templates/deploy.yaml", "kind: Deployment\n");
+        write(
+            "overlay/kustomization.yaml",
+            "resources: [../base]\npatches:\n- path: patches/replicas.yaml\n- patch: |-\n    kind: Deployment\npatchesStrategicMerge: [memory.yaml]\n",
+        );
+        let replicas = write("overlay/patches/replicas.yaml", "kind: Deployment\n");
+        let memory = write("overlay/memory.yaml", "kind: Deployment\n");
+        let resource = write("overlay/service.yaml", "kind: Service\n");
+        let mut skipper = Skipper::new(&[]);
+        let why = |s: &mut Skipper<'_>, p: &Path| s.why(p, None).map(|s| s.reason);
+        assert!(why(&mut skipper, &template).is_some_and(|r| r.contains("Helm chart")));
+        assert_eq!(why(&mut skipper, &other_templates), None);
+        let patch = why(&mut skipper, &replicas).expect("a patch");
+        assert!(patch.contains("listed under patches in "), "{patch}");
+        assert!(patch.contains("overlay/kustomization.yaml"), "{patch}");
+        assert!(
+            why(&mut skipper, &memory).is_some_and(|r| r.contains("under patchesStrategicMerge"))
+        );
+        assert_eq!(why(&mut skipper, &resource), None);
+        let excluded = [glob("service.yaml")];
+        let skipped = Skipper::new(&excluded)
+            .why(&resource, None)
+            .expect("excluded");
+        assert!(skipped.asked && skipped.reason == "excluded by --exclude service.yaml");
+    }
+}
