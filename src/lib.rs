@@ -39,6 +39,7 @@ pub mod note;
 pub mod output;
 pub mod pipeline;
 pub mod profile;
+pub mod progress;
 pub mod report;
 pub mod reuse;
 pub mod rules;

@@ -2,6 +2,7 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -14,6 +15,7 @@ use crate::error::{ConfigError, Error};
 use crate::output::{self, Paint};
 use crate::pipeline::{self, Action, Processed, Settings};
 use crate::profile::{self, NativeChoice, Prepared, Profile};
+use crate::progress::Progress;
 use crate::report::{self, Written};
 use crate::rules::SecurityMode;
 use crate::source::SkippedFile;
@@ -107,6 +109,15 @@ fn after_writing(status: Status, written: Result<(), Error>) -> Result<Status, E
 
 fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     check_flags(&args.common)?;
+    // A sign of life for long runs, on a terminal only, cleared before the
+    // report (see progress.rs).
+    let report = &args.common.report;
+    let progress =
+        (std::io::stderr().is_terminal() && !report.quiet && report.format == ReportFormat::Text)
+            .then(|| Arc::new(Progress::default()));
+    let ticker = progress
+        .clone()
+        .map(|progress| crate::progress::show(progress, crate::progress::delay()));
     let input = &args.common.input;
     let (sources, skipped) =
         source::read_selected(&input_paths(input)?, input.recursive, &input.exclude)?;
@@ -145,7 +156,10 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     };
     let context = read_context(&args.options.context, common.input.recursive)?;
     let prepared = Prepared::default();
-    let mut results = match pipeline::process_or_return(sources, &context, &settings, &prepared) {
+    let processed =
+        pipeline::process_or_return(sources, &context, &settings, &prepared, progress.as_deref());
+    drop(ticker);
+    let mut results = match processed {
         Ok(results) => results,
         Err(failed) => {
             if let (Some(_), [list], Error::Document(at)) =

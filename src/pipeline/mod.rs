@@ -13,6 +13,7 @@ use crate::cluster::ClusterContext;
 use crate::error::{Error, Located};
 use crate::json::Field;
 use crate::profile::{Prepared, Profile};
+use crate::progress::Progress;
 use crate::rules::{self, Env, Outcome, Plan};
 use crate::source::Source;
 use crate::workload::{self, ObjectRef, WorkloadTypes};
@@ -37,7 +38,7 @@ pub fn process_all(
     context: &[Source],
     settings: &Settings,
 ) -> Result<Vec<Processed>, Error> {
-    process_or_return(sources, context, settings, &Prepared::default())
+    process_or_return(sources, context, settings, &Prepared::default(), None)
         .map_err(|failed| failed.error)
 }
 
@@ -52,11 +53,13 @@ pub struct Failed {
 /// [`process_all`], giving the sources back with an error. `prepared` holds
 /// the profile filled and rendered for the run's workloads: the caller
 /// decides when it goes (a process about to end need not free it).
+/// `progress`, when given, is told how far each pass has got.
 pub fn process_or_return(
     sources: Vec<Source>,
     context: &[Source],
     settings: &Settings,
     prepared: &Prepared,
+    progress: Option<&Progress>,
 ) -> Result<Vec<Processed>, Failed> {
     let cluster = cluster_context(&[], &[], context, &settings.profile, settings.namespace());
     let mut cluster = match cluster {
@@ -86,7 +89,12 @@ pub fn process_or_return(
                 namespace_assumed: settings.namespace.is_none(),
                 cluster,
             };
-            process_sources(&sources, settings, &env, &types, gather)
+            let planner = Planner {
+                settings,
+                env: &env,
+                types: &types,
+            };
+            process_sources(&sources, planner, gather, progress)
         };
     let profile = match configured(&cluster) {
         Ok(profile) => profile,
@@ -215,10 +223,9 @@ const STRETCH_MIN_BYTES: usize = 64 << 10;
 /// the context objects the sources hold.
 fn process_sources(
     sources: &[Source],
-    settings: &Settings,
-    env: &Env<'_>,
-    types: &WorkloadTypes,
+    planner: Planner<'_>,
     gather: bool,
+    progress: Option<&Progress>,
 ) -> Pass {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut units = Vec::new();
@@ -238,13 +245,15 @@ fn process_sources(
             to,
         }));
     }
-    let planner = Planner {
-        settings,
-        env,
-        types,
-    };
+    if let Some(progress) = progress {
+        progress.start_pass(sources.iter().map(|s| s.text.len()).sum());
+    }
     let results = on_all_cores(&units, Scratch::default, |scratch, unit| {
-        process_unit(unit, planner, gather, scratch)
+        let result = process_unit(unit, planner, gather, scratch);
+        if let Some(progress) = progress {
+            progress.advance(unit.to - unit.from);
+        }
+        result
     });
 
     // Room for each source's objects and edits, so that gathering them from

@@ -1893,3 +1893,58 @@ fn a_gitops_repository_is_walked_without_chart_templates_or_kustomize_patches() 
     ]);
     assert_eq!(named.code, 0, "{}", named.stderr);
 }
+
+/// On a terminal, a long run shows how far it has got on standard error,
+/// and clears that line before the report; with `--report json` or `-q`,
+/// and in a pipe (as every other test runs the tool), never.
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    const TEST: &str = "progress_shows_on_a_terminal_only";
+    // util-linux's script gives the run a pseudo-terminal.
+    let probe = std::process::Command::new("script")
+        .arg("--version")
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        common::skip_test(
+            TEST,
+            "script (util-linux), which gives a run a terminal, is not installed",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let input = dir.path().join("many.yaml");
+    let many: Vec<String> = (0..200)
+        .map(|i| example_text().replace("name: web", &format!("name: web{i}")))
+        .collect();
+    std::fs::write(&input, many.join("---\n")).expect("write");
+    let bin = assert_cmd::cargo::cargo_bin("kubectl-mesh_inject");
+    let on_terminal = |extra: &str| {
+        let command = format!(
+            "{} -f {} --context {} {extra} > /dev/null",
+            bin.display(),
+            input.display(),
+            common::cluster().display()
+        );
+        let out = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            // Shown at once, where a run of a second is needed otherwise.
+            .env("MESH_INJECT_PROGRESS_DELAY_MS", "0")
+            .output()
+            .expect("script runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let shown = on_terminal("");
+    // What the line says (how far the run has got) is the unit tests'.
+    assert!(shown.starts_with("\rmesh-inject: "), "{shown:?}");
+    // Cleared before the report, which follows on a clean line.
+    assert!(
+        shown.contains("\r\u{1b}[Kdeployment/web0 injected\r\n"),
+        "{shown:?}"
+    );
+    let json = on_terminal("--report json");
+    assert!(
+        json.starts_with('{') && !json.contains("mesh-inject: "),
+        "{json:?}"
+    );
+    assert_eq!(on_terminal("-q"), "");
+}

@@ -183,6 +183,15 @@ fn man_page(command: &clap::Command, pages: &[String]) -> String {
                  --color always still colours."
             )
         ));
+        if command.get_arguments().any(|a| a.get_id() == "in_place") {
+            sections.push_str(&format!(
+                ".TP\n\\fBMESH_INJECT_PROGRESS_DELAY_MS\\fR\n{}\n",
+                roff(
+                    "How long a run goes, in milliseconds, before it shows how far it has got \
+                     on standard error, when that is a terminal (default 1000)."
+                )
+            ));
+        }
     }
     // Before the examples and the version, as man-pages(7) orders them.
     let at = [".SH EXTRA\n", ".SH VERSION\n", ".SH AUTHORS\n"]
