@@ -238,6 +238,39 @@ fn works_as_a_helm_post_renderer() {
     }
 }
 
+/// The lines of `[section]` in Cargo.toml, comments left out.
+fn cargo_toml_section(section: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(common::repo().join("Cargo.toml")).expect("Cargo.toml");
+    text.lines()
+        .skip_while(|l| l.trim() != format!("[{section}]"))
+        .skip(1)
+        .take_while(|l| !l.starts_with('['))
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// What users install (`cargo install`, the release archive) carries no
+/// debug info: about 6 MB, not 33. Profiling has a profile of its own.
+/// (The pre-commit test checks the binary `cargo install` builds.)
+#[test]
+fn the_release_build_has_no_debug_info() {
+    let release = cargo_toml_section("profile.release");
+    assert!(
+        release.iter().all(|l| !l.starts_with("debug")),
+        "{release:?}"
+    );
+    assert!(
+        release.contains(&"strip = \"debuginfo\"".to_string()),
+        "{release:?}"
+    );
+    let profiling = cargo_toml_section("profile.profiling");
+    for line in ["inherits = \"release\"", "debug = 1", "strip = \"none\""] {
+        assert!(profiling.contains(&line.to_string()), "{profiling:?}");
+    }
+}
+
 /// The krew manifest template names this version and this binary.
 #[test]
 fn the_krew_manifest_matches_the_crate() {
