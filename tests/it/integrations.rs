@@ -135,6 +135,159 @@ fn pre_commit_hooks_check_and_inject() {
     assert_eq!(again.code, 0, "{}", again.stdout);
 }
 
+/// The README's fenced code block that holds `needle`, as a reader copies
+/// it: without the list item's indentation.
+fn readme_block(needle: &str) -> String {
+    let readme = std::fs::read_to_string(common::repo().join("README.md")).expect("README");
+    let mut blocks = Vec::new();
+    let mut current: Option<(usize, Vec<&str>)> = None;
+    for line in readme.lines() {
+        let indent = line.len() - line.trim_start().len();
+        match &mut current {
+            None if line.trim_start().starts_with("```") => current = Some((indent, Vec::new())),
+            Some(_) if line.trim_start() == "```" => {
+                let (_, lines) = current.take().expect("in a block");
+                blocks.push(lines.join("\n") + "\n");
+            }
+            Some((indent, lines)) => lines.push(line.get(*indent..).unwrap_or("")),
+            None => {}
+        }
+    }
+    let found: Vec<String> = blocks.into_iter().filter(|b| b.contains(needle)).collect();
+    assert_eq!(found.len(), 1, "one README block holds {needle:?}");
+    found.into_iter().next().expect("one block")
+}
+
+/// Both hooks take every file in one run (`require_serial`): pre-commit
+/// otherwise splits the files over the cores, and a policy object or the
+/// trust roots in one run would not apply to the workloads in another.
+#[test]
+fn pre_commit_hooks_run_serially() {
+    let text =
+        std::fs::read_to_string(common::repo().join(".pre-commit-hooks.yaml")).expect("the hooks");
+    let hooks = common::values(&text)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("a list of hooks");
+    let hooks = hooks.as_array().expect("a list of hooks");
+    let ids: Vec<&str> = hooks.iter().filter_map(|h| h["id"].as_str()).collect();
+    assert_eq!(ids, ["mesh-inject-check", "mesh-inject"]);
+    for hook in hooks {
+        assert_eq!(hook["require_serial"], true, "{}", hook["id"]);
+    }
+}
+
+/// The README's pre-commit block run as written, with this repository's
+/// path as its URL, in a GitOps repository with a stale manifest: the
+/// check fails and names it. Its `rev` is this repository's HEAD commit,
+/// so what is tested is what is committed (CI runs on a clean clone).
+/// Then `require_serial` for real: without `args`, the trust roots'
+/// ConfigMap is one of eight files, and every workload sees it, because
+/// one run gets them all (`TRAVIS` makes pre-commit split files over two
+/// jobs on any machine, for hooks that are not serial).
+#[test]
+fn pre_commit_config_as_the_readme_writes_it() {
+    const TEST: &str = "pre_commit_config_as_the_readme_writes_it";
+    if !available("pre-commit", TEST, false) {
+        return;
+    }
+    let block = readme_block("git ls-remote \"$url\" HEAD");
+    let url_lines = block.lines().filter(|l| l.starts_with("url=")).count();
+    assert_eq!(url_lines, 1, "{block}");
+    let this_repo = common::repo();
+    let script: String = block
+        .lines()
+        .map(|l| match l.starts_with("url=") {
+            true => format!("url={}\n", this_repo.display()),
+            false => format!("{l}\n"),
+        })
+        .collect();
+
+    let example =
+        std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let gitops = dir.path().join("gitops");
+    std::fs::create_dir_all(gitops.join("cluster")).expect("mkdir");
+    git(&gitops, &["init", "-q"]);
+    std::fs::write(gitops.join("injected.yaml"), common::pipe(None, &example)).expect("write");
+    std::fs::write(gitops.join("stale.yaml"), &example).expect("write");
+    let roots = common::cluster().join("linkerd-trust-roots.yaml");
+    std::fs::copy(&roots, gitops.join("cluster/linkerd-trust-roots.yaml")).expect("copy");
+    git(&gitops, &["add", "."]);
+    let bash = |script: &str| -> common::Run {
+        Command::new("bash")
+            .args(["-c", script])
+            .current_dir(&gitops)
+            // The hook is built in this run's target directory: its
+            // dependencies are built once.
+            .env(
+                "CARGO_TARGET_DIR",
+                std::env::var_os("CARGO_TARGET_DIR")
+                    .map_or_else(|| this_repo.join("target"), std::path::PathBuf::from),
+            )
+            .env("PRE_COMMIT_HOME", dir.path().join("cache"))
+            .env("TRAVIS", "true")
+            .output()
+            .expect("bash runs")
+            .into()
+    };
+    let run = bash(&script);
+    let shown = format!("{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 1, "{shown}");
+    assert!(shown.contains("would inject: stale.yaml"), "{shown}");
+    assert!(!shown.contains("would inject: injected.yaml"), "{shown}");
+    let config = std::fs::read_to_string(gitops.join(".pre-commit-config.yaml")).expect("config");
+    let head = Command::new("git")
+        .current_dir(&this_repo)
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .expect("git runs");
+    let head = String::from_utf8_lossy(&head.stdout).trim().to_string();
+    assert!(config.contains(&format!("  rev: {head}\n")), "{config}");
+    // pre-commit built the hook with `cargo install`, as users install the
+    // tool: a release build without debug info (33 MB with it, 6 without).
+    let installed = walkdir::WalkDir::new(dir.path().join("cache"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| {
+            e.file_name() == "kubectl-mesh_inject"
+                && e.path().parent().is_some_and(|p| p.ends_with("bin"))
+        })
+        .expect("the hook's binary");
+    let size = installed.metadata().expect("stat").len();
+    assert!(
+        size < 10_000_000,
+        "{size} bytes: {}",
+        installed.path().display()
+    );
+
+    // The same hook without `args`: the trust roots come as one of the files.
+    std::fs::remove_file(gitops.join("injected.yaml")).expect("rm");
+    std::fs::remove_file(gitops.join("stale.yaml")).expect("rm");
+    for i in 1..=7 {
+        std::fs::write(gitops.join(format!("app-{i}.yaml")), &example).expect("write");
+    }
+    git(&gitops, &["add", "-A", "."]);
+    let without_args: String = config
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("args:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(without_args, config, "{config}");
+    std::fs::write(gitops.join(".pre-commit-config.yaml"), without_args).expect("write");
+    let run = bash("pre-commit run mesh-inject-check --all-files");
+    let shown = format!("{}{}", run.stdout, run.stderr);
+    assert_eq!(run.code, 1, "{shown}");
+    for i in 1..=7 {
+        assert!(
+            shown.contains(&format!("would inject: app-{i}.yaml")),
+            "{shown}"
+        );
+    }
+    assert!(!shown.contains("cannot be injected"), "{shown}");
+}
+
 /// kubectl finds the plugin on PATH and runs it as `kubectl mesh-inject`.
 #[test]
 fn kubectl_runs_the_plugin() {
