@@ -358,19 +358,9 @@ fn works_as_a_helm_post_renderer() {
             "only manifests on stdout: {value}"
         );
     }
-    if available(
-        "helm",
-        "works_as_a_helm_post_renderer (the real helm)",
-        true,
-    ) {
+    if helm_major("works_as_a_helm_post_renderer (the real helm 3)", 3) {
         let chart = tempfile::tempdir().expect("temp dir");
-        std::fs::create_dir_all(chart.path().join("templates")).expect("mkdir");
-        std::fs::write(
-            chart.path().join("Chart.yaml"),
-            "apiVersion: v2\nname: web\nversion: 0.1.0\n",
-        )
-        .expect("write");
-        std::fs::write(chart.path().join("templates/deploy.yaml"), &example).expect("write");
+        example_chart(chart.path());
         let out = Command::new("helm")
             .args([
                 "template",
@@ -379,6 +369,10 @@ fn works_as_a_helm_post_renderer() {
                 "--post-renderer",
                 "kubectl-mesh_inject",
             ])
+            .arg(format!(
+                "--post-renderer-args=--context={}",
+                common::cluster().display()
+            ))
             .env("PATH", path_with_binary())
             .output()
             .expect("helm runs");
@@ -421,6 +415,206 @@ fn the_release_build_has_no_debug_info() {
     let profiling = cargo_toml_section("profile.profiling");
     for line in ["inherits = \"release\"", "debug = 1", "strip = \"none\""] {
         assert!(profiling.contains(&line.to_string()), "{profiling:?}");
+    }
+}
+
+/// Whether the helm here is of `major` version; when it is not, or there is
+/// none, that part of `test` is skipped, and says so.
+fn helm_major(test: &str, major: u32) -> bool {
+    if !available("helm", test, true) {
+        return false;
+    }
+    let out = Command::new("helm")
+        .args(["version", "--short"])
+        .output()
+        .expect("helm runs");
+    let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if version.starts_with(&format!("v{major}.")) {
+        return true;
+    }
+    common::skip_part(test, &format!("helm here is {version}, not Helm {major}"));
+    false
+}
+
+/// A chart whose one template is the example Deployment and Service.
+fn example_chart(dir: &Path) {
+    let example =
+        std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
+    std::fs::create_dir_all(dir.join("templates")).expect("mkdir");
+    std::fs::write(
+        dir.join("Chart.yaml"),
+        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+    )
+    .expect("write");
+    std::fs::write(dir.join("templates/deploy.yaml"), &example).expect("write");
+}
+
+/// Helm 4's post-renderer plugin, `plugins/helm/mesh-inject/`: its
+/// `plugin.yaml` as Helm 4 reads it (the `v1` schema, decoded strictly: no
+/// field it does not know), and its command run as Helm 4 runs it: the
+/// command for this platform, split at spaces, `$HELM_PLUGIN_DIR` expanded,
+/// its args and then the `--post-renderer-args` after it, the rendered
+/// stream on standard input. Standard output must be manifests only, and
+/// not empty (Helm 4 fails an empty one); a failure is a non-zero status.
+#[test]
+fn works_as_a_helm_4_post_renderer_plugin() {
+    const TEST: &str = "works_as_a_helm_4_post_renderer_plugin (the real helm 4)";
+    let dir = common::repo().join("plugins/helm/mesh-inject");
+    let text = std::fs::read_to_string(dir.join("plugin.yaml")).expect("plugin.yaml");
+    let plugin = common::values(&text)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("one document");
+    let known = [
+        "apiVersion",
+        "name",
+        "type",
+        "runtime",
+        "version",
+        "sourceURL",
+        "config",
+        "runtimeConfig",
+    ];
+    for key in plugin.as_object().expect("a mapping").keys() {
+        assert!(
+            known.contains(&key.as_str()),
+            "Helm 4 refuses the field {key}"
+        );
+    }
+    assert_eq!(plugin["apiVersion"], "v1");
+    assert_eq!(plugin["type"], "postrenderer/v1");
+    assert_eq!(plugin["runtime"], "subprocess");
+    // `helm plugin install DIR` installs it under the directory's name;
+    // `--post-renderer NAME` finds it by its own.
+    assert_eq!(plugin["name"], "mesh-inject");
+    assert_eq!(plugin["version"], env!("CARGO_PKG_VERSION"));
+    // postrenderer/v1's config has no field.
+    assert!(
+        plugin
+            .get("config")
+            .is_none_or(|c| c == &serde_json::json!({}))
+    );
+    let runtime = plugin["runtimeConfig"].as_object().expect("runtimeConfig");
+    for key in runtime.keys() {
+        assert!(
+            ["platformCommand", "platformHooks", "protocolCommands"].contains(&key.as_str()),
+            "{key}"
+        );
+    }
+
+    // Helm's choice among platformCommand: this OS and arch, then this OS
+    // with no arch, then neither given.
+    let (os, arch) = match (std::env::consts::OS, std::env::consts::ARCH) {
+        (os, "x86_64") => (os, "amd64"),
+        (os, "aarch64") => (os, "arm64"),
+        other => other,
+    };
+    let commands = runtime["platformCommand"]
+        .as_array()
+        .expect("platformCommand");
+    let field = |c: &serde_json::Value, key: &str| c[key].as_str().unwrap_or("").to_string();
+    let chosen = commands
+        .iter()
+        .find(|c| field(c, "os") == os && field(c, "arch") == arch)
+        .or_else(|| {
+            commands
+                .iter()
+                .find(|c| field(c, "os") == os && field(c, "arch").is_empty())
+        })
+        .or_else(|| {
+            commands
+                .iter()
+                .find(|c| field(c, "os").is_empty() && field(c, "arch").is_empty())
+        })
+        .expect("a command for this platform");
+    let expand = |s: &str| {
+        s.replace("${HELM_PLUGIN_DIR}", dir.to_str().expect("utf-8"))
+            .replace("$HELM_PLUGIN_DIR", dir.to_str().expect("utf-8"))
+    };
+    let command = field(chosen, "command");
+    let mut parts = command.split(' ').map(expand);
+    let program = parts.next().expect("a program");
+    let mut args: Vec<String> = parts.collect();
+    args.extend(
+        chosen["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a.as_str())
+            .map(expand),
+    );
+    let post_render = |extra: &[String]| -> common::Run {
+        let example =
+            std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
+        let rendered = format!("---\n# Source: web/templates/deploy.yaml\n{example}");
+        let mut child = Command::new(&program)
+            .args(&args)
+            .args(extra)
+            .env("PATH", path_with_binary())
+            .env("HELM_PLUGIN_NAME", "mesh-inject")
+            .env("HELM_PLUGIN_DIR", &dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the plugin's command runs");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(rendered.as_bytes())
+            .expect("write");
+        child.wait_with_output().expect("runs").into()
+    };
+    let context = format!("--context={}", common::cluster().display());
+    let run = post_render(std::slice::from_ref(&context));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("- name: linkerd-proxy"),
+        "{}",
+        run.stdout
+    );
+    for value in common::values(&run.stdout).into_iter().flatten() {
+        assert!(
+            value.get("kind").is_some(),
+            "only manifests on stdout: {value}"
+        );
+    }
+    // Without the trust anchors the install must fail, not go on without a proxy.
+    let run = post_render(&[]);
+    assert_eq!(run.code, 2, "{}", run.stdout);
+
+    if helm_major(TEST, 4) {
+        let home = tempfile::tempdir().expect("temp dir");
+        let chart = home.path().join("chart");
+        example_chart(&chart);
+        let helm = |args: &[&str]| -> common::Run {
+            Command::new("helm")
+                .args(args)
+                .env("PATH", path_with_binary())
+                .env("HELM_PLUGINS", home.path().join("plugins"))
+                .env("HELM_CONFIG_HOME", home.path().join("config"))
+                .env("HELM_CACHE_HOME", home.path().join("cache"))
+                .env("HELM_DATA_HOME", home.path().join("data"))
+                .output()
+                .expect("helm runs")
+                .into()
+        };
+        let install = helm(&["plugin", "install", dir.to_str().expect("utf-8")]);
+        assert_eq!(install.code, 0, "{}{}", install.stdout, install.stderr);
+        let chart = chart.to_str().expect("utf-8");
+        let args = ["template", "web", chart, "--post-renderer", "mesh-inject"];
+        let run = helm(&[&args[..], &["--post-renderer-args", &context]].concat());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stdout.contains("- name: linkerd-proxy"),
+            "{}",
+            run.stdout
+        );
+        let run = helm(&args);
+        assert_ne!(run.code, 0, "no trust anchors: {}", run.stdout);
     }
 }
 
