@@ -11,7 +11,7 @@ use std::process::Command;
 fn probe(program: &str) -> &'static [&'static str] {
     match program {
         "kubectl" => &["version", "--client"],
-        "kpt" | "helm" => &["version"],
+        "kpt" | "helm" | "kubectl-krew" => &["version"],
         _ => &["--version"],
     }
 }
@@ -645,6 +645,213 @@ fn the_krew_manifest_matches_the_crate() {
     }
 }
 
+/// `scripts/release.sh` on the built binary (`--binary`: no second release
+/// build), with a PATH without krew: the archive holds what the README says,
+/// the krew manifest has this platform's entry with the archive's sha256 and
+/// nothing of the template's placeholders; where krew is installed, it
+/// installs the plugin from them.
+#[test]
+fn the_release_script_fills_the_krew_manifest() {
+    const TEST: &str = "the_release_script_fills_the_krew_manifest";
+    let out = tempfile::tempdir().expect("temp dir");
+    let binary = assert_cmd::cargo::cargo_bin("kubectl-mesh_inject");
+    let without_krew = std::env::join_paths(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .filter(|dir| !dir.join("kubectl-krew").exists()),
+    )
+    .expect("a PATH");
+    let run: common::Run = Command::new("bash")
+        .arg(common::repo().join("scripts/release.sh"))
+        .args([
+            "--repo",
+            "https://example.com/acme/mesh-inject.git",
+            "--binary",
+        ])
+        .arg(&binary)
+        .arg("--out")
+        .arg(out.path())
+        .env("PATH", &without_krew)
+        .output()
+        .expect("bash runs")
+        .into();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let target = Command::new("rustc").arg("-vV").output().expect("rustc");
+    let target = String::from_utf8_lossy(&target.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .expect("the host triple");
+    let name = format!("kubectl-mesh_inject-{target}.tar.gz");
+    let archive = out.path().join(&name);
+    let listing = Command::new("tar")
+        .arg("-tzf")
+        .arg(&archive)
+        .output()
+        .expect("tar");
+    let mut files: Vec<String> = String::from_utf8_lossy(&listing.stdout)
+        .lines()
+        .filter(|f| !f.ends_with('/'))
+        .map(str::to_string)
+        .collect();
+    files.sort();
+    let mut expected: Vec<String> = [
+        "kubectl-mesh_inject",
+        "kubectl_complete-mesh_inject",
+        "README.md",
+        "plugins/helm/mesh-inject/plugin.yaml",
+    ]
+    .map(String::from)
+    .into_iter()
+    .chain(["completions", "man"].into_iter().flat_map(|dir| {
+        std::fs::read_dir(common::repo().join(dir))
+            .expect("read dir")
+            .map(move |e| format!("{dir}/{}", e.expect("entry").file_name().to_string_lossy()))
+    }))
+    .chain(
+        common::repo()
+            .join("LICENSE")
+            .exists()
+            .then(|| "LICENSE".to_string()),
+    )
+    .collect();
+    expected.sort();
+    assert_eq!(files, expected);
+
+    // The packaged binary runs, as itself.
+    let unpacked = tempfile::tempdir().expect("temp dir");
+    let status = Command::new("tar")
+        .arg("-xzf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(unpacked.path())
+        .status()
+        .expect("tar");
+    assert!(status.success());
+    let version = Command::new(unpacked.path().join("kubectl-mesh_inject"))
+        .arg("--version")
+        .output()
+        .expect("runs");
+    assert!(
+        String::from_utf8_lossy(&version.stdout).starts_with(&format!(
+            "kubectl-mesh_inject {}\n",
+            env!("CARGO_PKG_VERSION")
+        ))
+    );
+
+    use sha2::Digest;
+    let sum: String = sha2::Sha256::digest(std::fs::read(&archive).expect("read"))
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let sums = std::fs::read_to_string(out.path().join(format!("{name}.sha256"))).expect("sums");
+    assert_eq!(sums, format!("{sum}  {name}\n"));
+
+    let manifest_path = out.path().join("mesh-inject.yaml");
+    let text = std::fs::read_to_string(&manifest_path).expect("manifest");
+    assert!(!text.contains("OWNER"), "{text}");
+    assert!(!text.contains(&"0".repeat(64)), "{text}");
+    let manifest = common::values(&text)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("one document");
+    let version = format!("v{}", env!("CARGO_PKG_VERSION"));
+    assert_eq!(manifest["spec"]["version"], version.as_str());
+    assert_eq!(
+        manifest["spec"]["homepage"],
+        "https://example.com/acme/mesh-inject"
+    );
+    // Only this platform's archive was made, so only its entry is left.
+    let platforms = manifest["spec"]["platforms"].as_array().expect("platforms");
+    assert_eq!(platforms.len(), 1, "{text}");
+    assert_eq!(
+        platforms[0]["uri"],
+        format!("https://example.com/acme/mesh-inject/releases/download/{version}/{name}")
+    );
+    assert_eq!(platforms[0]["sha256"], sum.as_str());
+    assert_eq!(platforms[0]["bin"], "kubectl-mesh_inject");
+
+    // Another platform's archive, given: its entry is filled in too.
+    let other = tempfile::tempdir().expect("temp dir");
+    let darwin = other
+        .path()
+        .join("kubectl-mesh_inject-aarch64-apple-darwin.tar.gz");
+    std::fs::write(&darwin, b"another platform's archive").expect("write");
+    let run: common::Run = Command::new("bash")
+        .arg(common::repo().join("scripts/release.sh"))
+        .args(["--repo", "https://example.com/acme/mesh-inject", "--binary"])
+        .arg(&binary)
+        .arg("--archive")
+        .arg(&darwin)
+        .arg("--out")
+        .arg(other.path().join("dist"))
+        .output()
+        .expect("bash runs")
+        .into();
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = std::fs::read_to_string(other.path().join("dist/mesh-inject.yaml")).expect("read");
+    let manifest = common::values(&text)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("one document");
+    let platforms = manifest["spec"]["platforms"].as_array().expect("platforms");
+    assert_eq!(platforms.len(), 2, "{text}");
+    let darwin_sum: String = sha2::Sha256::digest(b"another platform's archive")
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(platforms[1]["sha256"], darwin_sum.as_str(), "{text}");
+    assert_eq!(
+        platforms[1]["selector"]["matchLabels"],
+        serde_json::json!({"os": "darwin", "arch": "arm64"})
+    );
+
+    // What a release refuses: a version Cargo.toml does not give.
+    let refused: common::Run = Command::new("bash")
+        .arg(common::repo().join("scripts/release.sh"))
+        .args([
+            "--repo",
+            "https://example.com/acme/mesh-inject",
+            "--version",
+            "v9.9.9",
+            "--binary",
+        ])
+        .arg(&binary)
+        .arg("--out")
+        .arg(out.path())
+        .output()
+        .expect("bash runs")
+        .into();
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("is not Cargo.toml's"),
+        "{}",
+        refused.stderr
+    );
+
+    // krew itself, from the manifest and the archive, in a root of its own.
+    if available("kubectl-krew", TEST, true) {
+        let root = tempfile::tempdir().expect("temp dir");
+        let install = Command::new("kubectl-krew")
+            .arg("install")
+            .arg(format!("--manifest={}", manifest_path.display()))
+            .arg(format!("--archive={}", archive.display()))
+            .env("KREW_ROOT", root.path())
+            .output()
+            .expect("krew runs");
+        assert!(install.status.success(), "{install:?}");
+        let installed = Command::new(root.path().join("bin/kubectl-mesh_inject"))
+            .arg("--version")
+            .output()
+            .expect("the installed plugin runs");
+        assert!(installed.status.success());
+        // Where the README's line for the shim finds it.
+        let store = root.path().join("store/mesh-inject").join(&version);
+        assert!(store.join("kubectl_complete-mesh_inject").is_file());
+    }
+}
+
 /// A ResourceList for the KRM function: the example's objects as items,
 /// with a ConfigMap as functionConfig.
 fn resource_list(config: &str) -> String {
@@ -931,6 +1138,85 @@ fn kustomize_runs_the_function_as_a_transformer() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("name: istio-proxy"));
+}
+
+/// The README's install lines run as written in a new home folder (the
+/// built binary standing in for `cargo install`'s), then each completion
+/// where it was put: kubectl through the shim, bash through bash-completion's
+/// loading on demand, fish and zsh from their folders, man from its.
+#[test]
+fn the_readme_installs_the_completions() {
+    const TEST: &str = "the_readme_installs_the_completions";
+    let block = readme_block("install -m 755 kubectl_complete-mesh_inject ~/.cargo/bin/");
+    let (first, rest) = block.split_once('\n').expect("lines");
+    assert!(
+        first.starts_with("cargo install --locked --path ."),
+        "{first}"
+    );
+    let home = tempfile::tempdir().expect("temp dir");
+    let bin = home.path().join(".cargo/bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    std::fs::copy(
+        assert_cmd::cargo::cargo_bin("kubectl-mesh_inject"),
+        bin.join("kubectl-mesh_inject"),
+    )
+    .expect("copy");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // Each shell as a user's: the new home, no XDG folders of the test's own.
+    let in_home = |program: &str, args: &[&str]| -> common::Run {
+        Command::new(program)
+            .args(args)
+            .current_dir(common::repo())
+            .env("HOME", home.path())
+            .env("PATH", &path)
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("BASH_COMPLETION_USER_DIR")
+            .output()
+            .expect("runs")
+            .into()
+    };
+    let run = in_home("bash", &["-euc", rest]);
+    assert_eq!(run.code, 0, "{rest}\n{}", run.stderr);
+
+    assert!(
+        home.path()
+            .join(".local/share/man/man1/kubectl-mesh_inject.1")
+            .is_file()
+    );
+    if available("kubectl", TEST, true) {
+        let run = in_home("kubectl", &["__complete", "mesh-inject", "--pro"]);
+        assert_eq!(run.stdout, "--profile\n:4\n", "{}", run.stderr);
+    }
+    let helpers = "/usr/share/bash-completion/bash_completion";
+    if Path::new(helpers).exists() {
+        let load = format!(
+            "source {helpers}; __load_completion kubectl-mesh_inject && complete -p kubectl-mesh_inject"
+        );
+        let run = in_home("bash", &["--norc", "-c", &load]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains("kubectl-mesh_inject"), "{}", run.stdout);
+    } else {
+        common::skip_part(TEST, "bash-completion is not installed");
+    }
+    if available("fish", TEST, true) {
+        let run = in_home("fish", &["-c", "complete -C 'kubectl-mesh_inject --pro'"]);
+        assert!(
+            run.stdout.starts_with("--profile"),
+            "{}{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+    if available("zsh", TEST, true) {
+        let script = "fpath=(~/.zfunc $fpath); autoload -Uz compinit; compinit -u -d ~/.zcompdump; print -r -- $_comps[kubectl-mesh_inject]";
+        let run = in_home("zsh", &["-f", "-c", script]);
+        assert_eq!(run.stdout, "_kubectl-mesh_inject\n", "{}", run.stderr);
+    }
 }
 
 /// kubectl (1.26+) completes plugin arguments through
