@@ -1219,6 +1219,83 @@ fn the_readme_installs_the_completions() {
     }
 }
 
+/// The trap the README warns of beside the transformer: kubectl's built-in
+/// kustomize, given `--enable-alpha-plugins` but unable to run exec
+/// functions, exits 0 with the manifests uninjected. The README's check on
+/// what it rendered fails (status 1) and names the workload; on injected
+/// manifests it passes.
+#[test]
+fn kubectl_kustomize_skips_the_transformer_and_the_check_catches_it() {
+    const TEST: &str = "kubectl_kustomize_skips_the_transformer_and_the_check_catches_it";
+    if !available("kubectl", TEST, false) {
+        return;
+    }
+    let help = Command::new("kubectl")
+        .args(["kustomize", "--help"])
+        .output()
+        .expect("kubectl runs");
+    if String::from_utf8_lossy(&help.stdout).contains("--enable-exec") {
+        common::skip_test(
+            TEST,
+            "this kubectl's kustomize has --enable-exec: it runs the function",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let example =
+        std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
+    std::fs::write(dir.path().join("deploy.yaml"), &example).expect("write");
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources: [deploy.yaml]\ntransformers: [inject.yaml]\n",
+    )
+    .expect("write");
+    let transformer = readme_block("config.kubernetes.io/function: |");
+    std::fs::write(dir.path().join("inject.yaml"), &transformer).expect("write");
+    // The tool on the PATH, where kustomize would look for it.
+    let rendered = Command::new("kubectl")
+        .args(["kustomize", "--enable-alpha-plugins"])
+        .arg(dir.path())
+        .env("PATH", path_with_binary())
+        .output()
+        .expect("kubectl runs");
+    assert!(rendered.status.success(), "{rendered:?}");
+    let rendered = String::from_utf8(rendered.stdout).expect("UTF-8");
+    assert!(rendered.contains("kind: Deployment"), "{rendered}");
+    assert!(!rendered.contains("istio-proxy"), "{rendered}");
+
+    let check = |input: &str| -> common::Run {
+        let block = readme_block("| kubectl mesh-inject --check --profile istio");
+        let flags: Vec<&str> = block
+            .split("| kubectl mesh-inject ")
+            .nth(1)
+            .expect("the check")
+            .split_whitespace()
+            .collect();
+        let mut cmd = common::command();
+        cmd.args(&flags).write_stdin(input.to_string());
+        cmd.output().expect("runs").into()
+    };
+    let run = check(&rendered);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("would inject: <stdin>"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("deployment/web: not injected"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stdout, "", "--check writes nothing");
+
+    let injected = common::run(&["-q", "--profile", "istio"], Some(&rendered));
+    assert_eq!(injected.code, 0, "{}", injected.stderr);
+    let run = check(&injected.stdout);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
 /// kubectl (1.26+) completes plugin arguments through
 /// `kubectl_complete-mesh_inject`, which the repository carries.
 #[test]
