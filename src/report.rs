@@ -252,6 +252,17 @@ pub fn fix_command(args: &[String], inputs: &[String], stale: &[String]) -> Stri
             rest.next();
             continue;
         }
+        // Short flags run together, the last taking the path: `-Rf k8s/`.
+        let others = arg
+            .strip_prefix('-')
+            .filter(|flags| !flags.starts_with('-') && flags.len() > 1)
+            .and_then(|flags| flags.strip_suffix('f'))
+            .filter(|others| others.chars().all(|c| c.is_ascii_alphabetic()));
+        if let Some(others) = others {
+            words.push(format!("-{others}"));
+            rest.next();
+            continue;
+        }
         let joined_path = ["-f=", "--filename=", "-f"].iter().any(|flag| {
             arg.strip_prefix(flag)
                 .is_some_and(|p| inputs.iter().any(|i| i == p))
@@ -404,4 +415,44 @@ pub fn json(results: &[Processed], left_out: &[SkippedFile], warn_only: bool) ->
             "changedInputs": results.iter().filter(|p| p.changed()).count(),
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(words: &[&str]) -> Vec<String> {
+        words.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn the_fix_is_the_command_line_in_place_on_the_stale_files() {
+        let fix = |args: &[&str], inputs: &[&str], stale: &[&str]| {
+            fix_command(&strings(args), &strings(inputs), &strings(stale))
+        };
+        assert_eq!(
+            fix(
+                &["--check", "-q", "--context", "cluster/", "a.yaml", "b.yaml"],
+                &["a.yaml", "b.yaml"],
+                &["b.yaml"]
+            ),
+            "kubectl mesh-inject -q --context cluster/ --in-place b.yaml"
+        );
+        assert_eq!(
+            fix(
+                &["-Rf", "k8s", "--check", "--filename=x.yaml", "-fy.yaml"],
+                &["k8s", "x.yaml", "y.yaml"],
+                &["k8s/a b.yaml"]
+            ),
+            "kubectl mesh-inject -R --in-place 'k8s/a b.yaml'"
+        );
+        assert_eq!(
+            fix(
+                &["uninject", "--check", "-f", "it's.yaml"],
+                &["it's.yaml"],
+                &["it's.yaml"]
+            ),
+            "kubectl mesh-inject uninject --in-place 'it'\\''s.yaml'"
+        );
+    }
 }
