@@ -141,7 +141,12 @@ pub fn render(
                     let _ = write!(out, "{}: ", processed.source.name());
                 }
                 let _ = writeln!(out, "{}", object_line(object, written));
-                if let Some(changes) = &object.replaced {
+                // --check lists it under the file already.
+                if let Some(changes) = object
+                    .replaced
+                    .as_ref()
+                    .filter(|_| written != Written::Shown)
+                {
                     let _ = writeln!(out, "  its injection had other settings: {changes}");
                 }
                 for line in verdict_lines(object, warn_only, paint) {
@@ -168,6 +173,13 @@ pub fn render(
     // (`--exclude`) with -v.
     for file in left_out.iter().filter(|f| verbose || !f.asked) {
         let _ = writeln!(out, "{} skipped: {}", file.path.display(), file.reason);
+    }
+    if results.is_empty() && !left_out.is_empty() {
+        let warning = paint.warning();
+        let _ = writeln!(
+            out,
+            "{warning} every input file was left out: nothing was read (-v lists why)"
+        );
     }
     for (note, count) in note_counts.iter().filter(|(_, count)| *count > 1) {
         let _ = writeln!(out, "{} ({count} objects)", paint.note(note));
@@ -240,45 +252,26 @@ pub fn stale_lines(processed: &Processed) -> Vec<String> {
         .collect()
 }
 
-/// The command that brings `stale` files up to date: the command line as
-/// given (`args`, without the program), without `--check` and the input
-/// paths (`inputs`), with `--in-place` and the stale files.
-pub fn fix_command(args: &[String], inputs: &[String], stale: &[String]) -> String {
+/// The command that brings the stale files up to date: the command line as
+/// given (`args`, without the program), with `--in-place` for `--check`.
+/// Every input stays, the files that hold context objects (trust roots, a
+/// LimitRange) among them; `--in-place` leaves the files that would not
+/// change as they are.
+pub fn fix_command(args: &[String]) -> String {
     let mut words = vec!["kubectl".to_string(), "mesh-inject".to_string()];
-    let mut rest = args.iter().peekable();
-    while let Some(arg) = rest.next() {
-        let path_flag = arg == "-f" || arg == "--filename";
-        if path_flag {
-            rest.next();
-            continue;
-        }
-        // Short flags run together, the last taking the path: `-Rf k8s/`.
-        let others = arg
-            .strip_prefix('-')
-            .filter(|flags| !flags.starts_with('-') && flags.len() > 1)
-            .and_then(|flags| flags.strip_suffix('f'))
-            .filter(|others| others.chars().all(|c| c.is_ascii_alphabetic()));
-        if let Some(others) = others {
-            words.push(format!("-{others}"));
-            rest.next();
-            continue;
-        }
-        let joined_path = ["-f=", "--filename=", "-f"].iter().any(|flag| {
-            arg.strip_prefix(flag)
-                .is_some_and(|p| inputs.iter().any(|i| i == p))
-        });
-        if arg == "--check" || joined_path || inputs.contains(arg) {
-            continue;
-        }
-        words.push(arg.clone());
+    let mut options_end = false;
+    for arg in args {
+        let word = match arg.as_str() {
+            "--check" if !options_end => "--in-place",
+            "--" => {
+                options_end = true;
+                "--"
+            }
+            other => other,
+        };
+        words.push(shell_quoted(word));
     }
-    words.push("--in-place".to_string());
-    words.extend(stale.iter().cloned());
-    words
-        .iter()
-        .map(|word| shell_quoted(word))
-        .collect::<Vec<_>>()
-        .join(" ")
+    words.join(" ")
 }
 
 /// `word` as a POSIX shell reads it back.
@@ -426,33 +419,24 @@ mod tests {
     }
 
     #[test]
-    fn the_fix_is_the_command_line_in_place_on_the_stale_files() {
-        let fix = |args: &[&str], inputs: &[&str], stale: &[&str]| {
-            fix_command(&strings(args), &strings(inputs), &strings(stale))
-        };
+    fn the_fix_is_the_command_line_in_place() {
+        let fix = |args: &[&str]| fix_command(&strings(args));
         assert_eq!(
-            fix(
-                &["--check", "-q", "--context", "cluster/", "a.yaml", "b.yaml"],
-                &["a.yaml", "b.yaml"],
-                &["b.yaml"]
-            ),
-            "kubectl mesh-inject -q --context cluster/ --in-place b.yaml"
+            fix(&[
+                "--check",
+                "-q",
+                "-n",
+                "shop",
+                "-R",
+                "-f",
+                "shop",
+                "roots.yaml"
+            ]),
+            "kubectl mesh-inject --in-place -q -n shop -R -f shop roots.yaml"
         );
         assert_eq!(
-            fix(
-                &["-Rf", "k8s", "--check", "--filename=x.yaml", "-fy.yaml"],
-                &["k8s", "x.yaml", "y.yaml"],
-                &["k8s/a b.yaml"]
-            ),
-            "kubectl mesh-inject -R --in-place 'k8s/a b.yaml'"
-        );
-        assert_eq!(
-            fix(
-                &["uninject", "--check", "-f", "it's.yaml"],
-                &["it's.yaml"],
-                &["it's.yaml"]
-            ),
-            "kubectl mesh-inject uninject --in-place 'it'\\''s.yaml'"
+            fix(&["uninject", "--check", "--", "--check", "it's.yaml"]),
+            "kubectl mesh-inject uninject --in-place -- --check 'it'\\''s.yaml'"
         );
     }
 }

@@ -112,9 +112,22 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     // A sign of life for long runs, on a terminal only, cleared before the
     // report (see progress.rs).
     let report = &args.common.report;
-    let progress =
-        (std::io::stderr().is_terminal() && !report.quiet && report.format == ReportFormat::Text)
-            .then(|| Arc::new(Progress::default()));
+    // Not over what is being typed on a terminal (`-f -`), nor on a
+    // terminal that cannot rewrite a line.
+    let typing = std::io::stdin().is_terminal()
+        && args
+            .common
+            .input
+            .paths()
+            .iter()
+            .any(|p| p.as_os_str() == "-");
+    let dumb = std::env::var_os("TERM").is_some_and(|term| term == "dumb");
+    let progress = (std::io::stderr().is_terminal()
+        && !typing
+        && !dumb
+        && !report.quiet
+        && report.format == ReportFormat::Text)
+        .then(|| Arc::new(Progress::default()));
     let ticker = progress
         .clone()
         .map(|progress| crate::progress::show(progress, crate::progress::delay()));
@@ -199,7 +212,19 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
                 Written::Yes,
             )
         });
-        let rejected = !args.options.warn_only && !report::rejections(&results).is_empty();
+        let rejections = report::rejections(&results);
+        let rejected = !args.options.warn_only && !rejections.is_empty();
+        // The results are not shown by every caller (kustomize keeps them
+        // only in a results file): a failing function says why here too.
+        let written = written.and_then(|()| {
+            if !rejected || report.quiet || report.format == ReportFormat::Json {
+                return Ok(());
+            }
+            let lines: String = rejections.iter().map(|r| format!("  {r}\n")).collect();
+            output::to_stderr(&format!(
+                "error: the cluster would reject what this function writes (see its results):\n{lines}"
+            ))
+        });
         let status = if rejected {
             Status::Rejected
         } else {
@@ -246,6 +271,10 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
             Action::Inject => "inject",
             Action::Uninject => "uninject",
         };
+        // With --report json, standard error is the JSON report alone.
+        if common.report.format == ReportFormat::Json {
+            return Ok(());
+        }
         let mut lines = String::new();
         let mut stale = Vec::new();
         for processed in results.iter().filter(|p| p.changed()) {
@@ -253,27 +282,17 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
             for why in report::stale_lines(processed) {
                 lines.push_str(&format!("  {why}\n"));
             }
-            stale.push(
-                processed
-                    .source
-                    .path
-                    .as_ref()
-                    .map(|p| p.display().to_string()),
-            );
+            stale.push(processed.source.path.as_ref());
         }
-        // Files can be fixed in place; standard input cannot.
-        if let Some(stale) = stale.into_iter().collect::<Option<Vec<String>>>() {
-            if !stale.is_empty() {
-                let args: Vec<String> = std::env::args().skip(1).collect();
-                let inputs: Vec<String> = common
-                    .input
-                    .paths()
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect();
-                let command = report::fix_command(&args, &inputs, &stale);
-                lines.push_str(&format!("fix: {command}\n"));
-            }
+        // Files can be fixed in place; standard input cannot. A command
+        // line that is not all text cannot be shown to be run again.
+        let args: Option<Vec<String>> = std::env::args_os()
+            .skip(1)
+            .map(|arg| arg.into_string().ok())
+            .collect();
+        let files_only = stale.iter().all(Option::is_some);
+        if let Some(command) = args.filter(|_| files_only && !stale.is_empty()) {
+            lines.push_str(&format!("fix: {}\n", report::fix_command(&command)));
         }
         output::to_stderr(&lines)
     } else if common.in_place {
@@ -442,7 +461,8 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
     let (sources, skipped) =
         source::read_selected(&input_paths(input)?, input.recursive, &input.exclude)?;
     let context = read_context(&args.context, args.input.recursive)?;
-    if !args.report.quiet {
+    // As text only: with --report json, standard error is the JSON alone.
+    if !args.report.quiet && args.report.format == ReportFormat::Text {
         let lines: String = skipped
             .iter()
             .filter(|f| args.report.verbose || !f.asked)

@@ -64,7 +64,15 @@ impl Glob {
                 || matches(format!("{}/**", self.pattern).as_bytes(), text.as_bytes())
         };
         if !self.pattern.contains('/') {
-            return path.components().any(|c| match c {
+            // The names below the directory given, or of the path as given
+            // (only the file's own for an absolute one): a directory above
+            // the input (`/builds/…`) never leaves it out.
+            let named = match root.and_then(|r| path.strip_prefix(r).ok()) {
+                Some(below) => below,
+                None if path.is_relative() => path,
+                None => Path::new(path.file_name().unwrap_or_default()),
+            };
+            return named.components().any(|c| match c {
                 Component::Normal(name) => {
                     matches(self.pattern.as_bytes(), name.to_string_lossy().as_bytes())
                 }
@@ -184,14 +192,23 @@ impl<'a> Skipper<'a> {
             ));
         }
         let file = std::fs::canonicalize(path).ok()?;
-        for dir in file.ancestors().skip(1) {
-            let listed = self.patches_of(dir);
+        // The directories above the file as given (a patch may be a link
+        // into a shared folder), then above where it really is.
+        let given = std::path::absolute(path).ok()?;
+        let dirs: Vec<PathBuf> = given
+            .ancestors()
+            .skip(1)
+            .chain(file.ancestors().skip(1))
+            .map(Path::to_path_buf)
+            .collect();
+        for dir in dirs {
+            let listed = self.patches_of(&dir);
             if let Some((_, field)) = listed.iter().find(|(p, _)| *p == file) {
-                let kustomization = kustomization_in(dir).unwrap_or_else(|| dir.to_path_buf());
+                let kustomization = kustomization_in(&dir).unwrap_or(dir);
                 return Some(skipped(
                     format!(
                         "a kustomize patch (listed under {field} in {}): kustomize merges it into the resources it targets, which are injected",
-                        shown_like(&kustomization, path, &file)
+                        shown(&kustomization, path)
                     ),
                     false,
                 ));
@@ -275,23 +292,18 @@ fn read_patches(dir: &Path) -> Vec<(PathBuf, &'static str)> {
     listed
 }
 
-/// `kustomization` written relative as `given` is (the path the user gave
-/// for the file whose canonical path is `file`), when it can be.
-fn shown_like(kustomization: &Path, given: &Path, file: &Path) -> String {
-    // The part of the canonical path the given path stands for.
-    let depth = given
-        .components()
-        .filter(|c| matches!(c, Component::Normal(_)))
-        .count();
-    let base = file.ancestors().nth(depth);
-    let given_base = given.ancestors().nth(depth);
-    match (base, given_base) {
-        (Some(base), Some(given_base)) => kustomization
-            .strip_prefix(base)
-            .map(|rest| given_base.join(rest).display().to_string())
-            .unwrap_or_else(|_| kustomization.display().to_string()),
-        _ => kustomization.display().to_string(),
-    }
+/// `kustomization` (an absolute path) as the user wrote the file's path:
+/// relative to the working directory when that was relative.
+fn shown(kustomization: &Path, given: &Path) -> String {
+    let relative = given
+        .is_relative()
+        .then(|| std::env::current_dir().ok())
+        .flatten()
+        .and_then(|cwd| kustomization.strip_prefix(cwd).ok().map(Path::to_path_buf));
+    relative
+        .unwrap_or_else(|| kustomization.to_path_buf())
+        .display()
+        .to_string()
 }
 
 #[cfg(test)]
@@ -312,6 +324,11 @@ mod tests {
         assert!(glob("k8s/charts").matches(path, None));
         assert!(glob("**/templates/*.yaml").matches(path, None));
         assert!(glob("charts/*/templates/*").matches(path, Some(Path::new("k8s"))));
+        // Names above the directory given, or above an absolute path, do not count.
+        let found = Path::new("/builds/team/k8s/web.yaml");
+        assert!(!glob("builds").matches(found, Some(Path::new("/builds/team/k8s"))));
+        assert!(!glob("builds").matches(found, None));
+        assert!(glob("web.yaml").matches(found, None));
         assert!(!glob("charts/*/deploy.yaml").matches(path, Some(Path::new("k8s"))));
         assert!(glob("./k8s/charts/we?/**").matches(Path::new("./k8s/charts/web/a.yaml"), None));
         assert!(glob("k8s/[a-c]harts/**").matches(path, None));
@@ -350,6 +367,16 @@ mod tests {
             why(&mut skipper, &memory).is_some_and(|r| r.contains("under patchesStrategicMerge"))
         );
         assert_eq!(why(&mut skipper, &resource), None);
+        // A patch that is a link into a shared folder is still the
+        // overlay's patch.
+        let shared = write("common/replicas.yaml", "kind: Deployment\n");
+        write(
+            "linked/kustomization.yaml",
+            "resources: [../base]\npatches:\n- path: replicas.yaml\n",
+        );
+        let link = dir.path().join("linked/replicas.yaml");
+        std::os::unix::fs::symlink(&shared, &link).expect("symlink");
+        assert!(why(&mut skipper, &link).is_some_and(|r| r.contains("linked/kustomization.yaml")));
         let excluded = [glob("service.yaml")];
         let skipped = Skipper::new(&excluded)
             .why(&resource, None)

@@ -263,12 +263,12 @@ fn check_lists_stale_files_and_exits_1() {
     let run = run(&["-q", "--check", "-f", d], None);
     assert_eq!(run.code, 1);
     assert!(run.stdout.is_empty());
-    // The directory is left out of the fix, which names the stale file.
+    // The fix is the command line, in place: the fresh file stays as it is.
     assert_eq!(
         run.stderr,
         format!(
             "would inject: {stale}\n  deployment/web: not injected\n\
-             fix: kubectl mesh-inject -q --context {} --in-place {stale}\n",
+             fix: kubectl mesh-inject -q --in-place -f {d} --context {}\n",
             common::cluster().display(),
             stale = stale.display()
         )
@@ -1799,7 +1799,7 @@ fn check_says_what_is_stale_and_how_to_fix_it() {
         .expect("a fix line");
     assert_eq!(
         fix,
-        format!("-q --context {context} --in-place {old} {bare}"),
+        format!("--in-place -q --context {context} -f {old} {bare}"),
         "{}",
         stale.stderr
     );
@@ -1882,16 +1882,33 @@ fn a_gitops_repository_is_walked_without_chart_templates_or_kustomize_patches() 
         "{}",
         verbose.stderr
     );
-    // Named one by one, as pre-commit passes them, the same files are left out.
-    let named = in_repo(&[
+    // Named one by one from the repository's root, as pre-commit passes
+    // them, the same files are left out.
+    let mut cmd = common::command_with(&[
         "--check",
         "--exclude",
         "legacy",
-        &format!("{root}/charts/web/templates/deploy.yaml"),
-        &format!("{root}/apps/overlays/prod/replicas.yaml"),
-        &format!("{root}/apps/legacy/old.yaml"),
+        "charts/web/templates/deploy.yaml",
+        "apps/overlays/prod/replicas.yaml",
+        "apps/legacy/old.yaml",
     ]);
+    cmd.current_dir(dir.path());
+    let named: common::Run = cmd.output().expect("runs").into();
     assert_eq!(named.code, 0, "{}", named.stderr);
+    assert!(
+        named.stderr.contains(
+            "apps/overlays/prod/replicas.yaml skipped: a kustomize patch (listed under patches in apps/overlays/prod/kustomization.yaml)"
+        ),
+        "{}",
+        named.stderr
+    );
+    assert!(
+        named
+            .stderr
+            .contains("warning: every input file was left out"),
+        "{}",
+        named.stderr
+    );
 }
 
 /// On a terminal, a long run shows how far it has got on standard error,

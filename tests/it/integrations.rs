@@ -925,6 +925,16 @@ fn runs_as_a_krm_function() {
     // baseline namespace): an error result naming the item, and a failed function.
     let namespace = "- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: shop\n    labels: {pod-security.kubernetes.io/enforce: baseline}\n";
     let rejected = input.replacen("items:\n", &format!("items:\n{namespace}"), 1);
+    // kustomize keeps results only in a results file: standard error says why too.
+    let unquiet = common::run(&[], Some(&rejected));
+    assert_eq!(unquiet.code, 1);
+    assert!(
+        unquiet
+            .stderr
+            .starts_with("error: the cluster would reject what this function writes (see its results):\n  <stdin>: deployment/web: pods \"web-\" is forbidden"),
+        "{}",
+        unquiet.stderr
+    );
     let mut cmd = common::command();
     cmd.arg("-q").write_stdin(rejected);
     let run: common::Run = cmd.output().expect("runs").into();
