@@ -276,13 +276,12 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
             return Ok(());
         }
         let mut lines = String::new();
-        let mut stale = Vec::new();
-        for processed in results.iter().filter(|p| p.changed()) {
+        let stale: Vec<&Processed> = results.iter().filter(|p| p.changed()).collect();
+        for processed in &stale {
             lines.push_str(&format!("would {verb}: {}\n", processed.source.name()));
             for why in report::stale_lines(processed) {
                 lines.push_str(&format!("  {why}\n"));
             }
-            stale.push(processed.source.path.as_ref());
         }
         // Files can be fixed in place; standard input cannot. A command
         // line that is not all text cannot be shown to be run again.
@@ -290,7 +289,7 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
             .skip(1)
             .map(|arg| arg.into_string().ok())
             .collect();
-        let files_only = stale.iter().all(Option::is_some);
+        let files_only = stale.iter().all(|p| p.source.path.is_some());
         if let Some(command) = args.filter(|_| files_only && !stale.is_empty()) {
             lines.push_str(&format!("fix: {}\n", report::fix_command(&command)));
         }

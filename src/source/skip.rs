@@ -27,6 +27,9 @@ pub struct SkippedFile {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Glob {
     pattern: String,
+    /// The pattern with `/**` after it: a directory's pattern covers what
+    /// is under it (`charts/x`).
+    below: String,
 }
 
 impl std::str::FromStr for Glob {
@@ -40,8 +43,10 @@ impl std::str::FromStr for Glob {
             return Err(format!("{pattern:?} has an unclosed ["));
         }
         let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
+        let pattern = pattern.trim_end_matches('/').to_string();
         Ok(Glob {
-            pattern: pattern.trim_end_matches('/').to_string(),
+            below: format!("{pattern}/**"),
+            pattern,
         })
     }
 }
@@ -59,9 +64,8 @@ impl Glob {
         let whole = |p: &Path| {
             let text = p.to_string_lossy();
             let text = text.strip_prefix("./").unwrap_or(&text).to_string();
-            // A directory pattern covers what is under it (`charts/x`).
             matches(self.pattern.as_bytes(), text.as_bytes())
-                || matches(format!("{}/**", self.pattern).as_bytes(), text.as_bytes())
+                || matches(self.below.as_bytes(), text.as_bytes())
         };
         if !self.pattern.contains('/') {
             // The names below the directory given, or of the path as given
@@ -155,7 +159,6 @@ fn in_class(set: &[u8], byte: u8) -> bool {
 }
 
 /// Decides which files to leave out; remembers the kustomizations it read.
-#[derive(Default)]
 pub struct Skipper<'a> {
     exclude: &'a [Glob],
     /// Each directory's kustomization patches, canonical paths (none when
@@ -271,11 +274,7 @@ fn read_patches(dir: &Path) -> Vec<(PathBuf, &'static str)> {
             .cloned()
             .unwrap_or_default()
     };
-    for (field, name) in [
-        ("patches", "patches"),
-        ("patchesStrategicMerge", "patchesStrategicMerge"),
-        ("patchesJson6902", "patchesJson6902"),
-    ] {
+    for field in ["patches", "patchesStrategicMerge", "patchesJson6902"] {
         for item in items(field) {
             // A path, as a string or an entry's `path`; an inline patch
             // (text with a line break) names no file.
@@ -285,7 +284,7 @@ fn read_patches(dir: &Path) -> Vec<(PathBuf, &'static str)> {
                 _ => None,
             };
             if let Some(found) = path.and_then(|p| std::fs::canonicalize(dir.join(p)).ok()) {
-                listed.push((found, name));
+                listed.push((found, field));
             }
         }
     }
