@@ -4,14 +4,24 @@ use std::rc::Rc;
 
 use super::parse::{Branch, Command, List, Node, Operand, Pipe, Trees};
 use super::value::Value;
-use super::{Error, Funcs};
+use super::{Call, Error, Funcs};
 
 /// Templates calling templates deeper than this stop with an error
 /// (Go allows far more, but a stack this deep is a loop).
 const MAX_DEPTH: usize = 200;
 
-/// Run template `name` of `trees` with `data` as dot.
-pub fn execute(trees: &Trees, funcs: &Funcs, name: &str, data: &Value) -> Result<String, Error> {
+/// Which strings a run watches, and the calls given one so far.
+pub type Watch<'w> = (&'w dyn Fn(&str) -> bool, &'w mut Vec<Call>);
+
+/// Run template `name` of `trees` with `data` as dot, recording the calls
+/// given a watched string (see [`super::Template::execute_watching`]).
+pub fn execute(
+    trees: &Trees,
+    funcs: &Funcs,
+    name: &str,
+    data: &Value,
+    watch: Option<Watch<'_>>,
+) -> Result<String, Error> {
     let mut exec = Exec {
         trees,
         funcs,
@@ -19,6 +29,7 @@ pub fn execute(trees: &Trees, funcs: &Funcs, name: &str, data: &Value) -> Result
         vars: vec![("$".to_string(), data.clone())],
         out: String::new(),
         depth: 0,
+        watch,
     };
     let list = trees.get(name).ok_or_else(|| Error {
         template: name.to_string(),
@@ -46,6 +57,7 @@ struct Exec<'a> {
     vars: Vec<(String, Value)>,
     out: String,
     depth: usize,
+    watch: Option<Watch<'a>>,
 }
 
 impl Exec<'_> {
@@ -274,8 +286,17 @@ impl Exec<'_> {
             .funcs
             .get(name)
             .ok_or_else(|| self.error(line, format!("function {name:?} not defined")))?;
-        func(&values)
-            .map_err(|message| self.error(line, format!("error calling {name}: {message}")))
+        let result = func(&values);
+        if let Some((watched, calls)) = &mut self.watch {
+            if values.iter().any(|v| v.holds(*watched)) {
+                calls.push(Call {
+                    func,
+                    args: values,
+                    result: result.clone(),
+                });
+            }
+        }
+        result.map_err(|message| self.error(line, format!("error calling {name}: {message}")))
     }
 
     fn operand(&mut self, operand: &Operand, dot: &Value, line: usize) -> Result<Value, Error> {

@@ -107,7 +107,44 @@ impl Template {
 
     /// Run it with `data` as dot.
     pub fn execute(&self, data: &Value, funcs: &Funcs) -> Result<String, Error> {
-        exec::execute(&self.trees, funcs, &self.name, data)
+        exec::execute(&self.trees, funcs, &self.name, data, None)
+    }
+
+    /// Run it with `data` as dot, and say which function calls were given
+    /// a string `watched` picks (anywhere in an argument), with what they
+    /// answered: all that the text can depend on of such strings, but for
+    /// where they were copied into it.
+    pub fn execute_watching(
+        &self,
+        data: &Value,
+        funcs: &Funcs,
+        watched: &dyn Fn(&str) -> bool,
+    ) -> Result<(String, Vec<Call>), Error> {
+        let mut calls = Vec::new();
+        let text = exec::execute(
+            &self.trees,
+            funcs,
+            &self.name,
+            data,
+            Some((watched, &mut calls)),
+        )?;
+        Ok((text, calls))
+    }
+}
+
+/// A function call of a watched run (see [`Template::execute_watching`]).
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub func: Func,
+    pub args: Vec<Value>,
+    pub result: Result<Value, String>,
+}
+
+impl Call {
+    /// Whether the function answers `args` with `result` (`and`/`or`
+    /// decide by truth alone and are never recorded).
+    pub fn answers(&self, args: &[Value], result: &Result<Value, String>) -> bool {
+        (self.func)(args) == *result
     }
 }
 

@@ -16,7 +16,7 @@ use std::rc::Rc;
 use serde_json::Value as Json;
 
 /// A value in a template's evaluation.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// No value: a missing map key, a nil interface (printed `<no value>`).
     Nil,
@@ -33,7 +33,7 @@ pub enum Value {
 }
 
 /// A Go map with string keys.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct GoMap {
     pub entries: BTreeMap<String, Value>,
     /// What `index` gives for a missing key: the element type's zero
@@ -42,13 +42,13 @@ pub struct GoMap {
 }
 
 /// A Go struct: its fields in declaration order.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct GoStruct {
     pub fields: Vec<Field>,
 }
 
 /// A struct field: its Go name, its JSON name, its value.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Field {
     pub go: String,
     pub json: String,
@@ -74,6 +74,69 @@ const MAP_FIELDS: &[&str] = &[
 ];
 
 impl Value {
+    /// Whether a string in this value (keys included) is one `watched` picks.
+    pub fn holds(&self, watched: &dyn Fn(&str) -> bool) -> bool {
+        match self {
+            Value::Str(s) => watched(s),
+            Value::List(items) => items.iter().any(|v| v.holds(watched)),
+            Value::Map(map) => {
+                map.entries
+                    .iter()
+                    .any(|(k, v)| watched(k) || v.holds(watched))
+                    || map.missing.holds(watched)
+            }
+            Value::Struct(s) => s.fields.iter().any(|f| f.value.holds(watched)),
+            _ => false,
+        }
+    }
+
+    /// This value with each string (keys included) that `touched` picks
+    /// passed through `map` (the rest shared, not copied); `None` when `map`
+    /// gives none for one.
+    pub fn map_strings(
+        &self,
+        touched: &dyn Fn(&str) -> bool,
+        map: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<Value> {
+        let text = |s: &str| match touched(s) {
+            true => map(s),
+            false => Some(s.to_string()),
+        };
+        Some(match self {
+            Value::Str(s) if touched(s) => Value::str(map(s)?),
+            Value::List(_) | Value::Map(_) | Value::Struct(_) if !self.holds(touched) => {
+                self.clone()
+            }
+            Value::List(items) => Value::List(Rc::new(
+                items
+                    .iter()
+                    .map(|v| v.map_strings(touched, map))
+                    .collect::<Option<_>>()?,
+            )),
+            Value::Map(m) => Value::Map(Rc::new(GoMap {
+                entries: m
+                    .entries
+                    .iter()
+                    .map(|(k, v)| Some((text(k)?, v.map_strings(touched, map)?)))
+                    .collect::<Option<_>>()?,
+                missing: Box::new(m.missing.map_strings(touched, map)?),
+            })),
+            Value::Struct(s) => Value::Struct(Rc::new(GoStruct {
+                fields: s
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        Some(Field {
+                            value: f.value.map_strings(touched, map)?,
+                            ..f.clone()
+                        })
+                    })
+                    .collect::<Option<_>>()?,
+            })),
+            other => other.clone(),
+        })
+    }
+
     pub fn str(s: impl Into<Rc<str>>) -> Value {
         Value::Str(s.into())
     }

@@ -15,6 +15,7 @@ use super::{
     NamedPort, ObjectValue, Profile, Rendered, RenderedContainers, RenderedMetadata, WorkloadVars,
     template,
 };
+use crate::reuse::stand_ins;
 
 /// Profiles filled with each distinct set of values met so far, and what
 /// they rendered for the workloads met so far: most workloads share one set of
@@ -81,6 +82,10 @@ pub struct Filled {
     /// The renderings of the pod's metadata, and of the containers.
     metadata: Mutex<Vec<RenderedFor<RenderedMetadata>>>,
     rendered: Mutex<Vec<RenderedFor<RenderedContainers>>>,
+    /// The workload's placeholders the profile decides on rather than
+    /// copies (see [`Profile::decided_placeholders`]): always answered for
+    /// real.
+    decided: Vec<String>,
 }
 
 /// What sets a workload's values besides the profile (its annotations, the
@@ -96,7 +101,7 @@ struct FilledFor {
 
 /// A rendering and the placeholders it asked for, with their answers: any
 /// workload whose answers are the same gets the same rendering.
-type RenderedFor<T> = (Vec<(String, Option<Value>)>, Arc<T>);
+type RenderedFor<T> = (Vec<(String, Answer)>, Arc<T>);
 
 impl Prepared {
     /// The values for a workload whose pod has `pod_annotations` (see
@@ -221,9 +226,11 @@ impl Prepared {
         if let Some(reason) = profile.mesh.refusal(values) {
             return Err(reason);
         }
+        let profile = profile.with_values(values)?;
         let filled = Arc::new(Filled {
             values: values.clone(),
-            profile: Arc::new(profile.with_values(values)?),
+            decided: profile.decided_placeholders(),
+            profile: Arc::new(profile),
             metadata: Mutex::new(Vec::new()),
             rendered: Mutex::new(Vec::new()),
         });
@@ -259,45 +266,147 @@ impl Filled {
     }
 
     /// What `render` gives for `vars`, from `cache` when a rendering there
-    /// asked for the same answers, else rendered and kept.
-    fn rendered_once<T>(
+    /// asked for the same answers, else rendered and kept. The workload's
+    /// own strings (its name, its namespace) are rendered as stand-ins
+    /// (see [`crate::reuse::stand_ins`]) and put back in each workload's
+    /// copy, but for those the profile decides on ([`Filled::decided`]): a
+    /// string is only copied by a placeholder, unless it is empty (which
+    /// leaves its entry out) or `false` (which a condition reads), and
+    /// those are answered for real.
+    fn rendered_once<T: FillStandIns>(
         &self,
         cache: &Mutex<Vec<RenderedFor<T>>>,
         vars: &WorkloadVars,
         render: impl FnOnce(&template::Lookup<'_>) -> Result<T, String>,
     ) -> Result<Arc<T>, String> {
         let values = &self.values;
+        // The rendering of the same answers if there is one (shared, not
+        // filled), else one with stand-ins.
         let hit = |cached: &Vec<RenderedFor<T>>| {
-            cached
-                .iter()
-                .find(|(asked, _)| {
-                    asked
-                        .iter()
-                        .all(|(name, got)| answers(values, vars, name, got.as_ref()))
+            let exact = cached.iter().find(|(asked, _)| {
+                asked.iter().all(|(name, answer)| match answer {
+                    Answer::Is(got) => answers(values, vars, name, got.as_ref()),
+                    Answer::StandIn => false,
                 })
-                .map(|(_, rendered)| rendered.clone())
+            });
+            if let Some((_, rendered)) = exact {
+                return Some((Vec::new(), rendered.clone()));
+            }
+            cached.iter().find_map(|(asked, rendered)| {
+                let mut reals = Vec::new();
+                for (name, answer) in asked {
+                    let holds = match answer {
+                        Answer::Is(got) => answers(values, vars, name, got.as_ref()),
+                        Answer::StandIn => match lookup(values, vars, name) {
+                            Some(Value::String(real)) if can_stand_in(&real) => {
+                                reals.push(real);
+                                true
+                            }
+                            _ => false,
+                        },
+                    };
+                    if !holds {
+                        return None;
+                    }
+                }
+                Some((reals, rendered.clone()))
+            })
         };
-        if let Some(found) = cache.lock().ok().and_then(|c| hit(&c)) {
-            return Ok(found);
+        let (found, first) = match cache.lock() {
+            Ok(cached) => (hit(&cached), cached.is_empty()),
+            Err(_) => (None, false),
+        };
+        if let Some((reals, found)) = found {
+            if reals.is_empty() {
+                return Ok(found);
+            }
+            if let Some(filled) = found.fill_stand_ins(&reals) {
+                return Ok(Arc::new(filled));
+            }
         }
-        let asked = std::cell::RefCell::new(Vec::new());
+        // The first rendering is for real, shared by the workloads that
+        // answer the same; stand-ins from the first that answers otherwise.
+        let stand_in = !first;
+        let asked = std::cell::RefCell::new(Vec::<(String, Answer)>::new());
+        let reals = std::cell::RefCell::new(Vec::new());
         let recording = |name: &str| {
             let got = lookup(values, vars, name);
-            asked.borrow_mut().push((name.to_string(), got.clone()));
-            got
+            let mut asked = asked.borrow_mut();
+            // A name asked again is answered as the first time.
+            let earlier = asked.iter().position(|(n, _)| n == name);
+            let stand_in = match (&got, earlier.and_then(|i| asked.get(i)).map(|a| &a.1)) {
+                (Some(Value::String(real)), None)
+                    if stand_in
+                        && can_stand_in(real)
+                        && !name.starts_with("values.")
+                        && !self.decided.iter().any(|d| d == name) =>
+                {
+                    reals.borrow_mut().push(real.clone());
+                    Some(stand_ins::token(reals.borrow().len() - 1))
+                }
+                (_, Some(Answer::StandIn)) => {
+                    let n = asked
+                        .iter()
+                        .take(earlier.unwrap_or(0))
+                        .filter(|(_, a)| *a == Answer::StandIn)
+                        .count();
+                    return Some(Value::String(stand_ins::token(n)));
+                }
+                _ => None,
+            };
+            match stand_in {
+                Some(token) => {
+                    asked.push((name.to_string(), Answer::StandIn));
+                    Some(Value::String(token))
+                }
+                None => {
+                    if earlier.is_none() {
+                        asked.push((name.to_string(), Answer::Is(got.clone())));
+                    }
+                    got
+                }
+            }
         };
         let rendered = Arc::new(render(&recording)?);
+        let reals = reals.into_inner();
         // The values are this filling's own: only the workload's answers
-        // can differ among its renderings.
+        // can differ among its renderings. Kept in the order asked, which
+        // numbers the stand-ins.
         let mut asked = asked.into_inner();
         asked.retain(|(name, _)| !name.starts_with("values."));
-        asked.sort_by(|a, b| a.0.cmp(&b.0));
-        asked.dedup_by(|a, b| a.0 == b.0);
         if let Ok(mut cached) = cache.lock() {
             if cached.len() < CACHED_MAX {
                 cached.push((asked, rendered.clone()));
             }
         }
-        Ok(rendered)
+        if reals.is_empty() {
+            return Ok(rendered);
+        }
+        let filled = rendered
+            .fill_stand_ins(&reals)
+            .ok_or_else(|| "the workload's strings fill the profile's keys twice".to_string())?;
+        Ok(Arc::new(filled))
     }
+}
+
+/// How a rendering's placeholder was answered: with this value (any
+/// workload answering the same gets the rendering), or with a stand-in
+/// (any workload whose answer [`can_stand_in`]).
+#[derive(Debug, Clone, PartialEq)]
+enum Answer {
+    Is(Option<Value>),
+    StandIn,
+}
+
+/// Whether a workload's answer can be rendered as a stand-in: a string that
+/// is not empty, not `false`, and not like a stand-in itself.
+fn can_stand_in(real: &str) -> bool {
+    !real.is_empty() && real != "false" && !stand_ins::has_token(real)
+}
+
+/// A rendering that can be given a workload's strings for its stand-ins.
+pub(crate) trait FillStandIns: Sized {
+    /// This rendering with `reals` for its stand-ins; `None` when two keys
+    /// of a mapping come out the same.
+    fn fill_stand_ins(&self, reals: &[String]) -> Option<Self>;
 }

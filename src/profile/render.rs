@@ -6,8 +6,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::prepared::FillStandIns;
 use super::{Profile, template};
 use crate::json::Field;
+use crate::reuse::stand_ins::{fill, fill_map, fill_str};
 
 /// What a placeholder name stands for, given the values and the workload;
 /// `None` for a name templates may not use.
@@ -171,6 +173,50 @@ pub struct RenderedContainers {
     pub by_mesh_template: bool,
 }
 
+impl FillStandIns for RenderedMetadata {
+    fn fill_stand_ins(&self, reals: &[String]) -> Option<Self> {
+        Some(RenderedMetadata {
+            annotations: fill_map(&self.annotations, reals)?,
+            labels: fill_map(&self.labels, reals)?,
+            owner_label: match &self.owner_label {
+                Some(key) => Some(fill_str(key, reals)?),
+                None => None,
+            },
+        })
+    }
+}
+
+impl FillStandIns for RenderedContainers {
+    fn fill_stand_ins(&self, reals: &[String]) -> Option<Self> {
+        let list = |items: &[Value]| -> Option<Vec<Value>> {
+            items.iter().map(|item| fill(item, reals)).collect()
+        };
+        let strings = |items: &[String]| -> Option<Vec<String>> {
+            items.iter().map(|s| fill_str(s, reals)).collect()
+        };
+        Some(RenderedContainers {
+            init_containers: list(&self.init_containers)?,
+            proxy: fill(&self.proxy, reals)?,
+            containers: list(&self.containers)?,
+            native: fill_map(&self.native, reals)?,
+            classic_first: fill_map(&self.classic_first, reals)?,
+            sidecar: SidecarSettings {
+                sleep_command: strings(&self.sidecar.sleep_command)?,
+                ..self.sidecar.clone()
+            },
+            quota_defaults: fill_map(&self.quota_defaults, reals)?,
+            volumes: list(&self.volumes)?,
+            app_containers: list(&self.app_containers)?,
+            pod_fields: fill_map(&self.pod_fields, reals)?,
+            pull_secrets: match &self.pull_secrets {
+                Some(names) => Some(strings(names)?),
+                None => None,
+            },
+            by_mesh_template: self.by_mesh_template,
+        })
+    }
+}
+
 impl std::ops::Deref for Rendered {
     type Target = RenderedContainers;
 
@@ -331,6 +377,15 @@ impl Profile {
             labels: strings(map(&self.labels)?),
             owner_label,
         })
+    }
+
+    /// The workload placeholders whose answers this profile decides on,
+    /// not only copies: the kind (a pod's metadata differs) and those of its
+    /// sidecar settings (read as numbers and choices).
+    pub(super) fn decided_placeholders(&self) -> Vec<String> {
+        let mut names = vec!["workload.kind".to_string()];
+        template::placeholders(&Value::Object(self.sidecar.clone()), &mut names);
+        names
     }
 
     /// The containers, volumes and placement settings, with `lookup` answering.

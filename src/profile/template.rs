@@ -61,6 +61,33 @@ pub fn render_list(items: &[Value], lookup: &Lookup<'_>) -> Result<Vec<Value>, S
     Ok(out)
 }
 
+/// The names of the placeholders in `value` (keys and strings), added to `names`.
+pub fn placeholders(value: &Value, names: &mut Vec<String>) {
+    match value {
+        Value::String(s) => placeholders_in(s, names),
+        Value::Array(items) => items.iter().for_each(|v| placeholders(v, names)),
+        Value::Object(map) => {
+            for (k, v) in map {
+                placeholders_in(k, names);
+                placeholders(v, names);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn placeholders_in(s: &str, names: &mut Vec<String>) {
+    let mut rest = s;
+    while let Some((_, opened)) = rest.split_once("{{") {
+        let Some((name, after)) = opened.split_once("}}") else {
+            return;
+        };
+        let name = name.split('|').next().unwrap_or_default().trim();
+        names.push(name.to_string());
+        rest = after;
+    }
+}
+
 /// Whether `s` is one placeholder and nothing else.
 fn is_lone_placeholder(s: &str) -> bool {
     s.strip_prefix("{{")

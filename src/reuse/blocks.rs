@@ -3,6 +3,12 @@
 //! and volumes to each, and their text is written once and shared by every
 //! edit that adds it (see [`Text::Shared`]).
 //!
+//! Alike is not always the same: Istio's proxy names its workload in two of
+//! its env values. A block that differs from one kept only in its one-line
+//! strings is made from the kept one's text, its strings written into the
+//! gaps between them (the writer writes a one-line string the same wherever
+//! it stands), rather than written again.
+//!
 //! Lifetime: one cache per core, carried from one document to the next for
 //! the whole run (the pipeline's scratch); it holds at most `BLOCKS_MAX`
 //! blocks, past which new ones are written each time and not kept.
@@ -14,15 +20,15 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::yaml::edit::Text;
-use crate::yaml::emit::Layout;
+use crate::yaml::emit::{Layout, push_block_scalar};
 
 /// Blocks of lines already written, by layout, column, key and value. One
 /// cache serves every document a thread renders.
 #[derive(Debug, Default)]
 pub struct Blocks {
-    written: Vec<(Block, Arc<str>)>,
-    /// Indexes into `written`, by hash.
-    by_hash: HashMap<u64, Vec<usize>>,
+    written: Vec<Written>,
+    /// Indexes into `written`, by the hash of their shape (see [`hash_shape`]).
+    by_shape: HashMap<u64, Vec<usize>>,
     /// The blocks used last, most recent first: a run of alike workloads asks
     /// for the same few again and again, and comparing with them is cheaper
     /// than hashing the value.
@@ -45,80 +51,225 @@ struct Block {
     value: Value,
 }
 
+/// A block kept, its text, and the text around its one-line strings.
+#[derive(Debug)]
+struct Written {
+    block: Block,
+    text: Arc<str>,
+    /// The text before, between and after the block's one-line strings (one
+    /// piece more than strings); made the first time a block of its shape
+    /// with other strings is asked for. `None` inside: it cannot be made.
+    gaps: Option<Option<Vec<String>>>,
+}
+
 /// Enough distinct blocks for the proxies of a large repository; past this,
 /// blocks are written each time.
 const BLOCKS_MAX: usize = 4096;
 
+/// Stands for a one-line string where the gaps between strings are found.
+const GAP: &str = "\u{e000}";
+
 impl Blocks {
-    /// The text of the block `key: value` (or the item `value`, without a key)
-    /// at `col`, written by `write` unless an equal block was.
+    /// The text of the block `key: value` (or the item `value`, without a
+    /// key) at `col`, as `layout` writes it.
     pub(crate) fn text(
         &mut self,
         layout: Layout,
         col: usize,
         key: Option<&str>,
         value: &Value,
-        write: impl FnOnce() -> String,
     ) -> Text {
+        let write = |value: &Value| match key {
+            Some(key) => layout.block_entry(col, key, value),
+            None => layout.block_item(col, value),
+        };
         // Small values cost less to write than to look up.
         if !is_large(value) {
             // Kept until the output is written: without spare room.
-            let mut text = write();
+            let mut text = write(value);
             text.shrink_to_fit();
             return Text::Own(text);
         }
-        let same = |b: &Block| {
-            b.layout == layout
-                && b.col == col
-                && b.key.as_deref() == key
-                && crate::yaml::value::same_in_order(&b.value, value)
-        };
-        let recent = self
-            .recent
-            .iter()
-            .position(|&i| self.written.get(i).is_some_and(|(block, _)| same(block)));
+        let placed = |b: &Block| b.layout == layout && b.col == col && b.key.as_deref() == key;
+        // A block of the same shape, the same one if there is.
+        let mut alike = None;
+        let recent = self.recent.iter().position(|&i| {
+            let Some(w) = self.written.get(i) else {
+                return false;
+            };
+            match placed(&w.block).then(|| compare(&w.block.value, value)) {
+                Some(Compared::Same) => true,
+                Some(Compared::Alike) => {
+                    alike.get_or_insert(i);
+                    false
+                }
+                _ => false,
+            }
+        });
         if let Some(at) = recent {
             let index = self.recent.remove(at);
             self.recent.insert(0, index);
-            if let Some((_, text)) = self.written.get(index) {
-                return Text::Shared(text.clone());
+            if let Some(w) = self.written.get(index) {
+                return Text::Shared(w.text.clone());
             }
         }
         // foldhash: fast, and flooding is no concern for text the tool wrote.
         let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
         (col, key, layout.indent, layout.seq_indent).hash(&mut hasher);
         (layout.dash_gap, layout.json, layout.newline).hash(&mut hasher);
-        hash_value(value, &mut hasher);
+        hash_shape(value, &mut hasher);
         let hash = hasher.finish();
-        let found = self.by_hash.get(&hash).and_then(|list| {
-            list.iter()
-                .copied()
-                .find(|&i| self.written.get(i).is_some_and(|(block, _)| same(block)))
-        });
-        let (index, text) = match found.and_then(|i| Some((i, self.written.get(i)?.1.clone()))) {
-            Some(hit) => hit,
-            None => {
-                let text: Arc<str> = write().into();
-                if self.written.len() >= BLOCKS_MAX {
-                    return Text::Shared(text);
-                }
-                let block = Block {
-                    layout,
-                    col,
-                    key: key.map(str::to_string),
-                    value: value.clone(),
+        if alike.is_none() {
+            for &i in self.by_shape.get(&hash).into_iter().flatten() {
+                let Some(w) = self.written.get(i).filter(|w| placed(&w.block)) else {
+                    continue;
                 };
-                self.written.push((block, text.clone()));
-                let index = self.written.len() - 1;
-                self.by_hash.entry(hash).or_default().push(index);
-                (index, text)
+                match compare(&w.block.value, value) {
+                    Compared::Same => {
+                        let text = w.text.clone();
+                        self.use_recent(i);
+                        return Text::Shared(text);
+                    }
+                    Compared::Alike => {
+                        alike.get_or_insert(i);
+                    }
+                    Compared::Other => {}
+                }
             }
-        };
+        }
+        if let Some(text) = alike.and_then(|i| self.fill(i, value, &write)) {
+            return Text::Own(text);
+        }
+        let text: Arc<str> = write(value).into();
+        if self.written.len() >= BLOCKS_MAX {
+            return Text::Shared(text);
+        }
+        self.written.push(Written {
+            block: Block {
+                layout,
+                col,
+                key: key.map(str::to_string),
+                value: value.clone(),
+            },
+            text: text.clone(),
+            gaps: None,
+        });
+        let index = self.written.len() - 1;
+        self.by_shape.entry(hash).or_default().push(index);
+        self.use_recent(index);
+        Text::Shared(text)
+    }
+
+    fn use_recent(&mut self, index: usize) {
         self.recent.retain(|&i| i != index);
         self.recent.insert(0, index);
         self.recent.truncate(RECENT_MAX);
-        Text::Shared(text)
     }
+
+    /// The text of `value`, of the same shape as the kept block `index`:
+    /// its gaps with `value`'s strings between them.
+    fn fill(
+        &mut self,
+        index: usize,
+        value: &Value,
+        write: &impl Fn(&Value) -> String,
+    ) -> Option<String> {
+        let written = self.written.get_mut(index)?;
+        let gaps = written
+            .gaps
+            .get_or_insert_with(|| gaps_of(&written.block.value, write))
+            .as_ref()?;
+        let mut strings = Vec::with_capacity(gaps.len());
+        one_line_strings(value, &mut strings);
+        if strings.len() + 1 != gaps.len() {
+            return None;
+        }
+        let mut out = String::with_capacity(written.text.len() + 64);
+        for (gap, string) in gaps.iter().zip(strings) {
+            out.push_str(gap);
+            push_block_scalar(&mut out, string);
+        }
+        out.push_str(gaps.last()?);
+        Some(out)
+    }
+}
+
+/// How a value compares with a kept block's.
+#[derive(Debug, PartialEq)]
+enum Compared {
+    Same,
+    /// The same but for some of their one-line strings.
+    Alike,
+    Other,
+}
+
+/// Whether `new` is `kept`, alike (see [`Compared::Alike`]) or another value.
+fn compare(kept: &Value, new: &Value) -> Compared {
+    let mut compared = Compared::Same;
+    if walk_alike(kept, new, &mut compared) {
+        compared
+    } else {
+        Compared::Other
+    }
+}
+
+/// Whether `a` and `b` have the same shape, `compared` made `Alike` when
+/// one of their one-line strings differs.
+fn walk_alike(a: &Value, b: &Value, compared: &mut Compared) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|((ka, va), (kb, vb))| ka == kb && walk_alike(va, vb, compared))
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| walk_alike(a, b, compared))
+        }
+        (Value::String(a), Value::String(b)) => {
+            if a == b {
+                return true;
+            }
+            let one_line = !a.contains('\n') && !b.contains('\n');
+            if one_line {
+                *compared = Compared::Alike;
+            }
+            one_line
+        }
+        _ => a == b,
+    }
+}
+
+/// The one-line strings of `value`, in the order they are written.
+fn one_line_strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
+    match value {
+        Value::Object(map) => map.values().for_each(|v| one_line_strings(v, out)),
+        Value::Array(items) => items.iter().for_each(|v| one_line_strings(v, out)),
+        Value::String(s) if !s.contains('\n') => out.push(s),
+        _ => {}
+    }
+}
+
+/// The text `write` gives for `value` cut at each one-line string; `None`
+/// when a string or key holds the character that stands for them.
+fn gaps_of(value: &Value, write: &impl Fn(&Value) -> String) -> Option<Vec<String>> {
+    fn with_gaps(value: &Value) -> Option<Value> {
+        Some(match value {
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| Some((k.clone(), with_gaps(v)?)).filter(|_| !k.contains(GAP)))
+                    .collect::<Option<_>>()?,
+            ),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(with_gaps).collect::<Option<_>>()?)
+            }
+            Value::String(s) if s.contains(GAP) => return None,
+            Value::String(s) if !s.contains('\n') => Value::String(GAP.into()),
+            other => other.clone(),
+        })
+    }
+    let text = write(&with_gaps(value)?);
+    Some(text.split(GAP).map(str::to_string).collect())
 }
 
 /// A collection with more than a handful of entries.
@@ -132,7 +283,9 @@ fn is_large(value: &Value) -> bool {
     }
 }
 
-fn hash_value(value: &Value, hasher: &mut impl Hasher) {
+/// Hashes what blocks of the same shape share: everything but the text of
+/// their one-line strings.
+fn hash_shape(value: &Value, hasher: &mut impl Hasher) {
     match value {
         Value::Null => hasher.write_u8(0),
         Value::Bool(b) => hasher.write_u8(1 + u8::from(*b)),
@@ -144,22 +297,67 @@ fn hash_value(value: &Value, hasher: &mut impl Hasher) {
                 (None, None, f) => hasher.write_u64(f.map_or(0, f64::to_bits)),
             }
         }
-        Value::String(s) => {
+        Value::String(s) if s.contains('\n') => {
             hasher.write_u8(4);
             s.hash(hasher);
         }
+        Value::String(_) => hasher.write_u8(7),
         Value::Array(items) => {
             hasher.write_u8(5);
             hasher.write_usize(items.len());
-            items.iter().for_each(|item| hash_value(item, hasher));
+            items.iter().for_each(|item| hash_shape(item, hasher));
         }
         Value::Object(map) => {
             hasher.write_u8(6);
             hasher.write_usize(map.len());
             for (k, v) in map {
                 k.hash(hasher);
-                hash_value(v, hasher);
+                hash_shape(v, hasher);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A block made from a kept one's gaps is the text the writer gives,
+    /// whatever its strings need (quotes, escapes, nothing).
+    #[test]
+    fn blocks_alike_are_written_as_the_writer_writes_them() {
+        let layout = Layout::default();
+        let container = |name: &str, owner: &str| {
+            json!({"name": "istio-proxy", "args": ["proxy", "sidecar"], "env": [
+                {"name": "ISTIO_META_WORKLOAD_NAME", "value": name},
+                {"name": "ISTIO_META_OWNER", "value": owner},
+                {"name": "PROXY_CONFIG", "value": "{\n}\n"}]})
+        };
+        let mut blocks = Blocks::default();
+        let first = blocks.text(layout, 4, None, &container("web-0", "kubernetes://a/b"));
+        assert!(matches!(first, Text::Shared(_)));
+        for (name, owner) in [
+            ("web-1", "kubernetes://a/c"),
+            ("8080", "yes"),
+            ("", "a: b # c"),
+            ("it's \"quoted\"", "tab\there"),
+            ("- item", "\u{e000}"),
+        ] {
+            let value = container(name, owner);
+            let got = blocks.text(layout, 4, None, &value);
+            assert_eq!(&*got, layout.block_item(4, &value), "{name} {owner}");
+            assert!(matches!(got, Text::Own(_)), "not kept: {name}");
+        }
+        let again = blocks.text(layout, 4, None, &container("web-0", "kubernetes://a/b"));
+        assert!(matches!(again, Text::Shared(_)), "the kept block is shared");
+        let other_lines = container("web-0", "kubernetes://a/b\nsecond line");
+        let got = blocks.text(layout, 4, None, &other_lines);
+        assert_eq!(&*got, layout.block_item(4, &other_lines));
+        assert_eq!(
+            blocks.written.len(),
+            2,
+            "another multi-line string, another shape"
+        );
     }
 }

@@ -19,6 +19,14 @@
 //!   `src/mesh/istio/injector.rs`): the pods the cluster's own templates
 //!   rendered, by the inputs they were rendered from. Lives with the profile
 //!   the cluster's configuration made, for the run; bounded.
+//! - `mesh::istio::alike` (in `src/mesh/istio/alike.rs`): the cluster's
+//!   template rendered with [`stand_ins`] for workloads of one shape, with
+//!   the function calls the rendering depends on. Per thread and
+//!   configuration, for the run; bounded.
+//!
+//! - [`stand_ins`]: what the renderings above are made with in place of a
+//!   workload's own strings (its name, its namespace), so that workloads
+//!   alike but for those share one rendering, each given its strings back.
 //!
 //! Nothing reused changes what is written: a hit is the very value a fresh
 //! making would give (each cache compares what the making reads), which the
@@ -26,3 +34,4 @@
 
 pub mod blocks;
 pub mod spare;
+pub mod stand_ins;

@@ -695,3 +695,103 @@ fn the_configmaps_as_kubectl_get_lists_them_serve_as_context() {
         from_list.stdout
     );
 }
+
+/// The chart's templates render once for workloads alike but for their
+/// strings, each given its own back: a stream of such workloads (names long
+/// enough to be cut, labels that read as numbers and booleans, kinds the
+/// template lowers, the corpus's pods) comes out as each injected alone.
+#[test]
+fn workloads_alike_come_out_together_as_each_alone() {
+    let test = "workloads_alike_come_out_together_as_each_alone";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some((fidelity, context)) = default_config_maps(test, dir.path(), &[]) else {
+        return;
+    };
+    let mut documents = Vec::new();
+    let long = "a-workload-name-long-enough-for-its-canonical-name-to-be-cut-at-63-characters";
+    for (i, (kind, name, app, version)) in [
+        ("Deployment", "hello", "hello", "v1"),
+        ("Deployment", "hello-2", "hello-2", "v2"),
+        ("StatefulSet", "store", "8080", "1.0"),
+        ("Deployment", long, long, "true"),
+        ("DaemonSet", "agent", "yes", "null"),
+        ("Deployment", "web", "web-", "_v3_"),
+        ("Deployment", "quoted", "has space", "x#y"),
+        ("Deployment", "hello-3", "hello-3", "v1"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        documents.push(format!(
+            "apiVersion: apps/v1\nkind: {kind}\nmetadata:\n  name: {name}\n  namespace: ns-{i}\nspec:\n  selector:\n    matchLabels: {{app: x}}\n  template:\n    metadata:\n      labels: {{app: \"{app}\", version: \"{version}\"}}\n    spec:\n      serviceAccountName: sa-{i}\n      containers:\n        - name: {name}-c\n          image: registry.example.com/{name}:{i}.0\n          ports: [{{containerPort: 80{i}0, name: http}}]\n"
+        ));
+    }
+    let inputs = fidelity.join("../../corpus/istio-inject-inputs");
+    for path in common::manifests_under(&inputs) {
+        let text = std::fs::read_to_string(&path).expect("input");
+        let plain =
+            !text.starts_with('\u{feff}') && !text.contains("\n...") && !text.contains("%YAML");
+        if plain && text.ends_with('\n') {
+            documents.push(text);
+        }
+    }
+    let context = context.to_string_lossy().to_string();
+    let anchors = common::repo()
+        .join("testdata/cluster")
+        .to_string_lossy()
+        .to_string();
+    // The cluster's templates, the embedded Istio profile, Linkerd's.
+    for args in [
+        vec!["--profile", "istio", "--context", &context],
+        vec!["--profile", "istio"],
+        vec!["--context", &anchors],
+    ] {
+        together_as_alone(&documents, &args, dir.path());
+    }
+}
+
+/// Asserts that `documents` injected in one run with `args` come out as
+/// each injected alone (those injected alone without a failure).
+fn together_as_alone(documents: &[String], args: &[&str], dir: &Path) {
+    let inject = |path: &Path| {
+        let path = path.to_string_lossy().to_string();
+        let mut all = args.to_vec();
+        all.extend(["-q", "--warn-only", "-f", &path]);
+        common::run_as_given(&all, None)
+    };
+    let mut alone = Vec::new();
+    for (i, text) in documents.iter().enumerate() {
+        let path = dir.join(format!("alone-{i}.yaml"));
+        std::fs::write(&path, text).expect("write");
+        let run = inject(&path);
+        if run.code == 0 {
+            alone.push((text.as_str(), run.stdout));
+        }
+    }
+    assert!(
+        alone.len() >= 50,
+        "{args:?}: only {} inputs injected alone",
+        alone.len()
+    );
+    let together: Vec<&str> = alone.iter().map(|(text, _)| *text).collect();
+    let path = dir.join("together.yaml");
+    std::fs::write(&path, together.join("---\n")).expect("write");
+    let run = inject(&path);
+    assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+    let expected: Vec<&str> = alone.iter().map(|(_, out)| out.as_str()).collect();
+    let expected = expected.join("---\n");
+    if run.stdout != expected {
+        let first = run
+            .stdout
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        panic!(
+            "{args:?}: together differs from alone from line {}:\n  together: {:?}\n  alone:    {:?}",
+            first + 1,
+            run.stdout.lines().nth(first),
+            expected.lines().nth(first)
+        );
+    }
+}

@@ -31,6 +31,9 @@ pub const CONFIG_MAP_NAMES: &str = "istio*";
 /// How many renderings are kept for pods whose inputs are the same.
 const CACHED_MAX: usize = 256;
 
+/// The next configuration's id.
+static NEXT_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// A cluster's injector configuration, its templates parsed.
 #[derive(Debug)]
 pub struct ClusterInjector {
@@ -52,6 +55,9 @@ pub struct ClusterInjector {
     pub mesh: Value,
     /// Template pods already rendered, by the inputs they were rendered from.
     rendered: Mutex<Vec<(String, Arc<Value>)>>,
+    /// Tells this configuration's renderings of alike workloads from
+    /// another's (see [`super::alike`]).
+    id: usize,
 }
 
 impl ClusterInjector {
@@ -170,6 +176,7 @@ impl ClusterInjector {
             values,
             mesh,
             rendered: Mutex::new(Vec::new()),
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         })
     }
 
@@ -236,8 +243,24 @@ impl ClusterInjector {
 
     /// What the templates `names` render for a pod, overlaid one on the
     /// next as Istio overlays them: a pod of `metadata` and `spec`. Rendered
-    /// once for each distinct set of inputs.
+    /// once for each distinct set of inputs, and a single template once for
+    /// workloads alike but for their strings (see [`super::alike`]).
     pub fn render(
+        &self,
+        inputs: &TemplateInputs<'_>,
+        names: &[String],
+    ) -> Result<Arc<Value>, ConfigError> {
+        if let [name] = names {
+            if let Some(pod) = super::alike::render(self, inputs, name) {
+                return Ok(Arc::new(as_istio_writes(overlay::without_nulls(pod))));
+            }
+        }
+        self.render_for_real(inputs, names)
+    }
+
+    /// [`ClusterInjector::render`] without stand-ins: the workload's own
+    /// strings in the templates' data.
+    pub(super) fn render_for_real(
         &self,
         inputs: &TemplateInputs<'_>,
         names: &[String],
@@ -255,8 +278,7 @@ impl ClusterInjector {
         let mut pod = Value::Object(Map::new());
         for name in names {
             let template = self
-                .templates
-                .get(name)
+                .template(name)
                 .ok_or_else(|| ConfigError::NoSuchTemplate {
                     origin: self.origin.clone(),
                     template: name.clone(),
@@ -280,19 +302,28 @@ impl ClusterInjector {
                 overlay::merge(&pod, &rendered)
             };
         }
-        for list in ["initContainers", "containers", "volumes"] {
-            if let Some(Value::Array(items)) = pod.field_mut("spec").and_then(|s| s.field_mut(list))
-            {
-                items.iter_mut().for_each(typed::as_go_writes);
-            }
-        }
-        let pod = Arc::new(pod);
+        let pod = Arc::new(as_istio_writes(pod));
         if let Ok(mut cached) = self.rendered.lock() {
             if cached.len() < CACHED_MAX {
                 cached.push((key, pod.clone()));
             }
         }
         Ok(pod)
+    }
+
+    /// The template `name`.
+    pub(super) fn template(&self, name: &str) -> Option<&Template> {
+        self.templates.get(name)
+    }
+
+    /// The functions the templates call.
+    pub(super) fn funcs(&self) -> &Funcs {
+        &self.funcs
+    }
+
+    /// Tells this configuration from another in the same run.
+    pub(super) fn id(&self) -> usize {
+        self.id
     }
 
     /// The embedded profile's values that these chart values and mesh config
@@ -590,8 +621,19 @@ fn read_mapping(text: &str) -> Result<Value, String> {
     }
 }
 
+/// The template's pod as Istio's injector writes its containers and
+/// volumes back (see [`typed::as_go_writes`]).
+fn as_istio_writes(mut pod: Value) -> Value {
+    for list in ["initContainers", "containers", "volumes"] {
+        if let Some(Value::Array(items)) = pod.field_mut("spec").and_then(|s| s.field_mut(list)) {
+            items.iter_mut().for_each(typed::as_go_writes);
+        }
+    }
+    pod
+}
+
 /// What a rendering depends on, as one text.
-fn cache_key(inputs: &TemplateInputs<'_>, names: &[String]) -> String {
+pub(super) fn cache_key(inputs: &TemplateInputs<'_>, names: &[String]) -> String {
     let mut key = String::with_capacity(1024);
     for part in [
         inputs.api_version,

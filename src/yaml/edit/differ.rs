@@ -333,15 +333,12 @@ impl Differ<'_> {
     /// A new block entry `key: value` at column `col`.
     pub(super) fn entry_text(&mut self, col: usize, key: &str, value: &Value) -> Text {
         let layout = self.layout;
-        self.blocks.text(layout, col, Some(key), value, || {
-            layout.block_entry(col, key, value)
-        })
+        self.blocks.text(layout, col, Some(key), value)
     }
 
     /// A new block sequence item at column `col`, laid out as `layout`.
     pub(super) fn item_text(&mut self, layout: Layout, col: usize, value: &Value) -> Text {
-        self.blocks
-            .text(layout, col, None, value, || layout.block_item(col, value))
+        self.blocks.text(layout, col, None, value)
     }
 
     /// Whether `key:` starts its line and only spaces or a comment follow

@@ -1,0 +1,426 @@
+//! The cluster's template rendered once for workloads alike but for their
+//! own strings (names, namespaces, labels, images), rather than once per
+//! workload: rendered with stand-ins for those strings (see
+//! [`crate::reuse::stand_ins`]), the YAML read once, and each workload given
+//! the pod with its strings put back.
+//!
+//! A template is a program, so that is only right when what it did with a
+//! stand-in would have been the same with the string: copied into its text.
+//! The run records every function call given a stand-in, and a workload
+//! takes a rendering only when each of those functions answers its strings
+//! as it answered the stand-ins (`eq $container.Name "istio-proxy"` is
+//! false for both, `quote` quoted both alike). A call answered otherwise
+//! (`toLower .TypeMeta.Kind`, `trunc 63` of a long name) has the strings it
+//! was given rendered for real from then on for workloads of that shape,
+//! and the rendering is made again. And a string put back where its
+//! stand-in stood in the YAML text must read there as the stand-in read
+//! ([`stand_ins::fits_in_text`]), else the workload is rendered for real.
+//!
+//! The first workload of each shape is rendered for real, so a workload
+//! alone in its run is always rendered for real.
+//!
+//! Lifetime: per thread (template values are not shared between threads)
+//! and per injector, for the run; bounded (`SHAPES_MAX` shapes,
+//! `RENDERINGS_MAX` renderings each), past which workloads are rendered for
+//! real.
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use serde_json::{Map, Value as Json};
+
+use super::injector::{ClusterInjector, cache_key};
+use super::template_data::{TemplateInputs, template_data};
+use crate::gotemplate::{Call, Value};
+use crate::reuse::stand_ins::{self, PLAIN, StandIns};
+use crate::yaml::node::{Node, NodeKind, ScalarStyle};
+
+const SHAPES_MAX: usize = 256;
+const RENDERINGS_MAX: usize = 16;
+
+thread_local! {
+    static SHAPES: RefCell<HashMap<(usize, String), Shape>> = RefCell::new(HashMap::new());
+}
+
+/// The renderings of one shape of inputs (the inputs with stand-ins).
+#[derive(Default)]
+struct Shape {
+    /// The stand-ins rendered for real: a call answered otherwise for them.
+    pinned: Vec<usize>,
+    renderings: Vec<Rendering>,
+    /// Rendering with stand-ins failed (the template failed, or its text
+    /// is not a mapping): rendered for real, which says why.
+    never: bool,
+}
+
+struct Rendering {
+    /// The stand-ins rendered for real, with their strings.
+    pins: Vec<(usize, String)>,
+    calls: Vec<Call>,
+    /// The pod, with stand-ins; its plain scalars holding one marked.
+    pod: Json,
+    /// The stand-ins in the pod.
+    in_text: Vec<usize>,
+}
+
+/// The pod template `name` renders for `inputs`, as YAML reads its text
+/// (neither nulls dropped nor Go's writing applied), from a rendering of
+/// alike inputs; `None` when the workload is to be rendered for real.
+pub(super) fn render(
+    injector: &ClusterInjector,
+    inputs: &TemplateInputs<'_>,
+    name: &str,
+) -> Option<Json> {
+    let mut stand_ins = StandIns::default();
+    let mut text = |s: &str| match s {
+        "" => Some(String::new()),
+        s => stand_ins.stand_in(s),
+    };
+    let (workload, namespace) = (text(inputs.name)?, text(inputs.namespace)?);
+    let metadata = stand_ins.stand_in_value(inputs.pod_metadata)?;
+    let spec = stand_ins.stand_in_value(inputs.pod_spec)?;
+    let shape_inputs = TemplateInputs {
+        name: &workload,
+        namespace: &namespace,
+        pod_metadata: &metadata,
+        pod_spec: &spec,
+        ..*inputs
+    };
+    let key = (injector.id(), cache_key(&shape_inputs, &[name.to_string()]));
+    let reals = stand_ins.reals();
+    SHAPES.with(|shapes| {
+        let mut shapes = shapes.borrow_mut();
+        if !shapes.contains_key(&key) && shapes.len() >= SHAPES_MAX {
+            return None;
+        }
+        // The first workload of a shape is rendered for real (most shapes
+        // have one workload); stand-ins from the second.
+        let shape = match shapes.entry(key) {
+            std::collections::hash_map::Entry::Vacant(first) => {
+                first.insert(Shape::default());
+                return None;
+            }
+            std::collections::hash_map::Entry::Occupied(shape) => shape.into_mut(),
+        };
+        if shape.never {
+            return None;
+        }
+        let rendering = loop {
+            let mut failed = Vec::new();
+            let found = shape.renderings.iter().position(|r| {
+                r.pins.iter().all(|(i, real)| reals.get(*i) == Some(real))
+                    && holds_for(&r.calls, reals, &mut failed)
+            });
+            if let Some(at) = found {
+                break shape.renderings.get(at)?;
+            }
+            if shape.renderings.len() >= RENDERINGS_MAX {
+                return None;
+            }
+            let before = shape.pinned.len();
+            for i in failed {
+                if !shape.pinned.contains(&i) {
+                    shape.pinned.push(i);
+                }
+            }
+            if before == shape.pinned.len() && !shape.renderings.is_empty() {
+                // Nothing new to render for real: the calls depend on more.
+                return None;
+            }
+            match render_pinned(injector, &shape_inputs, name, reals, &shape.pinned) {
+                Some(rendering) => shape.renderings.push(rendering),
+                None => {
+                    shape.never = true;
+                    return None;
+                }
+            }
+        };
+        if !rendering
+            .in_text
+            .iter()
+            .all(|&i| reals.get(i).is_some_and(|r| stand_ins::fits_in_text(r)))
+        {
+            return None;
+        }
+        stand_ins::fill(&rendering.pod, reals)
+    })
+}
+
+/// Whether every call answers the workload's strings as it answered the
+/// stand-ins; the stand-ins given to those that do not are added to `failed`.
+fn holds_for(calls: &[Call], reals: &[String], failed: &mut Vec<usize>) -> bool {
+    let fill = |s: &str| stand_ins::fill_str(s, reals);
+    let mut holds = true;
+    for call in calls {
+        let args: Option<Vec<Value>> = call
+            .args
+            .iter()
+            .map(|a| a.map_strings(&stand_ins::has_token, &fill))
+            .collect();
+        let result = match &call.result {
+            Ok(value) => value.map_strings(&stand_ins::has_token, &fill).map(Ok),
+            Err(message) => fill(message).map(Err),
+        };
+        let answers = match (args, result) {
+            (Some(args), Some(result)) => call.answers(&args, &result),
+            _ => false,
+        };
+        if !answers {
+            holds = false;
+            let found = RefCell::new(Vec::new());
+            let collect = |s: &str| {
+                found
+                    .borrow_mut()
+                    .extend(stand_ins::tokens_in(s).unwrap_or_default());
+                false
+            };
+            call.args.iter().for_each(|a| {
+                a.holds(&collect);
+            });
+            failed.extend(found.into_inner());
+        }
+    }
+    holds
+}
+
+/// Template `name` rendered for the shape's inputs, the stand-ins `pinned`
+/// given their strings; `None` when it fails or its text is no mapping.
+fn render_pinned(
+    injector: &ClusterInjector,
+    shape: &TemplateInputs<'_>,
+    name: &str,
+    reals: &[String],
+    pinned: &[usize],
+) -> Option<Rendering> {
+    // Each stand-in stands for itself but the pinned ones.
+    let with_pins: Vec<String> = (0..reals.len())
+        .map(|i| match pinned.contains(&i) {
+            true => reals.get(i).cloned().unwrap_or_default(),
+            false => stand_ins::token(i),
+        })
+        .collect();
+    let text = |s: &str| stand_ins::fill_str(s, &with_pins);
+    let (workload, namespace) = (text(shape.name)?, text(shape.namespace)?);
+    let metadata = stand_ins::fill(shape.pod_metadata, &with_pins)?;
+    let spec = stand_ins::fill(shape.pod_spec, &with_pins)?;
+    let inputs = TemplateInputs {
+        name: &workload,
+        namespace: &namespace,
+        pod_metadata: &metadata,
+        pod_spec: &spec,
+        ..*shape
+    };
+    let data = template_data(&inputs);
+    let template = injector.template(name)?;
+    let (text, calls) = template
+        .execute_watching(&data, injector.funcs(), &stand_ins::has_token)
+        .ok()?;
+    if text.contains(PLAIN) {
+        return None;
+    }
+    let pod = read_marked(&text)?;
+    let mut in_text = Vec::new();
+    tokens_of(&pod, &mut in_text)?;
+    Some(Rendering {
+        pins: pinned
+            .iter()
+            .map(|&i| (i, reals.get(i).cloned().unwrap_or_default()))
+            .collect(),
+        calls,
+        pod,
+        in_text,
+    })
+}
+
+/// The rendered text as a mapping, its plain scalars that hold a stand-in
+/// marked [`PLAIN`] (read again once filled).
+fn read_marked(text: &str) -> Option<Json> {
+    let mut documents = crate::yaml::parse_stream(text).ok()?;
+    let Some(root) = documents.first_mut().and_then(|d| d.root.as_mut()) else {
+        return Some(Json::Object(Map::new()));
+    };
+    mark_plain(root);
+    match crate::yaml::value::to_value(root).ok()? {
+        Json::Null => Some(Json::Object(Map::new())),
+        value @ Json::Object(_) => Some(value),
+        _ => None,
+    }
+}
+
+fn mark_plain(node: &mut Node<'_>) {
+    match &mut node.kind {
+        NodeKind::Scalar { text, style, tag } => {
+            let plain = match tag.as_deref() {
+                None => *style == ScalarStyle::Plain,
+                Some("bool" | "int" | "float") => true,
+                Some(_) => false,
+            };
+            if plain && stand_ins::has_token(text) {
+                *text = Cow::Owned(format!("{PLAIN}{text}"));
+                *style = ScalarStyle::DoubleQuoted;
+                *tag = None;
+            }
+        }
+        // Keys are read as text whatever their style.
+        NodeKind::Map { entries, .. } => entries.iter_mut().for_each(|(_, v)| mark_plain(v)),
+        NodeKind::Seq { items, .. } => items.iter_mut().for_each(mark_plain),
+        NodeKind::Alias(_) => {}
+    }
+}
+
+/// The stand-ins in `value`'s strings and keys; `None` for a broken one.
+fn tokens_of(value: &Json, out: &mut Vec<usize>) -> Option<()> {
+    match value {
+        Json::String(s) => out.extend(stand_ins::tokens_in(s)?),
+        Json::Array(items) => items.iter().try_for_each(|v| tokens_of(v, out))?,
+        Json::Object(map) => {
+            for (k, v) in map {
+                out.extend(stand_ins::tokens_in(k)?);
+                tokens_of(v, out)?;
+            }
+        }
+        _ => {}
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A template that does with the pod's strings what Istio's do: copies
+    /// them plain, quoted and as JSON, compares them, lowers, cuts and
+    /// trims them, looks keys up, builds lists.
+    const TEMPLATE: &str = r#"metadata:
+  labels:
+    app: {{ index .ObjectMeta.Labels "app" }}
+    canonical: {{ index .ObjectMeta.Labels "app" | default .DeploymentMeta.Name | trunc 12 | trimAll "-_." | quote }}
+    kind: {{ toLower .TypeMeta.Kind }}
+  annotations:
+    all: {{ toJson .ObjectMeta.Labels }}
+    {{- if eq (index .ObjectMeta.Labels "mode") "special" }}
+    special: "yes"
+    {{- end }}
+spec:
+  containers:
+  - name: istio-proxy
+    image: "{{ .ProxyImage }}"
+    args: ["--name", "{{ .DeploymentMeta.Name }}", {{ printf "%s.%s" .DeploymentMeta.Name .DeploymentMeta.Namespace | quote }}]
+    env:
+    - name: OWNER
+      value: kubernetes://{{ .DeploymentMeta.Namespace }}/{{ .DeploymentMeta.Name }}
+    - name: APPS
+      value: "{{ $c := list }}{{ range .Spec.Containers }}{{ if ne .Name "istio-proxy" }}{{ $c = append $c .Name }}{{ end }}{{ end }}{{ join "," $c }}"
+    - name: LEN
+      value: "{{ len .DeploymentMeta.Name }}"
+    - name: PORT
+      value: {{ index .ObjectMeta.Labels "port" }}
+"#;
+
+    fn injector() -> ClusterInjector {
+        let config = json!({"templates": {"sidecar": TEMPLATE}});
+        ClusterInjector::read("test".into(), &config, json!({}), json!({})).expect("reads")
+    }
+
+    fn inputs<'a>(
+        kind: &'a str,
+        name: &'a str,
+        metadata: &'a Json,
+        spec: &'a Json,
+        empty: &'a Json,
+    ) -> TemplateInputs<'a> {
+        TemplateInputs {
+            api_version: "apps/v1",
+            kind,
+            name,
+            namespace: "team-1",
+            pod_metadata: metadata,
+            pod_spec: spec,
+            values: empty,
+            mesh: empty,
+            proxy_config: empty,
+            revision: "default",
+            native_sidecars: false,
+            proxy_image: "proxyv2:1.0",
+            proxy_init_image: "proxyv2:1.0",
+            proxy_uid: 1337,
+            proxy_gid: 1337,
+            inbound_traffic_policy_mode: "",
+            compliance_policy: "",
+        }
+    }
+
+    /// Workloads of one shape, with strings that read differently plain
+    /// (numbers, booleans, null), need quotes, cut differently, compare
+    /// differently: each comes out as rendered for real, whichever came
+    /// before it.
+    #[test]
+    fn alike_workloads_come_out_as_each_rendered_for_real() {
+        let injector = injector();
+        let empty = json!({});
+        let cases = [
+            ("Deployment", "web-0", "web", "8080", "plain"),
+            ("Deployment", "web-1", "web-one", "9090", "plain"),
+            ("StatefulSet", "db", "db", "true", "special"),
+            (
+                "Deployment",
+                "a-very-long-workload-name",
+                "a-very-long-app-name-",
+                "null",
+                "x",
+            ),
+            ("Deployment", "spaced", "with space", "1e3", "special"),
+            ("Deployment", "quoted", "it's \"q\"", "0x1F", "plain"),
+            ("Deployment", "colon", "a: b", "~", "plain"),
+            ("Deployment", "istio-proxy", "x", "yes", "plain"),
+            ("Deployment", "web-2", "web-2", "8081", "plain"),
+        ];
+        for (kind, name, app, port, mode) in cases {
+            let metadata = json!({"labels": {"app": app, "mode": mode, "port": port}});
+            let spec = json!({"containers": [
+                {"name": name, "image": format!("registry.example.com/{name}:1")},
+                {"name": "istio-proxy", "image": "proxy"}]});
+            let inputs = inputs(kind, name, &metadata, &spec, &empty);
+            let names = ["sidecar".to_string()];
+            // Those whose text does not read fail alike.
+            let got = injector.render(&inputs, &names);
+            let real = injector.render_for_real(&inputs, &names);
+            assert_eq!(got, real, "{name} {app} {port}");
+        }
+        // The alike ones shared a rendering; the kind was rendered for real.
+        SHAPES.with(|shapes| {
+            let shapes = shapes.borrow();
+            let shape = shapes
+                .iter()
+                .find(|((id, _), _)| *id == injector.id())
+                .map(|(_, shape)| shape)
+                .expect("a shape");
+            assert!(
+                !shape.pinned.is_empty(),
+                "toLower and eq pinned their strings"
+            );
+            assert!(
+                shape.renderings.len() < 9,
+                "{} renderings",
+                shape.renderings.len()
+            );
+        });
+    }
+
+    #[test]
+    fn plain_scalars_holding_a_stand_in_are_marked() {
+        let text = format!(
+            "a: {t}\nb: \"{t}\"\nc: [{t}, x]\n{t}: k\n",
+            t = stand_ins::token(0)
+        );
+        let read = read_marked(&text).expect("reads");
+        let token = stand_ins::token(0);
+        let plain = format!("{PLAIN}{token}");
+        assert_eq!(
+            read,
+            json!({"a": plain, "b": token, "c": [plain, "x"], token.clone(): "k"})
+        );
+    }
+}

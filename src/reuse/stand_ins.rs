@@ -1,0 +1,262 @@
+//! Stand-ins for a workload's own strings, so that what is rendered for one
+//! workload serves the next: workloads alike but for their names render
+//! alike but for their names. A rendering is made once with each of the
+//! workload's strings replaced by a stand-in (a token numbered by where the
+//! string stands), and each workload gets that rendering with its own
+//! strings put back ([`fill`]).
+//!
+//! That is only right when the rendering did nothing with a string but copy
+//! it: its users keep the strings they inspect for real (the profile, the
+//! names it decides on; the cluster's templates, those its functions give
+//! another answer for) and check the rest.
+//!
+//! A token is ASCII letters and digits (`qXmi7Sq`), which no quoting,
+//! escaping or plain YAML scalar changes; a workload whose strings hold the
+//! token's start is rendered for real.
+
+use serde_json::{Map, Value};
+
+/// How every token starts, and ends after its number.
+const START: &str = "qXmi";
+const END: &str = "Sq";
+
+/// Marks a string that was a plain scalar in rendered YAML: with the
+/// workload's strings in, it is read again as YAML reads a plain scalar
+/// (`"8080"` for a stand-in becomes the number 8080).
+pub const PLAIN: char = '\u{f8ff}';
+
+/// The strings a rendering's stand-ins stand for, by number.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct StandIns {
+    reals: Vec<String>,
+}
+
+impl StandIns {
+    /// A stand-in for `real`; `None` when `real` holds a token's start (it
+    /// cannot be told from one).
+    pub fn stand_in(&mut self, real: &str) -> Option<String> {
+        if real.contains(START) {
+            return None;
+        }
+        self.reals.push(real.to_string());
+        Some(token(self.reals.len() - 1))
+    }
+
+    /// The strings, by the number of their stand-in.
+    pub fn reals(&self) -> &[String] {
+        &self.reals
+    }
+
+    /// `value` with each string (not key) that is not empty replaced by a
+    /// stand-in; `None` when a string cannot have one.
+    pub fn stand_in_value(&mut self, value: &Value) -> Option<Value> {
+        Some(match value {
+            Value::String(s) if !s.is_empty() => Value::String(self.stand_in(s)?),
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| self.stand_in_value(item))
+                    .collect::<Option<_>>()?,
+            ),
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| Some((k.clone(), self.stand_in_value(v)?)))
+                    .collect::<Option<_>>()?,
+            ),
+            other => other.clone(),
+        })
+    }
+}
+
+/// The stand-in numbered `n`.
+pub fn token(n: usize) -> String {
+    format!("{START}{n}{END}")
+}
+
+/// Whether `s` holds a stand-in (or something that starts like one).
+pub fn has_token(s: &str) -> bool {
+    s.contains(START)
+}
+
+/// The text before the first stand-in in `s`, its number, and the text
+/// after it: `Some(None)` when there is none, `None` for a broken one.
+fn split_token(s: &str) -> Option<Option<(&str, usize, &str)>> {
+    let Some((before, after)) = s.split_once(START) else {
+        return Some(None);
+    };
+    let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+    let n = after.get(..digits)?.parse().ok()?;
+    let rest = after.get(digits..)?.strip_prefix(END)?;
+    Some(Some((before, n, rest)))
+}
+
+/// The numbers of the stand-ins in `s`, in order; `None` when `s` holds a
+/// token's start that is not a whole token (a function cut or changed it).
+pub fn tokens_in(s: &str) -> Option<Vec<usize>> {
+    let mut found = Vec::new();
+    let mut rest = s;
+    while let Some((_, n, after)) = split_token(rest)? {
+        found.push(n);
+        rest = after;
+    }
+    Some(found)
+}
+
+/// `s` with each stand-in replaced by its string; `None` when a token is
+/// broken or its number has no string.
+pub fn fill_str(s: &str, reals: &[String]) -> Option<String> {
+    if !s.contains(START) {
+        return Some(s.to_string());
+    }
+    let mut out = String::with_capacity(s.len() + 32);
+    let mut rest = s;
+    while let Some((before, n, after)) = split_token(rest)? {
+        out.push_str(before);
+        out.push_str(reals.get(n)?);
+        rest = after;
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// `value` with its stand-ins replaced by their strings, in strings and
+/// keys; a string marked [`PLAIN`] is read as a plain scalar once filled.
+/// `None` when a token is broken, or two keys of a mapping fill the same.
+pub fn fill(value: &Value, reals: &[String]) -> Option<Value> {
+    // A copy keeps the mappings' tables (no key is hashed again); only the
+    // strings with stand-ins are written anew.
+    let mut value = value.clone();
+    fill_in_place(&mut value, reals)?;
+    Some(value)
+}
+
+/// [`fill`] for a mapping.
+pub fn fill_map(map: &Map<String, Value>, reals: &[String]) -> Option<Map<String, Value>> {
+    let mut map = map.clone();
+    fill_entries(&mut map, reals)?;
+    Some(map)
+}
+
+/// [`fill`], in place.
+pub fn fill_in_place(value: &mut Value, reals: &[String]) -> Option<()> {
+    match value {
+        Value::String(s) => {
+            if let Some(plain) = s.strip_prefix(PLAIN) {
+                *value = crate::yaml::value::resolve_plain(&fill_str(plain, reals)?);
+            } else if s.contains(START) {
+                *s = fill_str(s, reals)?;
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                fill_in_place(item, reals)?;
+            }
+        }
+        Value::Object(map) => fill_entries(map, reals)?,
+        _ => {}
+    }
+    Some(())
+}
+
+fn fill_entries(map: &mut Map<String, Value>, reals: &[String]) -> Option<()> {
+    if map.keys().any(|k| k.contains(START)) {
+        let mut out = Map::with_capacity(map.len());
+        for (k, v) in std::mem::take(map) {
+            if out.insert(fill_str(&k, reals)?, v).is_some() {
+                return None;
+            }
+        }
+        *map = out;
+    }
+    for value in map.values_mut() {
+        fill_in_place(value, reals)?;
+    }
+    Some(())
+}
+
+/// Whether `value` holds a stand-in anywhere (keys included).
+pub fn value_has_token(value: &Value) -> bool {
+    match value {
+        Value::String(s) => s.contains(START),
+        Value::Array(items) => items.iter().any(value_has_token),
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k.contains(START) || value_has_token(v)),
+        _ => false,
+    }
+}
+
+/// Whether `real`, put where its stand-in stands in YAML text, reads as
+/// the stand-in read there: whatever the context (plain, quoted, JSON in
+/// a string, a key, a flow collection), a string of letters, digits and
+/// `-._/:@+=~` that starts and ends with a letter or digit changes nothing
+/// of the text's structure and needs no escape.
+pub fn fits_in_text(real: &str) -> bool {
+    let bytes = real.as_bytes();
+    let edge = |b: Option<&u8>| b.is_some_and(u8::is_ascii_alphanumeric);
+    edge(bytes.first())
+        && edge(bytes.last())
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._/:@+=~".contains(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn stand_ins_go_in_and_come_out() {
+        let mut stand_ins = StandIns::default();
+        let value = json!({"name": "web-0", "labels": {"app": "web"}, "empty": "", "port": 8080});
+        let abstracted = stand_ins.stand_in_value(&value).expect("stands in");
+        assert_eq!(
+            abstracted,
+            json!({"name": token(0), "labels": {"app": token(1)}, "empty": "", "port": 8080})
+        );
+        assert_eq!(fill(&abstracted, stand_ins.reals()), Some(value));
+        assert_eq!(
+            tokens_in(&format!("a{}b{}", token(1), token(0))),
+            Some(vec![1, 0])
+        );
+        assert_eq!(tokens_in(&format!("a{START}7"),), None, "a cut token");
+        assert!(stand_ins.stand_in(&format!("x{START}")).is_none());
+    }
+
+    #[test]
+    fn plain_strings_are_read_again() {
+        let reals = ["8080".to_string(), "true".into(), "web".into()];
+        let rendered = json!({
+            "a": format!("{PLAIN}{}", token(0)),
+            "b": format!("{PLAIN}{}", token(1)),
+            "c": format!("{PLAIN}{}-x", token(0)),
+            "d": token(0),
+            token(2): "k",
+        });
+        assert_eq!(
+            fill(&rendered, &reals),
+            Some(json!({"a": 8080, "b": true, "c": "8080-x", "d": "8080", "web": "k"}))
+        );
+        let clash = json!({token(0): 1, token(1): 2});
+        assert_eq!(fill(&clash, &["a".into(), "a".into()]), None);
+    }
+
+    #[test]
+    fn what_fits_in_text() {
+        for fits in [
+            "web-0",
+            "registry.example.com/web:0.0.1",
+            "8080",
+            "a",
+            "x@y+z=1~2",
+        ] {
+            assert!(fits_in_text(fits), "{fits}");
+        }
+        for not in [
+            "", "-web", "web:", "a b", "a#b", "a\"b", "a'b", "a,b", "a\\b", "é", "a\nb",
+        ] {
+            assert!(!fits_in_text(not), "{not}");
+        }
+    }
+}
