@@ -254,14 +254,36 @@ impl Filled {
     /// templates ask for (the metadata names the namespace, the containers
     /// do not).
     pub fn render(&self, vars: &WorkloadVars) -> Result<Rendered, String> {
+        self.render_parts(vars, RenderedContainers::fill_stand_ins)
+    }
+
+    /// What the cluster's own templates keep of [`Filled::render`]: the
+    /// metadata and the placement settings, and the containers only when
+    /// they come for free (shared with a workload answering the same);
+    /// theirs replace them.
+    pub fn render_settings(&self, vars: &WorkloadVars) -> Result<Rendered, String> {
+        self.render_parts(vars, RenderedContainers::settings_filled)
+    }
+
+    fn render_parts(
+        &self,
+        vars: &WorkloadVars,
+        fill: impl Fn(&RenderedContainers, &[String]) -> Option<RenderedContainers>,
+    ) -> Result<Rendered, String> {
         let profile = &self.profile;
         Ok(Rendered {
-            metadata: self.rendered_once(&self.metadata, vars, |lookup| {
-                profile.render_metadata(lookup)
-            })?,
-            shared: self.rendered_once(&self.rendered, vars, |lookup| {
-                profile.render_containers(lookup)
-            })?,
+            metadata: self.rendered_once(
+                &self.metadata,
+                vars,
+                |lookup| profile.render_metadata(lookup),
+                RenderedMetadata::fill_stand_ins,
+            )?,
+            shared: self.rendered_once(
+                &self.rendered,
+                vars,
+                |lookup| profile.render_containers(lookup),
+                fill,
+            )?,
         })
     }
 
@@ -273,11 +295,12 @@ impl Filled {
     /// string is only copied by a placeholder, unless it is empty (which
     /// leaves its entry out) or `false` (which a condition reads), and
     /// those are answered for real.
-    fn rendered_once<T: FillStandIns>(
+    fn rendered_once<T>(
         &self,
         cache: &Mutex<Vec<RenderedFor<T>>>,
         vars: &WorkloadVars,
         render: impl FnOnce(&template::Lookup<'_>) -> Result<T, String>,
+        fill: impl Fn(&T, &[String]) -> Option<T>,
     ) -> Result<Arc<T>, String> {
         let values = &self.values;
         // The rendering of the same answers if there is one (shared, not
@@ -320,7 +343,7 @@ impl Filled {
             if reals.is_empty() {
                 return Ok(found);
             }
-            if let Some(filled) = found.fill_stand_ins(&reals) {
+            if let Some(filled) = fill(&found, &reals) {
                 return Ok(Arc::new(filled));
             }
         }
@@ -382,8 +405,7 @@ impl Filled {
         if reals.is_empty() {
             return Ok(rendered);
         }
-        let filled = rendered
-            .fill_stand_ins(&reals)
+        let filled = fill(&rendered, &reals)
             .ok_or_else(|| "the workload's strings fill the profile's keys twice".to_string())?;
         Ok(Arc::new(filled))
     }

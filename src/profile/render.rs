@@ -217,6 +217,35 @@ impl FillStandIns for RenderedContainers {
     }
 }
 
+impl RenderedContainers {
+    /// The placement settings of [`FillStandIns::fill_stand_ins`], without
+    /// the containers and volumes.
+    pub(super) fn settings_filled(&self, reals: &[String]) -> Option<Self> {
+        Some(RenderedContainers {
+            init_containers: Vec::new(),
+            proxy: Value::Null,
+            containers: Vec::new(),
+            native: Map::new(),
+            classic_first: Map::new(),
+            sidecar: SidecarSettings {
+                sleep_command: self
+                    .sidecar
+                    .sleep_command
+                    .iter()
+                    .map(|s| fill_str(s, reals))
+                    .collect::<Option<_>>()?,
+                ..self.sidecar.clone()
+            },
+            quota_defaults: fill_map(&self.quota_defaults, reals)?,
+            volumes: Vec::new(),
+            app_containers: Vec::new(),
+            pod_fields: Map::new(),
+            pull_secrets: None,
+            by_mesh_template: self.by_mesh_template,
+        })
+    }
+}
+
 impl std::ops::Deref for Rendered {
     type Target = RenderedContainers;
 

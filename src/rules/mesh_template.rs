@@ -91,31 +91,35 @@ pub(super) fn render(
         compliance_policy: &compliance,
     };
     let names = injector.templates_for(annotations);
-    let rendered = injector.render(&inputs, &names)?;
-    Ok(split(&rendered, embedded, injector, pod.spec, labels))
+    // Most renderings are this workload's alone (not shared): taken apart
+    // without a copy.
+    let rendered = std::sync::Arc::unwrap_or_clone(injector.render(&inputs, &names)?);
+    Ok(split(rendered, embedded, injector, pod.spec, labels))
 }
 
 /// The template's pod as the parts of a rendering.
 fn split(
-    rendered: &Value,
+    mut rendered: Value,
     embedded: &Rendered,
     injector: &ClusterInjector,
     spec: &Value,
     pod_labels: Option<&Map<String, Value>>,
 ) -> Rendered {
-    let strings = |at: Option<&Value>| -> Map<String, Value> {
-        at.and_then(Value::as_object)
+    let mut metadata = rendered.field_mut("metadata").map(Value::take);
+    let mut strings = |key: &str| -> Map<String, Value> {
+        let Some(Value::Object(map)) = metadata.as_mut().and_then(|m| m.field_mut(key)) else {
+            return Map::new();
+        };
+        std::mem::take(map)
             .into_iter()
-            .flatten()
             .map(|(k, v)| match v {
-                Value::String(_) => (k.clone(), v.clone()),
-                other => (k.clone(), Value::String(other.to_string())),
+                Value::String(_) => (k, v),
+                other => (k, Value::String(other.to_string())),
             })
             .collect()
     };
-    let metadata = rendered.field("metadata");
-    let mut annotations = strings(metadata.and_then(|m| m.field("annotations")));
-    let mut labels = strings(metadata.and_then(|m| m.field("labels")));
+    let mut annotations = strings("annotations");
+    let mut labels = strings("labels");
     for key in ANNOTATIONS_OF_THE_INJECTOR {
         if let Some(value) = embedded.metadata.annotations.get(key) {
             annotations.insert(key.to_string(), value.clone());
@@ -133,14 +137,15 @@ fn split(
         annotations.insert(key.clone(), Value::String(value));
     }
 
-    let template_spec = rendered.field("spec");
-    let list = |name: &str| -> Vec<Value> {
-        template_spec
-            .and_then(|s| s.field(name))
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
+    let mut template_spec = rendered.field_mut("spec").map(Value::take);
+    let mut list = |name: &str| -> Vec<Value> {
+        match template_spec.as_mut().and_then(|s| s.field_mut(name)) {
+            Some(Value::Array(items)) => std::mem::take(items),
+            _ => Vec::new(),
+        }
     };
+    let (init_list, container_list) = (list("initContainers"), list("containers"));
+    let (volumes, secrets) = (list("volumes"), list("imagePullSecrets"));
     let own: Vec<String> = spec
         .field("containers")
         .and_then(Value::as_array)
@@ -154,7 +159,7 @@ fn split(
     // An init container of the pod's own name is the pod's override of the
     // mesh's, merged when placed (as a user-written proxy is).
     let mut init_containers = Vec::new();
-    for container in list("initContainers") {
+    for container in init_list {
         if name_of(&container) == proxy_name {
             native = true;
             proxy = Some(container);
@@ -163,7 +168,7 @@ fn split(
         }
     }
     let (mut containers, mut app_containers) = (Vec::new(), Vec::new());
-    for container in list("containers") {
+    for container in container_list {
         let name = name_of(&container);
         if name == proxy_name {
             // A template that adds to a native proxy as if it were a classic
@@ -184,18 +189,18 @@ fn split(
     if let Some(proxy) = &mut proxy {
         overwrite_cluster_env(proxy, injector.cluster_env(pod_labels));
     }
-    let pod_fields: Map<String, Value> = template_spec
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .filter(|(key, _)| {
-            !matches!(
-                key.as_str(),
-                "initContainers" | "containers" | "volumes" | "imagePullSecrets"
-            )
-        })
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
+    let pod_fields: Map<String, Value> = match template_spec {
+        Some(Value::Object(fields)) => fields
+            .into_iter()
+            .filter(|(key, _)| {
+                !matches!(
+                    key.as_str(),
+                    "initContainers" | "containers" | "volumes" | "imagePullSecrets"
+                )
+            })
+            .collect(),
+        _ => Map::new(),
+    };
     let mut sidecar = embedded.sidecar.clone();
     sidecar.native = if native {
         NativeChoice::Always
@@ -216,11 +221,11 @@ fn split(
             classic_first: Map::new(),
             sidecar,
             quota_defaults: embedded.quota_defaults.clone(),
-            volumes: list("volumes"),
+            volumes,
             app_containers,
             pod_fields,
             pull_secrets: Some(
-                list("imagePullSecrets")
+                secrets
                     .iter()
                     .filter_map(|secret| secret.field("name").and_then(Value::as_str))
                     .map(str::to_string)

@@ -27,6 +27,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use serde_json::{Map, Value as Json};
 
@@ -151,13 +152,26 @@ pub(super) fn render(
 /// stand-ins; the stand-ins given to those that do not are added to `failed`.
 fn holds_for(calls: &[Call], reals: &[String], failed: &mut Vec<usize>) -> bool {
     let fill = |s: &str| stand_ins::fill_str(s, reals);
+    // Most calls are given the same few values (the pod's metadata, its
+    // containers), each filled once.
+    let mut filled: HashMap<*const (), Value> = HashMap::new();
+    let mut fill_arg = |arg: &Value| -> Option<Value> {
+        let shared = match arg {
+            Value::List(items) => Rc::as_ptr(items).cast::<()>(),
+            Value::Map(map) => Rc::as_ptr(map).cast::<()>(),
+            Value::Struct(fields) => Rc::as_ptr(fields).cast::<()>(),
+            _ => return arg.map_strings(&stand_ins::has_token, &fill),
+        };
+        if let Some(done) = filled.get(&shared) {
+            return Some(done.clone());
+        }
+        let done = arg.map_strings(&stand_ins::has_token, &fill)?;
+        filled.insert(shared, done.clone());
+        Some(done)
+    };
     let mut holds = true;
     for call in calls {
-        let args: Option<Vec<Value>> = call
-            .args
-            .iter()
-            .map(|a| a.map_strings(&stand_ins::has_token, &fill))
-            .collect();
+        let args: Option<Vec<Value>> = call.args.iter().map(&mut fill_arg).collect();
         let result = match &call.result {
             Ok(value) => value.map_strings(&stand_ins::has_token, &fill).map(Ok),
             Err(message) => fill(message).map(Err),
@@ -394,8 +408,9 @@ spec:
             let shapes = shapes.borrow();
             let shape = shapes
                 .iter()
-                .find(|((id, _), _)| *id == injector.id())
+                .filter(|((id, _), _)| *id == injector.id())
                 .map(|(_, shape)| shape)
+                .max_by_key(|shape| shape.renderings.len())
                 .expect("a shape");
             assert!(
                 !shape.pinned.is_empty(),

@@ -165,7 +165,12 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             Err(reason) => return unchanged(patcher, before, reason),
         };
     }
-    let mut rendered = match filled.render(&pod.vars) {
+    // With the cluster's own templates, theirs are the containers.
+    let rendered = match &env.profile.cluster_injector {
+        Some(_) => filled.render_settings(&pod.vars),
+        None => filled.render(&pod.vars),
+    };
+    let mut rendered = match rendered {
         Ok(rendered) => rendered,
         Err(reason) => return unchanged(patcher, before, reason),
     };
