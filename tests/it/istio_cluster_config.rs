@@ -795,3 +795,56 @@ fn together_as_alone(documents: &[String], args: &[&str], dir: &Path) {
         );
     }
 }
+
+/// A template that ranges over a map keyed by the workload's name: the
+/// second workload of the shape is rendered with a stand-in for its name,
+/// and `range` goes in the stand-in's order (`qXmi…` after `m`), not the
+/// name's (`beta` before `m`). No function call sees the order, so none is
+/// found to answer otherwise.
+#[test]
+fn a_template_ranging_over_a_map_keyed_by_the_name_comes_out_together_as_alone() {
+    let test = "a_template_ranging_over_a_map_keyed_by_the_name_comes_out_together_as_alone";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some(fidelity) = fidelity_for(test) else {
+        return;
+    };
+    let sidecar = std::fs::read_to_string(fidelity.join("chart/injection-template.yaml"))
+        .expect("the chart's template");
+    let labels = "metadata:\n  labels:\n";
+    assert_eq!(sidecar.matches(labels).count(), 1);
+    let sidecar = sidecar.replace(
+        labels,
+        &format!(
+            "{labels}    example.com/order: \"{{{{ range $k, $v := dict .DeploymentMeta.Name \"n\" \"m\" \"m\" }}}}{{{{ $k }}}}={{{{ $v }}}};{{{{ end }}}}\"\n"
+        ),
+    );
+    let context = with_template(&fidelity, dir.path(), "sidecar", &sidecar, &[]);
+    let alpha = HELLO.replace("name: hello\n", "name: alpha\n");
+    let beta = HELLO.replace("name: hello\n", "name: beta\n");
+    assert_ne!(alpha, beta);
+    let alone_path = dir.path().join("beta.yaml");
+    std::fs::write(&alone_path, &beta).expect("write");
+    let alone = inject_with(&context, &alone_path.to_string_lossy(), &["-q"]);
+    assert_eq!(alone.code, 0, "{}", alone.stderr);
+    assert!(
+        alone.stdout.contains("example.com/order: beta=n;m=m;"),
+        "{}",
+        alone.stdout
+    );
+    let together_path = dir.path().join("together.yaml");
+    std::fs::write(&together_path, format!("{alpha}---\n{beta}")).expect("write");
+    let together = inject_with(&context, &together_path.to_string_lossy(), &["-q"]);
+    assert_eq!(together.code, 0, "{}", together.stderr);
+    let second = together
+        .stdout
+        .split("---\n")
+        .nth(1)
+        .expect("a second document");
+    let order = |text: &str| {
+        text.lines()
+            .find(|l| l.contains("example.com/order"))
+            .map(str::to_string)
+    };
+    assert_eq!(order(second), order(&alone.stdout));
+    assert_eq!(second, alone.stdout);
+}

@@ -851,3 +851,57 @@ fn files_without_a_final_line_break_round_trip_in_every_mode() {
         );
     }
 }
+
+/// A profile whose label keys are made of the workload's name and its
+/// namespace: a workload whose name is its namespace renders one label for
+/// real (the later key wins), and is injected alone. After a workload with
+/// other answers it is rendered with stand-ins, whose keys fill the same,
+/// and it is skipped ("the workload's strings fill the profile's keys
+/// twice") instead of injected as alone.
+#[test]
+fn a_profile_whose_keys_fill_alike_injects_together_as_alone() {
+    let config = common::run(&["config"], None).stdout;
+    let line = "  linkerd.io/workload-ns: \"{{workload.namespace}}\"\n";
+    assert!(config.contains(line), "{config}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = dir.path().join("profile.yaml");
+    std::fs::write(
+        &profile,
+        config.replace(
+            line,
+            &format!(
+                "{line}  example.com/{{{{workload.name}}}}: by-name\n  example.com/{{{{workload.namespace}}}}: by-namespace\n"
+            ),
+        ),
+    )
+    .expect("write");
+    let deployment = |name: &str, namespace: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: {namespace}\nspec:\n  selector:\n    matchLabels: {{app: x}}\n  template:\n    metadata:\n      labels: {{app: x}}\n    spec:\n      containers:\n        - name: app\n          image: app:1\n"
+        )
+    };
+    let profile = profile.to_str().expect("path");
+    let alone = common::run(&["--config", profile], Some(&deployment("same", "same")));
+    assert!(
+        alone.stderr.contains("deployment/same injected"),
+        "{}",
+        alone.stderr
+    );
+    let both = format!(
+        "{}---\n{}",
+        deployment("web", "shop"),
+        deployment("same", "same")
+    );
+    let together = common::run(&["--config", profile], Some(&both));
+    assert!(
+        together.stderr.contains("deployment/same injected"),
+        "{}",
+        together.stderr
+    );
+    let second = together
+        .stdout
+        .split("---\n")
+        .nth(1)
+        .expect("a second document");
+    assert_eq!(second, alone.stdout);
+}

@@ -424,6 +424,170 @@ spec:
         });
     }
 
+    /// Renders each workload `(name, namespace, metadata, spec)` of `cases`
+    /// in order with a fresh injector of `template`, and asserts that each
+    /// comes out as rendered for real.
+    fn each_as_for_real(template: &str, cases: &[(&str, &str, Json, Json)]) {
+        let config = json!({"templates": {"sidecar": template}});
+        let injector =
+            ClusterInjector::read("test".into(), &config, json!({}), json!({})).expect("reads");
+        let empty = json!({});
+        let names = ["sidecar".to_string()];
+        for (i, (name, namespace, metadata, spec)) in cases.iter().enumerate() {
+            let inputs = TemplateInputs {
+                namespace,
+                ..inputs("Deployment", name, metadata, spec, &empty)
+            };
+            let got = injector.render(&inputs, &names);
+            let real = injector.render_for_real(&inputs, &names);
+            assert_eq!(got, real, "workload {i} ({name}/{namespace})");
+        }
+    }
+
+    fn spec_of(name: &str) -> Json {
+        json!({"containers": [{"name": name, "image": "app:1"}]})
+    }
+
+    /// `range` over a map keyed by a workload's string is in the order of
+    /// the stand-in, not of the string (no function call is recorded for
+    /// the iteration).
+    #[test]
+    fn ranging_over_a_map_keyed_by_a_workload_string_keeps_the_strings_order() {
+        let template = r#"metadata:
+  annotations:
+    order: "{{ range $k, $v := dict .DeploymentMeta.Name "n" "m" "m" }}{{ $k }}={{ $v }};{{ end }}"
+"#;
+        let meta = json!({});
+        each_as_for_real(
+            template,
+            &[
+                ("alpha", "team-1", meta.clone(), spec_of("c")),
+                ("beta", "team-1", meta.clone(), spec_of("c")),
+            ],
+        );
+    }
+
+    /// A map built with two workload strings as keys has one entry when the
+    /// strings are equal; the stand-ins (always distinct) give it two, which
+    /// `range` writes both of (`dict` itself answers alike once filled).
+    #[test]
+    fn ranging_over_a_map_whose_stand_in_keys_are_one_string() {
+        let template = r#"metadata:
+  annotations:
+    pairs: "{{ range $k, $v := dict .DeploymentMeta.Name "a" .DeploymentMeta.Namespace "b" }}{{ $k }}={{ $v }};{{ end }}"
+"#;
+        let meta = json!({});
+        each_as_for_real(
+            template,
+            &[
+                ("web", "team-1", meta.clone(), spec_of("c")),
+                ("same", "same", meta.clone(), spec_of("c")),
+            ],
+        );
+    }
+
+    /// A label key (keys are not stood in) that looks like a stand-in is
+    /// taken for one and filled with the workload's string.
+    #[test]
+    fn a_label_key_spelled_like_a_stand_in_is_kept() {
+        let template =
+            "metadata:\n  annotations:\n    labels: {{ toJson .ObjectMeta.Labels | quote }}\n";
+        let meta = json!({"labels": {"qXmi0Sq": "v"}});
+        each_as_for_real(
+            template,
+            &[
+                ("web-0", "team-1", meta.clone(), spec_of("c")),
+                ("web-1", "team-1", meta.clone(), spec_of("c")),
+            ],
+        );
+    }
+
+    /// A stand-in the YAML reading drops (in a comment) is not checked to
+    /// read as its string: an annotation holding a line break starts a new
+    /// entry for real.
+    #[test]
+    fn a_string_written_in_a_comment_is_read_as_the_real_text_reads() {
+        let template = r#"metadata:
+  annotations:
+    # note: {{ index .ObjectMeta.Annotations "note" }}
+    fixed: "yes"
+"#;
+        each_as_for_real(
+            template,
+            &[
+                (
+                    "web-0",
+                    "team-1",
+                    json!({"annotations": {"note": "one"}}),
+                    spec_of("c"),
+                ),
+                (
+                    "web-1",
+                    "team-1",
+                    json!({"annotations": {"note": "two\n    injected: \"by the note\""}}),
+                    spec_of("c"),
+                ),
+            ],
+        );
+    }
+
+    /// A string of the cluster's configuration (here the template's own
+    /// text) spelled like a stand-in is filled with a workload's string.
+    #[test]
+    fn the_templates_own_text_spelled_like_a_stand_in_is_kept() {
+        let template = "metadata:\n  annotations:\n    literal: qXmi0Sq\n    name: {{ .DeploymentMeta.Name }}\n";
+        let meta = json!({});
+        each_as_for_real(
+            template,
+            &[
+                ("web-0", "team-1", meta.clone(), spec_of("c")),
+                ("web-1", "team-1", meta.clone(), spec_of("c")),
+            ],
+        );
+    }
+
+    /// Keys are not text whatever their style: a plain key `null` (a label
+    /// value copied into a key) is refused for real, but the stand-in read
+    /// as text and was filled with it.
+    #[test]
+    fn a_string_copied_into_a_key_reads_as_the_real_key_reads() {
+        let template =
+            "metadata:\n  labels:\n    {{ index .ObjectMeta.Labels \"tier\" }}: \"yes\"\n";
+        each_as_for_real(
+            template,
+            &[
+                (
+                    "web-0",
+                    "team-1",
+                    json!({"labels": {"tier": "front"}}),
+                    spec_of("c"),
+                ),
+                (
+                    "web-1",
+                    "team-1",
+                    json!({"labels": {"tier": "null"}}),
+                    spec_of("c"),
+                ),
+            ],
+        );
+    }
+
+    /// The mark of a plain scalar is a character a string can hold: a
+    /// quoted string of the template that starts with it (written as an
+    /// escape, so not in the text) is read again as a plain scalar.
+    #[test]
+    fn a_string_starting_with_the_plain_mark_stays_a_string() {
+        let template = "metadata:\n  annotations:\n    mark: \"\\uF8FF1\"\n    name: {{ .DeploymentMeta.Name }}\n";
+        let meta = json!({});
+        each_as_for_real(
+            template,
+            &[
+                ("web-0", "team-1", meta.clone(), spec_of("c")),
+                ("web-1", "team-1", meta.clone(), spec_of("c")),
+            ],
+        );
+    }
+
     #[test]
     fn plain_scalars_holding_a_stand_in_are_marked() {
         let text = format!(
