@@ -85,6 +85,7 @@ impl Exec<'_> {
             Node::Action(pipe) => {
                 let value = self.pipe(pipe, dot)?;
                 if pipe.vars.is_empty() {
+                    self.unwatched_order(&value, pipe.line)?;
                     match value {
                         Value::Nil => self.out.push_str("<no value>"),
                         value => self.out.push_str(&value.print()),
@@ -142,8 +143,24 @@ impl Exec<'_> {
         }
     }
 
+    /// In a watched run, a map keyed by a watched string is neither ranged
+    /// nor printed: both go in key order, which the string may change, and
+    /// no call records it.
+    fn unwatched_order(&self, value: &Value, line: usize) -> Result<(), Error> {
+        match &self.watch {
+            Some((watched, _)) if value.keyed_by(*watched) => Err(self.error(
+                line,
+                "a map keyed by a watched string is ranged or printed in key order",
+            )),
+            _ => Ok(()),
+        }
+    }
+
     fn range(&mut self, branch: &Branch, dot: &Value) -> Result<Flow, Error> {
         let value = self.commands(&branch.pipe, dot)?;
+        if let Value::Map(_) = &value {
+            self.unwatched_order(&value, branch.pipe.line)?;
+        }
         let items: Vec<(Value, Value)> = match &value {
             Value::List(items) => items
                 .iter()

@@ -90,6 +90,19 @@ impl Value {
         }
     }
 
+    /// Whether a map in this value has a key `watched` picks.
+    pub fn keyed_by(&self, watched: &dyn Fn(&str) -> bool) -> bool {
+        match self {
+            Value::List(items) => items.iter().any(|v| v.keyed_by(watched)),
+            Value::Map(map) => map
+                .entries
+                .iter()
+                .any(|(k, v)| watched(k) || v.keyed_by(watched)),
+            Value::Struct(s) => s.fields.iter().any(|f| f.value.keyed_by(watched)),
+            _ => false,
+        }
+    }
+
     /// This value with each string (keys included) that `touched` picks
     /// passed through `map` (the rest shared, not copied); `None` when `map`
     /// gives none for one.
@@ -113,14 +126,21 @@ impl Value {
                     .map(|v| v.map_strings(touched, map))
                     .collect::<Option<_>>()?,
             )),
-            Value::Map(m) => Value::Map(Rc::new(GoMap {
-                entries: m
+            Value::Map(m) => {
+                let entries: BTreeMap<String, Value> = m
                     .entries
                     .iter()
                     .map(|(k, v)| Some((text(k)?, v.map_strings(touched, map)?)))
-                    .collect::<Option<_>>()?,
-                missing: Box::new(m.missing.map_strings(touched, map)?),
-            })),
+                    .collect::<Option<_>>()?;
+                // Two keys that come out the same are not the same map.
+                if entries.len() != m.entries.len() {
+                    return None;
+                }
+                Value::Map(Rc::new(GoMap {
+                    entries,
+                    missing: Box::new(m.missing.map_strings(touched, map)?),
+                }))
+            }
             Value::Struct(s) => Value::Struct(Rc::new(GoStruct {
                 fields: s
                     .fields

@@ -86,6 +86,9 @@ pub struct Filled {
     /// copies (see [`Profile::decided_placeholders`]): always answered for
     /// real.
     decided: Vec<String>,
+    /// Whether the filled profile holds no text like a stand-in (which
+    /// filling would replace): renderings with stand-ins are made.
+    takes_stand_ins: bool,
 }
 
 /// What sets a workload's values besides the profile (its annotations, the
@@ -230,6 +233,9 @@ impl Prepared {
         let filled = Arc::new(Filled {
             values: values.clone(),
             decided: profile.decided_placeholders(),
+            // Every string of the profile, its values filled in, is in its
+            // debug text (stand-ins are plain ASCII letters and digits).
+            takes_stand_ins: !stand_ins::has_token(&format!("{profile:?}")),
             profile: Arc::new(profile),
             metadata: Mutex::new(Vec::new()),
             rendered: Mutex::new(Vec::new()),
@@ -299,7 +305,7 @@ impl Filled {
         &self,
         cache: &Mutex<Vec<RenderedFor<T>>>,
         vars: &WorkloadVars,
-        render: impl FnOnce(&template::Lookup<'_>) -> Result<T, String>,
+        render: impl Fn(&template::Lookup<'_>) -> Result<T, String>,
         fill: impl Fn(&T, &[String]) -> Option<T>,
     ) -> Result<Arc<T>, String> {
         let values = &self.values;
@@ -339,17 +345,21 @@ impl Filled {
             Ok(cached) => (hit(&cached), cached.is_empty()),
             Err(_) => (None, false),
         };
+        let mut fill_failed = false;
         if let Some((reals, found)) = found {
             if reals.is_empty() {
                 return Ok(found);
             }
-            if let Some(filled) = fill(&found, &reals) {
-                return Ok(Arc::new(filled));
+            match fill(&found, &reals) {
+                Some(filled) => return Ok(Arc::new(filled)),
+                None => fill_failed = true,
             }
         }
         // The first rendering is for real, shared by the workloads that
-        // answer the same; stand-ins from the first that answers otherwise.
-        let stand_in = !first;
+        // answer the same; stand-ins from the first that answers otherwise
+        // (but where this workload's strings made two keys one, and for a
+        // profile with text like a stand-in, which filling would replace).
+        let stand_in = !first && !fill_failed && self.takes_stand_ins;
         let asked = std::cell::RefCell::new(Vec::<(String, Answer)>::new());
         let reals = std::cell::RefCell::new(Vec::new());
         let recording = |name: &str| {
@@ -405,9 +415,11 @@ impl Filled {
         if reals.is_empty() {
             return Ok(rendered);
         }
-        let filled = fill(&rendered, &reals)
-            .ok_or_else(|| "the workload's strings fill the profile's keys twice".to_string())?;
-        Ok(Arc::new(filled))
+        match fill(&rendered, &reals) {
+            Some(filled) => Ok(Arc::new(filled)),
+            // Two keys made one: rendered for real, as when alone.
+            None => Ok(Arc::new(render(&|name: &str| lookup(values, vars, name))?)),
+        }
     }
 }
 

@@ -58,9 +58,13 @@ impl StandIns {
                     .map(|item| self.stand_in_value(item))
                     .collect::<Option<_>>()?,
             ),
+            // A key like a stand-in would be filled too.
             Value::Object(map) => Value::Object(
                 map.iter()
-                    .map(|(k, v)| Some((k.clone(), self.stand_in_value(v)?)))
+                    .map(|(k, v)| match k.contains(START) {
+                        true => None,
+                        false => Some((k.clone(), self.stand_in_value(v)?)),
+                    })
                     .collect::<Option<_>>()?,
             ),
             other => other.clone(),
@@ -189,9 +193,13 @@ pub fn value_has_token(value: &Value) -> bool {
 /// Whether `real`, put where its stand-in stands in YAML text, reads as
 /// the stand-in read there: whatever the context (plain, quoted, JSON in
 /// a string, a key, a flow collection), a string of letters, digits and
-/// `-._/:@+=~` that starts and ends with a letter or digit changes nothing
-/// of the text's structure and needs no escape.
+/// `-._/:@+=~` that starts and ends with a letter or digit, and is not a
+/// null, changes nothing of the text's structure and needs no escape.
 pub fn fits_in_text(real: &str) -> bool {
+    // Nor does a null (which no key may be), but it is all letters.
+    if matches!(real, "null" | "Null" | "NULL") {
+        return false;
+    }
     let bytes = real.as_bytes();
     let edge = |b: Option<&u8>| b.is_some_and(u8::is_ascii_alphanumeric);
     edge(bytes.first())
@@ -254,7 +262,8 @@ mod tests {
             assert!(fits_in_text(fits), "{fits}");
         }
         for not in [
-            "", "-web", "web:", "a b", "a#b", "a\"b", "a'b", "a,b", "a\\b", "é", "a\nb",
+            "", "-web", "web:", "a b", "a#b", "a\"b", "a'b", "a,b", "a\\b", "é", "a\nb", "null",
+            "NULL",
         ] {
             assert!(!fits_in_text(not), "{not}");
         }

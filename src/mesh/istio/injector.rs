@@ -20,6 +20,7 @@ use super::{overlay, typed};
 use crate::cluster::ClusterContext;
 use crate::gotemplate::{Funcs, Template};
 use crate::json::Field;
+use crate::reuse::stand_ins;
 
 /// The ConfigMap holding the templates, and the one holding the mesh config.
 pub const INJECTOR_CONFIG_MAP: &str = "istio-sidecar-injector";
@@ -58,6 +59,9 @@ pub struct ClusterInjector {
     /// Tells this configuration's renderings of alike workloads from
     /// another's (see [`super::alike`]).
     id: usize,
+    /// Whether its templates and values hold no text like a stand-in
+    /// (which filling would replace): alike workloads share renderings.
+    takes_stand_ins: bool,
 }
 
 impl ClusterInjector {
@@ -127,6 +131,9 @@ impl ClusterInjector {
                 texts.insert("sidecar".into(), text.to_string());
             }
         }
+        let takes_stand_ins = !texts.values().any(|t| stand_ins::has_token(t))
+            && !stand_ins::value_has_token(&values)
+            && !stand_ins::value_has_token(&mesh);
         let mut templates = BTreeMap::new();
         for (name, text) in texts {
             let template =
@@ -177,6 +184,7 @@ impl ClusterInjector {
             mesh,
             rendered: Mutex::new(Vec::new()),
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            takes_stand_ins,
         })
     }
 
@@ -324,6 +332,11 @@ impl ClusterInjector {
     /// Tells this configuration from another in the same run.
     pub(super) fn id(&self) -> usize {
         self.id
+    }
+
+    /// Whether alike workloads may share renderings (see `takes_stand_ins`).
+    pub(super) fn takes_stand_ins(&self) -> bool {
+        self.takes_stand_ins
     }
 
     /// The embedded profile's values that these chart values and mesh config
