@@ -14,7 +14,9 @@
 //!
 //! - a map with a `$if` key is kept (without that key) only when the `$if`
 //!   value is not empty and not `false`, so a whole env entry can depend on a
-//!   value (`{name: X, value: "{{values.x}}", $if: "{{values.x}}"}`).
+//!   value (`{name: X, value: "{{values.x}}", $if: "{{values.x}}"}`); a
+//!   condition on a workload's placeholder is kept while the values are
+//!   filled in, and decided with the workload's answer.
 //!
 //! `{{name|string}}` writes a value as a string (`"4143"`, not `4143`), as
 //! container arguments must be.
@@ -100,14 +102,22 @@ fn render_entries(
     map: &Map<String, Value>,
     lookup: &Lookup<'_>,
 ) -> Result<Option<Map<String, Value>>, String> {
+    let mut out = Map::with_capacity(map.len());
     if let Some(condition) = map.get(CONDITION) {
-        let holds = render_opt(condition, lookup)?
-            .is_some_and(|v| !is_empty(&v) && v != Value::Bool(false) && v != "false");
-        if !holds {
+        let rendered = render_opt(condition, lookup)?;
+        // A placeholder left for later (the workload's, while the values
+        // are filled in) leaves the condition for later too.
+        if let Some(later) = rendered
+            .as_ref()
+            .filter(|v| v.as_str().is_some_and(is_lone_placeholder))
+        {
+            out.insert(CONDITION.to_string(), later.clone());
+        } else if !rendered
+            .is_some_and(|v| !is_empty(&v) && v != Value::Bool(false) && v != "false")
+        {
             return Ok(None);
         }
     }
-    let mut out = Map::with_capacity(map.len());
     for (k, v) in map.iter().filter(|(k, _)| *k != CONDITION) {
         let Some(key) = render_str(k, lookup)? else {
             continue;
@@ -120,7 +130,7 @@ fn render_entries(
             out.insert(key, v);
         }
     }
-    Ok(if out.is_empty() && !map.is_empty() {
+    Ok(if out.keys().all(|k| k == CONDITION) && !map.is_empty() {
         None
     } else {
         Some(out)
@@ -233,6 +243,28 @@ mod tests {
         )
         .expect("renders");
         assert_eq!(got, json!({"env": [{"name": "A", "value": "2102"}]}));
+    }
+
+    /// A condition on a placeholder left for later (a workload's, while
+    /// the values are filled in) is decided later.
+    #[test]
+    fn a_condition_left_for_later_is_decided_later() {
+        let later = |name: &str| match name.strip_prefix("values.") {
+            Some(_) => lookup(name),
+            None => Some(json!(format!("{{{{{name}}}}}"))),
+        };
+        let env = json!([{"name": "W", "value": "{{pod.name}}", "$if": "{{pod.name}}"}]);
+        let filled = render(&env, &later).expect("renders");
+        assert_eq!(
+            filled,
+            json!([{"$if": "{{pod.name}}", "name": "W", "value": "{{pod.name}}"}])
+        );
+        let with = |value: &'static str| move |_: &str| Some(json!(value));
+        assert_eq!(
+            render(&filled, &with("web")).expect("renders"),
+            json!([{"name": "W", "value": "web"}])
+        );
+        assert_eq!(render(&filled, &with("")).expect("renders"), json!([]));
     }
 
     #[test]

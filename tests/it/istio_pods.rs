@@ -878,3 +878,26 @@ fn an_openshift_project_gives_the_proxy_its_ids() {
     let (uid, _, _) = ids(&["--set", "proxyUID=4242"]);
     assert_eq!(uid, serde_json::json!(4242));
 }
+
+/// Istio's template writes the workload's name and owner into the proxy's
+/// env only when the pod has a name: a pod named by `generateName` gets
+/// neither (not two env entries without a value).
+#[test]
+fn a_pod_without_a_name_has_no_workload_name_or_owner_env() {
+    let named = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: ns\nspec:\n  containers:\n  - name: app\n    image: app:1\n";
+    let run = common::run(&["-q", "--profile", "istio"], Some(named));
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_WORKLOAD_NAME").as_deref(),
+        Some("web")
+    );
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_META_OWNER").as_deref(),
+        Some("kubernetes://apis/v1/namespaces/ns/pods/web")
+    );
+    let unnamed = named.replace("  name: web\n", "  generateName: web-\n");
+    let run = common::run(&["-q", "--profile", "istio"], Some(&unnamed));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for name in ["ISTIO_META_WORKLOAD_NAME", "ISTIO_META_OWNER"] {
+        assert!(!run.stdout.contains(name), "{name} in:\n{}", run.stdout);
+    }
+}
