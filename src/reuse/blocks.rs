@@ -113,6 +113,10 @@ impl Blocks {
                 return Text::Shared(w.text.clone());
             }
         }
+        // A recent block alike is as good as any: no hash needed.
+        if let Some(text) = alike.and_then(|i| self.fill(i, value, &write)) {
+            return Text::Own(text);
+        }
         // foldhash: fast, and flooding is no concern for text the tool wrote.
         let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
         (col, key, layout.indent, layout.seq_indent).hash(&mut hasher);
