@@ -21,11 +21,11 @@
 //!
 //! Lifetime: per thread (template values are not shared between threads)
 //! and per injector, for the run; bounded (`SHAPES_MAX` shapes,
-//! `RENDERINGS_MAX` renderings each), past which workloads are rendered for
-//! real.
+//! `RENDERINGS_MAX` renderings each, `RENDERINGS_PER_THREAD_MAX` in all),
+//! past which workloads are rendered for real.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -37,11 +37,17 @@ use crate::gotemplate::{Call, Value};
 use crate::reuse::stand_ins::{self, PLAIN, StandIns};
 use crate::yaml::node::{Node, NodeKind, ScalarStyle};
 
-const SHAPES_MAX: usize = 256;
-const RENDERINGS_MAX: usize = 16;
+/// Shapes met per thread (each its key, a few KB), renderings per shape,
+/// and renderings per thread (each a pod and the calls it depends on, some
+/// tens of KB).
+const SHAPES_MAX: usize = 1024;
+const RENDERINGS_MAX: usize = 8;
+const RENDERINGS_PER_THREAD_MAX: usize = 256;
 
 thread_local! {
     static SHAPES: RefCell<HashMap<(usize, String), Shape>> = RefCell::new(HashMap::new());
+    /// The renderings kept in `SHAPES`.
+    static KEPT: Cell<usize> = const { Cell::new(0) };
 }
 
 /// The renderings of one shape of inputs (the inputs with stand-ins).
@@ -137,7 +143,9 @@ pub(super) fn render(
             if let Some(at) = found {
                 break shape.renderings.get(at)?;
             }
-            if shape.renderings.len() >= RENDERINGS_MAX {
+            if shape.renderings.len() >= RENDERINGS_MAX
+                || KEPT.with(Cell::get) >= RENDERINGS_PER_THREAD_MAX
+            {
                 return None;
             }
             failed.retain(|i| !shape.pinned.contains(i));
@@ -149,7 +157,10 @@ pub(super) fn render(
             failed.dedup();
             shape.pinned.extend(failed);
             match render_pinned(injector, &shape_inputs, name, reals, &shape.pinned) {
-                Some(rendering) => shape.renderings.push(rendering),
+                Some(rendering) => {
+                    shape.renderings.push(rendering);
+                    KEPT.with(|kept| kept.set(kept.get() + 1));
+                }
                 None => {
                     shape.never = true;
                     return None;
