@@ -67,7 +67,7 @@ struct Rendering {
     calls: Vec<Call>,
     /// The pod, with stand-ins; its plain scalars holding one marked.
     pod: Json,
-    /// The stand-ins in the pod.
+    /// The stand-ins anywhere in the rendered text (comments and tags too).
     in_text: Vec<usize>,
 }
 
