@@ -6,6 +6,7 @@
 //! keeps is bounded (`CACHED_MAX` of each kind), past which new ones are
 //! made and used once.
 
+use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
@@ -309,40 +310,8 @@ impl Filled {
         fill: impl Fn(&T, &[String]) -> Option<T>,
     ) -> Result<Arc<T>, String> {
         let values = &self.values;
-        // The rendering of the same answers if there is one (shared, not
-        // filled), else one with stand-ins.
-        let hit = |cached: &Vec<RenderedFor<T>>| {
-            let exact = cached.iter().find(|(asked, _)| {
-                asked.iter().all(|(name, answer)| match answer {
-                    Answer::Is(got) => answers(values, vars, name, got.as_ref()),
-                    Answer::StandIn => false,
-                })
-            });
-            if let Some((_, rendered)) = exact {
-                return Some((Vec::new(), rendered.clone()));
-            }
-            cached.iter().find_map(|(asked, rendered)| {
-                let mut reals = Vec::new();
-                for (name, answer) in asked {
-                    let holds = match answer {
-                        Answer::Is(got) => answers(values, vars, name, got.as_ref()),
-                        Answer::StandIn => match lookup(values, vars, name) {
-                            Some(Value::String(real)) if can_stand_in(&real) => {
-                                reals.push(real);
-                                true
-                            }
-                            _ => false,
-                        },
-                    };
-                    if !holds {
-                        return None;
-                    }
-                }
-                Some((reals, rendered.clone()))
-            })
-        };
         let (found, first) = match cache.lock() {
-            Ok(cached) => (hit(&cached), cached.is_empty()),
+            Ok(cached) => (cached_rendering(&cached, values, vars), cached.is_empty()),
             Err(_) => (None, false),
         };
         let mut fill_failed = false;
@@ -359,53 +328,19 @@ impl Filled {
         // answer the same; stand-ins from the first that answers otherwise
         // (but where this workload's strings made two keys one, and for a
         // profile with text like a stand-in, which filling would replace).
-        let stand_in = !first && !fill_failed && self.takes_stand_ins;
-        let asked = std::cell::RefCell::new(Vec::<(String, Answer)>::new());
-        let reals = std::cell::RefCell::new(Vec::new());
-        let recording = |name: &str| {
-            let got = lookup(values, vars, name);
-            let mut asked = asked.borrow_mut();
-            // A name asked again is answered as the first time.
-            let earlier = asked.iter().position(|(n, _)| n == name);
-            let stand_in = match (&got, earlier.and_then(|i| asked.get(i)).map(|a| &a.1)) {
-                (Some(Value::String(real)), None)
-                    if stand_in
-                        && can_stand_in(real)
-                        && !name.starts_with("values.")
-                        && !self.decided.iter().any(|d| d == name) =>
-                {
-                    reals.borrow_mut().push(real.clone());
-                    Some(stand_ins::token(reals.borrow().len() - 1))
-                }
-                (_, Some(Answer::StandIn)) => {
-                    let n = asked
-                        .iter()
-                        .take(earlier.unwrap_or(0))
-                        .filter(|(_, a)| *a == Answer::StandIn)
-                        .count();
-                    return Some(Value::String(stand_ins::token(n)));
-                }
-                _ => None,
-            };
-            match stand_in {
-                Some(token) => {
-                    asked.push((name.to_string(), Answer::StandIn));
-                    Some(Value::String(token))
-                }
-                None => {
-                    if earlier.is_none() {
-                        asked.push((name.to_string(), Answer::Is(got.clone())));
-                    }
-                    got
-                }
-            }
+        let recorder = Recorder {
+            values,
+            vars,
+            stand_ins: !first && !fill_failed && self.takes_stand_ins,
+            decided: &self.decided,
+            asked: RefCell::new(Vec::new()),
+            reals: RefCell::new(Vec::new()),
         };
-        let rendered = Arc::new(render(&recording)?);
-        let reals = reals.into_inner();
+        let rendered = Arc::new(render(&|name: &str| recorder.answer(name))?);
+        let (mut asked, reals) = (recorder.asked.into_inner(), recorder.reals.into_inner());
         // The values are this filling's own: only the workload's answers
         // can differ among its renderings. Kept in the order asked, which
         // numbers the stand-ins.
-        let mut asked = asked.into_inner();
         asked.retain(|(name, _)| !name.starts_with("values."));
         if let Ok(mut cached) = cache.lock() {
             if cached.len() < CACHED_MAX {
@@ -436,6 +371,88 @@ enum Answer {
 /// is not empty, not `false`, and not like a stand-in itself.
 fn can_stand_in(real: &str) -> bool {
     !real.is_empty() && real != "false" && !stand_ins::has_token(real)
+}
+
+/// A rendering in `cached` for a workload with `vars`: one of the same
+/// answers if there is one (shared as it is), else one whose stand-ins the
+/// workload's strings can take, with those strings in the stand-ins' order.
+fn cached_rendering<T>(
+    cached: &[RenderedFor<T>],
+    values: &Map<String, Value>,
+    vars: &WorkloadVars,
+) -> Option<(Vec<String>, Arc<T>)> {
+    let exact = cached.iter().find(|(asked, _)| {
+        asked.iter().all(|(name, answer)| match answer {
+            Answer::Is(got) => answers(values, vars, name, got.as_ref()),
+            Answer::StandIn => false,
+        })
+    });
+    if let Some((_, rendered)) = exact {
+        return Some((Vec::new(), rendered.clone()));
+    }
+    cached.iter().find_map(|(asked, rendered)| {
+        let mut reals = Vec::new();
+        for (name, answer) in asked {
+            match answer {
+                Answer::Is(got) if answers(values, vars, name, got.as_ref()) => {}
+                Answer::StandIn => match lookup(values, vars, name) {
+                    Some(Value::String(real)) if can_stand_in(&real) => reals.push(real),
+                    _ => return None,
+                },
+                Answer::Is(_) => return None,
+            }
+        }
+        Some((reals, rendered.clone()))
+    })
+}
+
+/// Answers a rendering's placeholders for a workload, recording what was
+/// asked and how it was answered: with a stand-in for a workload's string
+/// where `stand_ins` allows and the profile does not decide on the name.
+struct Recorder<'a> {
+    values: &'a Map<String, Value>,
+    vars: &'a WorkloadVars,
+    stand_ins: bool,
+    decided: &'a [String],
+    asked: RefCell<Vec<(String, Answer)>>,
+    /// The strings the stand-ins given stand for, in their order.
+    reals: RefCell<Vec<String>>,
+}
+
+impl Recorder<'_> {
+    fn answer(&self, name: &str) -> Option<Value> {
+        let got = lookup(self.values, self.vars, name);
+        let mut asked = self.asked.borrow_mut();
+        // A name asked again is answered as the first time.
+        if let Some(at) = asked.iter().position(|(n, _)| n == name) {
+            if asked.get(at).is_some_and(|(_, a)| *a == Answer::StandIn) {
+                let n = asked
+                    .iter()
+                    .take(at)
+                    .filter(|(_, a)| *a == Answer::StandIn)
+                    .count();
+                return Some(Value::String(stand_ins::token(n)));
+            }
+            return got;
+        }
+        match &got {
+            Some(Value::String(real))
+                if self.stand_ins
+                    && can_stand_in(real)
+                    && !name.starts_with("values.")
+                    && !self.decided.iter().any(|d| d == name) =>
+            {
+                let mut reals = self.reals.borrow_mut();
+                reals.push(real.clone());
+                asked.push((name.to_string(), Answer::StandIn));
+                Some(Value::String(stand_ins::token(reals.len() - 1)))
+            }
+            _ => {
+                asked.push((name.to_string(), Answer::Is(got.clone())));
+                got
+            }
+        }
+    }
 }
 
 /// A rendering that can be given a workload's strings for its stand-ins.
