@@ -261,7 +261,7 @@ impl Filled {
     /// templates ask for (the metadata names the namespace, the containers
     /// do not).
     pub fn render(&self, vars: &WorkloadVars) -> Result<Rendered, String> {
-        self.render_parts(vars, RenderedContainers::fill_stand_ins)
+        self.render_parts(vars, RenderedContainers::filled)
     }
 
     /// What the cluster's own templates keep of [`Filled::render`]: the
@@ -283,7 +283,7 @@ impl Filled {
                 &self.metadata,
                 vars,
                 |lookup| profile.render_metadata(lookup),
-                RenderedMetadata::fill_stand_ins,
+                RenderedMetadata::filled,
             )?,
             shared: self.rendered_once(
                 &self.rendered,
@@ -453,11 +453,4 @@ impl Recorder<'_> {
             }
         }
     }
-}
-
-/// A rendering that can be given a workload's strings for its stand-ins.
-pub(crate) trait FillStandIns: Sized {
-    /// This rendering with `reals` for its stand-ins; `None` when two keys
-    /// of a mapping come out the same.
-    fn fill_stand_ins(&self, reals: &[String]) -> Option<Self>;
 }

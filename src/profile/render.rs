@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::prepared::FillStandIns;
 use super::{Profile, template};
 use crate::json::Field;
 use crate::reuse::stand_ins::{fill, fill_map, fill_str};
@@ -173,8 +172,10 @@ pub struct RenderedContainers {
     pub by_mesh_template: bool,
 }
 
-impl FillStandIns for RenderedMetadata {
-    fn fill_stand_ins(&self, reals: &[String]) -> Option<Self> {
+impl RenderedMetadata {
+    /// This rendering with `reals` for its stand-ins (see
+    /// [`crate::reuse::stand_ins`]); `None` when two keys come out the same.
+    pub(super) fn filled(&self, reals: &[String]) -> Option<Self> {
         Some(RenderedMetadata {
             annotations: fill_map(&self.annotations, reals)?,
             labels: fill_map(&self.labels, reals)?,
@@ -186,13 +187,12 @@ impl FillStandIns for RenderedMetadata {
     }
 }
 
-impl FillStandIns for RenderedContainers {
-    fn fill_stand_ins(&self, reals: &[String]) -> Option<Self> {
+impl RenderedContainers {
+    /// This rendering with `reals` for its stand-ins; `None` when two keys
+    /// of a mapping come out the same.
+    pub(super) fn filled(&self, reals: &[String]) -> Option<Self> {
         let list = |items: &[Value]| -> Option<Vec<Value>> {
             items.iter().map(|item| fill(item, reals)).collect()
-        };
-        let strings = |items: &[String]| -> Option<Vec<String>> {
-            items.iter().map(|s| fill_str(s, reals)).collect()
         };
         Some(RenderedContainers {
             init_containers: list(&self.init_containers)?,
@@ -200,25 +200,18 @@ impl FillStandIns for RenderedContainers {
             containers: list(&self.containers)?,
             native: fill_map(&self.native, reals)?,
             classic_first: fill_map(&self.classic_first, reals)?,
-            sidecar: SidecarSettings {
-                sleep_command: strings(&self.sidecar.sleep_command)?,
-                ..self.sidecar.clone()
-            },
-            quota_defaults: fill_map(&self.quota_defaults, reals)?,
             volumes: list(&self.volumes)?,
             app_containers: list(&self.app_containers)?,
             pod_fields: fill_map(&self.pod_fields, reals)?,
             pull_secrets: match &self.pull_secrets {
-                Some(names) => Some(strings(names)?),
+                Some(names) => Some(fill_strings(names, reals)?),
                 None => None,
             },
-            by_mesh_template: self.by_mesh_template,
+            ..self.settings_filled(reals)?
         })
     }
-}
 
-impl RenderedContainers {
-    /// The placement settings of [`FillStandIns::fill_stand_ins`], without
+    /// The placement settings of [`RenderedContainers::filled`], without
     /// the containers and volumes.
     pub(super) fn settings_filled(&self, reals: &[String]) -> Option<Self> {
         Some(RenderedContainers {
@@ -228,12 +221,7 @@ impl RenderedContainers {
             native: Map::new(),
             classic_first: Map::new(),
             sidecar: SidecarSettings {
-                sleep_command: self
-                    .sidecar
-                    .sleep_command
-                    .iter()
-                    .map(|s| fill_str(s, reals))
-                    .collect::<Option<_>>()?,
+                sleep_command: fill_strings(&self.sidecar.sleep_command, reals)?,
                 ..self.sidecar.clone()
             },
             quota_defaults: fill_map(&self.quota_defaults, reals)?,
@@ -244,6 +232,10 @@ impl RenderedContainers {
             by_mesh_template: self.by_mesh_template,
         })
     }
+}
+
+fn fill_strings(items: &[String], reals: &[String]) -> Option<Vec<String>> {
+    items.iter().map(|s| fill_str(s, reals)).collect()
 }
 
 impl std::ops::Deref for Rendered {
