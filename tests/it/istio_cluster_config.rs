@@ -796,11 +796,10 @@ fn together_as_alone(documents: &[String], args: &[&str], dir: &Path) {
     }
 }
 
-/// A template that ranges over a map keyed by the workload's name: the
-/// second workload of the shape is rendered with a stand-in for its name,
-/// and `range` goes in the stand-in's order (`qXmi…` after `m`), not the
-/// name's (`beta` before `m`). No function call sees the order, so none is
-/// found to answer otherwise.
+/// A template that ranges over a map keyed by the workload's name goes in
+/// the name's order (`beta` before `m`), not a stand-in's (`qXmi…` after
+/// `m`): no function call sees the order, so such a shape is rendered for
+/// real, together as alone.
 #[test]
 fn a_template_ranging_over_a_map_keyed_by_the_name_comes_out_together_as_alone() {
     let test = "a_template_ranging_over_a_map_keyed_by_the_name_comes_out_together_as_alone";

@@ -855,9 +855,8 @@ fn files_without_a_final_line_break_round_trip_in_every_mode() {
 /// A profile whose label keys are made of the workload's name and its
 /// namespace: a workload whose name is its namespace renders one label for
 /// real (the later key wins), and is injected alone. After a workload with
-/// other answers it is rendered with stand-ins, whose keys fill the same,
-/// and it is skipped ("the workload's strings fill the profile's keys
-/// twice") instead of injected as alone.
+/// other answers, whose rendering has stand-ins that would fill to one key,
+/// it is rendered for real too, and injected as alone.
 #[test]
 fn a_profile_whose_keys_fill_alike_injects_together_as_alone() {
     let config = common::run(&["config"], None).stdout;

@@ -461,9 +461,9 @@ spec:
         json!({"containers": [{"name": name, "image": "app:1"}]})
     }
 
-    /// `range` over a map keyed by a workload's string is in the order of
-    /// the stand-in, not of the string (no function call is recorded for
-    /// the iteration).
+    /// `range` over a map keyed by a workload's string goes in the string's
+    /// order, not the stand-in's: no call records the iteration, so such a
+    /// shape is rendered for real.
     #[test]
     fn ranging_over_a_map_keyed_by_a_workload_string_keeps_the_strings_order() {
         let template = r#"metadata:
@@ -481,8 +481,8 @@ spec:
     }
 
     /// A map built with two workload strings as keys has one entry when the
-    /// strings are equal; the stand-ins (always distinct) give it two, which
-    /// `range` writes both of (`dict` itself answers alike once filled).
+    /// strings are equal, where the (always distinct) stand-ins would give
+    /// it two: its calls do not answer alike, and it is rendered for real.
     #[test]
     fn ranging_over_a_map_whose_stand_in_keys_are_one_string() {
         let template = r#"metadata:
@@ -500,7 +500,7 @@ spec:
     }
 
     /// A label key (keys are not stood in) that looks like a stand-in is
-    /// taken for one and filled with the workload's string.
+    /// kept as it is: the pod is rendered for real.
     #[test]
     fn a_label_key_spelled_like_a_stand_in_is_kept() {
         let template =
@@ -515,9 +515,9 @@ spec:
         );
     }
 
-    /// A stand-in the YAML reading drops (in a comment) is not checked to
-    /// read as its string: an annotation holding a line break starts a new
-    /// entry for real.
+    /// A string written where the YAML reading drops it (in a comment) must
+    /// still read there as its stand-in did: an annotation holding a line
+    /// break, which starts a new entry, is rendered for real.
     #[test]
     fn a_string_written_in_a_comment_is_read_as_the_real_text_reads() {
         let template = r#"metadata:
@@ -545,7 +545,8 @@ spec:
     }
 
     /// A string of the cluster's configuration (here the template's own
-    /// text) spelled like a stand-in is filled with a workload's string.
+    /// text) spelled like a stand-in is kept as it is: the configuration's
+    /// pods are rendered for real.
     #[test]
     fn the_templates_own_text_spelled_like_a_stand_in_is_kept() {
         let template = "metadata:\n  annotations:\n    literal: qXmi0Sq\n    name: {{ .DeploymentMeta.Name }}\n";
@@ -559,9 +560,8 @@ spec:
         );
     }
 
-    /// Keys are not text whatever their style: a plain key `null` (a label
-    /// value copied into a key) is refused for real, but the stand-in read
-    /// as text and was filled with it.
+    /// A label value `null` copied into a key is refused, as when rendered
+    /// for real (no key may be null), not read as the text its stand-in was.
     #[test]
     fn a_string_copied_into_a_key_reads_as_the_real_key_reads() {
         let template =
@@ -587,7 +587,7 @@ spec:
 
     /// The mark of a plain scalar is a character a string can hold: a
     /// quoted string of the template that starts with it (written as an
-    /// escape, so not in the text) is read again as a plain scalar.
+    /// escape, so not in the text) stays a string.
     #[test]
     fn a_string_starting_with_the_plain_mark_stays_a_string() {
         let template = "metadata:\n  annotations:\n    mark: \"\\uF8FF1\"\n    name: {{ .DeploymentMeta.Name }}\n";
