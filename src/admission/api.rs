@@ -43,13 +43,9 @@ pub fn default_template(spec: &mut Value, version: KubeVersion) {
     default_volumes(spec);
 }
 
-/// Whether the template defaulting of [`default_template`], or the pod's,
-/// has anything to change: a volume without a source, or a port without a
-/// `hostPort` under `hostNetwork`.
-pub fn template_defaults_apply(spec: &Value) -> bool {
-    let sourceless = entries(spec, "volumes")
-        .into_iter()
-        .any(|volume| volume.as_object().is_some_and(|v| !has_volume_source(v)));
+/// Whether a port has no `hostPort` under `hostNetwork` (and, in a pod,
+/// gets its `containerPort` as one).
+pub fn host_ports_default(spec: &Value) -> bool {
     let host_network = spec.field("hostNetwork") == Some(&Value::Bool(true));
     let bare_port = || {
         ["containers", "initContainers"].iter().any(|list| {
@@ -62,7 +58,7 @@ pub fn template_defaults_apply(spec: &Value) -> bool {
             })
         })
     };
-    sourceless || (host_network && bare_port())
+    host_network && bare_port()
 }
 
 /// `defaultHostNetworkPorts` (`pkg/apis/core/v1/defaults.go`): with
@@ -956,7 +952,7 @@ mod tests {
         let spec = json!({"hostNetwork": true,
             "initContainers": [{"name": "i", "ports": [{"containerPort": 9}]}],
             "containers": [{"name": "a", "ports": [{"containerPort": 80}, {"containerPort": 81, "hostPort": 8081}, {"containerPort": 82, "hostPort": 0}]}]});
-        assert!(template_defaults_apply(&spec));
+        assert!(host_ports_default(&spec));
         let mut pod = spec.clone();
         default_for_checks(&mut pod);
         assert_eq!(pod["initContainers"][0]["ports"][0]["hostPort"], 9);
@@ -974,7 +970,7 @@ mod tests {
         default_template(&mut template, v(27));
         assert_eq!(template, pod);
         let mut plain = json!({"containers": [{"name": "a", "ports": [{"containerPort": 80}]}]});
-        assert!(!template_defaults_apply(&plain));
+        assert!(!host_ports_default(&plain));
         default_for_checks(&mut plain);
         assert!(plain["containers"][0]["ports"][0].get("hostPort").is_none());
     }
