@@ -305,7 +305,7 @@ impl Exec<'_> {
             .ok_or_else(|| self.error(line, format!("function {name:?} not defined")))?;
         let result = func(&values);
         if let Some((watched, calls)) = &mut self.watch {
-            if values.iter().any(|v| v.holds(*watched)) {
+            if self.funcs.depends_on(name, &values, *watched) {
                 calls.push(Call {
                     func,
                     args: values,

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::Func;
 use super::exec::list;
 use super::format::{go_json, go_quote, sprintf, to_yaml};
 use super::value::{GoMap, Value};
+use super::{Func, Reads};
 
 /// Go's builtins, by name.
 pub const BUILTINS: &[(&str, Func)] = &[
@@ -25,6 +25,13 @@ pub const BUILTINS: &[(&str, Func)] = &[
     ("gt", gt),
     ("ge", ge),
     ("urlquery", urlquery),
+];
+
+/// The functions of these that read only part of their arguments.
+pub const READ_IN_PART: &[(&str, Reads)] = &[
+    ("index", index_reads),
+    ("hasKey", key_reads),
+    ("get", key_reads),
 ];
 
 /// Sprig's functions that injection templates use, by name.
@@ -174,6 +181,61 @@ fn index(args: &[Value]) -> Result {
         };
     }
     Ok(item)
+}
+
+/// `index` reads the entries its keys lead to, and the last one whole.
+fn index_reads(args: &[Value], watched: &dyn Fn(&str) -> bool) -> bool {
+    let Some((mut item, keys)) = args.split_first() else {
+        return false;
+    };
+    for key in keys {
+        if key.holds(watched) {
+            return true;
+        }
+        item = match item {
+            Value::Map(map) => match looked_up(map, key, watched) {
+                Some(entry) => entry,
+                None => return true,
+            },
+            Value::List(items) => {
+                let at = key.as_int().and_then(|i| usize::try_from(i).ok());
+                match at.and_then(|i| items.get(i)) {
+                    Some(entry) => entry,
+                    // An error, whatever the strings.
+                    None => return false,
+                }
+            }
+            // Zero, or an error: no string is read.
+            _ => return false,
+        };
+    }
+    item.holds(watched)
+}
+
+/// A lookup (`hasKey`, `get`, Istio's `isset`) of one key in a map, the
+/// map first.
+pub fn key_reads(args: &[Value], watched: &dyn Fn(&str) -> bool) -> bool {
+    match args {
+        [Value::Map(map), key] if !key.holds(watched) => {
+            looked_up(map, key, watched).is_none_or(|entry| entry.holds(watched))
+        }
+        _ => args.iter().any(|a| a.holds(watched)),
+    }
+}
+
+/// The entry of `map` that a lookup of `key` reads (the missing value when
+/// there is none); `None` when the lookup can depend on a watched string:
+/// a key of the map is one (its string could be the key looked up), or
+/// the key is not a string.
+pub fn looked_up<'m>(
+    map: &'m GoMap,
+    key: &Value,
+    watched: &dyn Fn(&str) -> bool,
+) -> Option<&'m Value> {
+    if map.entries.keys().any(|k| watched(k)) {
+        return None;
+    }
+    Some(map.entries.get(key.as_str()?).unwrap_or(&map.missing))
 }
 
 fn slice(args: &[Value]) -> Result {

@@ -31,10 +31,17 @@ pub use value::Value;
 /// or a message.
 pub type Func = fn(&[Value]) -> Result<Value, String>;
 
+/// For a function that reads only part of its arguments (one entry of a
+/// map), whether its answer can depend on a string `watched` picks: true
+/// when the part it reads holds one (see [`funcs::lookup_reads`]).
+pub type Reads = fn(&[Value], &dyn Fn(&str) -> bool) -> bool;
+
 /// The functions templates may call, by name.
 #[derive(Clone)]
 pub struct Funcs {
     map: HashMap<&'static str, Func>,
+    /// The functions that read only part of their arguments.
+    reads: HashMap<&'static str, Reads>,
 }
 
 impl Default for Funcs {
@@ -46,6 +53,7 @@ impl Default for Funcs {
                 .chain(funcs::SPRIG)
                 .copied()
                 .collect(),
+            reads: funcs::READ_IN_PART.iter().copied().collect(),
         }
     }
 }
@@ -60,8 +68,27 @@ impl Funcs {
     /// These functions added, replacing any of the same name (as Go's
     /// `Funcs` does when a second map is given).
     pub fn with(mut self, more: &[(&'static str, Func)]) -> Self {
+        for (name, _) in more {
+            self.reads.remove(name);
+        }
         self.map.extend(more.iter().copied());
         self
+    }
+
+    /// What these functions read of their arguments (see [`Reads`]); a
+    /// function not named reads them whole.
+    pub fn reading(mut self, reads: &[(&'static str, Reads)]) -> Self {
+        self.reads.extend(reads.iter().copied());
+        self
+    }
+
+    /// Whether a call of `name` with `args` can depend on a string
+    /// `watched` picks.
+    fn depends_on(&self, name: &str, args: &[Value], watched: &dyn Fn(&str) -> bool) -> bool {
+        match self.reads.get(name) {
+            Some(reads) => reads(args, watched),
+            None => args.iter().any(|v| v.holds(watched)),
+        }
     }
 
     fn get(&self, name: &str) -> Option<Func> {
@@ -111,9 +138,9 @@ impl Template {
     }
 
     /// Run it with `data` as dot, and say which function calls were given
-    /// a string `watched` picks (anywhere in an argument), with what they
-    /// answered: all that the text can depend on of such strings, but for
-    /// where they were copied into it.
+    /// a string `watched` picks (in the part of an argument they read),
+    /// with what they answered: all that the text can depend on of such
+    /// strings, but for where they were copied into it.
     pub fn execute_watching(
         &self,
         data: &Value,

@@ -601,6 +601,39 @@ spec:
         );
     }
 
+    /// A lookup (`index`, `hasKey`, `get`, `isset`, `annotation`) is
+    /// recorded only when what it reads can hold a workload's string: a key
+    /// that is one, a map keyed by one (the real string may be the key
+    /// looked up), an entry that holds one. Each lookup alone in a template
+    /// comes out as for real.
+    #[test]
+    fn lookups_by_or_in_workload_strings_come_out_as_for_real() {
+        let lookups = [
+            r#"{{ annotation .ObjectMeta (index .ObjectMeta.Labels "app") "none" }}"#,
+            r#"{{ isset .ObjectMeta.Annotations (index .ObjectMeta.Labels "app") }}"#,
+            r#"{{ hasKey .ObjectMeta.Annotations (index .ObjectMeta.Labels "app") }}"#,
+            r#"{{ get .ObjectMeta.Annotations (index .ObjectMeta.Labels "app") }}"#,
+            r#"{{ index .ObjectMeta.Annotations (index .ObjectMeta.Labels "app") }}"#,
+            r#"{{ hasKey (dict .DeploymentMeta.Name "x") "web-1" }}"#,
+            r#"{{ get (dict .DeploymentMeta.Name "x") "web-1" }}"#,
+            r#"{{ index (dict .DeploymentMeta.Name "x") "web-1" }}"#,
+            r#"{{ annotation .ObjectMeta "fixed" "none" }}/{{ index .ObjectMeta.Annotations "fixed" }}"#,
+        ];
+        let meta = |app: &str, fixed: &str| json!({"labels": {"app": app}, "annotations": {"b": "1", "fixed": fixed}});
+        for lookup in lookups {
+            let template = format!("metadata:\n  annotations:\n    got: \"{lookup}\"\n");
+            each_as_for_real(
+                &template,
+                &[
+                    ("web-0", "team-1", meta("a", "f"), spec_of("c")),
+                    ("web-2", "team-1", meta("c", "f"), spec_of("c")),
+                    ("web-1", "team-1", meta("b", "g"), spec_of("c")),
+                    ("web-3", "team-1", meta("d", "fixed"), spec_of("c")),
+                ],
+            );
+        }
+    }
+
     #[test]
     fn plain_scalars_holding_a_stand_in_are_marked() {
         let text = format!(

@@ -6,13 +6,15 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::gotemplate::format::{go_json, to_yaml};
-use crate::gotemplate::funcs::{arg, arity as want, string};
+use crate::gotemplate::funcs::{arg, arity as want, key_reads, looked_up, string};
 use crate::gotemplate::value::GoMap;
 use crate::gotemplate::{Func, Funcs, Value};
 
 /// Go's and Sprig's functions with Istio's on top, as its injector sets them.
 pub fn injection_funcs() -> Funcs {
-    Funcs::default().with(ISTIO)
+    Funcs::default()
+        .with(ISTIO)
+        .reading(&[("isset", key_reads), ("annotation", annotation_reads)])
 }
 
 const ISTIO: &[(&str, Func)] = &[
@@ -181,6 +183,20 @@ fn annotation(args: &[Value]) -> Result {
         _ => None,
     };
     Ok(found.unwrap_or_else(|| Value::str(arg(args, 2).print())))
+}
+
+/// `annotation` reads one entry of the annotations, and its default.
+fn annotation_reads(args: &[Value], watched: &dyn Fn(&str) -> bool) -> bool {
+    match args {
+        [meta @ Value::Struct(_), key, default] if !key.holds(watched) => {
+            let entry = match meta.field("Annotations") {
+                Some(Value::Map(map)) => looked_up(map, key, watched),
+                _ => Some(&Value::Nil),
+            };
+            entry.is_none_or(|entry| entry.holds(watched)) || default.holds(watched)
+        }
+        _ => args.iter().any(|a| a.holds(watched)),
+    }
 }
 
 fn value_or_default(args: &[Value]) -> Result {
