@@ -5,9 +5,9 @@
 //!
 //! Alike is not always the same: Istio's proxy names its workload in two of
 //! its env values. A block that differs from one kept only in its one-line
-//! strings is made from the kept one's text, its strings written into the
-//! gaps between them (the writer writes a one-line string the same wherever
-//! it stands), rather than written again.
+//! strings is made from the kept one's text, the strings that differ written
+//! in place of the kept ones (the writer writes a one-line string the same
+//! wherever it stands), rather than written again.
 //!
 //! Lifetime: one cache per core, carried from one document to the next for
 //! the whole run (the pipeline's scratch); it holds at most `BLOCKS_MAX`
@@ -51,15 +51,15 @@ struct Block {
     value: Value,
 }
 
-/// A block kept, its text, and the text around its one-line strings.
+/// A block kept, its text, and where its one-line strings are written in it.
 #[derive(Debug)]
 struct Written {
     block: Block,
     text: Arc<str>,
-    /// The text before, between and after the block's one-line strings (one
-    /// piece more than strings); made the first time a block of its shape
-    /// with other strings is asked for. `None` inside: it cannot be made.
-    gaps: Option<Option<Vec<String>>>,
+    /// Where each of the block's one-line strings is written in `text`, in
+    /// order; found the first time a block of its shape with other strings
+    /// is asked for. `None` inside: they cannot be found.
+    spans: Option<Option<Vec<(usize, usize)>>>,
 }
 
 /// Enough distinct blocks for the proxies of a large repository; past this,
@@ -99,8 +99,8 @@ impl Blocks {
             };
             match placed(&w.block).then(|| compare(&w.block.value, value)) {
                 Some(Compared::Same) => true,
-                Some(Compared::Alike) => {
-                    alike.get_or_insert(i);
+                Some(Compared::Alike(differ)) => {
+                    alike.get_or_insert((i, differ));
                     false
                 }
                 _ => false,
@@ -114,8 +114,10 @@ impl Blocks {
             }
         }
         // A recent block alike is as good as any: no hash needed.
-        if let Some(text) = alike.and_then(|i| self.fill(i, value, &write)) {
-            return Text::Own(text);
+        if let Some((i, differ)) = &alike {
+            if let Some(text) = self.fill(*i, differ, &write) {
+                return Text::Own(text);
+            }
         }
         // foldhash: fast, and flooding is no concern for text the tool wrote.
         let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
@@ -134,15 +136,17 @@ impl Blocks {
                         self.use_recent(i);
                         return Text::Shared(text);
                     }
-                    Compared::Alike => {
-                        alike.get_or_insert(i);
+                    Compared::Alike(differ) => {
+                        alike.get_or_insert((i, differ));
                     }
                     Compared::Other => {}
                 }
             }
-        }
-        if let Some(text) = alike.and_then(|i| self.fill(i, value, &write)) {
-            return Text::Own(text);
+            if let Some((i, differ)) = &alike {
+                if let Some(text) = self.fill(*i, differ, &write) {
+                    return Text::Own(text);
+                }
+            }
         }
         let text: Arc<str> = write(value).into();
         if self.written.len() >= BLOCKS_MAX {
@@ -156,7 +160,7 @@ impl Blocks {
                 value: value.clone(),
             },
             text: text.clone(),
-            gaps: None,
+            spans: None,
         });
         let index = self.written.len() - 1;
         self.by_shape.entry(hash).or_default().push(index);
@@ -170,75 +174,85 @@ impl Blocks {
         self.recent.truncate(RECENT_MAX);
     }
 
-    /// The text of `value`, of the same shape as the kept block `index`:
-    /// its gaps with `value`'s strings between them.
+    /// The text of a value of the same shape as the kept block `index`,
+    /// whose one-line strings `differ` (by their place among them) from the
+    /// block's: the block's text, those strings written in place of its own.
     fn fill(
         &mut self,
         index: usize,
-        value: &Value,
+        differ: &[(usize, &str)],
         write: &impl Fn(&Value) -> String,
     ) -> Option<String> {
         let written = self.written.get_mut(index)?;
-        let gaps = written
-            .gaps
-            .get_or_insert_with(|| gaps_of(&written.block.value, write))
+        let spans = written
+            .spans
+            .get_or_insert_with(|| spans_of(&written.block.value, &written.text, write))
             .as_ref()?;
-        let mut strings = Vec::with_capacity(gaps.len());
-        one_line_strings(value, &mut strings);
-        if strings.len() + 1 != gaps.len() {
-            return None;
-        }
-        let mut out = String::with_capacity(written.text.len() + 64);
-        for (gap, string) in gaps.iter().zip(strings) {
-            out.push_str(gap);
+        let text = &*written.text;
+        let mut out = String::with_capacity(text.len() + 64);
+        let mut from = 0;
+        for (at, string) in differ {
+            let (start, end) = spans.get(*at)?;
+            out.push_str(text.get(from..*start)?);
             push_block_scalar(&mut out, string);
+            from = *end;
         }
-        out.push_str(gaps.last()?);
+        out.push_str(text.get(from..)?);
         Some(out)
     }
 }
 
 /// How a value compares with a kept block's.
 #[derive(Debug, PartialEq)]
-enum Compared {
+enum Compared<'v> {
     Same,
-    /// The same but for some of their one-line strings.
-    Alike,
+    /// The same but for some of their one-line strings: the value's that
+    /// differ, by their place among the one-line strings, in order.
+    Alike(Vec<(usize, &'v str)>),
     Other,
 }
 
 /// Whether `new` is `kept`, alike (see [`Compared::Alike`]) or another value.
-fn compare(kept: &Value, new: &Value) -> Compared {
-    let mut compared = Compared::Same;
-    if walk_alike(kept, new, &mut compared) {
-        compared
-    } else {
-        Compared::Other
+fn compare<'v>(kept: &Value, new: &'v Value) -> Compared<'v> {
+    let (mut seen, mut differ) = (0, Vec::new());
+    match walk_alike(kept, new, &mut seen, &mut differ) {
+        true if differ.is_empty() => Compared::Same,
+        true => Compared::Alike(differ),
+        false => Compared::Other,
     }
 }
 
-/// Whether `a` and `b` have the same shape, `compared` made `Alike` when
-/// one of their one-line strings differs.
-fn walk_alike(a: &Value, b: &Value, compared: &mut Compared) -> bool {
+/// Whether `a` and `b` have the same shape; `b`'s one-line strings that
+/// differ from `a`'s are added to `differ` with their place among the
+/// one-line strings (`seen` so far).
+fn walk_alike<'v>(
+    a: &Value,
+    b: &'v Value,
+    seen: &mut usize,
+    differ: &mut Vec<(usize, &'v str)>,
+) -> bool {
     match (a, b) {
         (Value::Object(a), Value::Object(b)) => {
             a.len() == b.len()
                 && a.iter()
                     .zip(b)
-                    .all(|((ka, va), (kb, vb))| ka == kb && walk_alike(va, vb, compared))
+                    .all(|((ka, va), (kb, vb))| ka == kb && walk_alike(va, vb, seen, differ))
         }
         (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| walk_alike(a, b, compared))
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| walk_alike(a, b, seen, differ))
         }
         (Value::String(a), Value::String(b)) => {
-            if a == b {
-                return true;
-            }
             let one_line = !a.contains('\n') && !b.contains('\n');
-            if one_line {
-                *compared = Compared::Alike;
+            if a != b && !one_line {
+                return false;
             }
-            one_line
+            if one_line {
+                if a != b {
+                    differ.push((*seen, b.as_str()));
+                }
+                *seen += 1;
+            }
+            true
         }
         _ => a == b,
     }
@@ -254,9 +268,16 @@ fn one_line_strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
     }
 }
 
-/// The text `write` gives for `value` cut at each one-line string; `None`
-/// when a string or key holds the character that stands for them.
-fn gaps_of(value: &Value, write: &impl Fn(&Value) -> String) -> Option<Vec<String>> {
+/// Where each one-line string of `value` is written in `text`, its text as
+/// `write` gives it: found from the text `write` gives with each string
+/// replaced by a mark (the writer writes a one-line string the same
+/// wherever it stands). `None` when a string or key holds the mark, or the
+/// pieces do not make up `text`.
+fn spans_of(
+    value: &Value,
+    text: &str,
+    write: &impl Fn(&Value) -> String,
+) -> Option<Vec<(usize, usize)>> {
     fn with_gaps(value: &Value) -> Option<Value> {
         Some(match value {
             Value::Object(map) => Value::Object(
@@ -272,8 +293,20 @@ fn gaps_of(value: &Value, write: &impl Fn(&Value) -> String) -> Option<Vec<Strin
             other => other.clone(),
         })
     }
-    let text = write(&with_gaps(value)?);
-    Some(text.split(GAP).map(str::to_string).collect())
+    let marked = write(&with_gaps(value)?);
+    let mut strings = Vec::new();
+    one_line_strings(value, &mut strings);
+    let mut gaps = marked.split(GAP);
+    let mut spans = Vec::with_capacity(strings.len());
+    let mut rebuilt = String::with_capacity(text.len());
+    for string in strings {
+        rebuilt.push_str(gaps.next()?);
+        let start = rebuilt.len();
+        push_block_scalar(&mut rebuilt, string);
+        spans.push((start, rebuilt.len()));
+    }
+    rebuilt.push_str(gaps.next()?);
+    (gaps.next().is_none() && rebuilt == text).then_some(spans)
 }
 
 /// A collection with more than a handful of entries.
@@ -327,7 +360,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// A block made from a kept one's gaps is the text the writer gives,
+    /// A block made from a kept one's text is the text the writer gives,
     /// whatever its strings need (quotes, escapes, nothing).
     #[test]
     fn blocks_alike_are_written_as_the_writer_writes_them() {
