@@ -634,6 +634,47 @@ spec:
         }
     }
 
+    /// `otelResourceAttributes` reads the workload's strings only when a
+    /// tracing provider asks for the attributes: with one, the annotation
+    /// that names the service's version wins over the image's tag.
+    #[test]
+    fn otel_attributes_come_out_as_for_real_with_and_without_a_provider() {
+        let template = "metadata:\n  annotations:\n    otel: \"{{ otelResourceAttributes .MeshConfig .ObjectMeta.Annotations .ObjectMeta.Labels .DeploymentMeta.Namespace .Spec.Containers }}\"\n";
+        let config = json!({"templates": {"sidecar": template}});
+        let provider = json!({"extensionProviders": [{"name": "otel", "opentelemetry": {
+            "service": "collector", "port": 4317, "serviceAttributeEnrichment": "OTEL_SEMANTIC_CONVENTIONS"}}]});
+        for mesh in [json!({}), provider] {
+            let injector = ClusterInjector::read("test".into(), &config, json!({}), mesh.clone())
+                .expect("reads");
+            let empty = json!({});
+            let names = ["sidecar".to_string()];
+            let version = "resource.opentelemetry.io/service.version";
+            let cases = [
+                ("web-0", json!({"annotations": {"a": "1"}}), "app:1"),
+                ("web-1", json!({"annotations": {"a": "2"}}), "app:2"),
+                ("web-2", json!({"annotations": {version: "9"}}), "app:3"),
+                ("web-3", json!({"annotations": {version: "8"}}), "app:4"),
+            ];
+            let mut otel = Vec::new();
+            for (name, metadata, image) in &cases {
+                let spec = json!({"containers": [{"name": name, "image": image}]});
+                let inputs = TemplateInputs {
+                    mesh: &mesh,
+                    ..inputs("Deployment", name, metadata, &spec, &empty)
+                };
+                let got = injector.render(&inputs, &names);
+                let real = injector.render_for_real(&inputs, &names);
+                assert_eq!(got, real, "{name} with {mesh}");
+                otel.push(format!("{got:?}"));
+            }
+            assert!(
+                otel.iter().all(|o| o.contains("service.version")
+                    != mesh.as_object().is_some_and(|m| m.is_empty())),
+                "{otel:?}"
+            );
+        }
+    }
+
     #[test]
     fn plain_scalars_holding_a_stand_in_are_marked() {
         let text = format!(

@@ -12,9 +12,11 @@ use crate::gotemplate::{Func, Funcs, Value};
 
 /// Go's and Sprig's functions with Istio's on top, as its injector sets them.
 pub fn injection_funcs() -> Funcs {
-    Funcs::default()
-        .with(ISTIO)
-        .reading(&[("isset", key_reads), ("annotation", annotation_reads)])
+    Funcs::default().with(ISTIO).reading(&[
+        ("isset", key_reads),
+        ("annotation", annotation_reads),
+        ("otelResourceAttributes", otel_reads),
+    ])
 }
 
 const ISTIO: &[(&str, Func)] = &[
@@ -405,11 +407,10 @@ fn without_nil(value: &Value) -> Option<Value> {
     }
 }
 
-/// `OTEL_RESOURCE_ATTRIBUTES` when a tracing provider asks for OTel's
-/// service attributes: `(meshConfig, annotations, labels, namespace, containers)`.
-fn otel_resource_attributes(args: &[Value]) -> Result {
-    want(args, 5)?;
-    let wanted = match arg(args, 0).field("ExtensionProviders") {
+/// Whether a tracing provider of `mesh_config` asks for OTel's service
+/// attributes.
+fn otel_wanted(mesh_config: &Value) -> bool {
+    match mesh_config.field("ExtensionProviders") {
         Some(Value::List(providers)) => providers.iter().any(|p| {
             p.field("Opentelemetry")
                 .and_then(|o| o.field("ServiceAttributeEnrichment"))
@@ -417,8 +418,23 @@ fn otel_resource_attributes(args: &[Value]) -> Result {
                 == Some("OTEL_SEMANTIC_CONVENTIONS")
         }),
         _ => false,
-    };
-    if !wanted {
+    }
+}
+
+/// `otelResourceAttributes` reads only the mesh configuration when no
+/// provider asks for the attributes.
+fn otel_reads(args: &[Value], watched: &dyn Fn(&str) -> bool) -> bool {
+    match args.split_first() {
+        Some((mesh_config, _)) if !mesh_config.holds(watched) && !otel_wanted(mesh_config) => false,
+        _ => args.iter().any(|a| a.holds(watched)),
+    }
+}
+
+/// `OTEL_RESOURCE_ATTRIBUTES` when a tracing provider asks for OTel's
+/// service attributes: `(meshConfig, annotations, labels, namespace, containers)`.
+fn otel_resource_attributes(args: &[Value]) -> Result {
+    want(args, 5)?;
+    if !otel_wanted(arg(args, 0)) {
         return Ok(Value::str(""));
     }
     let annotations = string_map(arg(args, 1))?;
