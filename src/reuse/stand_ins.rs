@@ -35,7 +35,7 @@ impl StandIns {
     /// A stand-in for `real`; `None` when `real` holds a token's start (it
     /// cannot be told from one).
     pub fn stand_in(&mut self, real: &str) -> Option<String> {
-        if real.contains(START) {
+        if has_token(real) {
             return None;
         }
         self.reals.push(real.to_string());
@@ -61,7 +61,7 @@ impl StandIns {
             // A key like a stand-in would be filled too.
             Value::Object(map) => Value::Object(
                 map.iter()
-                    .map(|(k, v)| match k.contains(START) {
+                    .map(|(k, v)| match has_token(k) {
                         true => None,
                         false => Some((k.clone(), self.stand_in_value(v)?)),
                     })
@@ -79,7 +79,22 @@ pub fn token(n: usize) -> String {
 
 /// Whether `s` holds a stand-in (or something that starts like one).
 pub fn has_token(s: &str) -> bool {
-    s.contains(START)
+    // Called on every string of every rendering: a byte scan for the
+    // token's first letter beats a substring search on short strings.
+    let (bytes, start) = (s.as_bytes(), START.as_bytes());
+    let first = start.first().copied().unwrap_or_default();
+    let mut from = 0;
+    while let Some(at) = bytes
+        .get(from..)
+        .and_then(|rest| rest.iter().position(|&b| b == first))
+    {
+        let at = from + at;
+        if bytes.get(at..at + start.len()) == Some(start) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
 }
 
 /// The text before the first stand-in in `s`, its number, and the text
@@ -109,7 +124,7 @@ pub fn tokens_in(s: &str) -> Option<Vec<usize>> {
 /// `s` with each stand-in replaced by its string; `None` when a token is
 /// broken or its number has no string.
 pub fn fill_str(s: &str, reals: &[String]) -> Option<String> {
-    if !s.contains(START) {
+    if !has_token(s) {
         return Some(s.to_string());
     }
     let mut out = String::with_capacity(s.len() + 32);
@@ -147,7 +162,7 @@ pub fn fill_in_place(value: &mut Value, reals: &[String]) -> Option<()> {
         Value::String(s) => {
             if let Some(plain) = s.strip_prefix(PLAIN) {
                 *value = crate::yaml::value::resolve_plain(&fill_str(plain, reals)?);
-            } else if s.contains(START) {
+            } else if has_token(s) {
                 *s = fill_str(s, reals)?;
             }
         }
@@ -163,7 +178,7 @@ pub fn fill_in_place(value: &mut Value, reals: &[String]) -> Option<()> {
 }
 
 fn fill_entries(map: &mut Map<String, Value>, reals: &[String]) -> Option<()> {
-    if map.keys().any(|k| k.contains(START)) {
+    if map.keys().any(|k| has_token(k)) {
         let mut out = Map::with_capacity(map.len());
         for (k, v) in std::mem::take(map) {
             if out.insert(fill_str(&k, reals)?, v).is_some() {
@@ -181,11 +196,9 @@ fn fill_entries(map: &mut Map<String, Value>, reals: &[String]) -> Option<()> {
 /// Whether `value` holds a stand-in anywhere (keys included).
 pub fn value_has_token(value: &Value) -> bool {
     match value {
-        Value::String(s) => s.contains(START),
+        Value::String(s) => has_token(s),
         Value::Array(items) => items.iter().any(value_has_token),
-        Value::Object(map) => map
-            .iter()
-            .any(|(k, v)| k.contains(START) || value_has_token(v)),
+        Value::Object(map) => map.iter().any(|(k, v)| has_token(k) || value_has_token(v)),
         _ => false,
     }
 }
@@ -230,6 +243,16 @@ mod tests {
         );
         assert_eq!(tokens_in(&format!("a{START}7"),), None, "a cut token");
         assert!(stand_ins.stand_in(&format!("x{START}")).is_none());
+    }
+
+    #[test]
+    fn tokens_are_found_wherever_they_stand() {
+        for holds in [START, "qXmi0Sq", "aqXmi", "qqXmi", "q qXmiq", "éqXmi"] {
+            assert!(has_token(holds), "{holds}");
+        }
+        for not in ["", "q", "qXm", "qXmj", "Xmi", "q-X-m-i", "QXMI", "qé"] {
+            assert!(!has_token(not), "{not}");
+        }
     }
 
     #[test]
