@@ -44,8 +44,13 @@ const SHAPES_MAX: usize = 1024;
 const RENDERINGS_MAX: usize = 8;
 const RENDERINGS_PER_THREAD_MAX: usize = 256;
 
+/// foldhash, seeded per run: a shape's key is a few KB, hashed for every
+/// workload, and SipHash showed in profiles.
+type Hasher = foldhash::fast::RandomState;
+
 thread_local! {
-    static SHAPES: RefCell<HashMap<(usize, String), Shape>> = RefCell::new(HashMap::new());
+    static SHAPES: RefCell<HashMap<(usize, String), Shape, Hasher>> =
+        RefCell::new(HashMap::default());
     /// The renderings kept in `SHAPES`.
     static KEPT: Cell<usize> = const { Cell::new(0) };
 }
@@ -184,7 +189,7 @@ fn holds_for(calls: &[Call], reals: &[String], failed: &mut Vec<usize>) -> bool 
     let fill = |s: &str| stand_ins::fill_str(s, reals);
     // Most calls are given the same few values (the pod's metadata, its
     // containers), each filled once.
-    let mut filled: HashMap<*const (), Value> = HashMap::new();
+    let mut filled: HashMap<*const (), Value, Hasher> = HashMap::default();
     let mut fill_arg = |arg: &Value| -> Option<Value> {
         let shared = match arg {
             Value::List(items) => Rc::as_ptr(items).cast::<()>(),
