@@ -79,6 +79,11 @@ pub fn token(n: usize) -> String {
 
 /// Whether `s` holds a stand-in (or something that starts like one).
 pub fn has_token(s: &str) -> bool {
+    token_start(s).is_some()
+}
+
+/// Where the first stand-in (or what starts like one) in `s` starts.
+fn token_start(s: &str) -> Option<usize> {
     // Called on every string of every rendering: a byte scan for the
     // token's first letter beats a substring search on short strings.
     let (bytes, start) = (s.as_bytes(), START.as_bytes());
@@ -90,19 +95,20 @@ pub fn has_token(s: &str) -> bool {
     {
         let at = from + at;
         if bytes.get(at..at + start.len()) == Some(start) {
-            return true;
+            return Some(at);
         }
         from = at + 1;
     }
-    false
+    None
 }
 
 /// The text before the first stand-in in `s`, its number, and the text
 /// after it: `Some(None)` when there is none, `None` for a broken one.
 fn split_token(s: &str) -> Option<Option<(&str, usize, &str)>> {
-    let Some((before, after)) = s.split_once(START) else {
+    let Some(at) = token_start(s) else {
         return Some(None);
     };
+    let (before, after) = (s.get(..at)?, s.get(at + START.len()..)?);
     let digits = after.bytes().take_while(u8::is_ascii_digit).count();
     let n = after.get(..digits)?.parse().ok()?;
     let rest = after.get(digits..)?.strip_prefix(END)?;
