@@ -56,11 +56,16 @@ struct Block {
 struct Written {
     block: Block,
     text: Arc<str>,
-    /// Where each of the block's one-line strings is written in `text`, in
-    /// order; found the first time a block of its shape with other strings
-    /// is asked for. `None` inside: they cannot be found.
-    spans: Option<Option<Vec<(usize, usize)>>>,
+    /// Where each of the block's strings is written in `text`, in order
+    /// (`None` for a string of several lines, never written anew); found
+    /// the first time a block of its shape with other strings is asked
+    /// for. `None` inside: they cannot be found.
+    spans: Option<Option<Spans>>,
 }
+
+/// Where each string of a block is written in its text, by the strings'
+/// order: `None` for a string of several lines.
+type Spans = Vec<Option<(usize, usize)>>;
 
 /// Enough distinct blocks for the proxies of a large repository; past this,
 /// blocks are written each time.
@@ -192,10 +197,10 @@ impl Blocks {
         let mut out = String::with_capacity(text.len() + 64);
         let mut from = 0;
         for (at, string) in differ {
-            let (start, end) = spans.get(*at)?;
-            out.push_str(text.get(from..*start)?);
+            let (start, end) = spans.get(*at).copied().flatten()?;
+            out.push_str(text.get(from..start)?);
             push_block_scalar(&mut out, string);
-            from = *end;
+            from = end;
         }
         out.push_str(text.get(from..)?);
         Some(out)
@@ -207,7 +212,7 @@ impl Blocks {
 enum Compared<'v> {
     Same,
     /// The same but for some of their one-line strings: the value's that
-    /// differ, by their place among the one-line strings, in order.
+    /// differ, by their place among the strings, in order.
     Alike(Vec<(usize, &'v str)>),
     Other,
 }
@@ -222,9 +227,9 @@ fn compare<'v>(kept: &Value, new: &'v Value) -> Compared<'v> {
     }
 }
 
-/// Whether `a` and `b` have the same shape; `b`'s one-line strings that
-/// differ from `a`'s are added to `differ` with their place among the
-/// one-line strings (`seen` so far).
+/// Whether `a` and `b` have the same shape but for one-line strings;
+/// those of `b` that differ from `a`'s are added to `differ` with their
+/// place among the strings (`seen` so far).
 fn walk_alike<'v>(
     a: &Value,
     b: &'v Value,
@@ -242,42 +247,37 @@ fn walk_alike<'v>(
             a.len() == b.len() && a.iter().zip(b).all(|(a, b)| walk_alike(a, b, seen, differ))
         }
         (Value::String(a), Value::String(b)) => {
+            let at = *seen;
+            *seen += 1;
+            if a == b {
+                return true;
+            }
             let one_line = !a.contains('\n') && !b.contains('\n');
-            if a != b && !one_line {
-                return false;
-            }
             if one_line {
-                if a != b {
-                    differ.push((*seen, b.as_str()));
-                }
-                *seen += 1;
+                differ.push((at, b.as_str()));
             }
-            true
+            one_line
         }
         _ => a == b,
     }
 }
 
-/// The one-line strings of `value`, in the order they are written.
-fn one_line_strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
+/// The strings of `value` (not its keys), in the order they are written.
+fn all_strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
     match value {
-        Value::Object(map) => map.values().for_each(|v| one_line_strings(v, out)),
-        Value::Array(items) => items.iter().for_each(|v| one_line_strings(v, out)),
-        Value::String(s) if !s.contains('\n') => out.push(s),
+        Value::Object(map) => map.values().for_each(|v| all_strings(v, out)),
+        Value::Array(items) => items.iter().for_each(|v| all_strings(v, out)),
+        Value::String(s) => out.push(s),
         _ => {}
     }
 }
 
-/// Where each one-line string of `value` is written in `text`, its text as
-/// `write` gives it: found from the text `write` gives with each string
-/// replaced by a mark (the writer writes a one-line string the same
-/// wherever it stands). `None` when a string or key holds the mark, or the
-/// pieces do not make up `text`.
-fn spans_of(
-    value: &Value,
-    text: &str,
-    write: &impl Fn(&Value) -> String,
-) -> Option<Vec<(usize, usize)>> {
+/// Where each string of `value` is written in `text`, its text as `write`
+/// gives it (`None` for a string of several lines): found from the text
+/// `write` gives with each one-line string replaced by a mark (the writer
+/// writes a one-line string the same wherever it stands). `None` when a
+/// string or key holds the mark, or the pieces do not make up `text`.
+fn spans_of(value: &Value, text: &str, write: &impl Fn(&Value) -> String) -> Option<Spans> {
     fn with_gaps(value: &Value) -> Option<Value> {
         Some(match value {
             Value::Object(map) => Value::Object(
@@ -295,15 +295,19 @@ fn spans_of(
     }
     let marked = write(&with_gaps(value)?);
     let mut strings = Vec::new();
-    one_line_strings(value, &mut strings);
+    all_strings(value, &mut strings);
     let mut gaps = marked.split(GAP);
     let mut spans = Vec::with_capacity(strings.len());
     let mut rebuilt = String::with_capacity(text.len());
     for string in strings {
+        if string.contains('\n') {
+            spans.push(None);
+            continue;
+        }
         rebuilt.push_str(gaps.next()?);
         let start = rebuilt.len();
         push_block_scalar(&mut rebuilt, string);
-        spans.push((start, rebuilt.len()));
+        spans.push(Some((start, rebuilt.len())));
     }
     rebuilt.push_str(gaps.next()?);
     (gaps.next().is_none() && rebuilt == text).then_some(spans)
