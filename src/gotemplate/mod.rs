@@ -33,7 +33,7 @@ pub type Func = fn(&[Value]) -> Result<Value, String>;
 
 /// For a function that reads only part of its arguments (one entry of a
 /// map), whether its answer can depend on a string `watched` picks: true
-/// when the part it reads holds one (see [`funcs::lookup_reads`]).
+/// when the part it reads holds one (see [`funcs::looked_up`]).
 pub type Reads = fn(&[Value], &dyn Fn(&str) -> bool) -> bool;
 
 /// The functions templates may call, by name.
