@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{Profile, template};
 use crate::json::Field;
+use crate::reuse::spare;
 use crate::reuse::stand_ins::{fill, fill_map, fill_str};
 
 /// What a placeholder name stands for, given the values and the workload;
@@ -247,6 +248,29 @@ impl std::ops::Deref for Rendered {
 }
 
 impl Rendered {
+    /// The proxy (`None` when the profile renders none) and the init
+    /// containers, for the workload being injected: moved out when this
+    /// rendering is the workload's own (filled with its strings), which
+    /// leaves them empty here; copied when it is shared with other
+    /// workloads.
+    pub fn take_containers(&mut self) -> (Option<Value>, Vec<Value>) {
+        let (proxy, inits) = match Arc::get_mut(&mut self.shared) {
+            Some(own) => (
+                std::mem::take(&mut own.proxy),
+                std::mem::take(&mut own.init_containers),
+            ),
+            None => (
+                spare::copy_of(&self.shared.proxy),
+                self.shared
+                    .init_containers
+                    .iter()
+                    .map(spare::copy_of)
+                    .collect(),
+            ),
+        };
+        ((!proxy.is_null()).then_some(proxy), inits)
+    }
+
     /// A rendering of these parts.
     pub fn new(metadata: RenderedMetadata, containers: RenderedContainers) -> Self {
         Rendered {

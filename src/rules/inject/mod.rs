@@ -218,7 +218,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .map(Note::warning)
         .collect();
 
-    let mut sidecar = Sidecar::build(&rendered, &pod, kind, env, notes);
+    let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes);
     if env.profile.mesh == Mesh::Istio {
         // Istio decides on the pod as its template left it (the embedded
         // profile's annotations are not the pod's until placed).

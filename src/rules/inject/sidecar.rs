@@ -37,7 +37,7 @@ pub(super) struct Sidecar {
 impl Sidecar {
     /// The rendered containers, as a native or a classic sidecar.
     pub(super) fn build(
-        rendered: &Rendered,
+        rendered: &mut Rendered,
         pod: &Pod,
         kind: &WorkloadType,
         env: &Env<'_>,
@@ -50,7 +50,7 @@ impl Sidecar {
             env.native.unwrap_or(rendered.sidecar.native)
         };
         let native = use_native(choice, env, &mut notes);
-        let mut proxy = (!rendered.proxy.is_null()).then(|| spare::copy_of(&rendered.proxy));
+        let (mut proxy, inits) = rendered.take_containers();
         let first = !native && rendered.sidecar.classic_position == Position::First;
         if let Some(proxy) = &mut proxy {
             if native {
@@ -77,11 +77,7 @@ impl Sidecar {
         }
         Sidecar {
             proxy,
-            inits: rendered
-                .init_containers
-                .iter()
-                .map(spare::copy_of)
-                .collect(),
+            inits,
             appended: rendered.containers.clone(),
             app_overlays: rendered.app_containers.clone(),
             native,
