@@ -82,16 +82,19 @@ impl Quantity {
             }
         };
         // digits × 10^-fraction_len × base^exponent, in billionths, rounded up.
-        let digits: String = format!("{whole}{fraction}");
-        let digits = digits.trim_start_matches('0');
-        if digits.len() > 30 {
-            return None;
+        // The digits of both parts as one number, at most 30 of them after
+        // the leading zeros (parsed often: without a string made for it).
+        let mut mantissa: i128 = 0;
+        let significant = whole
+            .bytes()
+            .chain(fraction.bytes())
+            .skip_while(|&b| b == b'0');
+        for (count, digit) in significant.enumerate() {
+            if count >= 30 {
+                return None;
+            }
+            mantissa = mantissa * 10 + i128::from(digit - b'0');
         }
-        let mantissa: i128 = if digits.is_empty() {
-            0
-        } else {
-            digits.parse().ok()?
-        };
         let mut numerator = mantissa.checked_mul(NANO)?;
         let mut denominator: i128 = 10i128.checked_pow(u32::try_from(fraction.len()).ok()?)?;
         if base == 1024 {
@@ -303,6 +306,9 @@ mod tests {
         assert_eq!(q("1.5").value(), 2);
         assert_eq!(q("100Mi").add(&q("28Mi")).to_string(), "128Mi");
         assert_eq!(q("1").add(&q("500m")).to_string(), "1500m");
+        assert_eq!(q("0001.50"), q("1.5"));
+        assert_eq!(q(&format!("{}1", "0".repeat(40))), q("1"));
+        assert!(Quantity::parse(&format!("0.{}", "1".repeat(31))).is_none());
         for bad in ["", "lots", "1.2.3", "1Gb", "e3", "1e", "--1", "."] {
             assert!(Quantity::parse(bad).is_none(), "{bad}");
         }
