@@ -167,6 +167,77 @@ pub fn fill(value: &Value, reals: &[String]) -> Option<Value> {
     Some(value)
 }
 
+/// Where a value's stand-ins are: found once for a rendering that many
+/// workloads share, so that filling it for each visits only them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Marks {
+    /// Filled whole: a string with a stand-in (or the plain mark), or a
+    /// mapping with one in a key.
+    Whole,
+    /// The entries (by position) or items (by index) that hold one.
+    Map(Vec<(usize, Marks)>),
+    List(Vec<(usize, Marks)>),
+}
+
+impl Marks {
+    /// The marks of `value`; `None` when it holds no stand-in.
+    pub fn of(value: &Value) -> Option<Marks> {
+        match value {
+            Value::String(s) if s.starts_with(PLAIN) || has_token(s) => Some(Marks::Whole),
+            Value::Object(map) if map.keys().any(|k| has_token(k)) => Some(Marks::Whole),
+            Value::Object(map) => {
+                let marked: Vec<_> = map
+                    .values()
+                    .enumerate()
+                    .filter_map(|(i, v)| Some((i, Marks::of(v)?)))
+                    .collect();
+                (!marked.is_empty()).then_some(Marks::Map(marked))
+            }
+            Value::Array(items) => {
+                let marked: Vec<_> = items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, v)| Some((i, Marks::of(v)?)))
+                    .collect();
+                (!marked.is_empty()).then_some(Marks::List(marked))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// [`fill`] of `value` whose stand-ins are where `marks` (its
+/// [`Marks::of`]) says: the same value, without looking at the rest.
+pub fn fill_marked(value: &Value, marks: Option<&Marks>, reals: &[String]) -> Option<Value> {
+    let mut value = value.clone();
+    if let Some(marks) = marks {
+        fill_at(&mut value, marks, reals)?;
+    }
+    Some(value)
+}
+
+fn fill_at(value: &mut Value, marks: &Marks, reals: &[String]) -> Option<()> {
+    match (marks, value) {
+        (Marks::Whole, value) => fill_in_place(value, reals),
+        (Marks::Map(marked), Value::Object(map)) => {
+            let mut marked = marked.iter().peekable();
+            for (at, entry) in map.values_mut().enumerate() {
+                if let Some((_, marks)) = marked.next_if(|(i, _)| *i == at) {
+                    fill_at(entry, marks, reals)?;
+                }
+            }
+            marked.next().is_none().then_some(())
+        }
+        (Marks::List(marked), Value::Array(items)) => {
+            for (at, marks) in marked {
+                fill_at(items.get_mut(*at)?, marks, reals)?;
+            }
+            Some(())
+        }
+        _ => None,
+    }
+}
+
 /// [`fill`] for a mapping.
 pub fn fill_map(map: &Map<String, Value>, reals: &[String]) -> Option<Map<String, Value>> {
     let mut map = map.clone();
@@ -261,6 +332,34 @@ mod tests {
         );
         assert_eq!(tokens_in(&format!("a{START}7"),), None, "a cut token");
         assert!(stand_ins.stand_in(&format!("x{START}")).is_none());
+    }
+
+    /// Filling where the marks say gives what filling everything gives.
+    #[test]
+    fn filling_at_the_marks_is_filling_everything() {
+        let reals = ["web".to_string(), "8080".into(), "null".into(), "a".into()];
+        let values = [
+            json!({"name": token(0), "port": format!("{PLAIN}{}", token(1)), "fixed": "x",
+                "env": [{"name": "A", "value": "1"}, {"name": "B", "value": format!("{}-{}", token(0), token(3))}],
+                "deep": {"a": {"b": [1, 2, {"c": token(2)}]}, "d": true}}),
+            json!({token(0): {"x": token(3)}, "other": token(1)}),
+            json!([token(0), "plain", [token(1)], {"k": format!("{PLAIN}{}", token(2))}]),
+            json!({"nothing": ["to", "fill"], "n": 1}),
+            json!(token(3)),
+            json!(format!("{PLAIN}{}", token(1))),
+        ];
+        for value in values {
+            let marks = Marks::of(&value);
+            assert_eq!(
+                fill_marked(&value, marks.as_ref(), &reals),
+                fill(&value, &reals),
+                "{value}"
+            );
+        }
+        assert_eq!(Marks::of(&json!({"a": [1, "b"]})), None);
+        let clash = json!({token(0): 1, token(3): 2});
+        let same = ["a".to_string(), String::new(), String::new(), "a".into()];
+        assert_eq!(fill_marked(&clash, Marks::of(&clash).as_ref(), &same), None);
     }
 
     #[test]

@@ -34,7 +34,7 @@ use serde_json::{Map, Value as Json};
 use super::injector::{ClusterInjector, cache_key};
 use super::template_data::{TemplateInputs, template_data};
 use crate::gotemplate::{Call, Value};
-use crate::reuse::stand_ins::{self, PLAIN, StandIns};
+use crate::reuse::stand_ins::{self, Marks, PLAIN, StandIns};
 use crate::yaml::node::{Node, NodeKind, ScalarStyle};
 
 /// Shapes met per thread (each its key, a few KB), renderings per shape,
@@ -72,6 +72,8 @@ struct Rendering {
     calls: Vec<Call>,
     /// The pod, with stand-ins; its plain scalars holding one marked.
     pod: Json,
+    /// Where in `pod` the stand-ins are.
+    marks: Option<Marks>,
     /// The stand-ins anywhere in the rendered text (comments and tags too).
     in_text: Vec<usize>,
 }
@@ -179,7 +181,7 @@ pub(super) fn render(
         {
             return None;
         }
-        stand_ins::fill(&rendering.pod, reals)
+        stand_ins::fill_marked(&rendering.pod, rendering.marks.as_ref(), reals)
     })
 }
 
@@ -275,6 +277,7 @@ fn render_pinned(
             .map(|&i| (i, reals.get(i).cloned().unwrap_or_default()))
             .collect(),
         calls,
+        marks: Marks::of(&pod),
         pod,
         in_text,
     })
