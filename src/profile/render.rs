@@ -2,14 +2,14 @@
 //! templates, the placeholders' answers, and the pod metadata, containers
 //! and volumes they render (see [`super::template`] for the templating).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
 use super::{Profile, template};
 use crate::json::Field;
 use crate::reuse::spare;
-use crate::reuse::stand_ins::{fill, fill_map, fill_str};
+use crate::reuse::stand_ins::{Marks, fill, fill_map, fill_marked, fill_str};
 
 /// What a placeholder name stands for, given the values and the workload;
 /// `None` for a name templates may not use.
@@ -171,6 +171,20 @@ pub struct RenderedContainers {
     /// which placed the proxy itself (native or classic) and whose volumes
     /// are all added, mounted by the mesh's containers or not.
     pub by_mesh_template: bool,
+    /// Where the stand-ins of the proxy and the init containers are.
+    pub marks: ContainerMarks,
+}
+
+/// Where a rendering's stand-ins are in its proxy and its init containers
+/// (see [`Marks`]), found the first time it is filled for a workload.
+/// Derived from the rendering: any two are equal.
+#[derive(Debug, Default)]
+pub struct ContainerMarks(OnceLock<(Option<Marks>, Vec<Option<Marks>>)>);
+
+impl PartialEq for ContainerMarks {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl RenderedMetadata {
@@ -195,9 +209,18 @@ impl RenderedContainers {
         let list = |items: &[Value]| -> Option<Vec<Value>> {
             items.iter().map(|item| fill(item, reals)).collect()
         };
+        // The largest parts, filled for every workload: only where their
+        // stand-ins are.
+        let (proxy_marks, init_marks) = self.marks.0.get_or_init(|| {
+            let inits = self.init_containers.iter().map(Marks::of).collect();
+            (Marks::of(&self.proxy), inits)
+        });
+        let init_containers = self.init_containers.iter().zip(init_marks);
         Some(RenderedContainers {
-            init_containers: list(&self.init_containers)?,
-            proxy: fill(&self.proxy, reals)?,
+            init_containers: init_containers
+                .map(|(item, marks)| fill_marked(item, marks.as_ref(), reals))
+                .collect::<Option<_>>()?,
+            proxy: fill_marked(&self.proxy, proxy_marks.as_ref(), reals)?,
             containers: list(&self.containers)?,
             native: fill_map(&self.native, reals)?,
             classic_first: fill_map(&self.classic_first, reals)?,
@@ -231,6 +254,7 @@ impl RenderedContainers {
             pod_fields: Map::new(),
             pull_secrets: None,
             by_mesh_template: self.by_mesh_template,
+            marks: ContainerMarks::default(),
         })
     }
 }
@@ -459,6 +483,7 @@ impl Profile {
             pod_fields: Map::new(),
             pull_secrets: None,
             by_mesh_template: false,
+            marks: ContainerMarks::default(),
         })
     }
 

@@ -232,6 +232,7 @@ fn split(
                     .collect(),
             ),
             by_mesh_template: true,
+            marks: Default::default(),
         },
     )
 }
