@@ -72,6 +72,53 @@ impl StandIns {
     }
 }
 
+impl StandIns {
+    /// [`StandIns::stand_in_value`] of `value` as text, written into `out`
+    /// rather than built: the same stand-ins, in the same order, and text
+    /// that two values share exactly when their stand-in values are equal
+    /// (strings are stand-ins or empty, keys quoted). `None` when a string
+    /// cannot have a stand-in.
+    pub fn write_stood_in(&mut self, value: &Value, out: &mut String) -> Option<()> {
+        match value {
+            Value::String(s) if !s.is_empty() => {
+                out.push('"');
+                out.push_str(&self.stand_in(s)?);
+                out.push('"');
+            }
+            Value::String(_) => out.push_str("\"\""),
+            Value::Array(items) => {
+                out.push('[');
+                for item in items {
+                    self.write_stood_in(item, out)?;
+                    out.push(',');
+                }
+                out.push(']');
+            }
+            Value::Object(map) => {
+                out.push('{');
+                for (key, item) in map {
+                    if has_token(key) {
+                        return None;
+                    }
+                    out.push('"');
+                    for c in key.chars() {
+                        if matches!(c, '"' | '\\') {
+                            out.push('\\');
+                        }
+                        out.push(c);
+                    }
+                    out.push_str("\":");
+                    self.write_stood_in(item, out)?;
+                    out.push(',');
+                }
+                out.push('}');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+        Some(())
+    }
+}
+
 /// The stand-in numbered `n`.
 pub fn token(n: usize) -> String {
     // Made for every string of every workload rendered alike: without the
@@ -360,6 +407,48 @@ mod tests {
         let clash = json!({token(0): 1, token(3): 2});
         let same = ["a".to_string(), String::new(), String::new(), "a".into()];
         assert_eq!(fill_marked(&clash, Marks::of(&clash).as_ref(), &same), None);
+    }
+
+    /// The text of a value's stand-ins is the same for two values exactly
+    /// when their stand-in values are, with the same strings stood in.
+    #[test]
+    fn stood_in_text_tells_values_apart_as_their_stand_ins_do() {
+        let values = [
+            json!({"name": "web-0", "labels": {"app": "web"}, "port": 8080, "on": true, "none": null}),
+            json!({"name": "web-1", "labels": {"app": "api"}, "port": 8080, "on": true, "none": null}),
+            json!({"name": "web-1", "labels": {"app": "api"}, "port": 8081, "on": true, "none": null}),
+            json!({"name": "web-1", "labels": {"app": ""}, "port": 8080, "on": true, "none": null}),
+            json!({"name": "web-1", "labels": {"ap\"p": "x"}, "port": 8080, "on": true, "none": null}),
+            json!({"name": "web-1", "labels": {"ap\\": "x"}, "port": 8080, "on": true, "none": null}),
+            json!({"name": "web-1", "labels": {}, "port": 8080.0, "on": true, "none": null}),
+            json!(["a", ["b"], [], {}]),
+            json!(["a", [], ["b"], {}]),
+            json!(["x", "y"]),
+            json!([["x"], "y"]),
+            json!({"a,b": "1"}),
+            json!({"a": "1", "b": "2"}),
+        ];
+        let stood = |v: &Value| {
+            let mut built = StandIns::default();
+            let value = built.stand_in_value(v).expect("stands in");
+            let mut written = StandIns::default();
+            let mut text = String::new();
+            written.write_stood_in(v, &mut text).expect("writes");
+            assert_eq!(built.reals(), written.reals(), "{v}");
+            (value, text)
+        };
+        for a in &values {
+            for b in &values {
+                let ((va, ta), (vb, tb)) = (stood(a), stood(b));
+                assert_eq!(va == vb, ta == tb, "{a} / {b}");
+            }
+        }
+        let mut refused = StandIns::default();
+        assert!(
+            refused
+                .write_stood_in(&json!({START: 1}), &mut String::new())
+                .is_none()
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value as Json};
 
-use super::injector::{ClusterInjector, cache_key};
+use super::injector::{ClusterInjector, cache_key_head};
 use super::template_data::{TemplateInputs, template_data};
 use crate::gotemplate::{Call, Value};
 use crate::reuse::stand_ins::{self, Marks, PLAIN, StandIns};
@@ -102,22 +102,23 @@ pub(super) fn render(
     {
         return None;
     }
+    // The shape's key: the inputs with stand-ins, written as text (the
+    // stand-in values themselves are made only to render).
     let mut stand_ins = StandIns::default();
-    let mut text = |s: &str| match s {
-        "" => Some(String::new()),
-        s => stand_ins.stand_in(s),
-    };
-    let (workload, namespace) = (text(inputs.name)?, text(inputs.namespace)?);
-    let metadata = stand_ins.stand_in_value(inputs.pod_metadata)?;
-    let spec = stand_ins.stand_in_value(inputs.pod_spec)?;
-    let shape_inputs = TemplateInputs {
+    let workload = stand_in_text(&mut stand_ins, inputs.name)?;
+    let namespace = stand_in_text(&mut stand_ins, inputs.namespace)?;
+    let head = TemplateInputs {
         name: &workload,
         namespace: &namespace,
-        pod_metadata: &metadata,
-        pod_spec: &spec,
         ..*inputs
     };
-    let key = (injector.id(), cache_key(&shape_inputs, &[name.to_string()]));
+    let mut key = cache_key_head(&head, &[name.to_string()]);
+    for value in [inputs.pod_metadata, inputs.pod_spec] {
+        stand_ins.write_stood_in(value, &mut key)?;
+        key.push('\u{0}');
+    }
+    key.push_str(&inputs.proxy_config.to_string());
+    let key = (injector.id(), key);
     let reals = stand_ins.reals();
     SHAPES.with(|shapes| {
         let mut shapes = shapes.borrow_mut();
@@ -163,7 +164,7 @@ pub(super) fn render(
             failed.sort_unstable();
             failed.dedup();
             shape.pinned.extend(failed);
-            match render_pinned(injector, &shape_inputs, name, reals, &shape.pinned) {
+            match render_shape(injector, inputs, name, reals, &shape.pinned) {
                 Some(rendering) => {
                     shape.renderings.push(rendering);
                     KEPT.with(|kept| kept.set(kept.get() + 1));
@@ -233,6 +234,39 @@ fn holds_for(calls: &[Call], reals: &[String], failed: &mut Vec<usize>) -> bool 
         }
     }
     holds
+}
+
+/// `s` as the shape knows it: a stand-in, unless it is empty.
+fn stand_in_text(stand_ins: &mut StandIns, s: &str) -> Option<String> {
+    match s {
+        "" => Some(String::new()),
+        s => stand_ins.stand_in(s),
+    }
+}
+
+/// Template `name` rendered for the shape of `inputs` (their strings
+/// stood in, in the order of the shape's key), the stand-ins `pinned` given
+/// their strings; `None` when it fails or its text is no mapping.
+fn render_shape(
+    injector: &ClusterInjector,
+    inputs: &TemplateInputs<'_>,
+    name: &str,
+    reals: &[String],
+    pinned: &[usize],
+) -> Option<Rendering> {
+    let mut stand_ins = StandIns::default();
+    let workload = stand_in_text(&mut stand_ins, inputs.name)?;
+    let namespace = stand_in_text(&mut stand_ins, inputs.namespace)?;
+    let metadata = stand_ins.stand_in_value(inputs.pod_metadata)?;
+    let spec = stand_ins.stand_in_value(inputs.pod_spec)?;
+    let shape = TemplateInputs {
+        name: &workload,
+        namespace: &namespace,
+        pod_metadata: &metadata,
+        pod_spec: &spec,
+        ..*inputs
+    };
+    render_pinned(injector, &shape, name, reals, pinned)
 }
 
 /// Template `name` rendered for the shape's inputs, the stand-ins `pinned`

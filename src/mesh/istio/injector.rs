@@ -647,6 +647,17 @@ fn as_istio_writes(mut pod: Value) -> Value {
 
 /// What a rendering depends on, as one text.
 pub(super) fn cache_key(inputs: &TemplateInputs<'_>, names: &[String]) -> String {
+    let mut key = cache_key_head(inputs, names);
+    for value in [inputs.pod_metadata, inputs.pod_spec, inputs.proxy_config] {
+        key.push_str(&value.to_string());
+        key.push('\u{0}');
+    }
+    key
+}
+
+/// The part of [`cache_key`] before the pod's metadata, its spec and the
+/// proxy configuration.
+pub(super) fn cache_key_head(inputs: &TemplateInputs<'_>, names: &[String]) -> String {
     let mut key = String::with_capacity(1024);
     for part in [
         inputs.api_version,
@@ -669,10 +680,6 @@ pub(super) fn cache_key(inputs: &TemplateInputs<'_>, names: &[String]) -> String
         inputs.proxy_gid,
         names.join(",")
     ));
-    for value in [inputs.pod_metadata, inputs.pod_spec, inputs.proxy_config] {
-        key.push_str(&value.to_string());
-        key.push('\u{0}');
-    }
     key
 }
 
