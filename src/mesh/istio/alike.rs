@@ -717,6 +717,70 @@ spec:
         }
     }
 
+    /// Strings that Istio's writing drops or changes once filled (a plain
+    /// `0` host port, a plain `false` or `null`, a quantity made canonical):
+    /// each workload comes out as rendered for real.
+    #[test]
+    fn strings_istio_writes_differently_once_filled_come_out_as_for_real() {
+        let template = r#"spec:
+  containers:
+  - name: istio-proxy
+    image: proxy
+    env:
+    - name: APP
+      value: "{{ index .ObjectMeta.Labels "app" }}"
+    ports:
+    - containerPort: 15090
+      hostPort: {{ index .ObjectMeta.Labels "port" }}
+    volumeMounts:
+    - name: data
+      mountPath: /data
+      readOnly: {{ index .ObjectMeta.Labels "ro" }}
+    resources:
+      limits:
+        cpu: "{{ index .ObjectMeta.Labels "cpu" }}"
+"#;
+        let meta = |app: &str, port: &str, ro: &str, cpu: &str| json!({"labels": {"app": app, "port": port, "ro": ro, "cpu": cpu}});
+        each_as_for_real(
+            template,
+            &[
+                (
+                    "web-0",
+                    "team-1",
+                    meta("a", "8080", "true", "1"),
+                    spec_of("c"),
+                ),
+                (
+                    "web-1",
+                    "team-1",
+                    meta("b", "8081", "true", "2"),
+                    spec_of("c"),
+                ),
+                (
+                    "web-2",
+                    "team-1",
+                    meta("c", "0", "false", "2000m"),
+                    spec_of("c"),
+                ),
+                (
+                    "web-3",
+                    "team-1",
+                    meta("d", "null", "false", "1024Mi"),
+                    spec_of("c"),
+                ),
+            ],
+        );
+        let plain_free = "spec:\n  containers:\n  - name: istio-proxy\n    env:\n    - name: APP\n      value: \"{{ index .ObjectMeta.Labels \"app\" }}\"\n      valueFrom: null\n";
+        each_as_for_real(
+            plain_free,
+            &[
+                ("web-0", "team-1", meta("a", "1", "true", "1"), spec_of("c")),
+                ("web-1", "team-1", meta("b", "1", "true", "1"), spec_of("c")),
+                ("web-2", "team-1", meta("0", "1", "true", "1"), spec_of("c")),
+            ],
+        );
+    }
+
     #[test]
     fn plain_scalars_holding_a_stand_in_are_marked() {
         let text = format!(
