@@ -232,24 +232,20 @@ impl Marks {
         match value {
             Value::String(s) if s.starts_with(PLAIN) || has_token(s) => Some(Marks::Whole),
             Value::Object(map) if map.keys().any(|k| has_token(k)) => Some(Marks::Whole),
-            Value::Object(map) => {
-                let marked: Vec<_> = map
-                    .values()
-                    .enumerate()
-                    .filter_map(|(i, v)| Some((i, Marks::of(v)?)))
-                    .collect();
-                (!marked.is_empty()).then_some(Marks::Map(marked))
-            }
-            Value::Array(items) => {
-                let marked: Vec<_> = items
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, v)| Some((i, Marks::of(v)?)))
-                    .collect();
-                (!marked.is_empty()).then_some(Marks::List(marked))
-            }
+            Value::Object(map) => Marks::of_each(map.values()).map(Marks::Map),
+            Value::Array(items) => Marks::of_each(items.iter()).map(Marks::List),
             _ => None,
         }
+    }
+
+    /// The marks of those of `values` that hold a stand-in, by position;
+    /// `None` when none does.
+    fn of_each<'v>(values: impl Iterator<Item = &'v Value>) -> Option<Vec<(usize, Marks)>> {
+        let marked: Vec<_> = values
+            .enumerate()
+            .filter_map(|(i, v)| Some((i, Marks::of(v)?)))
+            .collect();
+        (!marked.is_empty()).then_some(marked)
     }
 }
 
