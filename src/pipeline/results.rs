@@ -113,9 +113,13 @@ pub enum Output {
 impl Processed {
     pub fn changed(&self) -> bool {
         match &self.output {
-            Output::Spliced(edits) => edits
-                .iter()
-                .any(|e| self.source.text.get(e.start..e.end) != Some(&*e.text)),
+            Output::Spliced(edits) => edits.iter().any(|e| {
+                !self
+                    .source
+                    .text
+                    .get(e.start..e.end)
+                    .is_some_and(|s| e.text.is(s))
+            }),
             Output::Text(text) => *text != self.source.text,
         }
     }
@@ -131,7 +135,7 @@ impl Processed {
         let spliced = edits.iter().flat_map(move |edit| {
             let kept = original.get(at..edit.start).unwrap_or_default();
             at = edit.end;
-            [kept, &*edit.text]
+            std::iter::once(kept).chain(edit.text.pieces())
         });
         let rest = move || match own {
             Some(text) => text,

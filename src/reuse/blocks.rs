@@ -5,9 +5,10 @@
 //!
 //! Alike is not always the same: Istio's proxy names its workload in two of
 //! its env values. A block that differs from one kept only in its one-line
-//! strings is made from the kept one's text, the strings that differ written
-//! in place of the kept ones (the writer writes a one-line string the same
-//! wherever it stands), rather than written again.
+//! strings is the kept one's text, shared, with the strings that differ
+//! written in place of the kept ones (the writer writes a one-line string the
+//! same wherever it stands; see [`Text::Spliced`]): neither written again nor
+//! copied.
 //!
 //! Lifetime: one cache per core, carried from one document to the next for
 //! the whole run (the pipeline's scratch); it holds at most `BLOCKS_MAX`
@@ -19,7 +20,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::yaml::edit::Text;
+use crate::yaml::edit::{Spliced, Text};
 use crate::yaml::emit::{Layout, push_block_scalar};
 
 /// Blocks of lines already written, by layout, column, key and value. One
@@ -121,7 +122,7 @@ impl Blocks {
         // A recent block alike is as good as any: no hash needed.
         if let Some((i, differ)) = &alike {
             if let Some(text) = self.fill(*i, differ, &write) {
-                return Text::Own(text);
+                return text;
             }
         }
         // foldhash: fast, and flooding is no concern for text the tool wrote.
@@ -149,7 +150,7 @@ impl Blocks {
             }
             if let Some((i, differ)) = &alike {
                 if let Some(text) = self.fill(*i, differ, &write) {
-                    return Text::Own(text);
+                    return text;
                 }
             }
         }
@@ -187,23 +188,26 @@ impl Blocks {
         index: usize,
         differ: &[(usize, &str)],
         write: &impl Fn(&Value) -> String,
-    ) -> Option<String> {
+    ) -> Option<Text> {
         let written = self.written.get_mut(index)?;
         let spans = written
             .spans
             .get_or_insert_with(|| spans_of(&written.block.value, &written.text, write))
             .as_ref()?;
-        let text = &*written.text;
-        let mut out = String::with_capacity(text.len() + 64);
-        let mut from = 0;
-        for (at, string) in differ {
-            let (start, end) = spans.get(*at).copied().flatten()?;
-            out.push_str(text.get(from..start)?);
-            push_block_scalar(&mut out, string);
-            from = end;
-        }
-        out.push_str(text.get(from..)?);
-        Some(out)
+        // The kept text is shared, not copied: only the strings are written.
+        let parts = differ
+            .iter()
+            .map(|(at, string)| {
+                let (start, end) = spans.get(*at).copied().flatten()?;
+                let mut text = String::new();
+                push_block_scalar(&mut text, string);
+                Some((start, end, text))
+            })
+            .collect::<Option<_>>()?;
+        Some(Text::Spliced(Box::new(Spliced {
+            base: written.text.clone(),
+            parts,
+        })))
     }
 }
 
@@ -387,14 +391,22 @@ mod tests {
         ] {
             let value = container(name, owner);
             let got = blocks.text(layout, 4, None, &value);
-            assert_eq!(&*got, layout.block_item(4, &value), "{name} {owner}");
-            assert!(matches!(got, Text::Own(_)), "not kept: {name}");
+            assert_eq!(
+                got.to_text(),
+                layout.block_item(4, &value),
+                "{name} {owner}"
+            );
+            assert!(got.is(&layout.block_item(4, &value)), "{name} {owner}");
+            assert!(
+                matches!(&got, Text::Spliced(s) if s.parts.len() == 2),
+                "the kept text with the two strings that differ: {name} {owner}"
+            );
         }
         let again = blocks.text(layout, 4, None, &container("web-0", "kubernetes://a/b"));
         assert!(matches!(again, Text::Shared(_)), "the kept block is shared");
         let other_lines = container("web-0", "kubernetes://a/b\nsecond line");
         let got = blocks.text(layout, 4, None, &other_lines);
-        assert_eq!(&*got, layout.block_item(4, &other_lines));
+        assert_eq!(got.to_text(), layout.block_item(4, &other_lines));
         assert_eq!(
             blocks.written.len(),
             2,

@@ -546,7 +546,7 @@ impl Differ<'_> {
                 }
             }
             if at == self.text.len() && !self.text.ends_with('\n') {
-                let joined: String = added.iter().map(|t| &**t).collect();
+                let joined: String = added.iter().flat_map(Text::pieces).collect();
                 let text = self.at_line_end(at, joined);
                 self.insert(shared, at, text)?;
             } else {

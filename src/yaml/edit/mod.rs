@@ -12,7 +12,6 @@
 //! `text.rs`: lines, columns and block headers in the text.
 
 use std::collections::HashSet;
-use std::ops::Deref;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -41,19 +40,85 @@ pub struct Edit {
 
 /// The text an edit puts in: its own, or a block of lines shared with every
 /// other edit that adds the same value with the same layout (the proxy, added
-/// to thousands of workloads, is written and held once).
+/// to thousands of workloads, is written and held once), or such a block with
+/// a few of its strings its own (a workload's proxy names it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Text {
     Own(String),
     Shared(Arc<str>),
+    Spliced(Box<Spliced>),
 }
 
-impl Deref for Text {
-    type Target = str;
-    fn deref(&self) -> &str {
+/// A shared text with some of its stretches replaced: written out piece by
+/// piece, never copied whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spliced {
+    pub base: Arc<str>,
+    /// `(start, end, text)`: `base[start..end]` replaced by `text`, in order,
+    /// none overlapping.
+    pub parts: Vec<(usize, usize, String)>,
+}
+
+impl Text {
+    /// The text's pieces in order (some may be empty).
+    pub fn pieces(&self) -> impl Iterator<Item = &str> {
+        let (whole, spliced) = match self {
+            Text::Own(text) => (Some(text.as_str()), None),
+            Text::Shared(text) => (Some(&**text), None),
+            Text::Spliced(spliced) => (None, Some(&**spliced)),
+        };
+        let parts = spliced.map_or(&[][..], |s| s.parts.as_slice());
+        let base = spliced.map_or("", |s| &*s.base);
+        let mut at = 0;
+        let inner = parts.iter().flat_map(move |(start, end, text)| {
+            let kept = base.get(at..*start).unwrap_or_default();
+            at = *end;
+            [kept, text.as_str()]
+        });
+        let rest = move || {
+            let from = parts.last().map_or(0, |(_, end, _)| *end);
+            base.get(from..).unwrap_or_default()
+        };
+        whole
+            .into_iter()
+            .chain(inner)
+            .chain(spliced.into_iter().map(move |_| rest()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.pieces().map(str::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pieces().all(str::is_empty)
+    }
+
+    /// Whether the text ends with a line break.
+    pub fn ends_with_newline(&self) -> bool {
+        self.pieces()
+            .filter(|p| !p.is_empty())
+            .last()
+            .is_some_and(|p| p.ends_with('\n'))
+    }
+
+    /// Whether the text is `other`.
+    pub fn is(&self, other: &str) -> bool {
+        let mut rest = other;
+        self.pieces().all(|piece| match rest.strip_prefix(piece) {
+            Some(after) => {
+                rest = after;
+                true
+            }
+            None => false,
+        }) && rest.is_empty()
+    }
+
+    /// The text as one string.
+    pub fn to_text(&self) -> std::borrow::Cow<'_, str> {
         match self {
-            Text::Own(text) => text,
-            Text::Shared(text) => text,
+            Text::Own(text) => text.as_str().into(),
+            Text::Shared(text) => (&**text).into(),
+            Text::Spliced(_) => self.pieces().collect::<String>().into(),
         }
     }
 }
@@ -139,7 +204,7 @@ pub fn apply_range(text: &str, from: usize, to: usize, edits: Vec<Edit>) -> Stri
     for edit in edits {
         let start = edit.start.clamp(at, to);
         out.push_str(between(text, at, start));
-        out.push_str(&edit.text);
+        edit.text.pieces().for_each(|piece| out.push_str(piece));
         at = edit.end.clamp(start, to);
     }
     out.push_str(between(text, at, to));
@@ -158,7 +223,7 @@ pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
         .map(|e| (e.start, e.end))
         .collect();
     for edit in edits.iter_mut() {
-        if edit.start != edit.end || !edit.text.ends_with('\n') {
+        if edit.start != edit.end || !edit.text.ends_with_newline() {
             continue;
         }
         let Some(&(start, _)) = tail_deletions
@@ -171,7 +236,8 @@ pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
         if lb != "\n" && lb != "\r\n" {
             continue;
         }
-        let body = edit.text.strip_suffix(lb).unwrap_or(&edit.text);
+        let whole = edit.text.to_text();
+        let body = whole.strip_suffix(lb).unwrap_or(&whole);
         edit.text = Text::Own(format!("{lb}{body}"));
         edit.start = start;
         edit.end = start;
@@ -305,6 +371,39 @@ mod tests {
     use crate::yaml::value;
     use serde_json::json;
 
+    /// A spliced text reads as the text it stands for, whatever is
+    /// replaced: its start, its end, the whole, or nothing.
+    #[test]
+    fn a_spliced_text_is_the_text_it_stands_for() {
+        let base: Arc<str> = "- name: a\n  value: b\n".into();
+        type Part = (usize, usize, &'static str);
+        let cases: [(&[Part], &str); 5] = [
+            (&[], "- name: a\n  value: b\n"),
+            (&[(8, 9, "web-1")], "- name: web-1\n  value: b\n"),
+            (&[(0, 1, ""), (20, 21, "")], " name: a\n  value: b"),
+            (&[(0, 21, "")], ""),
+            (
+                &[(8, 9, "x"), (19, 20, "'y z'")],
+                "- name: x\n  value: 'y z'\n",
+            ),
+        ];
+        for (parts, want) in cases {
+            let text = Text::Spliced(Box::new(Spliced {
+                base: base.clone(),
+                parts: parts
+                    .iter()
+                    .map(|&(start, end, with)| (start, end, with.to_string()))
+                    .collect(),
+            }));
+            assert_eq!(text.to_text(), want, "{parts:?}");
+            assert!(text.is(want), "{parts:?}");
+            assert!(!text.is(&format!("{want}x")) && !text.is("x"), "{parts:?}");
+            assert_eq!(text.len(), want.len(), "{parts:?}");
+            assert_eq!(text.is_empty(), want.is_empty(), "{parts:?}");
+            assert_eq!(text.ends_with_newline(), want.ends_with('\n'), "{parts:?}");
+        }
+    }
+
     #[test]
     fn lines_inserted_after_a_deleted_tail_end_the_file() {
         // `b: 2` and the line break before it go (the file has no final
@@ -393,7 +492,7 @@ mod tests {
         let first = [render(&a), render(&b), render(&c)];
         let again = [render(&a), render(&c), render(&b), render(&a)];
         for (text, target) in first.iter().zip([&a, &b, &c]) {
-            let doc = format!("spec:\n  replicas: 1\n{}", &**text);
+            let doc = format!("spec:\n  replicas: 1\n{}", text.to_text());
             let reparsed = parse_stream(&doc).expect("block parses");
             let got = value::to_value(reparsed[0].root.as_ref().expect("root")).expect("value");
             assert_eq!(got, *target);
