@@ -31,8 +31,9 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value as Json};
 
-use super::injector::{ClusterInjector, cache_key_head};
+use super::injector::{ClusterInjector, as_written, cache_key_head};
 use super::template_data::{TemplateInputs, template_data};
+use super::typed;
 use crate::gotemplate::{Call, Value};
 use crate::reuse::stand_ins::{self, Marks, PLAIN, StandIns};
 use crate::yaml::node::{Node, NodeKind, ScalarStyle};
@@ -70,7 +71,8 @@ struct Rendering {
     /// The stand-ins rendered for real, with their strings.
     pins: Vec<(usize, String)>,
     calls: Vec<Call>,
-    /// The pod, with stand-ins; its plain scalars holding one marked.
+    /// The pod, with stand-ins, as Istio writes it ([`as_written`]); its
+    /// plain scalars holding one marked.
     pod: Json,
     /// Where in `pod` the stand-ins are.
     marks: Option<Marks>,
@@ -78,9 +80,9 @@ struct Rendering {
     in_text: Vec<usize>,
 }
 
-/// The pod template `name` renders for `inputs`, as YAML reads its text
-/// (neither nulls dropped nor Go's writing applied), from a rendering of
-/// alike inputs; `None` when the workload is to be rendered for real.
+/// The pod template `name` renders for `inputs`, as Istio writes it
+/// ([`as_written`]), from a rendering of alike inputs; `None` when the
+/// workload is to be rendered for real.
 pub(super) fn render(
     injector: &ClusterInjector,
     inputs: &TemplateInputs<'_>,
@@ -182,8 +184,100 @@ pub(super) fn render(
         {
             return None;
         }
-        stand_ins::fill_marked(&rendering.pod, rendering.marks.as_ref(), reals)
+        let pod = stand_ins::fill_marked(&rendering.pod, rendering.marks.as_ref(), reals)?;
+        // Written once with its stand-ins: again only when a string filled
+        // in is one Istio writes otherwise (`null`, an empty string, `0`
+        // where Go leaves it out, a quantity not in canonical form).
+        Some(match &rendering.marks {
+            Some(marks) if !written_as_filled(&pod, marks, Scope::Pod) => as_written(pod),
+            _ => pod,
+        })
     })
+}
+
+/// Where a value stands in the pod, for what Istio's writing does to it.
+#[derive(Clone, Copy, PartialEq)]
+enum Scope {
+    /// The pod itself.
+    Pod,
+    /// The pod's spec.
+    Spec,
+    /// The spec's containers, init containers or volumes.
+    GoList,
+    /// Inside a container or volume: written as Go writes it.
+    Go,
+    /// A container's `limits` or `requests`.
+    Quantities,
+    /// Anywhere else: only nulls are dropped.
+    Other,
+}
+
+impl Scope {
+    /// The scope of the entry `key` of a mapping in this one.
+    fn entry(self, key: &str) -> Scope {
+        match self {
+            Scope::Pod if key == "spec" => Scope::Spec,
+            Scope::Spec if matches!(key, "initContainers" | "containers" | "volumes") => {
+                Scope::GoList
+            }
+            Scope::Go if typed::holds_quantities(key) => Scope::Quantities,
+            Scope::Go | Scope::Quantities => Scope::Go,
+            _ => Scope::Other,
+        }
+    }
+
+    /// The scope of an item of a list in this one.
+    fn item(self) -> Scope {
+        match self {
+            Scope::GoList | Scope::Go | Scope::Quantities => Scope::Go,
+            _ => Scope::Other,
+        }
+    }
+}
+
+/// Whether `value` (at `scope`), written as Istio writes it before its
+/// stand-ins were filled where `marks` says, is still as Istio writes it:
+/// only the filled strings can have changed what the writing does.
+fn written_as_filled(value: &Json, marks: &Marks, scope: Scope) -> bool {
+    match (marks, value) {
+        // A mapping whose keys were filled: rare, and checked whole.
+        (Marks::Whole, Json::Object(_) | Json::Array(_)) => {
+            scope == Scope::Other && !holds_null_entry(value)
+        }
+        // A scalar: its entry was checked above, and no list drops an item.
+        (Marks::Whole, _) => true,
+        (Marks::Map(marked), Json::Object(map)) => {
+            let mut marked = marked.iter().peekable();
+            map.iter().enumerate().all(|(at, (key, entry))| {
+                let Some((_, marks)) = marked.next_if(|(i, _)| *i == at) else {
+                    return true;
+                };
+                let kept = match scope {
+                    Scope::Go => typed::go_writes_entry(key, entry),
+                    Scope::Quantities => {
+                        typed::go_writes_entry(key, entry) && typed::quantity_written_as_is(entry)
+                    }
+                    _ => !entry.is_null(),
+                };
+                kept && written_as_filled(entry, marks, scope.entry(key))
+            })
+        }
+        (Marks::List(marked), Json::Array(items)) => marked.iter().all(|(at, marks)| {
+            items
+                .get(*at)
+                .is_some_and(|item| written_as_filled(item, marks, scope.item()))
+        }),
+        _ => false,
+    }
+}
+
+/// Whether a mapping in `value` has an entry whose value is null.
+fn holds_null_entry(value: &Json) -> bool {
+    match value {
+        Json::Object(map) => map.values().any(|v| v.is_null() || holds_null_entry(v)),
+        Json::Array(items) => items.iter().any(holds_null_entry),
+        _ => false,
+    }
 }
 
 /// Whether every call answers the workload's strings as it answered the
@@ -301,7 +395,7 @@ fn render_pinned(
     let (text, calls) = template
         .execute_watching(&data, injector.funcs(), &stand_ins::has_token)
         .ok()?;
-    let pod = read_marked(&text)?;
+    let pod = as_written(read_marked(&text)?);
     // Every stand-in in the text, read or not (in a comment, a tag), must
     // be a string that reads there as the stand-in did.
     let in_text = stand_ins::tokens_in(&text)?;
@@ -722,7 +816,10 @@ spec:
     /// each workload comes out as rendered for real.
     #[test]
     fn strings_istio_writes_differently_once_filled_come_out_as_for_real() {
-        let template = r#"spec:
+        let template = r#"metadata:
+  annotations:
+    copied: {{ index .ObjectMeta.Labels "note" }}
+spec:
   containers:
   - name: istio-proxy
     image: proxy
@@ -740,43 +837,52 @@ spec:
       limits:
         cpu: "{{ index .ObjectMeta.Labels "cpu" }}"
 "#;
-        let meta = |app: &str, port: &str, ro: &str, cpu: &str| json!({"labels": {"app": app, "port": port, "ro": ro, "cpu": cpu}});
+        // Each workload after the second has one string that Istio writes
+        // otherwise once filled: left out, or canonical.
+        let meta = |app: &str, port: &str, ro: &str, cpu: &str, note: &str| json!({"labels": {"app": app, "port": port, "ro": ro, "cpu": cpu, "note": note}});
+        let cases = [
+            meta("a", "8080", "true", "1", "x"),
+            meta("b", "8081", "true", "2", "y"),
+            meta("c", "0", "true", "2", "y"),
+            meta("d", "8082", "false", "2", "y"),
+            meta("e", "8083", "true", "2000m", "y"),
+            meta("f", "8084", "true", "1024Mi", "y"),
+            meta("g", "null", "true", "2", "y"),
+            meta("", "8085", "true", "2", "y"),
+            meta("h", "8086", "true", "2", "~"),
+        ];
+        let cases: Vec<_> = cases
+            .into_iter()
+            .enumerate()
+            .map(|(i, meta)| (format!("web-{i}"), meta))
+            .collect();
+        let cases: Vec<_> = cases
+            .iter()
+            .map(|(name, meta)| (name.as_str(), "team-1", meta.clone(), spec_of("c")))
+            .collect();
+        each_as_for_real(template, &cases);
+        let plain_free = "spec:\n  containers:\n  - name: istio-proxy\n    env:\n    - name: APP\n      value: \"{{ index .ObjectMeta.Labels \"app\" }}\"\n      valueFrom: null\n";
         each_as_for_real(
-            template,
+            plain_free,
             &[
                 (
                     "web-0",
                     "team-1",
-                    meta("a", "8080", "true", "1"),
+                    meta("a", "1", "true", "1", "x"),
                     spec_of("c"),
                 ),
                 (
                     "web-1",
                     "team-1",
-                    meta("b", "8081", "true", "2"),
+                    meta("b", "1", "true", "1", "x"),
                     spec_of("c"),
                 ),
                 (
                     "web-2",
                     "team-1",
-                    meta("c", "0", "false", "2000m"),
+                    meta("0", "1", "true", "1", "x"),
                     spec_of("c"),
                 ),
-                (
-                    "web-3",
-                    "team-1",
-                    meta("d", "null", "false", "1024Mi"),
-                    spec_of("c"),
-                ),
-            ],
-        );
-        let plain_free = "spec:\n  containers:\n  - name: istio-proxy\n    env:\n    - name: APP\n      value: \"{{ index .ObjectMeta.Labels \"app\" }}\"\n      valueFrom: null\n";
-        each_as_for_real(
-            plain_free,
-            &[
-                ("web-0", "team-1", meta("a", "1", "true", "1"), spec_of("c")),
-                ("web-1", "team-1", meta("b", "1", "true", "1"), spec_of("c")),
-                ("web-2", "team-1", meta("0", "1", "true", "1"), spec_of("c")),
             ],
         );
     }

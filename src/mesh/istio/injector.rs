@@ -260,7 +260,7 @@ impl ClusterInjector {
     ) -> Result<Arc<Value>, ConfigError> {
         if let [name] = names {
             if let Some(pod) = super::alike::render(self, inputs, name) {
-                return Ok(Arc::new(as_istio_writes(overlay::without_nulls(pod))));
+                return Ok(Arc::new(pod));
             }
         }
         self.render_for_real(inputs, names)
@@ -632,6 +632,12 @@ fn read_mapping(text: &str) -> Result<Value, String> {
         Value::Null => Ok(Value::Object(Map::new())),
         _ => Err("not a mapping".into()),
     }
+}
+
+/// A single template's pod as Istio's injector writes it: nulls dropped (as
+/// its overlay drops them), its containers and volumes as Go writes them.
+pub(super) fn as_written(pod: Value) -> Value {
+    as_istio_writes(overlay::without_nulls(pod))
 }
 
 /// The template's pod as Istio's injector writes its containers and

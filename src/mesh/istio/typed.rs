@@ -29,18 +29,9 @@ const BOOLS_OMITTED_WHEN_FALSE: [&str; 4] = ["readOnly", "stdin", "stdinOnce", "
 pub fn as_go_writes(value: &mut Value) {
     match value {
         Value::Object(map) => {
-            map.retain(|key, v| match v {
-                Value::Null => false,
-                Value::String(s) => !s.is_empty(),
-                Value::Array(items) => !items.is_empty(),
-                Value::Bool(false) => !BOOLS_OMITTED_WHEN_FALSE.contains(&key.as_str()),
-                Value::Number(n) => {
-                    !(n.as_f64() == Some(0.0) && NUMBERS_OMITTED_AT_ZERO.contains(&key.as_str()))
-                }
-                _ => true,
-            });
+            map.retain(|key, v| go_writes_entry(key, v));
             for (key, child) in map.iter_mut() {
-                if matches!(key.as_str(), "limits" | "requests") {
+                if holds_quantities(key) {
                     canonical_quantities(child);
                 }
                 as_go_writes(child);
@@ -48,6 +39,35 @@ pub fn as_go_writes(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(as_go_writes),
         _ => {}
+    }
+}
+
+/// Whether Go writes the entry `key: value` of a container or volume (or of
+/// a mapping inside one) back.
+pub fn go_writes_entry(key: &str, value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::String(s) => !s.is_empty(),
+        Value::Array(items) => !items.is_empty(),
+        Value::Bool(false) => !BOOLS_OMITTED_WHEN_FALSE.contains(&key),
+        Value::Number(n) => !(n.as_f64() == Some(0.0) && NUMBERS_OMITTED_AT_ZERO.contains(&key)),
+        _ => true,
+    }
+}
+
+/// Whether the entry `key` of a container (or of a mapping inside one)
+/// holds resource quantities.
+pub fn holds_quantities(key: &str) -> bool {
+    matches!(key, "limits" | "requests")
+}
+
+/// Whether Go writes `quantity` (an entry of `limits` or `requests`) back as
+/// it is: a quantity in canonical form, or text that is none.
+pub fn quantity_written_as_is(quantity: &Value) -> bool {
+    match quantity {
+        Value::String(s) => Quantity::parse(s.trim()).is_none_or(|q| q.to_string() == *s),
+        Value::Number(_) => false,
+        _ => true,
     }
 }
 
