@@ -42,6 +42,37 @@ pub fn copy_of(source: &Value) -> Value {
     }
 }
 
+/// A copy of `pod` (a pod template's `metadata` and `spec`) whose init
+/// containers and containers are copies written into spares ([`copy_of`]).
+pub fn copy_of_pod(pod: &Value) -> Value {
+    let Value::Object(fields) = pod else {
+        return pod.clone();
+    };
+    let copy_spec = |spec: &Value| match spec {
+        Value::Object(spec) => Value::Object(
+            spec.iter()
+                .map(|(key, value)| match (key.as_str(), value) {
+                    ("initContainers" | "containers", Value::Array(items)) => (
+                        key.clone(),
+                        Value::Array(items.iter().map(copy_of).collect()),
+                    ),
+                    _ => (key.clone(), value.clone()),
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    };
+    Value::Object(
+        fields
+            .iter()
+            .map(|(key, value)| match key.as_str() {
+                "spec" => (key.clone(), copy_spec(value)),
+                _ => (key.clone(), value.clone()),
+            })
+            .collect(),
+    )
+}
+
 /// Keep `value` as a spare (or drop it when enough are kept).
 pub fn keep(value: Value) {
     if !matches!(value, Value::Object(_) | Value::Array(_)) {
@@ -148,6 +179,12 @@ mod tests {
         assert_eq!(copy_of(&proxy), proxy);
         // None left: a plain copy.
         assert_eq!(copy_of(&proxy), proxy);
+        let pod = json!({"metadata": {"labels": {"a": "b"}}, "spec": {
+            "initContainers": [init.clone()], "containers": [proxy.clone(), {"name": "app"}],
+            "volumes": [{"name": "v"}]}});
+        keep(json!({"name": "proxy", "image": "p:0", "env": []}));
+        assert_eq!(copy_of_pod(&pod), pod);
+        assert_eq!(SPARES.with(|s| s.borrow().len()), 0, "the spare was used");
         keep(json!("a scalar is not worth keeping"));
         assert_eq!(SPARES.with(|s| s.borrow().len()), 0);
     }

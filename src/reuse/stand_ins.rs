@@ -253,10 +253,20 @@ impl Marks {
 /// [`Marks::of`]) says: the same value, without looking at the rest.
 pub fn fill_marked(value: &Value, marks: Option<&Marks>, reals: &[String]) -> Option<Value> {
     let mut value = value.clone();
-    if let Some(marks) = marks {
-        fill_at(&mut value, marks, reals)?;
-    }
+    fill_marked_in_place(&mut value, marks, reals)?;
     Some(value)
+}
+
+/// [`fill_marked`], in place.
+pub fn fill_marked_in_place(
+    value: &mut Value,
+    marks: Option<&Marks>,
+    reals: &[String],
+) -> Option<()> {
+    match marks {
+        Some(marks) => fill_at(value, marks, reals),
+        None => Some(()),
+    }
 }
 
 fn fill_at(value: &mut Value, marks: &Marks, reals: &[String]) -> Option<()> {

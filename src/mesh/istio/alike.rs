@@ -184,7 +184,9 @@ pub(super) fn render(
         {
             return None;
         }
-        let pod = stand_ins::fill_marked(&rendering.pod, rendering.marks.as_ref(), reals)?;
+        // Its containers copied into those of a workload done with.
+        let mut pod = crate::reuse::spare::copy_of_pod(&rendering.pod);
+        stand_ins::fill_marked_in_place(&mut pod, rendering.marks.as_ref(), reals)?;
         // Written once with its stand-ins: again only when a string filled
         // in is one Istio writes otherwise (`null`, an empty string, `0`
         // where Go leaves it out, a quantity not in canonical form).
