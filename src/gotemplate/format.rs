@@ -88,6 +88,22 @@ fn write_json(value: &serde_json::Value, out: &mut String) {
 /// `&` (and U+2028, U+2029) escaped as `\u003c` and the like.
 pub fn json_string(s: &str, out: &mut String) {
     out.push('"');
+    // Most strings (names, paths) need no escape: copied at once. A byte
+    // that may need one: a control, `"`, `\\`, `<`, `>`, `&`, or the first
+    // byte of U+2028 and U+2029.
+    let plain = s
+        .bytes()
+        .all(|b| b >= 0x20 && !matches!(b, b'"' | b'\\' | b'<' | b'>' | b'&' | 0xe2));
+    if plain {
+        out.push_str(s);
+    } else {
+        push_escaped(s, out);
+    }
+    out.push('"');
+}
+
+/// `s` as [`json_string`] writes it between its quotes, a character at a time.
+fn push_escaped(s: &str, out: &mut String) {
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -104,7 +120,6 @@ pub fn json_string(s: &str, out: &mut String) {
             c => out.push(c),
         }
     }
-    out.push('"');
 }
 
 /// A float as `encoding/json` writes it: plain digits between 1e-6 and
@@ -351,6 +366,35 @@ mod tests {
         assert_eq!(go_quote("a\"b\n"), r#""a\"b\n""#);
         assert_eq!(go_quote("é"), "\"é\"");
         assert_eq!(go_quote("\u{1}"), r#""\x01""#);
+    }
+
+    /// Strings copied at once come out as written a character at a time.
+    #[test]
+    fn strings_without_escapes_are_written_as_escaped_ones() {
+        let strings = [
+            "",
+            "web-0",
+            "a\"b",
+            "back\\slash",
+            "<tag>",
+            "a&b",
+            "line\nbreak",
+            "\u{7}",
+            "\u{7f}",
+            "\u{2028}",
+            "\u{2029}",
+            "\u{2027}",
+            "\u{20ac}uro",
+            "é",
+            "\u{1f600}",
+        ];
+        for s in strings {
+            let (mut fast, mut slow) = (String::new(), String::from("\""));
+            json_string(s, &mut fast);
+            push_escaped(s, &mut slow);
+            slow.push('"');
+            assert_eq!(fast, slow, "{s:?}");
+        }
     }
 
     #[test]
