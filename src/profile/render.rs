@@ -295,6 +295,26 @@ impl Rendered {
         ((!proxy.is_null()).then_some(proxy), inits)
     }
 
+    /// The volumes `wanted` for the workload being injected: moved out
+    /// when this rendering is the workload's own (see
+    /// [`Rendered::take_containers`]), copied when it is shared.
+    pub fn take_volumes(&mut self, wanted: impl Fn(&Value) -> bool) -> Vec<Value> {
+        match Arc::get_mut(&mut self.shared) {
+            Some(own) => {
+                let mut volumes = std::mem::take(&mut own.volumes);
+                volumes.retain(wanted);
+                volumes
+            }
+            None => self
+                .shared
+                .volumes
+                .iter()
+                .filter(|v| wanted(v))
+                .cloned()
+                .collect(),
+        }
+    }
+
     /// A rendering of these parts.
     pub fn new(metadata: RenderedMetadata, containers: RenderedContainers) -> Self {
         Rendered {

@@ -306,7 +306,14 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         pull_secrets,
         tproxy: crate::mesh::text_of(filled.values(), "interceptionMode") == "TPROXY",
     };
-    let notes = place(&mut patcher, &paths, &placed_in, &rendered, sidecar, grace)?;
+    let notes = place(
+        &mut patcher,
+        &paths,
+        &placed_in,
+        &mut rendered,
+        sidecar,
+        grace,
+    )?;
 
     // Without a previous injection, `place` added the proxy: it changed.
     let reinjected = before.is_some();

@@ -27,7 +27,7 @@ pub(super) fn place(
     patcher: &mut Patcher,
     paths: &PodPaths,
     pod: &PlacedIn,
-    rendered: &Rendered,
+    rendered: &mut Rendered,
     sidecar: Sidecar,
     grace: Option<GraceRaise>,
 ) -> Result<Vec<Note>, PlanError> {
@@ -230,17 +230,14 @@ pub(super) fn place(
     }
 
     let volumes_path = paths.spec("volumes");
-    let volumes: Vec<&Value> = rendered
-        .volumes
-        .iter()
-        .filter(|v| rendered.by_mesh_template || mounted.contains(&name_of(v)))
-        .collect();
+    let every_volume = rendered.by_mesh_template;
+    let volumes = rendered.take_volumes(|v| every_volume || mounted.contains(&name_of(v)));
     if !volumes.is_empty() {
         ensure(patcher, &volumes_path, "volumes", json!([]), &mut record)?;
     }
     let mut next_first = 0;
     for volume in volumes {
-        let name = name_of(volume);
+        let name = name_of(&volume);
         let taken = patcher
             .get(&volumes_path)
             .and_then(Value::as_array)
@@ -256,7 +253,7 @@ pub(super) fn place(
             } else {
                 child_end(&volumes_path)
             };
-            patcher.add(&at, volume.clone())?;
+            patcher.add(&at, volume)?;
             record.volumes.push(name);
         }
     }
