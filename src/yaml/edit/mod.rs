@@ -61,28 +61,17 @@ pub struct Spliced {
 
 impl Text {
     /// The text's pieces in order (some may be empty).
-    pub fn pieces(&self) -> impl Iterator<Item = &str> {
-        let (whole, spliced) = match self {
-            Text::Own(text) => (Some(text.as_str()), None),
-            Text::Shared(text) => (Some(&**text), None),
-            Text::Spliced(spliced) => (None, Some(&**spliced)),
-        };
-        let parts = spliced.map_or(&[][..], |s| s.parts.as_slice());
-        let base = spliced.map_or("", |s| &*s.base);
-        let mut at = 0;
-        let inner = parts.iter().flat_map(move |(start, end, text)| {
-            let kept = base.get(at..*start).unwrap_or_default();
-            at = *end;
-            [kept, text.as_str()]
-        });
-        let rest = move || {
-            let from = parts.last().map_or(0, |(_, end, _)| *end);
-            base.get(from..).unwrap_or_default()
-        };
-        whole
-            .into_iter()
-            .chain(inner)
-            .chain(spliced.into_iter().map(move |_| rest()))
+    pub fn pieces(&self) -> Pieces<'_> {
+        match self {
+            Text::Own(text) => Pieces::whole(text),
+            Text::Shared(text) => Pieces::whole(text),
+            Text::Spliced(spliced) => Pieces {
+                base: &spliced.base,
+                parts: spliced.parts.iter(),
+                at: 0,
+                next: None,
+            },
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -119,6 +108,54 @@ impl Text {
             Text::Own(text) => text.as_str().into(),
             Text::Shared(text) => (&**text).into(),
             Text::Spliced(_) => self.pieces().collect::<String>().into(),
+        }
+    }
+}
+
+/// The pieces of a [`Text`], in order: the output is written from them.
+pub struct Pieces<'t> {
+    /// The text the parts replace stretches of (all of it, without parts).
+    base: &'t str,
+    parts: std::slice::Iter<'t, (usize, usize, String)>,
+    /// Where the base is not yet given, `usize::MAX` once it all is.
+    at: usize,
+    /// A part's text, given after the base before it.
+    next: Option<&'t str>,
+}
+
+impl<'t> Pieces<'t> {
+    fn whole(text: &'t str) -> Self {
+        Pieces {
+            base: text,
+            parts: [].iter(),
+            at: 0,
+            next: None,
+        }
+    }
+}
+
+impl<'t> Iterator for Pieces<'t> {
+    type Item = &'t str;
+
+    fn next(&mut self) -> Option<&'t str> {
+        if let Some(part) = self.next.take() {
+            return Some(part);
+        }
+        if self.at == usize::MAX {
+            return None;
+        }
+        match self.parts.next() {
+            Some((start, end, text)) => {
+                let kept = self.base.get(self.at..*start).unwrap_or_default();
+                self.at = *end;
+                self.next = Some(text);
+                Some(kept)
+            }
+            None => {
+                let rest = self.base.get(self.at..).unwrap_or_default();
+                self.at = usize::MAX;
+                Some(rest)
+            }
         }
     }
 }
