@@ -182,7 +182,8 @@ impl Blocks {
 
     /// The text of a value of the same shape as the kept block `index`,
     /// whose one-line strings `differ` (by their place among them) from the
-    /// block's: the block's text, those strings written in place of its own.
+    /// block's: the block's text, shared, with those strings as the parts
+    /// written in place of its own.
     fn fill(
         &mut self,
         index: usize,
