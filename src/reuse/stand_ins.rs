@@ -81,8 +81,12 @@ impl StandIns {
     pub fn write_stood_in(&mut self, value: &Value, out: &mut String) -> Option<()> {
         match value {
             Value::String(s) if !s.is_empty() => {
+                if has_token(s) {
+                    return None;
+                }
+                self.reals.push(s.clone());
                 out.push('"');
-                out.push_str(&self.stand_in(s)?);
+                push_token(out, self.reals.len() - 1);
                 out.push('"');
             }
             Value::String(_) => out.push_str("\"\""),
@@ -101,11 +105,15 @@ impl StandIns {
                         return None;
                     }
                     out.push('"');
-                    for c in key.chars() {
-                        if matches!(c, '"' | '\\') {
-                            out.push('\\');
+                    if key.contains(['"', '\\']) {
+                        for c in key.chars() {
+                            if matches!(c, '"' | '\\') {
+                                out.push('\\');
+                            }
+                            out.push(c);
                         }
-                        out.push(c);
+                    } else {
+                        out.push_str(key);
                     }
                     out.push_str("\":");
                     self.write_stood_in(item, out)?;
@@ -113,7 +121,10 @@ impl StandIns {
                 }
                 out.push('}');
             }
-            other => out.push_str(&other.to_string()),
+            other => {
+                use std::fmt::Write;
+                let _ = write!(out, "{other}");
+            }
         }
         Some(())
     }
@@ -121,6 +132,13 @@ impl StandIns {
 
 /// The stand-in numbered `n`.
 pub fn token(n: usize) -> String {
+    let mut token = String::with_capacity(START.len() + END.len() + 4);
+    push_token(&mut token, n);
+    token
+}
+
+/// The stand-in numbered `n`, written at the end of `out`.
+fn push_token(out: &mut String, n: usize) {
     // Made for every string of every workload rendered alike: without the
     // formatting machinery.
     fn push_number(out: &mut String, n: usize) {
@@ -129,11 +147,9 @@ pub fn token(n: usize) -> String {
         }
         out.push(char::from(b'0' + (n % 10) as u8));
     }
-    let mut token = String::with_capacity(START.len() + END.len() + 4);
-    token.push_str(START);
-    push_number(&mut token, n);
-    token.push_str(END);
-    token
+    out.push_str(START);
+    push_number(out, n);
+    out.push_str(END);
 }
 
 /// Whether `s` holds a stand-in (or something that starts like one).

@@ -38,12 +38,21 @@ use crate::gotemplate::{Call, Value};
 use crate::reuse::stand_ins::{self, Marks, PLAIN, StandIns};
 use crate::yaml::node::{Node, NodeKind, ScalarStyle};
 
+/// The workloads' strings one call keeps as answered alike: enough for the
+/// few values a string takes across workloads (a namespace, a port's name),
+/// while a call on each workload's own name stops there.
+const ANSWERED_MAX: usize = 64;
+
 /// Shapes met per thread (each its key, a few KB), renderings per shape,
 /// and renderings per thread (each a pod and the calls it depends on, some
 /// tens of KB).
 const SHAPES_MAX: usize = 1024;
 const RENDERINGS_MAX: usize = 8;
 const RENDERINGS_PER_THREAD_MAX: usize = 256;
+
+/// Room made for a shape's key at once: a pod's strings and keys take a few
+/// KB, and growing to that by doubling copies it several times.
+const KEY_ROOM: usize = 4096;
 
 /// foldhash, seeded per run: a shape's key is a few KB, hashed for every
 /// workload, and SipHash showed in profiles.
@@ -70,7 +79,7 @@ struct Shape {
 struct Rendering {
     /// The stand-ins rendered for real, with their strings.
     pins: Vec<(usize, String)>,
-    calls: Vec<Call>,
+    calls: Vec<Watched>,
     /// The pod, with stand-ins, as Istio writes it ([`as_written`]); its
     /// plain scalars holding one marked.
     pod: Json,
@@ -115,11 +124,15 @@ pub(super) fn render(
         ..*inputs
     };
     let mut key = cache_key_head(&head, &[name.to_string()]);
+    key.reserve(KEY_ROOM);
     for value in [inputs.pod_metadata, inputs.pod_spec] {
         stand_ins.write_stood_in(value, &mut key)?;
         key.push('\u{0}');
     }
-    key.push_str(&inputs.proxy_config.to_string());
+    {
+        use std::fmt::Write;
+        let _ = write!(key, "{}", inputs.proxy_config);
+    }
     let key = (injector.id(), key);
     let reals = stand_ins.reals();
     SHAPES.with(|shapes| {
@@ -144,11 +157,11 @@ pub(super) fn render(
             // calls answer its strings as they answered the stand-ins.
             let (mut failed, mut pins_match) = (Vec::new(), false);
             let pinned_now = shape.pinned.len();
-            let found = shape.renderings.iter().position(|r| {
+            let found = shape.renderings.iter_mut().position(|r| {
                 let pinned_alike = r.pins.iter().all(|(i, real)| reals.get(*i) == Some(real));
                 // (Pins only grow: as many means the same.)
                 pins_match |= pinned_alike && r.pins.len() == pinned_now;
-                pinned_alike && holds_for(&r.calls, reals, &mut failed)
+                pinned_alike && holds_for(&mut r.calls, reals, &mut failed)
             });
             if let Some(at) = found {
                 break shape.renderings.get(at)?;
@@ -195,6 +208,66 @@ pub(super) fn render(
             _ => pod,
         })
     })
+}
+
+/// A call of a rendering, and the workloads' strings it answered as it
+/// answered the stand-ins. Its answer for a workload depends only on the
+/// strings of the stand-ins in its arguments and result, so a workload
+/// whose strings there were seen before is answered without calling it
+/// again: most calls are given strings many workloads share (a container's
+/// or port's name, a namespace).
+struct Watched {
+    call: Call,
+    /// The stand-ins in its arguments and result; `None` when a string there
+    /// holds a broken one (then it is always called).
+    tokens: Option<Vec<usize>>,
+    /// The strings of `tokens` of workloads it answered alike, each written
+    /// as its length, a colon and itself, one after the other.
+    answered: std::collections::HashSet<Box<str>, Hasher>,
+}
+
+impl Watched {
+    fn new(call: Call) -> Self {
+        let found = RefCell::new(Some(Vec::new()));
+        let collect = |s: &str| {
+            let mut found = found.borrow_mut();
+            match (stand_ins::tokens_in(s), found.as_mut()) {
+                (Some(tokens), Some(all)) => all.extend(tokens),
+                _ => *found = None,
+            }
+            false
+        };
+        call.args.iter().for_each(|a| {
+            a.holds(&collect);
+        });
+        match &call.result {
+            Ok(value) => value.holds(&collect),
+            Err(message) => collect(message),
+        };
+        let mut tokens = found.into_inner();
+        if let Some(tokens) = tokens.as_mut() {
+            tokens.sort_unstable();
+            tokens.dedup();
+        }
+        Watched {
+            call,
+            tokens,
+            answered: Default::default(),
+        }
+    }
+
+    /// The strings of its stand-ins in `reals`, as `answered` keeps them;
+    /// `None` when it is not kept.
+    fn key(&self, reals: &[String], key: &mut String) -> Option<()> {
+        key.clear();
+        for &i in self.tokens.as_ref()? {
+            let real = reals.get(i)?;
+            key.push_str(&real.len().to_string());
+            key.push(':');
+            key.push_str(real);
+        }
+        Some(())
+    }
 }
 
 /// Where a value stands in the pod, for what Istio's writing does to it.
@@ -284,7 +357,7 @@ fn holds_null_entry(value: &Json) -> bool {
 
 /// Whether every call answers the workload's strings as it answered the
 /// stand-ins; the stand-ins given to those that do not are added to `failed`.
-fn holds_for(calls: &[Call], reals: &[String], failed: &mut Vec<usize>) -> bool {
+fn holds_for(calls: &mut [Watched], reals: &[String], failed: &mut Vec<usize>) -> bool {
     let fill = |s: &str| stand_ins::fill_str(s, reals);
     // Most calls are given the same few values (the pod's metadata, its
     // containers), each filled once.
@@ -304,7 +377,13 @@ fn holds_for(calls: &[Call], reals: &[String], failed: &mut Vec<usize>) -> bool 
         Some(done)
     };
     let mut holds = true;
-    for call in calls {
+    let mut key = String::new();
+    for watched in calls {
+        let known = watched.key(reals, &mut key).is_some();
+        if known && watched.answered.contains(key.as_str()) {
+            continue;
+        }
+        let call = &watched.call;
         let args: Option<Vec<Value>> = call.args.iter().map(&mut fill_arg).collect();
         let result = match &call.result {
             Ok(value) => value.map_strings(&stand_ins::has_token, &fill).map(Ok),
@@ -314,6 +393,9 @@ fn holds_for(calls: &[Call], reals: &[String], failed: &mut Vec<usize>) -> bool 
             (Some(args), Some(result)) => call.answers(&args, &result),
             _ => false,
         };
+        if answers && known && watched.answered.len() < ANSWERED_MAX {
+            watched.answered.insert(key.as_str().into());
+        }
         if !answers {
             holds = false;
             let found = RefCell::new(Vec::new());
@@ -406,7 +488,7 @@ fn render_pinned(
             .iter()
             .map(|&i| (i, reals.get(i).cloned().unwrap_or_default()))
             .collect(),
-        calls,
+        calls: calls.into_iter().map(Watched::new).collect(),
         marks: Marks::of(&pod),
         pod,
         in_text,
@@ -770,6 +852,44 @@ spec:
                 ],
             );
         }
+    }
+
+    /// A call is answered from what it answered before only for the same
+    /// strings: workloads that share a namespace, with names a cut leaves
+    /// whole or not, come out as for real in any order, and the calls given
+    /// strings that repeat keep their answers for them.
+    #[test]
+    fn calls_are_answered_from_before_only_for_the_same_strings() {
+        let template = r#"metadata:
+  annotations:
+    ns: {{ .DeploymentMeta.Namespace | quote }}
+    short: {{ trunc 8 .DeploymentMeta.Name | quote }}
+    both: {{ printf "%s.%s" .DeploymentMeta.Name .DeploymentMeta.Namespace | trunc 20 | quote }}
+"#;
+        let meta = json!({"labels": {"app": "web"}});
+        let cases: Vec<(&str, &str, Json, Json)> = [
+            ("web-0", "team-1"),
+            ("web-1", "team-1"),
+            ("web-1", "team-2"),
+            ("a-very-long-name", "team-1"),
+            ("web-1", "team-1"),
+            ("web-2", "team-2"),
+            ("web-1", "team-long-namespace"),
+            ("web-3", "team-1"),
+        ]
+        .iter()
+        .map(|(name, ns)| (*name, *ns, meta.clone(), spec_of("app")))
+        .collect();
+        each_as_for_real(template, &cases);
+        SHAPES.with(|shapes| {
+            let shapes = shapes.borrow();
+            let kept = shapes
+                .values()
+                .flat_map(|shape| &shape.renderings)
+                .flat_map(|rendering| &rendering.calls)
+                .any(|watched| watched.answered.len() > 1);
+            assert!(kept, "a call given the namespace keeps its answers");
+        });
     }
 
     /// `otelResourceAttributes` reads the workload's strings only when a
