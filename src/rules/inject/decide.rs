@@ -54,7 +54,8 @@ impl<'a> Pod<'a> {
         let app_container_names: Vec<String> = containers
             .iter()
             .map(name_of)
-            .filter(|n| !(merges_user_containers(env) && Some(n.as_str()) == proxy_name))
+            .filter(|n| !(merges_user_containers(env) && Some(*n) == proxy_name))
+            .map(str::to_string)
             .collect();
         let inbound_ports = inbound_ports(spec);
         let namespace = field("namespace").filter(|ns| !ns.is_empty());

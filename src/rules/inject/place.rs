@@ -55,7 +55,7 @@ pub(super) fn place(
             let (istio::Edit::Set(path, _) | istio::Edit::Remove(path)) = edit;
             let mut at = paths.spec.clone();
             at.extend(path.iter().take(2).cloned());
-            patcher.get(&at).map(name_of)
+            patcher.get(&at).map(|c| name_of(c).to_string())
         })
         .collect();
     record.probe_ports = probe_ports;
@@ -67,17 +67,17 @@ pub(super) fn place(
     // back where it was.
     let mut overlaid: Vec<(usize, Value)> = Vec::new();
     if pod.merges_user_containers {
-        let proxy_name = proxy.as_ref().map(name_of);
-        let mut names: Vec<String> = inits.iter().map(name_of).collect();
+        let proxy_name = proxy.as_ref().map(|p| name_of(p).to_string());
+        let mut names: Vec<String> = inits.iter().map(|c| name_of(c).to_string()).collect();
         names.extend(proxy_name.clone());
-        names.extend(app_overlays.iter().map(name_of));
+        names.extend(app_overlays.iter().map(|c| name_of(c).to_string()));
         let taken = take_containers(patcher, paths, &names)?;
         let (mut in_containers, mut in_inits) = (Vec::new(), Vec::new());
         for (list, index, user) in &taken {
             let name = name_of(user);
             if let Some(proxy) = proxy
                 .as_mut()
-                .filter(|_| Some(&name) == proxy_name.as_ref())
+                .filter(|_| Some(name) == proxy_name.as_deref())
             {
                 *proxy = istio::merge_user_container(proxy, user);
                 if native {
@@ -98,11 +98,11 @@ pub(super) fn place(
         }
         let user_proxy = taken
             .iter()
-            .find(|(_, _, c)| Some(name_of(c)) == proxy_name);
+            .find(|(_, _, c)| Some(name_of(c)) == proxy_name.as_deref());
         if let (Some((_, _, user)), Some(proxy)) = (user_proxy, proxy.as_mut()) {
             if let Some(init) = inits
                 .iter_mut()
-                .find(|c| matches!(name_of(c).as_str(), "istio-init" | "istio-validation"))
+                .find(|c| matches!(name_of(c), "istio-init" | "istio-validation"))
             {
                 istio::adjust_capture_user(init, proxy, user, pod.tproxy);
             }
@@ -185,16 +185,16 @@ pub(super) fn place(
             .get(&containers_path)
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        record.containers.push(name_of(&container));
+        record.containers.push(name_of(&container).to_string());
         patcher.add(&child(&containers_path, index.min(len)), container)?;
     }
     let proxy_index = inits.len();
     for (offset, container) in inits.into_iter().enumerate() {
-        record.init_containers.push(name_of(&container));
+        record.init_containers.push(name_of(&container).to_string());
         patcher.add(&child(&init_path, init_start + offset), container)?;
     }
     if let Some(proxy) = proxy {
-        let proxy_name = name_of(&proxy);
+        let proxy_name = name_of(&proxy).to_string();
         if native {
             patcher.add(&child(&init_path, proxy_index), proxy)?;
             record.init_containers.push(proxy_name);
@@ -209,7 +209,7 @@ pub(super) fn place(
         }
     }
     for container in appended {
-        record.containers.push(name_of(&container));
+        record.containers.push(name_of(&container).to_string());
         patcher.add(&child_end(&paths.spec("containers")), container)?;
     }
     let created_inits = record.created.iter().any(|f| f == "initContainers");
@@ -231,7 +231,8 @@ pub(super) fn place(
 
     let volumes_path = paths.spec("volumes");
     let every_volume = rendered.by_mesh_template;
-    let volumes = rendered.take_volumes(|v| every_volume || mounted.contains(&name_of(v)));
+    let volumes =
+        rendered.take_volumes(|v| every_volume || mounted.iter().any(|m| m == name_of(v)));
     if !volumes.is_empty() {
         ensure(patcher, &volumes_path, "volumes", json!([]), &mut record)?;
     }
@@ -253,6 +254,7 @@ pub(super) fn place(
             } else {
                 child_end(&volumes_path)
             };
+            let name = name.to_string();
             patcher.add(&at, volume)?;
             record.volumes.push(name);
         }
@@ -359,7 +361,7 @@ pub(super) fn take_containers(
             .into_iter()
             .flatten()
             .enumerate()
-            .filter(|(_, c)| names.contains(&name_of(c)))
+            .filter(|(_, c)| names.iter().any(|n| n == name_of(c)))
             .map(|(i, c)| (i, c.clone()))
             .collect();
         for (index, _) in found.iter().rev() {
@@ -445,17 +447,16 @@ pub(super) fn child_key(path: &[String], key: &str) -> Vec<String> {
 }
 
 /// The `name` of a container, volume or mount.
-pub(super) fn name_of(item: &Value) -> String {
+pub(super) fn name_of(item: &Value) -> &str {
     item.field("name")
         .and_then(Value::as_str)
         .unwrap_or_default()
-        .to_string()
 }
 
 pub(super) fn mounted_volumes<'a>(containers: impl Iterator<Item = &'a Value>) -> Vec<String> {
     containers
         .filter_map(|c| c.field("volumeMounts").and_then(Value::as_array))
         .flatten()
-        .map(name_of)
+        .map(|mount| name_of(mount).to_string())
         .collect()
 }

@@ -211,7 +211,7 @@ impl Sidecar {
         let mut notes = Vec::new();
         // LimitRanger defaults every container of the pod.
         for container in self.all_containers_mut() {
-            let name = name_of(container);
+            let name = name_of(container).to_string();
             let set = resources::fill_defaults(container, &defaults);
             if !set.is_empty() {
                 notes.push(Note::info(format!(
@@ -258,11 +258,11 @@ impl Sidecar {
                         .and_then(Value::as_object_mut)
                     {
                         context.shift_remove("seccompProfile");
-                        dropped.push(name_of(container));
+                        dropped.push(name_of(container).to_string());
                     }
                 }
                 psp::mutate_container(container, pod_context, psp);
-                if let Some((key, value)) = psp::apparmor_annotation(psp, &name_of(container)) {
+                if let Some((key, value)) = psp::apparmor_annotation(psp, name_of(container)) {
                     annotations.insert(key, Value::String(value));
                 }
             }
@@ -290,7 +290,7 @@ impl Sidecar {
                     .iter()
                     .any(|e| e.path.ends_with("capabilities.add"));
                 if adds_refused {
-                    refused.push(name_of(container));
+                    refused.push(name_of(container).to_string());
                 }
             }
             for container in refused {
