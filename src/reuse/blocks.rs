@@ -34,7 +34,24 @@ pub struct Blocks {
     /// for the same few again and again, and comparing with them is cheaper
     /// than hashing the value.
     recent: Vec<usize>,
+    /// The small value last written under each key, at each column and
+    /// layout: most come out the same for every workload (the mesh's status
+    /// annotation, uninject's record), and comparing costs less than writing.
+    small: HashMap<String, Vec<Small>, foldhash::fast::FixedState>,
 }
+
+/// A small value written under a key, and its text.
+#[derive(Debug)]
+struct Small {
+    layout: Layout,
+    col: usize,
+    value: Value,
+    text: Arc<str>,
+}
+
+/// How many keys `small` keeps; past this, small values are written each
+/// time.
+const SMALL_KEYS_MAX: usize = 1024;
 
 /// How many recently used blocks are tried before hashing. A workload asks
 /// for five or six (the proxy and init containers, volumes, mounts): with
@@ -89,12 +106,18 @@ impl Blocks {
             Some(key) => layout.block_entry(col, key, value),
             None => layout.block_item(col, value),
         };
-        // Small values cost less to write than to look up.
+        // Small values cost less to write than to look up, but not than
+        // comparing with the one written last under their key.
         if !is_large(value) {
-            // Kept until the output is written: without spare room.
-            let mut text = write(value);
-            text.shrink_to_fit();
-            return Text::Own(text);
+            return match key {
+                Some(key) => self.small_entry(layout, col, key, value),
+                None => {
+                    // Kept until the output is written: without spare room.
+                    let mut text = write(value);
+                    text.shrink_to_fit();
+                    Text::Own(text)
+                }
+            };
         }
         let placed = |b: &Block| b.layout == layout && b.col == col && b.key.as_deref() == key;
         // A block of the same shape, the same one if there is.
@@ -171,6 +194,37 @@ impl Blocks {
         let index = self.written.len() - 1;
         self.by_shape.entry(hash).or_default().push(index);
         self.use_recent(index);
+        Text::Shared(text)
+    }
+
+    /// The text of the small value `key: value` at `col`: the last one
+    /// written under `key` there when it is the same value.
+    fn small_entry(&mut self, layout: Layout, col: usize, key: &str, value: &Value) -> Text {
+        let placed = |s: &Small| s.layout == layout && s.col == col;
+        let room = self.small.len() < SMALL_KEYS_MAX;
+        let kept = self.small.get_mut(key);
+        if let Some(small) = kept.as_ref().and_then(|k| k.iter().find(|s| placed(s))) {
+            if small.value == *value {
+                return Text::Shared(small.text.clone());
+            }
+        }
+        let text: Arc<str> = layout.block_entry(col, key, value).into();
+        let small = Small {
+            layout,
+            col,
+            value: value.clone(),
+            text: text.clone(),
+        };
+        match kept {
+            Some(kept) => match kept.iter_mut().find(|s| placed(s)) {
+                Some(old) => *old = small,
+                None => kept.push(small),
+            },
+            None if room => {
+                self.small.insert(key.to_string(), vec![small]);
+            }
+            None => {}
+        }
         Text::Shared(text)
     }
 
@@ -368,6 +422,47 @@ fn hash_shape(value: &Value, hasher: &mut impl Hasher) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A small value under a key is the text the writer gives, shared with
+    /// the one written last under that key, column and layout when the value
+    /// is the same, and written anew when any of them differs.
+    #[test]
+    fn small_values_under_a_key_share_the_text_last_written_for_the_same_value() {
+        let layout = Layout::default();
+        let json_layout = Layout {
+            json: true,
+            ..Layout::default()
+        };
+        let mut blocks = Blocks::default();
+        let status = json!("{\"containers\":[\"istio-proxy\"]}");
+        let text = |blocks: &mut Blocks, layout: Layout, col: usize, key: &str, value: &Value| {
+            let got = blocks.text(layout, col, Some(key), value);
+            assert!(
+                got.is(&layout.block_entry(col, key, value)),
+                "{key}: {value}"
+            );
+            got
+        };
+        let first = text(&mut blocks, layout, 8, "status", &status);
+        let again = text(&mut blocks, layout, 8, "status", &status);
+        let (Text::Shared(first), Text::Shared(again)) = (first, again) else {
+            panic!("small values under a key are kept");
+        };
+        assert!(
+            Arc::ptr_eq(&first, &again),
+            "the same value shares its text"
+        );
+        for (layout, col, key, value) in [
+            (layout, 8, "status", json!("other")),
+            (layout, 8, "status", json!(8080)),
+            (layout, 10, "status", status.clone()),
+            (json_layout, 8, "status", status.clone()),
+            (layout, 8, "revision", status.clone()),
+            (layout, 8, "status", status.clone()),
+        ] {
+            text(&mut blocks, layout, col, key, &value);
+        }
+    }
 
     /// A block made from a kept one's text is the text the writer gives,
     /// whatever its strings need (quotes, escapes, nothing).
