@@ -132,8 +132,24 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         .clone()
         .map(|progress| crate::progress::show(progress, crate::progress::delay()));
     let input = &args.common.input;
-    let (sources, skipped) =
-        source::read_selected(&input_paths(input)?, input.recursive, &input.exclude)?;
+    let paths = input_paths(input)?;
+    let read = || source::read_selected(&paths, input.recursive, &input.exclude);
+    // Files are read while the profile and the context are loaded. Standard
+    // input is read first: it may be a KRM function's call, whose config
+    // stands for flags.
+    let (read, loaded) = if paths.iter().any(|p| p.as_os_str() == "-") {
+        (read(), None)
+    } else {
+        std::thread::scope(|scope| {
+            let reading = scope.spawn(read);
+            let loaded = load(action, &args);
+            let read = reading
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (read, Some(loaded))
+        })
+    };
+    let (sources, skipped) = read?;
     // A ResourceList on standard input: run as a KRM function, its
     // functionConfig standing for flags.
     let resource_list = match sources.as_slice() {
@@ -149,28 +165,11 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         }
         apply_function_config(&mut args, &list.config)?;
     }
+    let (settings, loaded) = loaded.unwrap_or_else(|| load(action, &args))?;
     let common = &args.common;
-    let settings = Settings {
-        security: match args.options.security_context {
-            SecurityContext::Auto => SecurityMode::Auto,
-            SecurityContext::Psp => SecurityMode::Psp,
-            SecurityContext::Copy => SecurityMode::Copy,
-            SecurityContext::Off => SecurityMode::Off,
-        },
-        keep_values: common.output == Format::Json,
-        keep_patches: common.output == Format::Patch,
-        ..settings(
-            action,
-            &args.profile,
-            args.options.native_sidecar,
-            args.options.kube_version,
-            &common.input,
-        )?
-    };
-    let context = read_context(&args.options.context, common.input.recursive)?;
     let prepared = Prepared::default();
     let processed =
-        pipeline::process_or_return(sources, &context, &settings, &prepared, progress.as_deref());
+        pipeline::process_or_return(sources, loaded, &settings, &prepared, progress.as_deref());
     drop(ticker);
     let mut results = match processed {
         Ok(results) => results,
@@ -196,7 +195,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         let krm_results = crate::krm::results(processed, list, args.options.warn_only);
         crate::krm::add_results(processed, list, krm_results).map_err(Error::Internal)?;
         // Written piece by piece, and checked: a full disk fails the run.
-        let written = output::pieces_to_stdout(processed.pieces());
+        let written = output::pieces_to_stdout(processed.byte_pieces());
         // The results say what the text report would (kpt prints them, and
         // then standard error): the text report only with -v.
         let report = &common.report;
@@ -574,6 +573,40 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
 }
 
 /// The `--context` files: read like the input, a path that cannot be read named with the flag.
+/// The settings of a run of `action` with `args`.
+fn settings_of(action: Action, args: &InjectArgs) -> Result<Settings, Error> {
+    let common = &args.common;
+    Ok(Settings {
+        security: match args.options.security_context {
+            SecurityContext::Auto => SecurityMode::Auto,
+            SecurityContext::Psp => SecurityMode::Psp,
+            SecurityContext::Copy => SecurityMode::Copy,
+            SecurityContext::Off => SecurityMode::Off,
+        },
+        keep_values: common.output == Format::Json,
+        keep_patches: common.output == Format::Patch,
+        ..settings(
+            action,
+            &args.profile,
+            args.options.native_sidecar,
+            args.options.kube_version,
+            &common.input,
+        )?
+    })
+}
+
+/// The settings of a run of `action` with `args`, and what it knows before
+/// its input (see [`pipeline::load`]).
+fn load(
+    action: Action,
+    args: &InjectArgs,
+) -> Result<(Settings, Result<pipeline::Loaded, Error>), Error> {
+    let settings = settings_of(action, args)?;
+    let loaded = read_context(&args.options.context, args.common.input.recursive)
+        .and_then(|context| pipeline::load(&context, &settings));
+    Ok((settings, loaded))
+}
+
 fn read_context(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
     source::read_all(paths, recursive).map_err(|e| e.given_with("--context"))
 }

@@ -38,8 +38,37 @@ pub fn process_all(
     context: &[Source],
     settings: &Settings,
 ) -> Result<Vec<Processed>, Error> {
-    process_or_return(sources, context, settings, &Prepared::default(), None)
+    let loaded = load(context, settings);
+    process_or_return(sources, loaded, settings, &Prepared::default(), None)
         .map_err(|failed| failed.error)
+}
+
+/// What a run knows before it reads its input: the cluster of its
+/// `--context` objects, and the profile as the cluster's own injector
+/// configuration there sets it (`None`: the profile as it is).
+pub struct Loaded {
+    cluster: ClusterContext,
+    profile: Option<Box<Profile>>,
+}
+
+/// The cluster of the `context` sources and the profile it configures:
+/// loaded while the input is read.
+pub fn load(context: &[Source], settings: &Settings) -> Result<Loaded, Error> {
+    let cluster = cluster_context(&[], &[], context, &settings.profile, settings.namespace())?;
+    let profile = configured_profile(settings, &cluster)?;
+    Ok(Loaded { cluster, profile })
+}
+
+/// The profile as the cluster's own injector configuration sets it, when
+/// `cluster` holds one.
+fn configured_profile(
+    settings: &Settings,
+    cluster: &ClusterContext,
+) -> Result<Option<Box<Profile>>, Error> {
+    settings
+        .profile
+        .configured_by(cluster, &settings.flags)
+        .map(|found| found.map(Box::new))
 }
 
 /// A run that stopped, with its sources given back (a KRM function answers
@@ -56,25 +85,19 @@ pub struct Failed {
 /// `progress`, when given, is told how far each pass has got.
 pub fn process_or_return(
     sources: Vec<Source>,
-    context: &[Source],
+    loaded: Result<Loaded, Error>,
     settings: &Settings,
     prepared: &Prepared,
     progress: Option<&Progress>,
 ) -> Result<Vec<Processed>, Failed> {
-    let cluster = cluster_context(&[], &[], context, &settings.profile, settings.namespace());
-    let mut cluster = match cluster {
-        Ok(cluster) => cluster,
+    let Loaded {
+        mut cluster,
+        profile,
+    } = match loaded {
+        Ok(loaded) => loaded,
         Err(error) => return Err(Failed { error, sources }),
     };
     let types = WorkloadTypes::with(&settings.profile.workloads);
-    // The profile as the cluster's own injector configuration sets it, when
-    // the cluster holds one.
-    let configured = |cluster: &ClusterContext| {
-        settings
-            .profile
-            .configured_by(cluster, &settings.flags)
-            .map(|found| found.map(Box::new))
-    };
     let run =
         |cluster: &ClusterContext, profile: Option<&Profile>, prepared: &Prepared, gather: bool| {
             let env = Env {
@@ -96,10 +119,6 @@ pub fn process_or_return(
             };
             process_sources(&sources, planner, gather, progress)
         };
-    let profile = match configured(&cluster) {
-        Ok(profile) => profile,
-        Err(error) => return Err(Failed { error, sources }),
-    };
     let first = run(&cluster, profile.as_deref(), prepared, true);
     match first.stopped {
         // What a refused workload lacks may be in a context object of the
@@ -120,7 +139,7 @@ pub fn process_or_return(
         }
         // Another cluster: fillings found by the flags alone held the
         // first one's objects.
-        let profile = match configured(&cluster) {
+        let profile = match configured_profile(settings, &cluster) {
             Ok(profile) => profile,
             Err(error) => return Err(Failed { error, sources }),
         };
