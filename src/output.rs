@@ -66,10 +66,10 @@ pub fn to_stdout(text: &str) -> Result<(), Error> {
 }
 
 /// Write `pieces` to standard output, flushed and checked as [`to_stdout`] is.
-pub fn pieces_to_stdout<'a>(mut pieces: impl Iterator<Item = &'a str>) -> Result<(), Error> {
+pub fn pieces_to_stdout<'a>(mut pieces: impl Iterator<Item = &'a [u8]>) -> Result<(), Error> {
     let mut out = Gathered::new(std::io::stdout().lock());
     pieces
-        .try_for_each(|piece| out.push(piece.as_bytes()))
+        .try_for_each(|piece| out.push(piece))
         .and_then(|()| out.finish())
         .map_err(|error| Error::Write { to: STDOUT, error })
 }
@@ -164,10 +164,12 @@ pub fn write_yaml_stream<'a, W: std::io::Write>(
                 out.push(b"---\n")?;
             }
         }
-        for piece in processed.pieces() {
-            out.push(piece.as_bytes())?;
-            ends_with_newline = piece.ends_with('\n');
+        let mut last: &[u8] = &[];
+        for piece in processed.byte_pieces() {
+            out.push(piece)?;
+            last = piece;
         }
+        ends_with_newline = last.ends_with(b"\n");
         wrote_any = true;
     }
     Ok(())

@@ -124,9 +124,19 @@ impl Processed {
         }
     }
 
-    /// The output's pieces in order: slices of the source and inserted texts.
+    /// The output's pieces in order: slices of the source and inserted
+    /// texts, none empty.
     pub fn pieces(&self) -> impl Iterator<Item = &str> {
-        let original = self.source.text.as_str();
+        // Edits start and end between characters.
+        self.byte_pieces()
+            .map(|piece| std::str::from_utf8(piece).unwrap_or_default())
+    }
+
+    /// [`Processed::pieces`] as bytes, for writing: slicing the source by
+    /// bytes does not read it, and the writer need not (a large stream's
+    /// edits each start in another part of it).
+    pub fn byte_pieces(&self) -> impl Iterator<Item = &[u8]> {
+        let original = self.source.text.as_bytes();
         let (edits, own): (&[yaml::Edit], Option<&str>) = match &self.output {
             Output::Spliced(edits) => (edits, None),
             Output::Text(text) => (&[], Some(text)),
@@ -135,10 +145,10 @@ impl Processed {
         let spliced = edits.iter().flat_map(move |edit| {
             let kept = original.get(at..edit.start).unwrap_or_default();
             at = edit.end;
-            std::iter::once(kept).chain(edit.text.pieces())
+            std::iter::once(kept).chain(edit.text.pieces().map(str::as_bytes))
         });
         let rest = move || match own {
-            Some(text) => text,
+            Some(text) => text.as_bytes(),
             None => original
                 .get(edits.last().map_or(0, |e| e.end)..)
                 .unwrap_or_default(),
