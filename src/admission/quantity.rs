@@ -121,10 +121,34 @@ impl Quantity {
     /// A quantity from a YAML value: a string, or a number (`memory: 1024`).
     pub fn from_value(value: &Value) -> Option<Quantity> {
         match value {
-            Value::String(s) => Quantity::parse(s),
+            Value::String(s) => Quantity::parse_seen(s),
             Value::Number(n) => Quantity::parse(&n.to_string()),
             _ => None,
         }
+    }
+
+    /// [`Quantity::parse`], answered from the last texts parsed on this
+    /// thread when `text` is one: a run's workloads state the same few
+    /// quantities (`100m`, `64Mi`) again and again, each read several times.
+    fn parse_seen(text: &str) -> Option<Quantity> {
+        /// How many texts are kept: more than a workload's distinct ones.
+        const SEEN_MAX: usize = 16;
+        type Seen = Vec<(Box<str>, Option<Quantity>)>;
+        thread_local! {
+            static SEEN: std::cell::RefCell<Seen> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        SEEN.with(|seen| {
+            let mut seen = seen.borrow_mut();
+            if let Some((_, quantity)) = seen.iter().find(|(t, _)| **t == *text) {
+                return *quantity;
+            }
+            let quantity = Quantity::parse(text);
+            if seen.len() == SEEN_MAX {
+                seen.remove(0);
+            }
+            seen.push((text.into(), quantity));
+            quantity
+        })
     }
 
     pub fn is_zero(&self) -> bool {
@@ -269,6 +293,31 @@ mod tests {
 
     fn canonical(text: &str) -> String {
         Quantity::parse(text).expect(text).to_string()
+    }
+
+    /// A text read again is the quantity it was the first time, whatever
+    /// was read between, and one that is not a quantity stays none.
+    #[test]
+    fn quantities_read_again_are_what_they_were() {
+        let texts: Vec<String> = (0..40)
+            .map(|i| match i % 4 {
+                0 => format!("{i}m"),
+                1 => format!("{i}Mi"),
+                2 => format!("{i}x"),
+                _ => format!("{i}e3"),
+            })
+            .collect();
+        for round in 0..3 {
+            for text in texts.iter().chain(texts.iter().rev().take(8)) {
+                let got = Quantity::from_value(&Value::String(text.clone()));
+                let fresh = Quantity::parse(text);
+                assert_eq!(
+                    got.map(|q| (q.to_string(), q.format)),
+                    fresh.map(|q| (q.to_string(), q.format)),
+                    "{text} in round {round}"
+                );
+            }
+        }
     }
 
     #[test]
