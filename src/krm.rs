@@ -409,17 +409,22 @@ pub fn add_results(
     };
     // The processing's edits are in order and few results edits are made:
     // a plain search is enough.
-    let overlaps = added
-        .iter()
-        .any(|new| edits.iter().any(|e| e.start < new.end && new.start < e.end));
+    let overlaps = added.iter().any(|new| {
+        edits
+            .iter()
+            .flatten()
+            .any(|e| e.start < new.end && new.start < e.end)
+    });
     if overlaps {
         return edit_processed(processed, results);
     }
-    if let Output::Spliced(edits) = &mut processed.output {
+    if let Output::Spliced(runs) = &mut processed.output {
+        let mut edits: Vec<Edit> = std::mem::take(runs).into_iter().flatten().collect();
         edits.extend(added);
         // Stable: at one place, the processing's insertions come first, as
         // they stood in the text the results were once added to.
         edits.sort_by_key(|e| (e.start, e.end));
+        *runs = vec![edits];
     }
     Ok(())
 }

@@ -221,7 +221,7 @@ impl From<Error> for Stop {
 /// What one pass over the sources gives: each source's rendering, the
 /// context objects found when gathering, and what stopped it, if anything.
 struct Pass {
-    rendered: Vec<Rendered>,
+    rendered: Vec<SourceRendered>,
     found: Vec<Value>,
     stopped: Option<Stop>,
 }
@@ -275,27 +275,26 @@ fn process_sources(
         result
     });
 
-    // Room for each source's objects and edits, so that gathering them from
-    // its units copies each once.
-    let mut room = vec![(0, 0); sources.len()];
+    // Room for each source's objects, so that gathering them from its units
+    // copies each once (its edits are kept as its units made them).
+    let mut room = vec![0; sources.len()];
     for (unit, result) in units.iter().zip(&results) {
-        if let Some((objects, edits)) = room.get_mut(unit.index) {
+        if let Some(objects) = room.get_mut(unit.index) {
             *objects += result.rendered.objects.len();
-            *edits += result.rendered.edits.len();
         }
     }
     // Units come source after source, each source in one or more.
-    let mut rendered: Vec<Rendered> = Vec::with_capacity(sources.len());
+    let mut rendered: Vec<SourceRendered> = Vec::with_capacity(sources.len());
     let mut found = Vec::new();
     let mut seen = 0;
     let (mut syntax, mut failure) = (None, None);
     for (unit, result) in units.iter().zip(results) {
         if rendered.len() <= unit.index {
-            let (objects, edits) = room.get(unit.index).copied().unwrap_or_default();
-            rendered.push(Rendered {
+            let objects = room.get(unit.index).copied().unwrap_or_default();
+            rendered.push(SourceRendered {
                 objects: Vec::with_capacity(objects),
                 values: Vec::new(),
-                edits: Vec::with_capacity(edits),
+                edits: Vec::new(),
             });
             seen = 0;
         }
@@ -321,7 +320,7 @@ fn process_sources(
                     o
                 }));
             into.values.extend(result.rendered.values);
-            into.edits.extend(result.rendered.edits);
+            into.edits.push(result.rendered.edits);
         }
         found.extend(result.found);
     }
@@ -516,6 +515,14 @@ struct Rendered {
     values: Vec<Value>,
     /// Settled edits, document after document.
     edits: Vec<yaml::Edit>,
+}
+
+/// What a source's units rendered, gathered: its edits as each unit made
+/// them, not copied into one list (a large stream's are many).
+struct SourceRendered {
+    objects: Vec<ObjectResult>,
+    values: Vec<Value>,
+    edits: Vec<Vec<yaml::Edit>>,
 }
 
 /// The first lone CR on the lines of `text[from..to]`: a line break to YAML,

@@ -105,15 +105,16 @@ pub struct Processed {
 /// whole in memory: it is written piece by piece.
 #[derive(Debug, Clone)]
 pub enum Output {
-    /// Settled edits (in order, none overlapping) of the source text.
-    Spliced(Vec<yaml::Edit>),
+    /// Settled edits (in order, none overlapping) of the source text, in
+    /// runs: those of each stretch of the source processed apart.
+    Spliced(Vec<Vec<yaml::Edit>>),
     Text(String),
 }
 
 impl Processed {
     pub fn changed(&self) -> bool {
         match &self.output {
-            Output::Spliced(edits) => edits.iter().any(|e| {
+            Output::Spliced(edits) => edits.iter().flatten().any(|e| {
                 !self
                     .source
                     .text
@@ -137,21 +138,24 @@ impl Processed {
     /// edits each start in another part of it).
     pub fn byte_pieces(&self) -> impl Iterator<Item = &[u8]> {
         let original = self.source.text.as_bytes();
-        let (edits, own): (&[yaml::Edit], Option<&str>) = match &self.output {
+        let (edits, own): (&[Vec<yaml::Edit>], Option<&str>) = match &self.output {
             Output::Spliced(edits) => (edits, None),
             Output::Text(text) => (&[], Some(text)),
         };
         let mut at = 0;
-        let spliced = edits.iter().flat_map(move |edit| {
+        let spliced = edits.iter().flatten().flat_map(move |edit| {
             let kept = original.get(at..edit.start).unwrap_or_default();
             at = edit.end;
             std::iter::once(kept).chain(edit.text.pieces().map(str::as_bytes))
         });
         let rest = move || match own {
             Some(text) => text.as_bytes(),
-            None => original
-                .get(edits.last().map_or(0, |e| e.end)..)
-                .unwrap_or_default(),
+            None => {
+                let last = edits.iter().rev().find_map(|run| run.last());
+                original
+                    .get(last.map_or(0, |e| e.end)..)
+                    .unwrap_or_default()
+            }
         };
         spliced
             .chain(std::iter::once_with(rest))
@@ -161,7 +165,9 @@ impl Processed {
     /// The output as one text.
     pub fn text(&self) -> std::borrow::Cow<'_, str> {
         match &self.output {
-            Output::Spliced(edits) if edits.is_empty() => self.source.text.as_str().into(),
+            Output::Spliced(edits) if edits.iter().all(Vec::is_empty) => {
+                self.source.text.as_str().into()
+            }
             Output::Text(text) => text.as_str().into(),
             Output::Spliced(_) => self.pieces().collect::<String>().into(),
         }
