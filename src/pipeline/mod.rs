@@ -232,10 +232,10 @@ const SPLIT_MIN_BYTES: usize = 128 << 10;
 
 /// A large source is cut into about this many stretches per core: the cores
 /// take them in turn as they finish, so none waits on a slower stretch.
-const STRETCHES_PER_CORE: usize = 32;
+const STRETCHES_PER_CORE: usize = 64;
 
 /// Nor into stretches smaller than this: each costs a start of the parser.
-const STRETCH_MIN_BYTES: usize = 64 << 10;
+const STRETCH_MIN_BYTES: usize = 32 << 10;
 
 /// Parse, plan and render every document of `sources`, spread over the
 /// cores in stretches, results in source order. With `gather`, also return
