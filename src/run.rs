@@ -572,7 +572,6 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// The `--context` files: read like the input, a path that cannot be read named with the flag.
 /// The settings of a run of `action` with `args`.
 fn settings_of(action: Action, args: &InjectArgs) -> Result<Settings, Error> {
     let common = &args.common;
@@ -607,6 +606,7 @@ fn load(
     Ok((settings, loaded))
 }
 
+/// The `--context` files: read like the input, a path that cannot be read named with the flag.
 fn read_context(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
     source::read_all(paths, recursive).map_err(|e| e.given_with("--context"))
 }

@@ -49,9 +49,10 @@ struct Small {
     text: Arc<str>,
 }
 
-/// How many keys `small` keeps; past this, small values are written each
-/// time.
+/// How many keys `small` keeps, and how many columns and layouts for each;
+/// past these, small values are written each time.
 const SMALL_KEYS_MAX: usize = 1024;
+const SMALL_PLACES_MAX: usize = 8;
 
 /// How many recently used blocks are tried before hashing. A workload asks
 /// for five or six (the proxy and init containers, volumes, mounts): with
@@ -216,9 +217,14 @@ impl Blocks {
             text: text.clone(),
         };
         match kept {
-            Some(kept) => match kept.iter_mut().find(|s| placed(s)) {
-                Some(old) => *old = small,
-                None => kept.push(small),
+            Some(kept) => match kept.iter().position(placed) {
+                Some(at) => {
+                    if let Some(old) = kept.get_mut(at) {
+                        *old = small;
+                    }
+                }
+                None if kept.len() < SMALL_PLACES_MAX => kept.push(small),
+                None => {}
             },
             None if room => {
                 self.small.insert(key.to_string(), vec![small]);
