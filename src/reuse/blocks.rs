@@ -205,7 +205,8 @@ impl Blocks {
         let room = self.small.len() < SMALL_KEYS_MAX;
         let kept = self.small.get_mut(key);
         if let Some(small) = kept.as_ref().and_then(|k| k.iter().find(|s| placed(s))) {
-            if small.value == *value {
+            // Not `==`: mappings equal in another order are written otherwise.
+            if compare(&small.value, value) == Compared::Same {
                 return Text::Shared(small.text.clone());
             }
         }
@@ -459,6 +460,9 @@ mod tests {
             "the same value shares its text"
         );
         for (layout, col, key, value) in [
+            (layout, 8, "ports", json!({"a": "1", "b": 2})),
+            (layout, 8, "ports", json!({"b": 2, "a": "1"})),
+            (layout, 8, "ports", json!({"a": "1", "b": 2})),
             (layout, 8, "status", json!("other")),
             (layout, 8, "status", json!(8080)),
             (layout, 10, "status", status.clone()),
