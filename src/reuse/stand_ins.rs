@@ -35,11 +35,19 @@ impl StandIns {
     /// A stand-in for `real`; `None` when `real` holds a token's start (it
     /// cannot be told from one).
     pub fn stand_in(&mut self, real: &str) -> Option<String> {
+        let mut token = String::with_capacity(START.len() + END.len() + 4);
+        self.push_stand_in(real, &mut token)?;
+        Some(token)
+    }
+
+    /// [`StandIns::stand_in`], written at the end of `out`.
+    fn push_stand_in(&mut self, real: &str, out: &mut String) -> Option<()> {
         if has_token(real) {
             return None;
         }
         self.reals.push(real.to_string());
-        Some(token(self.reals.len() - 1))
+        push_token(out, self.reals.len() - 1);
+        Some(())
     }
 
     /// The strings, by the number of their stand-in.
@@ -81,12 +89,8 @@ impl StandIns {
     pub fn write_stood_in(&mut self, value: &Value, out: &mut String) -> Option<()> {
         match value {
             Value::String(s) if !s.is_empty() => {
-                if has_token(s) {
-                    return None;
-                }
-                self.reals.push(s.clone());
                 out.push('"');
-                push_token(out, self.reals.len() - 1);
+                self.push_stand_in(s, out)?;
                 out.push('"');
             }
             Value::String(_) => out.push_str("\"\""),
