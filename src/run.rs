@@ -142,7 +142,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     } else {
         std::thread::scope(|scope| {
             let reading = scope.spawn(read);
-            let loaded = load(action, &args);
+            let loaded = settings_and_cluster(action, &args);
             let read = reading
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -165,7 +165,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         }
         apply_function_config(&mut args, &list.config)?;
     }
-    let (settings, loaded) = loaded.unwrap_or_else(|| load(action, &args))?;
+    let (settings, loaded) = loaded.unwrap_or_else(|| settings_and_cluster(action, &args))?;
     let common = &args.common;
     let prepared = Prepared::default();
     let processed =
@@ -596,7 +596,7 @@ fn settings_of(action: Action, args: &InjectArgs) -> Result<Settings, Error> {
 
 /// The settings of a run of `action` with `args`, and what it knows before
 /// its input (see [`pipeline::load`]).
-fn load(
+fn settings_and_cluster(
     action: Action,
     args: &InjectArgs,
 ) -> Result<(Settings, Result<pipeline::Loaded, Error>), Error> {
