@@ -62,6 +62,9 @@ pub struct ClusterInjector {
     /// Whether its templates and values hold no text like a stand-in
     /// (which filling would replace): alike workloads share renderings.
     takes_stand_ins: bool,
+    /// The proxy's and the init container's images for a pod that asks for
+    /// no image type: the same for every such pod, built once.
+    usual_images: (String, String),
 }
 
 impl ClusterInjector {
@@ -162,7 +165,7 @@ impl ClusterInjector {
                 .cloned()
                 .unwrap_or_default()
         };
-        Ok(ClusterInjector {
+        let mut injector = ClusterInjector {
             origin,
             templates,
             funcs,
@@ -185,7 +188,13 @@ impl ClusterInjector {
             rendered: Mutex::new(Vec::new()),
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             takes_stand_ins,
-        })
+            usual_images: Default::default(),
+        };
+        injector.usual_images = (
+            injector.image(PROXY_IMAGE_AT, "", None),
+            injector.image(PROXY_INIT_IMAGE_AT, "", None),
+        );
+        Ok(injector)
     }
 
     /// The templates a pod with `annotations` gets: those its
@@ -495,12 +504,18 @@ impl ClusterInjector {
             .and_then(|i| i.field("imageType"))
             .and_then(Value::as_str)
             .unwrap_or_default();
-        self.image("global.proxy.image", image_type, annotations)
+        match (image_type, asked_image_type(annotations)) {
+            ("", None) => self.usual_images.0.clone(),
+            _ => self.image(PROXY_IMAGE_AT, image_type, annotations),
+        }
     }
 
     /// The init container's image (`ProxyInitImage`).
     pub fn proxy_init_image(&self, annotations: Option<&Map<String, Value>>) -> String {
-        self.image("global.proxy_init.image", "", annotations)
+        match asked_image_type(annotations) {
+            None => self.usual_images.1.clone(),
+            Some(_) => self.image(PROXY_INIT_IMAGE_AT, "", annotations),
+        }
     }
 
     fn image(
@@ -530,15 +545,23 @@ impl ClusterInjector {
         if image_type.is_empty() {
             image_type = text(global.and_then(|g| g.field("variant")));
         }
-        if let Some(asked) = annotations
-            .and_then(|a| a.get("sidecar.istio.io/proxyImageType"))
-            .and_then(Value::as_str)
-        {
+        if let Some(asked) = asked_image_type(annotations) {
             image_type = asked.to_string();
         }
         let hub = text(global.and_then(|g| g.field("hub")));
         format!("{hub}/{name}:{}", tag_of_type(&tag, &image_type))
     }
+}
+
+/// Where the values name the proxy's image, and the init container's.
+const PROXY_IMAGE_AT: &str = "global.proxy.image";
+const PROXY_INIT_IMAGE_AT: &str = "global.proxy_init.image";
+
+/// The image type a pod's annotation asks for.
+fn asked_image_type(annotations: Option<&Map<String, Value>>) -> Option<&str> {
+    annotations
+        .and_then(|a| a.field("sidecar.istio.io/proxyImageType"))
+        .and_then(Value::as_str)
 }
 
 /// `tag` for the image type `image_type` (`updateImageTypeIfPresent`): a

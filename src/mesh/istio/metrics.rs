@@ -47,19 +47,36 @@ pub struct MetricsMerge {
     pub annotations: Vec<(String, String)>,
 }
 
-/// How Prometheus reads an annotation's key: every character that cannot
-/// be in a label name is `_` (`prometheus.io/scrape` and
-/// `prometheus-io.scrape` are both `prometheus_io_scrape`).
-fn prometheus_label(key: &str) -> String {
-    key.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+/// The labels Prometheus reads the settings of a pod under, as Istio
+/// knows them: an annotation whose key reads as one of these is a setting.
+const KNOWN_LABELS: [&str; 4] = [
+    "prometheus_io_scrape",
+    "prometheus_io_port",
+    "prometheus_io_path",
+    "prometheus_istio_io_scrape_targets",
+];
+
+/// The known label `key` reads as, if any. Prometheus reads every character
+/// that cannot be in a label name as `_` (`prometheus.io/scrape` and
+/// `prometheus-io.scrape` are both `prometheus_io_scrape`). Compared
+/// character by character: every annotation of every pod is asked.
+fn known_label(key: &str) -> Option<&'static str> {
+    // Letters read as themselves: each label's first word is the key's.
+    if !key.starts_with("prometheus") {
+        return None;
+    }
+    let reads_as = |label: &str| {
+        key.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .eq(label.chars())
+    };
+    KNOWN_LABELS.into_iter().find(|label| reads_as(label))
 }
 
 /// What Istio's injector does with the pod's Prometheus annotations when
@@ -77,24 +94,17 @@ pub fn metrics_merge(
     if !merged {
         return Ok(None);
     }
-    let ours: Vec<(&String, &str, String)> = annotations
+    let ours: Vec<(&String, &str, &str)> = annotations
         .into_iter()
         .flatten()
         .filter_map(|(key, value)| {
-            let label = prometheus_label(key);
-            let known = matches!(
-                label.as_str(),
-                "prometheus_io_scrape"
-                    | "prometheus_io_port"
-                    | "prometheus_io_path"
-                    | "prometheus_istio_io_scrape_targets"
-            );
-            known.then(|| (key, value.as_str().unwrap_or_default(), label))
+            let label = known_label(key)?;
+            Some((key, value.as_str().unwrap_or_default(), label))
         })
         .collect();
     let setting = |label: &str| {
         ours.iter()
-            .find(|(_, _, l)| l == label)
+            .find(|(_, _, l)| *l == label)
             .map(|(_, value, _)| value.to_string())
     };
     let agent_port = AGENT_METRICS[0].1;
@@ -161,7 +171,7 @@ pub fn metrics_merge(
         .filter_map(|(key, value, label)| {
             let agent = AGENT_METRICS
                 .iter()
-                .find(|(k, _)| prometheus_label(k) == *label)
+                .find(|(k, _)| known_label(k) == Some(*label))
                 .map(|(_, v)| *v)?;
             (agent != *value).then(|| (key.to_string(), agent.to_string()))
         })
