@@ -33,8 +33,13 @@ impl WorkloadType {
     }
 
     /// JSON-pointer tokens from the object to its pod template.
-    pub fn template_path(&self) -> Vec<&str> {
-        self.path.split('.').filter(|t| !t.is_empty()).collect()
+    pub fn template_path(&self) -> impl Iterator<Item = &str> + Clone {
+        self.path.split('.').filter(|t| !t.is_empty())
+    }
+
+    /// Whether the object is the pod itself (no path to a template).
+    pub fn is_pod(&self) -> bool {
+        self.template_path().next().is_none()
     }
 
     /// Lower-case kind, as used in labels and reports.

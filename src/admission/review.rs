@@ -46,10 +46,9 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
     let mut verdicts = Vec::new();
     let template = kind
         .template_path()
-        .iter()
         .try_fold(object, |at, token| at.field(token))
         .unwrap_or(&Value::Null);
-    let is_pod = kind.template_path().is_empty();
+    let is_pod = kind.is_pod();
     let namespace = object
         .field("metadata")
         .and_then(|m| m.field("namespace"))
@@ -156,7 +155,6 @@ pub fn mark_preexisting(
     let before = review(original, kind, target).verdicts;
     let spec_of = |object: &'_ Value| -> Value {
         kind.template_path()
-            .iter()
             .try_fold(object, |at, token| at.field(token))
             .and_then(|template| template.field("spec"))
             .cloned()
@@ -265,10 +263,13 @@ fn reject_invalid(
 
 /// Where the pod spec sits in the object, as a field path.
 fn spec_path(kind: &WorkloadType) -> String {
-    match kind.template_path().as_slice() {
-        [] => "spec".to_string(),
-        path => format!("{}.spec", path.join(".")),
+    let mut path = String::new();
+    for token in kind.template_path() {
+        path.push_str(token);
+        path.push('.');
     }
+    path.push_str("spec");
+    path
 }
 
 /// `Deployment.apps`, `Pod`: the kind as the apiserver's "is invalid" messages print it.
@@ -286,7 +287,7 @@ fn qualified_kind(kind: &WorkloadType) -> String {
 /// cannot compute offline, so it is left out).
 pub fn pod_name(object: &Value, kind: &WorkloadType) -> String {
     let name = super::object_name(object);
-    if kind.template_path().is_empty() {
+    if kind.is_pod() {
         return name;
     }
     if kind.kind == "StatefulSet" {
@@ -305,7 +306,7 @@ fn pod_of(
 ) -> Value {
     let metadata = template.field("metadata");
     let mut meta = serde_json::Map::new();
-    if kind.template_path().is_empty() || kind.kind == "StatefulSet" {
+    if kind.is_pod() || kind.kind == "StatefulSet" {
         meta.insert("name".into(), json!(name));
     } else {
         meta.insert("generateName".into(), json!(name));

@@ -64,10 +64,15 @@ pub(crate) struct PodPaths {
 
 impl PodPaths {
     pub fn of(kind: &WorkloadType) -> Self {
-        let prefix = kind.template_path();
+        let below_template = |field: &str| {
+            let mut path = Vec::with_capacity(4);
+            path.extend(kind.template_path().map(str::to_string));
+            path.push(field.to_string());
+            path
+        };
         PodPaths {
-            metadata: plan::path(&prefix, &["metadata"]),
-            spec: plan::path(&prefix, &["spec"]),
+            metadata: below_template("metadata"),
+            spec: below_template("spec"),
         }
     }
 
@@ -91,9 +96,10 @@ pub(crate) fn below(path: &[String], field: &str) -> Vec<String> {
 
 /// Why a workload has no pod template this tool can work on, if it has none.
 pub(crate) fn template_problem(object: &Value, kind: &WorkloadType) -> Option<String> {
-    let prefix = kind.template_path();
-    let template = prefix.iter().try_fold(object, |at, token| at.field(token));
-    let where_ = if prefix.is_empty() {
+    let template = kind
+        .template_path()
+        .try_fold(object, |at, token| at.field(token));
+    let where_ = if kind.is_pod() {
         "the pod".to_string()
     } else {
         kind.path.clone()

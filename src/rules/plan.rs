@@ -155,10 +155,22 @@ impl Patcher {
         let (last, parent) = path
             .split_last()
             .ok_or_else(|| PlanError::Internal("add at the root".into()))?;
+        self.add_below(parent, last, value)
+    }
+
+    /// [`Patcher::add`] at `parent` followed by `last`, without making that
+    /// path (unless the operation is recorded): a member `last` of the
+    /// mapping at `parent`, or an item at index `last` (or `-`) of its list.
+    pub fn add_below(
+        &mut self,
+        parent: &[String],
+        last: &str,
+        value: Value,
+    ) -> Result<(), PlanError> {
         let op_value = self.record.then(|| value.clone());
-        match self.parent(parent, path)? {
+        match self.parent(parent, parent)? {
             Value::Object(map) => {
-                map.insert(last.clone(), value);
+                map.insert(last.to_string(), value);
             }
             Value::Array(items) if last == "-" => items.push(value),
             Value::Array(items) => match last.parse::<usize>() {
@@ -180,7 +192,7 @@ impl Patcher {
         self.changes += 1;
         if let Some(value) = op_value {
             self.ops.push(PatchOperation::Add(AddOperation {
-                path: PointerBuf::from_tokens(path),
+                path: PointerBuf::from_tokens(parent.iter().map(String::as_str).chain([last])),
                 value,
             }));
         }
@@ -192,8 +204,9 @@ impl Patcher {
     pub fn add_missing(
         &mut self,
         path: &[String],
-        entries: &Map<String, Value>,
+        entries: Map<String, Value>,
     ) -> Result<Vec<String>, PlanError> {
+        let record = self.record;
         let Value::Object(map) = self.parent(path, path)? else {
             return Err(PlanError::Internal(format!(
                 "add: {} is not a mapping",
@@ -201,23 +214,26 @@ impl Patcher {
             )));
         };
         let mut added = Vec::new();
+        let mut ops = Vec::new();
         for (key, value) in entries {
-            if !map.contains_key(key) {
-                map.insert(key.clone(), value.clone());
-                added.push(key.clone());
+            // One lookup: the key is hashed once.
+            if let serde_json::map::Entry::Vacant(vacant) = map.entry(key) {
+                added.push(vacant.key().clone());
+                if record {
+                    let at = path
+                        .iter()
+                        .map(String::as_str)
+                        .chain([vacant.key().as_str()]);
+                    ops.push(PatchOperation::Add(AddOperation {
+                        path: PointerBuf::from_tokens(at),
+                        value: value.clone(),
+                    }));
+                }
+                vacant.insert(value);
             }
         }
         self.changes += added.len();
-        if self.record {
-            for key in &added {
-                let mut at = path.to_vec();
-                at.push(key.clone());
-                self.ops.push(PatchOperation::Add(AddOperation {
-                    path: PointerBuf::from_tokens(&at),
-                    value: entries.get(key).cloned().unwrap_or_default(),
-                }));
-            }
-        }
+        self.ops.extend(ops);
         Ok(added)
     }
 
@@ -319,7 +335,7 @@ mod tests {
         };
         let annotations = path(&["metadata", "annotations"], &[]);
         let added = patcher
-            .add_missing(&annotations, &entries)
+            .add_missing(&annotations, entries.clone())
             .expect("a mapping");
         assert_eq!(added, ["b", "c"]);
         assert_eq!(
@@ -336,6 +352,6 @@ mod tests {
         );
         assert_eq!(patcher.changes, 2);
         let a_string = path(&["metadata", "annotations", "a"], &[]);
-        assert!(patcher.add_missing(&a_string, &entries).is_err());
+        assert!(patcher.add_missing(&a_string, entries).is_err());
     }
 }

@@ -95,7 +95,7 @@ pub fn annotate(object: Value, env: &Env<'_>) -> Result<Plan, PlanError> {
         Value::Object(Map::new()),
         &mut record,
     )?;
-    record.annotations = patcher.add_missing(&path, &wanted)?;
+    record.annotations = patcher.add_missing(&path, wanted.clone())?;
     let mut record_path = path.clone();
     record_path.push(RECORD_ANNOTATION.into());
     patcher.add(&record_path, Value::String(record.encode()))?;

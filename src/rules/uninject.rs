@@ -45,8 +45,8 @@ pub fn uninject(
 
 /// Whether the pod holds an injection of `profile` that
 /// [`remove_injection`] would take out.
-pub(crate) fn injection_found(patcher: &Patcher, kind: &WorkloadType, profile: &Profile) -> bool {
-    injection_of(patcher, &PodPaths::of(kind), profile).is_some()
+pub(crate) fn injection_found(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> bool {
+    injection_of(patcher, paths, profile).is_some()
 }
 
 /// Why containers with the profile's names stay in a pod with no injection
@@ -55,7 +55,6 @@ fn unproven_containers(object: &Value, kind: &WorkloadType, profile: &Profile) -
     let ours: Vec<&str> = profile.container_names().collect();
     let spec = kind
         .template_path()
-        .iter()
         .try_fold(object, |at, token| at.field(token))
         .and_then(|template| template.field("spec"));
     let marker = profile.injection_marker.as_deref().unwrap_or("a marker");
@@ -109,8 +108,8 @@ fn marked_by_mesh(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Opt
 }
 
 /// Whether the pod carries a record annotation, whatever it says.
-pub(crate) fn record_present(patcher: &Patcher, kind: &WorkloadType) -> bool {
-    read_record(patcher, &PodPaths::of(kind)).is_some()
+pub(crate) fn record_present(patcher: &Patcher, paths: &PodPaths) -> bool {
+    read_record(patcher, paths).is_some()
 }
 
 /// The record inject left on the pod, if any.

@@ -60,7 +60,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     // A previous injection is taken out first; the object as it came is then
     // kept aside (to leave it as it was, or to see that injecting changed
     // nothing). Otherwise the patcher's value is the object until `place`.
-    let before = injection_found(&patcher, kind, env.profile).then(|| patcher.value.clone());
+    let before = injection_found(&patcher, &paths, env.profile).then(|| patcher.value.clone());
     if before.is_some() {
         remove_injection(&mut patcher, kind, env.profile)?;
     }
@@ -85,7 +85,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             return unchanged(patcher, before, reason);
         }
     }
-    if before.is_none() && record_present(&patcher, kind) {
+    if before.is_none() && record_present(&patcher, &paths) {
         // Overwriting it would lose it: uninject could not give it back.
         return unchanged(
             patcher,
@@ -345,7 +345,6 @@ pub fn keep_injected(object: &mut Value, kind: &WorkloadType, profile: &Profile)
     let names: Vec<&str> = profile.container_names().collect();
     let spec = kind
         .template_path()
-        .iter()
         .try_fold(&mut *object, |at, token| at.field_mut(token))
         .and_then(|template| template.field_mut("spec"));
     let Some(spec) = spec else {

@@ -112,7 +112,11 @@ pub(super) fn place(
         }
     }
     ensure(patcher, &paths.metadata, "metadata", json!({}), &mut record)?;
-    let mut annotations = rendered.metadata.annotations.clone();
+    // The rendering's own when no other workload shares it.
+    let mut annotations = match std::sync::Arc::get_mut(&mut rendered.metadata) {
+        Some(metadata) => std::mem::take(&mut metadata.annotations),
+        None => rendered.metadata.annotations.clone(),
+    };
     annotations.extend(extra);
     if let Some(overrides) = overrides {
         annotations
@@ -144,21 +148,21 @@ pub(super) fn place(
             record
                 .user_annotations
                 .push(Record::user_annotation(index, &key, original));
-            patcher.add(&child_key(&annotations_path, &key), Value::String(value))?;
+            patcher.add_below(&annotations_path, &key, Value::String(value))?;
         }
     }
     record.annotations = set_entries(
         patcher,
         &annotations_path,
         "annotations",
-        &annotations,
+        annotations,
         &mut record,
     )?;
     record.labels = set_entries(
         patcher,
         &paths.metadata("labels"),
         "labels",
-        &rendered.pod_labels(&pod.name),
+        rendered.pod_labels(&pod.name),
         &mut record,
     )?;
 
@@ -186,31 +190,27 @@ pub(super) fn place(
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
         record.containers.push(name_of(&container).to_string());
-        patcher.add(&child(&containers_path, index.min(len)), container)?;
+        patcher.add_below(&containers_path, &index.min(len).to_string(), container)?;
     }
     let proxy_index = inits.len();
     for (offset, container) in inits.into_iter().enumerate() {
         record.init_containers.push(name_of(&container).to_string());
-        patcher.add(&child(&init_path, init_start + offset), container)?;
+        patcher.add_below(&init_path, &(init_start + offset).to_string(), container)?;
     }
     if let Some(proxy) = proxy {
         let proxy_name = name_of(&proxy).to_string();
         if native {
-            patcher.add(&child(&init_path, proxy_index), proxy)?;
+            patcher.add_below(&init_path, &proxy_index.to_string(), proxy)?;
             record.init_containers.push(proxy_name);
         } else {
-            let at = if first {
-                child(&containers_path, 0)
-            } else {
-                child_end(&containers_path)
-            };
-            patcher.add(&at, proxy)?;
+            let at = if first { "0" } else { "-" };
+            patcher.add_below(&containers_path, at, proxy)?;
             record.containers.push(proxy_name);
         }
     }
     for container in appended {
         record.containers.push(name_of(&container).to_string());
-        patcher.add(&child_end(&paths.spec("containers")), container)?;
+        patcher.add_below(&containers_path, "-", container)?;
     }
     let created_inits = record.created.iter().any(|f| f == "initContainers");
     if created_inits
@@ -236,26 +236,31 @@ pub(super) fn place(
     if !volumes.is_empty() {
         ensure(patcher, &volumes_path, "volumes", json!([]), &mut record)?;
     }
+    // The names the pod's volumes have, and then those added.
+    let mut taken: Vec<String> = patcher
+        .get(&volumes_path)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|v| name_of(v).to_string())
+        .collect();
     let mut next_first = 0;
     for volume in volumes {
         let name = name_of(&volume);
-        let taken = patcher
-            .get(&volumes_path)
-            .and_then(Value::as_array)
-            .is_some_and(|items| items.iter().any(|v| name_of(v) == name));
-        if taken {
+        if taken.iter().any(|t| t == name) {
             notes.push(Note::warning(format!(
                 "the pod already has a volume named {name}; it was kept"
             )));
         } else {
             let at = if pod.volumes_first {
                 next_first += 1;
-                child(&volumes_path, next_first - 1)
+                (next_first - 1).to_string()
             } else {
-                child_end(&volumes_path)
+                "-".to_string()
             };
             let name = name.to_string();
-            patcher.add(&at, volume)?;
+            patcher.add_below(&volumes_path, &at, volume)?;
+            taken.push(name.clone());
             record.volumes.push(name);
         }
     }
@@ -279,7 +284,11 @@ pub(super) fn place(
             json!([]),
             &mut record,
         )?;
-        patcher.add(&child(&secrets_path, next_secret), json!({"name": name}))?;
+        patcher.add_below(
+            &secrets_path,
+            &next_secret.to_string(),
+            json!({"name": name}),
+        )?;
         next_secret += 1;
         record.pull_secrets.push(name.clone());
     }
@@ -325,8 +334,9 @@ pub(super) fn place(
         .collect();
     apply_edits(patcher, paths, moved)?;
 
-    patcher.add(
-        &child_key(&annotations_path, RECORD_ANNOTATION),
+    patcher.add_below(
+        &annotations_path,
+        RECORD_ANNOTATION,
         Value::String(record.encode()),
     )?;
     Ok(notes)
@@ -398,7 +408,7 @@ pub(super) fn set_entries(
     patcher: &mut Patcher,
     path: &[String],
     field: &str,
-    entries: &Map<String, Value>,
+    entries: Map<String, Value>,
     record: &mut Record,
 ) -> Result<Vec<String>, PlanError> {
     if entries.is_empty() {
@@ -436,10 +446,6 @@ pub(crate) fn apply_edits(
 
 pub(super) fn child(path: &[String], index: usize) -> Vec<String> {
     child_key(path, &index.to_string())
-}
-
-pub(super) fn child_end(path: &[String]) -> Vec<String> {
-    child_key(path, "-")
 }
 
 pub(super) fn child_key(path: &[String], key: &str) -> Vec<String> {
