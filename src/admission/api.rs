@@ -8,7 +8,7 @@
 //! Paths are built from `prefix`, where the pod spec sits in the object
 //! being created: `spec` for a Pod, `spec.template.spec` for a Deployment.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::field::{FieldError, go_quote};
 use super::resources::is_sidecar;
@@ -218,26 +218,35 @@ fn default_container(container: &mut Value) {
 /// The requests from limits of [`default_for_checks`], for one container.
 pub fn default_container_requests(container: &mut Value) {
     let Some(resources) = container
-        .get_mut("resources")
+        .field_mut("resources")
         .and_then(Value::as_object_mut)
     else {
         return;
     };
-    let Some(limits) = resources
-        .field("limits")
-        .and_then(Value::as_object)
-        .cloned()
-    else {
+    let Some(limits) = resources.field("limits").and_then(Value::as_object) else {
         return;
     };
-    if limits.is_empty() {
+    // Only the limits without a request are copied (most containers have none).
+    let unrequested = |requests: &Map<String, Value>| -> Vec<(String, Value)> {
+        limits
+            .iter()
+            .filter(|(k, _)| requests.field(k).is_none())
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let missing = match resources.field("requests") {
+        None => unrequested(&Map::new()),
+        Some(Value::Object(requests)) => unrequested(requests),
+        Some(_) => return,
+    };
+    if missing.is_empty() {
         return;
     }
     let requests = resources
         .entry("requests")
         .or_insert_with(|| Value::Object(Default::default()));
     if let Value::Object(requests) = requests {
-        for (k, v) in limits {
+        for (k, v) in missing {
             requests.entry(k).or_insert(v);
         }
     }

@@ -14,13 +14,20 @@ pub const STATUS: &str = "sidecar.istio.io/status";
 /// empty), as Go serialises the struct: an empty list is `null`.
 pub fn injection_status(injected: &Injected<'_>, values: &Map<String, Value>) -> String {
     let secrets = &injected.pull_secrets;
-    let mut out = String::from("{");
     let lists: [(&str, &[&str]); 4] = [
         ("initContainers", &injected.init_containers),
         ("containers", &injected.containers),
         ("volumes", &injected.volumes),
         ("imagePullSecrets", secrets),
     ];
+    // Room for all of it (names rarely need escapes): written without growing.
+    let names: usize = lists
+        .iter()
+        .flat_map(|(_, n)| *n)
+        .map(|n| n.len() + 3)
+        .sum();
+    let mut out = String::with_capacity(names + 128);
+    out.push('{');
     for (key, names) in lists {
         go_json_string(&mut out, key);
         out.push(':');

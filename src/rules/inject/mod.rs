@@ -220,14 +220,19 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
 
     let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes);
     if env.profile.mesh == Mesh::Istio {
-        // Istio decides on the pod as its template left it (the embedded
-        // profile's annotations are not the pod's until placed).
-        let overlaid = rendered.by_mesh_template.then(|| {
-            let mut annotations = pod.annotations.cloned().unwrap_or_default();
-            annotations.extend(rendered.metadata.annotations.clone());
-            annotations
-        });
-        sidecar.take_over_app_probes(&pod, overlaid.as_ref().or(pod.annotations), filled.values());
+        // Istio decides on the pod as its template left it, the template's
+        // annotation over the pod's own (the embedded profile's annotations
+        // are not the pod's until placed).
+        let template_decides = rendered.by_mesh_template
+            && rendered
+                .metadata
+                .annotations
+                .contains_key(istio::REWRITE_ANNOTATION);
+        let deciding = match template_decides {
+            true => Some(&rendered.metadata.annotations),
+            false => pod.annotations,
+        };
+        sidecar.take_over_app_probes(&pod, deciding, filled.values());
         let merged = !crate::mesh::text_of(filled.values(), "metricsScrape").is_empty();
         match istio::metrics_merge(pod.annotations, merged) {
             Ok(Some(merge)) => sidecar.merge_metrics(merge),

@@ -107,6 +107,9 @@ impl Sidecar {
         self.changed_annotations = merge.annotations;
     }
 
+    /// Istio's agent takes the app's probes over, unless
+    /// `sidecar.istio.io/rewriteAppHTTPProbers` among `annotations` (or
+    /// the values) says not to.
     pub(super) fn take_over_app_probes(
         &mut self,
         pod: &Pod,
