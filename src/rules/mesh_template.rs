@@ -110,13 +110,13 @@ fn split(
         let Some(Value::Object(map)) = metadata.as_mut().and_then(|m| m.field_mut(key)) else {
             return Map::new();
         };
+        // Taken as it is (its keys are not hashed again), values made strings.
+        for value in map.values_mut() {
+            if !value.is_string() {
+                *value = Value::String(value.to_string());
+            }
+        }
         std::mem::take(map)
-            .into_iter()
-            .map(|(k, v)| match v {
-                Value::String(_) => (k, v),
-                other => (k, Value::String(other.to_string())),
-            })
-            .collect()
     };
     let mut annotations = strings("annotations");
     let mut labels = strings("labels");

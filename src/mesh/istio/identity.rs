@@ -76,7 +76,7 @@ pub struct Identity {
 pub fn identity(object: &Value, labels: Option<&Map<String, Value>>, namespace: &str) -> Identity {
     let label = |key: &str| {
         labels
-            .and_then(|l| l.get(key))
+            .and_then(|l| l.field(key))
             .and_then(Value::as_str)
             .filter(|v| !v.is_empty())
     };

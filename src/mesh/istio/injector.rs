@@ -702,13 +702,21 @@ pub(super) fn cache_key_head(inputs: &TemplateInputs<'_>, names: &[String]) -> S
         key.push_str(part);
         key.push('\u{0}');
     }
-    key.push_str(&format!(
-        "{}\u{0}{}\u{0}{}\u{0}{}\u{0}",
-        inputs.native_sidecars,
-        inputs.proxy_uid,
-        inputs.proxy_gid,
-        names.join(",")
-    ));
+    {
+        use std::fmt::Write;
+        let _ = write!(
+            key,
+            "{}\u{0}{}\u{0}{}\u{0}",
+            inputs.native_sidecars, inputs.proxy_uid, inputs.proxy_gid
+        );
+    }
+    for (i, name) in names.iter().enumerate() {
+        if i > 0 {
+            key.push(',');
+        }
+        key.push_str(name);
+    }
+    key.push('\u{0}');
     key
 }
 

@@ -363,14 +363,15 @@ fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mu
                 if indent.is_some() && seq.is_some() {
                     return;
                 }
-                let key_col = column(text, key.start);
+                // Found by scanning back to the line's start: only where it is read.
+                let key_col = || column(text, key.start);
                 match &value.kind {
                     NodeKind::Map {
                         entries: inner,
                         flow: false,
                     } if indent.is_none() => {
                         if let Some((k, _)) = inner.first() {
-                            let col = column(text, k.start);
+                            let (col, key_col) = (column(text, k.start), key_col());
                             if col > key_col && starts_line(text, k.start) {
                                 *indent = Some(col - key_col);
                             }
@@ -378,7 +379,7 @@ fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mu
                     }
                     NodeKind::Seq { items, flow: false } if seq.is_none() => {
                         if let Some(dash) = items.first().and_then(|i| dash_of(text, i.start)) {
-                            let col = column(text, dash);
+                            let (col, key_col) = (column(text, dash), key_col());
                             if col >= key_col && starts_line(text, dash) {
                                 *seq = Some(col - key_col);
                             }
