@@ -263,7 +263,7 @@ fn reject_invalid(
 
 /// Where the pod spec sits in the object, as a field path.
 fn spec_path(kind: &WorkloadType) -> String {
-    let mut path = String::new();
+    let mut path = String::with_capacity(kind.path.len() + 6);
     for token in kind.template_path() {
         path.push_str(token);
         path.push('.');

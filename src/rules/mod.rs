@@ -15,6 +15,8 @@ pub use inject::inject;
 pub use plan::{Outcome, Plan, PlanError};
 pub use uninject::uninject;
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::cluster::{ClusterContext, KubeVersion};
@@ -56,32 +58,95 @@ pub struct Env<'a> {
     pub keep_patches: bool,
 }
 
-/// Where a workload's pod metadata and spec live.
+/// Where a workload's pod metadata and spec live, and the fields of them
+/// the rules place things into.
 pub(crate) struct PodPaths {
+    /// The kind's dotted path to its pod template, which these are made from.
+    template: String,
     pub metadata: Vec<String>,
     pub spec: Vec<String>,
+    /// The paths to the fields of [`PLACED_FIELDS`], in its order.
+    placed: Vec<Vec<String>>,
 }
 
+/// The pod's fields every injection writes to (metadata's, then spec's):
+/// their paths are made once per kind and thread.
+const PLACED_FIELDS: [(bool, &str); 6] = [
+    (true, "annotations"),
+    (true, "labels"),
+    (false, "initContainers"),
+    (false, "containers"),
+    (false, "volumes"),
+    (false, "imagePullSecrets"),
+];
+
+thread_local! {
+    /// The paths of the kinds this thread has met (a handful in a run).
+    static POD_PATHS: std::cell::RefCell<Vec<std::rc::Rc<PodPaths>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// How many kinds' paths a thread keeps; past this they are made each time.
+const POD_PATHS_MAX: usize = 64;
+
 impl PodPaths {
-    pub fn of(kind: &WorkloadType) -> Self {
+    /// The paths for a workload of `kind`, made once per kind and thread.
+    pub fn of(kind: &WorkloadType) -> std::rc::Rc<Self> {
+        POD_PATHS.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            if let Some(found) = kept.iter().find(|p| p.template == kind.path) {
+                return found.clone();
+            }
+            let made = std::rc::Rc::new(Self::made_for(kind));
+            if kept.len() < POD_PATHS_MAX {
+                kept.push(made.clone());
+            }
+            made
+        })
+    }
+
+    fn made_for(kind: &WorkloadType) -> Self {
         let below_template = |field: &str| {
             let mut path = Vec::with_capacity(4);
             path.extend(kind.template_path().map(str::to_string));
             path.push(field.to_string());
             path
         };
+        let (metadata, spec) = (below_template("metadata"), below_template("spec"));
+        let placed = PLACED_FIELDS
+            .iter()
+            .map(|(in_metadata, field)| match in_metadata {
+                true => below(&metadata, field),
+                false => below(&spec, field),
+            })
+            .collect();
         PodPaths {
-            metadata: below_template("metadata"),
-            spec: below_template("spec"),
+            template: kind.path.clone(),
+            metadata,
+            spec,
+            placed,
         }
     }
 
-    pub fn metadata(&self, field: &str) -> Vec<String> {
-        below(&self.metadata, field)
+    /// The path to `field` of the pod's metadata.
+    pub fn metadata(&self, field: &str) -> Cow<'_, [String]> {
+        self.field(true, field, &self.metadata)
     }
 
-    pub fn spec(&self, field: &str) -> Vec<String> {
-        below(&self.spec, field)
+    /// The path to `field` of the pod's spec.
+    pub fn spec(&self, field: &str) -> Cow<'_, [String]> {
+        self.field(false, field, &self.spec)
+    }
+
+    fn field(&self, in_metadata: bool, field: &str, parent: &[String]) -> Cow<'_, [String]> {
+        let made = PLACED_FIELDS
+            .iter()
+            .position(|&(m, f)| m == in_metadata && f == field)
+            .and_then(|at| self.placed.get(at));
+        match made {
+            Some(path) => Cow::Borrowed(path),
+            None => Cow::Owned(below(parent, field)),
+        }
     }
 }
 

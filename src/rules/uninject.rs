@@ -172,9 +172,7 @@ pub(crate) fn remove_injection(
             .get(&path)
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
-        let mut at = path.clone();
-        at.push(index.min(len).to_string());
-        patcher.add(&at, container)?;
+        patcher.add_below(&path, &index.min(len).to_string(), container)?;
     }
 
     let (profile_annotations, profile_labels) = profile.marker_keys(&kind.label());
@@ -189,7 +187,7 @@ pub(crate) fn remove_injection(
     // The pod's own annotations inject changed, as they were (where they
     // were, if taken out since).
     for (index, key, value) in record.user_annotations() {
-        let mut path = annotations.clone();
+        let mut path = annotations.to_vec();
         path.push(key.clone());
         if patcher.get(&path).is_some() {
             patcher.add(&path, value)?;
@@ -211,8 +209,8 @@ pub(crate) fn remove_injection(
     // Fields inject created go again once nothing else is in them.
     remove_created(patcher, &record, |field| match field {
         "metadata" => Some(paths.metadata.clone()),
-        "annotations" | "labels" => Some(paths.metadata(field)),
-        "initContainers" | "volumes" | "imagePullSecrets" => Some(paths.spec(field)),
+        "annotations" | "labels" => Some(paths.metadata(field).into_owned()),
+        "initContainers" | "volumes" | "imagePullSecrets" => Some(paths.spec(field).into_owned()),
         _ => None,
     })?;
     Ok(())
