@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::gotemplate::format::json_string;
+
 /// The env var in which Istio's injector hands the agent the pod's own
 /// Prometheus settings, when it points Prometheus at the agent instead.
 pub const PROMETHEUS_ENV: &str = "ISTIO_PROMETHEUS_ANNOTATIONS";
@@ -65,16 +67,23 @@ fn known_label(key: &str) -> Option<&'static str> {
     if !key.starts_with("prometheus") {
         return None;
     }
+    // Each character reads as one: the lengths in characters must agree.
+    let length = match key.is_ascii() {
+        true => key.len(),
+        false => key.chars().count(),
+    };
     let reads_as = |label: &str| {
-        key.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .eq(label.chars())
+        label.len() == length
+            && key
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .eq(label.chars())
     };
     KNOWN_LABELS.into_iter().find(|label| reads_as(label))
 }
@@ -111,7 +120,7 @@ pub fn metrics_merge(
     if setting("prometheus_io_port").as_deref() == Some(agent_port) {
         return Ok(None);
     }
-    let mut scrape = setting("prometheus_io_scrape").unwrap_or_default();
+    let scrape = setting("prometheus_io_scrape").unwrap_or_default();
     let mut path = setting("prometheus_io_path").unwrap_or_default();
     let mut port = setting("prometheus_io_port").unwrap_or_default();
     let targets = setting("prometheus_istio_io_scrape_targets")
@@ -150,19 +159,34 @@ pub fn metrics_merge(
         scrapable(&port, "scrape configuration", "port")?;
     }
     let empty = scrape.is_empty() && path.is_empty() && port.is_empty() && targets.is_empty();
+    // As Go marshals pilot-agent's PrometheusScrapeConfiguration: its
+    // fields in order, the targets left out when there are none.
     let env = (!empty).then(|| {
-        let mut config = serde_json::Map::new();
-        config.insert("scrape".into(), Value::String(std::mem::take(&mut scrape)));
-        config.insert("path".into(), Value::String(std::mem::take(&mut path)));
-        config.insert("port".into(), Value::String(std::mem::take(&mut port)));
+        let mut out = String::with_capacity(64);
+        let field = |out: &mut String, first: bool, key: &str, value: &str| {
+            if !first {
+                out.push(',');
+            }
+            json_string(key, out);
+            out.push(':');
+            json_string(value, out);
+        };
+        out.push('{');
+        field(&mut out, true, "scrape", &scrape);
+        field(&mut out, false, "path", &path);
+        field(&mut out, false, "port", &port);
         if !targets.is_empty() {
-            let targets = targets
-                .iter()
-                .map(|(port, path)| serde_json::json!({"port": port, "path": path}))
-                .collect();
-            config.insert("targets".into(), Value::Array(targets));
+            out.push_str(",\"targets\":[");
+            for (i, (port, path)) in targets.iter().enumerate() {
+                out.push_str(if i == 0 { "{" } else { ",{" });
+                field(&mut out, true, "port", port);
+                field(&mut out, false, "path", path);
+                out.push('}');
+            }
+            out.push(']');
         }
-        Value::Object(config).to_string()
+        out.push('}');
+        out
     });
     // Every spelling of the three is pointed at the agent, in place: the pod
     // keeps its own keys, so that uninject gives them back as written.
@@ -272,5 +296,42 @@ mod tests {
             merge(json!({"prometheus.istio.io/scrape-targets": ":/x"})).and_then(|m| m.env),
             None
         );
+    }
+
+    #[test]
+    fn the_agents_settings_are_written_as_go_marshals_them() {
+        // Go's encoding/json escapes <, > and & (and the quote and backslash,
+        // as every JSON writer does); the agent reads it back either way,
+        // and the pod's text is what Istio's injector writes.
+        let got = metrics_merge(
+            json!({
+                "prometheus.io/path": "/m?a=1&b=<2>",
+                "prometheus.istio.io/scrape-targets": "8080:/x?q=\"&\"",
+            })
+            .as_object(),
+            true,
+        )
+        .expect("merged")
+        .expect("a change");
+        assert_eq!(
+            got.env.as_deref(),
+            Some(
+                r#"{"scrape":"","path":"/x?q=\"\u0026\"","port":"8080","targets":[{"port":"8080","path":"/x?q=\"\u0026\""}]}"#
+            )
+        );
+        let got = metrics_merge(
+            json!({"prometheus.io/path": "/m?a=1&b=<2>"}).as_object(),
+            true,
+        )
+        .expect("merged")
+        .expect("a change");
+        assert_eq!(
+            got.env.as_deref(),
+            Some(r#"{"scrape":"","path":"/m?a=1\u0026b=\u003c2\u003e","port":""}"#)
+        );
+        // Every value read back is the annotation's.
+        let read: Value =
+            serde_json::from_str(got.env.as_deref().unwrap_or_default()).expect("JSON");
+        assert_eq!(read["path"], "/m?a=1&b=<2>");
     }
 }
