@@ -261,20 +261,31 @@ impl Filled {
     /// templates ask for (the metadata names the namespace, the containers
     /// do not).
     pub fn render(&self, vars: &WorkloadVars) -> Result<Rendered, String> {
-        self.render_parts(vars, RenderedContainers::filled)
+        self.render_parts(vars, RenderedMetadata::filled, RenderedContainers::filled)
     }
 
     /// What the cluster's own templates keep of [`Filled::render`]: the
     /// metadata and the placement settings, and the containers only when
     /// they come for free (shared with a workload answering the same);
     /// theirs replace them.
-    pub fn render_settings(&self, vars: &WorkloadVars) -> Result<Rendered, String> {
-        self.render_parts(vars, RenderedContainers::settings_filled)
+    /// Of the metadata, only the annotations and labels of the keys in
+    /// `kept` are sure to be there.
+    pub fn render_settings(
+        &self,
+        vars: &WorkloadVars,
+        kept: (&[&str], &[&str]),
+    ) -> Result<Rendered, String> {
+        self.render_parts(
+            vars,
+            |metadata, reals| metadata.filled_only(kept, reals),
+            RenderedContainers::settings_filled,
+        )
     }
 
     fn render_parts(
         &self,
         vars: &WorkloadVars,
+        fill_metadata: impl Fn(&RenderedMetadata, &[String]) -> Option<RenderedMetadata>,
         fill: impl Fn(&RenderedContainers, &[String]) -> Option<RenderedContainers>,
     ) -> Result<Rendered, String> {
         let profile = &self.profile;
@@ -283,7 +294,7 @@ impl Filled {
                 &self.metadata,
                 vars,
                 |lookup| profile.render_metadata(lookup),
-                RenderedMetadata::filled,
+                fill_metadata,
             )?,
             shared: self.rendered_once(
                 &self.rendered,

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::{Profile, template};
 use crate::json::Field;
 use crate::reuse::spare;
-use crate::reuse::stand_ins::{Marks, fill, fill_map, fill_marked, fill_str};
+use crate::reuse::stand_ins::{Marks, fill, fill_map, fill_marked, fill_str, has_token};
 
 /// What a placeholder name stands for, given the values and the workload;
 /// `None` for a name templates may not use.
@@ -194,6 +194,39 @@ impl RenderedMetadata {
         Some(RenderedMetadata {
             annotations: fill_map(&self.annotations, reals)?,
             labels: fill_map(&self.labels, reals)?,
+            owner_label: match &self.owner_label {
+                Some(key) => Some(fill_str(key, reals)?),
+                None => None,
+            },
+        })
+    }
+}
+
+impl RenderedMetadata {
+    /// [`RenderedMetadata::filled`], keeping only the `annotations` and
+    /// `labels` of these keys (what the cluster's own templates keep of it).
+    pub(super) fn filled_only(
+        &self,
+        (annotations, labels): (&[&str], &[&str]),
+        reals: &[String],
+    ) -> Option<Self> {
+        let pick = |map: &Map<String, Value>, keys: &[&str]| -> Option<Map<String, Value>> {
+            let mut out = Map::new();
+            for (key, value) in map {
+                let key = match has_token(key) {
+                    true => fill_str(key, reals)?,
+                    false if keys.contains(&key.as_str()) => key.clone(),
+                    false => continue,
+                };
+                if keys.contains(&key.as_str()) && out.insert(key, fill(value, reals)?).is_some() {
+                    return None;
+                }
+            }
+            Some(out)
+        };
+        Some(RenderedMetadata {
+            annotations: pick(&self.annotations, annotations)?,
+            labels: pick(&self.labels, labels)?,
             owner_label: match &self.owner_label {
                 Some(key) => Some(fill_str(key, reals)?),
                 None => None,

@@ -27,6 +27,11 @@ const ANNOTATIONS_OF_THE_INJECTOR: [&str; 3] = [
 ];
 const LABELS_OF_THE_INJECTOR: [&str; 1] = ["topology.istio.io/network"];
 
+/// The annotations and labels of the embedded rendering that [`render`]
+/// keeps: the embedded profile renders only these for the cluster's templates.
+pub(super) const KEPT_OF_THE_EMBEDDED: (&[&str], &[&str]) =
+    (&ANNOTATIONS_OF_THE_INJECTOR, &LABELS_OF_THE_INJECTOR);
+
 /// The workload whose pod this is, as the template reads it.
 pub(super) struct PodInput<'a> {
     /// The whole object (for the workload's name and kind).

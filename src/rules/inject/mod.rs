@@ -167,7 +167,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     }
     // With the cluster's own templates, theirs are the containers.
     let rendered = match &env.profile.cluster_injector {
-        Some(_) => filled.render_settings(&pod.vars),
+        Some(_) => filled.render_settings(&pod.vars, mesh_template::KEPT_OF_THE_EMBEDDED),
         None => filled.render(&pod.vars),
     };
     let mut rendered = match rendered {

@@ -181,7 +181,12 @@ pub(super) fn place(
     // Native: capture setup, then the proxy, then the pod's own init containers.
     // Classic: capture setup after the pod's own (they are not intercepted).
     let init_start = if native { 0 } else { existing_inits };
-    let mounted = mounted_volumes(inits.iter().chain(proxy.iter()).chain(appended.iter()));
+    // The mesh's template's volumes all go in; the profile's, those mounted.
+    let every_volume = rendered.by_mesh_template;
+    let mounted = match every_volume {
+        true => Vec::new(),
+        false => mounted_volumes(inits.iter().chain(proxy.iter()).chain(appended.iter())),
+    };
     let containers_path = paths.spec("containers");
     overlaid.sort_by_key(|(index, _)| *index);
     for (index, container) in overlaid {
@@ -230,7 +235,6 @@ pub(super) fn place(
     }
 
     let volumes_path = paths.spec("volumes");
-    let every_volume = rendered.by_mesh_template;
     let volumes =
         rendered.take_volumes(|v| every_volume || mounted.iter().any(|m| m == name_of(v)));
     if !volumes.is_empty() {
