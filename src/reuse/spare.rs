@@ -1,9 +1,9 @@
 //! Values the tool is done with, kept so that their allocations hold the
 //! next copy of a similar value.
 //!
-//! Every workload gets its own copy of the proxy and its init containers,
-//! a few hundred strings and mappings each, and drops it once the output is
-//! written. Overwriting the copy made for the workload before, which has
+//! Every workload gets its own copy of the proxy, its init containers and
+//! their volumes, a few hundred strings and mappings each, and drops it once
+//! the output is written. Overwriting the copy made for the workload before, which has
 //! the same keys and almost the same strings, costs a fraction of copying
 //! anew and freeing the old one. The spares are kept per thread: each core
 //! works on its own workloads.
@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::json::Field;
 
-/// Spares kept per thread: the containers of a few workloads.
+/// Spares kept per thread: the containers and volume lists of a few workloads.
 const KEPT_MAX: usize = 8;
 
 thread_local! {
@@ -22,15 +22,17 @@ thread_local! {
 }
 
 /// A copy of `source`, written into a spare when there is one (the spare of
-/// the same name if any), else cloned.
+/// the same name if any, else the last one that is a mapping or a list as
+/// `source` is), else cloned.
 pub fn copy_of(source: &Value) -> Value {
     let spare = SPARES.with(|spares| {
         let mut spares = spares.borrow_mut();
         let name = source.field("name");
+        let same_kind = |s: &Value| s.is_array() == source.is_array();
         let at = spares
             .iter()
-            .rposition(|s| s.field("name") == name)
-            .or_else(|| spares.len().checked_sub(1))?;
+            .rposition(|s| same_kind(s) && s.field("name") == name)
+            .or_else(|| spares.iter().rposition(same_kind))?;
         Some(spares.swap_remove(at))
     });
     match spare {
@@ -43,7 +45,8 @@ pub fn copy_of(source: &Value) -> Value {
 }
 
 /// A copy of `pod` (a pod template's `metadata` and `spec`) whose init
-/// containers and containers are copies written into spares ([`copy_of`]).
+/// containers, containers and volumes are copies written into spares
+/// ([`copy_of`]).
 pub fn copy_of_pod(pod: &Value) -> Value {
     let Value::Object(fields) = pod else {
         return pod.clone();
@@ -56,6 +59,7 @@ pub fn copy_of_pod(pod: &Value) -> Value {
                         key.clone(),
                         Value::Array(items.iter().map(copy_of).collect()),
                     ),
+                    ("volumes", volumes @ Value::Array(_)) => (key.clone(), copy_of(volumes)),
                     _ => (key.clone(), value.clone()),
                 })
                 .collect(),
@@ -73,16 +77,19 @@ pub fn copy_of_pod(pod: &Value) -> Value {
     )
 }
 
-/// Keep `value` as a spare (or drop it when enough are kept).
+/// Keep `value` as a spare, in place of the oldest when enough are kept
+/// (the newest are those the next workload asks for; a kind of spare no
+/// copy asks for ages out).
 pub fn keep(value: Value) {
     if !matches!(value, Value::Object(_) | Value::Array(_)) {
         return;
     }
     SPARES.with(|spares| {
         let mut spares = spares.borrow_mut();
-        if spares.len() < KEPT_MAX {
-            spares.push(value);
+        if spares.len() >= KEPT_MAX {
+            spares.remove(0);
         }
+        spares.push(value);
     });
 }
 
@@ -187,5 +194,36 @@ mod tests {
         assert_eq!(SPARES.with(|s| s.borrow().len()), 0, "the spare was used");
         keep(json!("a scalar is not worth keeping"));
         assert_eq!(SPARES.with(|s| s.borrow().len()), 0);
+    }
+
+    #[test]
+    fn a_kept_list_holds_only_lists_and_the_newest_spares_are_kept() {
+        let volumes = json!([{"name": "a", "emptyDir": {}}, {"name": "b"}]);
+        // A list is no spare for a mapping: the container is cloned.
+        keep(json!([{"name": "old"}]));
+        let proxy = json!({"name": "proxy", "image": "p:1"});
+        assert_eq!(copy_of(&proxy), proxy);
+        assert_eq!(
+            SPARES.with(|s| s.borrow().len()),
+            1,
+            "the list is still kept"
+        );
+        // The pod's volumes are copied into it.
+        let pod = json!({"spec": {"volumes": volumes.clone()}});
+        assert_eq!(copy_of_pod(&pod), pod);
+        assert_eq!(SPARES.with(|s| s.borrow().len()), 0, "the list was used");
+        // Past KEPT_MAX, the oldest goes: the newest are those asked for next.
+        for i in 0..KEPT_MAX + 3 {
+            keep(json!({"name": format!("c{i}")}));
+        }
+        let names: Vec<String> = SPARES.with(|s| {
+            s.borrow()
+                .iter()
+                .map(|v| v["name"].as_str().unwrap_or_default().to_string())
+                .collect()
+        });
+        let newest: Vec<String> = (3..KEPT_MAX + 3).map(|i| format!("c{i}")).collect();
+        assert_eq!(names, newest);
+        SPARES.with(|s| s.borrow_mut().clear());
     }
 }

@@ -344,8 +344,8 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
 }
 
 /// Keep the containers of the profile's that `object` (a workload of `kind`)
-/// has as spares for the next workload's (see [`spare`]). Called once the
-/// object is written and no longer needed.
+/// has, and its volumes, as spares for the next workload's (see [`spare`]).
+/// Called once the object is written and no longer needed.
 pub fn keep_injected(object: &mut Value, kind: &WorkloadType, profile: &Profile) {
     let names: Vec<&str> = profile.container_names().collect();
     let spec = kind
@@ -355,6 +355,9 @@ pub fn keep_injected(object: &mut Value, kind: &WorkloadType, profile: &Profile)
     let Some(spec) = spec else {
         return;
     };
+    if let Some(volumes @ Value::Array(_)) = spec.field_mut("volumes") {
+        spare::keep(std::mem::take(volumes));
+    }
     for list in ["initContainers", "containers"] {
         let Some(Value::Array(items)) = spec.field_mut(list) else {
             continue;
