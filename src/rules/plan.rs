@@ -199,6 +199,50 @@ impl Patcher {
         Ok(())
     }
 
+    /// `add` each of `items` to the list at `path`, walking to it once:
+    /// from index `at` on, in order, or at the end (`-`) for `None`.
+    pub fn add_items(
+        &mut self,
+        path: &[String],
+        at: Option<usize>,
+        items: Vec<Value>,
+    ) -> Result<(), PlanError> {
+        let record = self.record;
+        let Value::Array(list) = self.parent(path, path)? else {
+            return Err(PlanError::Internal(format!(
+                "add: {} is not a list",
+                pointer(path)
+            )));
+        };
+        let mut ops = Vec::new();
+        let count = items.len();
+        for (offset, item) in items.into_iter().enumerate() {
+            let slot = at.map(|at| at + offset);
+            if record {
+                let last = slot.map_or_else(|| "-".to_string(), |i| i.to_string());
+                ops.push(PatchOperation::Add(AddOperation {
+                    path: PointerBuf::from_tokens(
+                        path.iter().map(String::as_str).chain([last.as_str()]),
+                    ),
+                    value: item.clone(),
+                }));
+            }
+            match slot {
+                None => list.push(item),
+                Some(index) if index <= list.len() => list.insert(index, item),
+                Some(index) => {
+                    return Err(PlanError::Internal(format!(
+                        "add: no index {index} in {}",
+                        pointer(path)
+                    )));
+                }
+            }
+        }
+        self.changes += count;
+        self.ops.extend(ops);
+        Ok(())
+    }
+
     /// `add` each of `entries` the mapping at `path` lacks (in their order),
     /// walking to the mapping once; returns the keys added.
     pub fn add_missing(
@@ -353,5 +397,33 @@ mod tests {
         assert_eq!(patcher.changes, 2);
         let a_string = path(&["metadata", "annotations", "a"], &[]);
         assert!(patcher.add_missing(&a_string, entries).is_err());
+    }
+
+    #[test]
+    fn items_added_together_are_what_adding_each_gives() {
+        let object = json!({"spec": {"volumes": [{"name": "own"}], "inits": []}});
+        let items = || vec![json!({"name": "a"}), json!({"name": "b"})];
+        for at in [None, Some(0), Some(1)] {
+            let mut together = Patcher::new(object.clone(), true);
+            let volumes = path(&["spec", "volumes"], &[]);
+            together.add_items(&volumes, at, items()).expect("added");
+            let mut each = Patcher::new(object.clone(), true);
+            for (offset, item) in items().into_iter().enumerate() {
+                let last = at.map_or("-".to_string(), |at| (at + offset).to_string());
+                each.add_below(&volumes, &last, item).expect("added");
+            }
+            assert_eq!(together.value, each.value, "{at:?}");
+            assert_eq!(
+                serde_json::to_value(&together.ops).ok(),
+                serde_json::to_value(&each.ops).ok(),
+                "{at:?}"
+            );
+            assert_eq!(together.changes, 2);
+        }
+        let mut patcher = Patcher::new(object, false);
+        let volumes = path(&["spec", "volumes"], &[]);
+        assert!(patcher.add_items(&volumes, Some(5), items()).is_err());
+        let not_a_list = path(&["spec"], &[]);
+        assert!(patcher.add_items(&not_a_list, None, items()).is_err());
     }
 }

@@ -198,10 +198,10 @@ pub(super) fn place(
         patcher.add_below(&containers_path, &index.min(len).to_string(), container)?;
     }
     let proxy_index = inits.len();
-    for (offset, container) in inits.into_iter().enumerate() {
-        record.init_containers.push(name_of(&container).to_string());
-        patcher.add_below(&init_path, &(init_start + offset).to_string(), container)?;
-    }
+    record
+        .init_containers
+        .extend(inits.iter().map(|c| name_of(c).to_string()));
+    patcher.add_items(&init_path, Some(init_start), inits)?;
     if let Some(proxy) = proxy {
         let proxy_name = name_of(&proxy).to_string();
         if native {
@@ -248,7 +248,7 @@ pub(super) fn place(
         .flatten()
         .map(|v| name_of(v).to_string())
         .collect();
-    let mut next_first = 0;
+    let mut added = Vec::with_capacity(volumes.len());
     for volume in volumes {
         let name = name_of(&volume);
         if taken.iter().any(|t| t == name) {
@@ -256,17 +256,14 @@ pub(super) fn place(
                 "the pod already has a volume named {name}; it was kept"
             )));
         } else {
-            let at = if pod.volumes_first {
-                next_first += 1;
-                (next_first - 1).to_string()
-            } else {
-                "-".to_string()
-            };
             let name = name.to_string();
-            patcher.add_below(&volumes_path, &at, volume)?;
             taken.push(name.clone());
             record.volumes.push(name);
+            added.push(volume);
         }
+    }
+    if !added.is_empty() {
+        patcher.add_items(&volumes_path, pod.volumes_first.then_some(0), added)?;
     }
 
     let secrets_path = paths.spec("imagePullSecrets");
