@@ -676,12 +676,21 @@ fn text_or<'a>(value: &'a Value, field: &str, default: &'a str) -> &'a str {
 /// A request above its limit (after LimitRanger filled in what was missing,
 /// which is how a request of 2 CPUs under a default limit of 1 fails).
 fn resource_errors(container: &Value, path: &ContainerPath<'_>) -> Vec<FieldError> {
-    let requests = super::resources::container_list(container, "requests");
-    let limits = super::resources::container_list(container, "limits");
+    // Read where they are (every container of every workload is checked).
+    let section = |name: &str| {
+        container
+            .field("resources")
+            .and_then(|r| r.field(name))
+            .and_then(Value::as_object)
+    };
+    let (Some(requests), Some(limits)) = (section("requests"), section("limits")) else {
+        return Vec::new();
+    };
     requests
         .iter()
         .filter_map(|(name, request)| {
-            let limit = super::resources::get(&limits, name)?;
+            let request = super::quantity::Quantity::from_value(request)?;
+            let limit = super::quantity::Quantity::from_value(limits.field(name)?)?;
             (request > limit).then(|| {
                 FieldError::invalid(
                     format!("{path}.resources.requests"),

@@ -424,6 +424,27 @@ mod tests {
             injection_status(&classic, &values),
             r#"{"initContainers":null,"containers":["istio-proxy"],"volumes":null,"imagePullSecrets":["a","b"],"revision":"canary"}"#
         );
+        // The status written last is kept for the next alike workload: only
+        // for the same names in the same lists and the same revision.
+        let moved = Injected {
+            init_containers: vec!["istio-proxy"],
+            containers: vec![],
+            volumes: vec![],
+            pull_secrets: vec!["a", "b"],
+        };
+        assert_eq!(
+            injection_status(&moved, &values),
+            r#"{"initContainers":["istio-proxy"],"containers":null,"volumes":null,"imagePullSecrets":["a","b"],"revision":"canary"}"#
+        );
+        let stable = json!({"revision": "stable"})
+            .as_object()
+            .cloned()
+            .expect("map");
+        assert!(injection_status(&moved, &stable).ends_with(r#""revision":"stable"}"#));
+        assert_eq!(
+            injection_status(&classic, &values),
+            r#"{"initContainers":null,"containers":["istio-proxy"],"volumes":null,"imagePullSecrets":["a","b"],"revision":"canary"}"#
+        );
     }
 
     #[test]
