@@ -428,15 +428,17 @@ pub(crate) fn apply_edits(
     paths: &PodPaths,
     edits: Vec<istio::Edit>,
 ) -> Result<(), PlanError> {
+    // The spec's path, with each edit's own after it in turn.
+    let mut at = paths.spec.clone();
+    let spec = at.len();
     for edit in edits {
+        at.truncate(spec);
         match edit {
             istio::Edit::Set(path, value) => {
-                let mut at = paths.spec.clone();
                 at.extend(path);
                 patcher.add(&at, value)?;
             }
             istio::Edit::Remove(path) => {
-                let mut at = paths.spec.clone();
                 at.extend(path);
                 patcher.remove(&at)?;
             }

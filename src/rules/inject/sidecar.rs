@@ -163,12 +163,16 @@ impl Sidecar {
                 .chain(&self.appended)
                 .filter_map(name),
         );
-        let mounted = mounted_volumes(
-            self.inits
-                .iter()
-                .chain(self.proxy.iter())
-                .chain(self.appended.iter()),
-        );
+        // The mesh's template's volumes are all its; the profile's, those mounted.
+        let mounted = match rendered.by_mesh_template {
+            true => Vec::new(),
+            false => mounted_volumes(
+                self.inits
+                    .iter()
+                    .chain(self.proxy.iter())
+                    .chain(self.appended.iter()),
+            ),
+        };
         injected.volumes = rendered
             .volumes
             .iter()
