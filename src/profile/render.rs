@@ -200,9 +200,7 @@ impl RenderedMetadata {
             },
         })
     }
-}
 
-impl RenderedMetadata {
     /// [`RenderedMetadata::filled`], keeping only the `annotations` and
     /// `labels` of these keys (what the cluster's own templates keep of it).
     pub(super) fn filled_only(
