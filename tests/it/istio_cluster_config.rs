@@ -376,6 +376,43 @@ fn an_edited_template_is_rendered_as_written() {
 }
 
 #[test]
+fn the_merged_metrics_settings_are_written_as_go_marshals_them() {
+    // Istio's injector adds ISTIO_PROMETHEUS_ANNOTATIONS in its code, after
+    // the template, with Go's encoding/json: `&`, `<` and `>` escaped.
+    let test = "the_merged_metrics_settings_are_written_as_go_marshals_them";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some((_, context)) = default_config_maps(test, dir.path(), &[]) else {
+        return;
+    };
+    let input = dir.path().join("hello.yaml");
+    let annotated = HELLO.replace(
+        "      labels: {app: hello}\n",
+        "      labels: {app: hello}\n      annotations: {prometheus.io/path: \"/m?a=1&b=<2>\"}\n",
+    );
+    assert_ne!(annotated, HELLO);
+    std::fs::write(&input, &annotated).expect("write the input");
+    let run = inject_with(&context, &input.to_string_lossy(), &["-q", "-o", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let spec = &out["spec"]["template"]["spec"];
+    let proxy = ["initContainers", "containers"]
+        .iter()
+        .filter_map(|list| spec[*list].as_array())
+        .flatten()
+        .find(|c| c["name"] == "istio-proxy")
+        .expect("the proxy");
+    let env = proxy["env"].as_array().expect("env");
+    let merged = env
+        .iter()
+        .find(|e| e["name"] == "ISTIO_PROMETHEUS_ANNOTATIONS")
+        .expect("the merged settings");
+    assert_eq!(
+        merged["value"],
+        r#"{"scrape":"","path":"/m?a=1\u0026b=\u003c2\u003e","port":""}"#
+    );
+}
+
+#[test]
 fn a_broken_template_stops_the_run_naming_its_line_and_writes_nothing() {
     let test = "a_broken_template_stops_the_run_naming_its_line_and_writes_nothing";
     let dir = tempfile::tempdir().expect("temp dir");

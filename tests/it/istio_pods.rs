@@ -829,6 +829,17 @@ fn the_apps_metrics_settings_go_to_the_agent_and_come_back() {
         run.stderr
     );
     assert_eq!(run.stdout, reserved);
+    // The env is written as Go's encoding/json writes it: `&`, `<` and `>`
+    // escaped (see istio_cluster_config.rs for the cluster's templates).
+    let query = with_pod_metadata("      annotations: {prometheus.io/path: \"/m?a=1&b=<2>\"}\n");
+    let run = common::run(&["-q", "--profile", "istio"], Some(&query));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        proxy_env(&run.stdout, "ISTIO_PROMETHEUS_ANNOTATIONS").as_deref(),
+        Some(r#"{"scrape":"","path":"/m?a=1\u0026b=\u003c2\u003e","port":""}"#),
+        "{}",
+        run.stdout
+    );
 }
 
 /// On OpenShift, Istio runs the proxy as the project's own user and group:
