@@ -261,7 +261,11 @@ impl Filled {
     /// templates ask for (the metadata names the namespace, the containers
     /// do not).
     pub fn render(&self, vars: &WorkloadVars) -> Result<Rendered, String> {
-        self.render_parts(vars, RenderedMetadata::filled, RenderedContainers::filled)
+        self.render_parts(
+            vars,
+            |metadata, reals| metadata.filled(None, reals),
+            RenderedContainers::filled,
+        )
     }
 
     /// What the cluster's own templates keep of [`Filled::render`]: the
@@ -277,7 +281,7 @@ impl Filled {
     ) -> Result<Rendered, String> {
         self.render_parts(
             vars,
-            |metadata, reals| metadata.filled_only(kept, reals),
+            |metadata, reals| metadata.filled(Some(kept), reals),
             RenderedContainers::settings_filled,
         )
     }

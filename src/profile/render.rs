@@ -190,25 +190,17 @@ impl PartialEq for ContainerMarks {
 impl RenderedMetadata {
     /// This rendering with `reals` for its stand-ins (see
     /// [`crate::reuse::stand_ins`]); `None` when two keys come out the same.
-    pub(super) fn filled(&self, reals: &[String]) -> Option<Self> {
-        Some(RenderedMetadata {
-            annotations: fill_map(&self.annotations, reals)?,
-            labels: fill_map(&self.labels, reals)?,
-            owner_label: match &self.owner_label {
-                Some(key) => Some(fill_str(key, reals)?),
-                None => None,
-            },
-        })
-    }
-
-    /// [`RenderedMetadata::filled`], keeping only the `annotations` and
-    /// `labels` of these keys (what the cluster's own templates keep of it).
-    pub(super) fn filled_only(
+    /// With `kept`, only the annotations and labels of those keys are kept
+    /// (what the cluster's own templates keep of it), and only they filled.
+    pub(super) fn filled(
         &self,
-        (annotations, labels): (&[&str], &[&str]),
+        kept: Option<(&[&str], &[&str])>,
         reals: &[String],
     ) -> Option<Self> {
-        let pick = |map: &Map<String, Value>, keys: &[&str]| -> Option<Map<String, Value>> {
+        let fill_kept = |map: &Map<String, Value>, keys: Option<&[&str]>| {
+            let Some(keys) = keys else {
+                return fill_map(map, reals);
+            };
             let mut out = Map::new();
             for (key, value) in map {
                 let key = match has_token(key) {
@@ -223,8 +215,8 @@ impl RenderedMetadata {
             Some(out)
         };
         Some(RenderedMetadata {
-            annotations: pick(&self.annotations, annotations)?,
-            labels: pick(&self.labels, labels)?,
+            annotations: fill_kept(&self.annotations, kept.map(|(a, _)| a))?,
+            labels: fill_kept(&self.labels, kept.map(|(_, l)| l))?,
             owner_label: match &self.owner_label {
                 Some(key) => Some(fill_str(key, reals)?),
                 None => None,
