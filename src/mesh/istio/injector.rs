@@ -128,11 +128,13 @@ impl ClusterInjector {
                 texts.insert(name.clone(), text.to_string());
             }
         }
-        // The single template of older configurations is the sidecar's.
-        if let Some(text) = config.field("template").and_then(Value::as_str) {
-            if !text.trim().is_empty() {
-                texts.insert("sidecar".into(), text.to_string());
-            }
+        // istiod reads `templates` alone. Istio's chart still writes a
+        // legacy `template` beside it, a trap for an istiod older than its
+        // templates, which a current injector never parses: so neither does
+        // the tool. A configuration with that field alone has no template
+        // istiod would run, and is refused rather than read as the sidecar's.
+        if texts.is_empty() && config.field("template").is_some() {
+            return Err(ConfigError::LegacyTemplateOnly { origin });
         }
         let takes_stand_ins = !texts.values().any(|t| stand_ins::has_token(t))
             && !stand_ins::value_has_token(&values)
@@ -610,6 +612,12 @@ pub enum ConfigError {
     /// A template given as something other than text.
     #[error("{origin}: template {template:?} is not text")]
     NotText { origin: String, template: String },
+    /// A configuration from before Istio 1.8: the one `template` and no
+    /// `templates`, which istiod no longer reads.
+    #[error(
+        "{origin}: its config has the legacy single `template` and no `templates`; istiod reads only `templates` (Istio 1.8 and later), so it would inject no pod with it: fetch the ConfigMap of the istiod the cluster runs"
+    )]
+    LegacyTemplateOnly { origin: String },
     /// A template that does not parse, or fails to run for a pod.
     #[error("{origin}: {error}")]
     Template {
@@ -741,6 +749,29 @@ mod tests {
         assert_eq!(
             injector.templates_for(asked.as_object()),
             ["gateway", "sidecar", "custom"]
+        );
+    }
+
+    #[test]
+    fn the_legacy_template_beside_templates_is_never_parsed_as_istiod_never_reads_it() {
+        // Istio's chart writes this trap into every real ConfigMap.
+        let trap = "{{ Template_Version_And_Istio_Version_Mismatched_Check_Installation }}";
+        let injector = injector(json!({"template": trap, "templates": {"sidecar": "a: 1"}}));
+        assert_eq!(injector.templates.keys().collect::<Vec<_>>(), ["sidecar"]);
+        let alone = ClusterInjector::read(
+            "ConfigMap istio-system/istio-sidecar-injector".into(),
+            &json!({"template": "a: 1"}),
+            json!({}),
+            json!({}),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(alone, ConfigError::LegacyTemplateOnly { .. }),
+            "{alone}"
+        );
+        assert!(
+            alone.to_string().contains("legacy single `template`"),
+            "{alone}"
         );
     }
 
