@@ -416,7 +416,7 @@ impl Value {
 
 /// A JSON field's Go name: `serviceAccountName` → `ServiceAccountName`,
 /// `apiVersion` → `APIVersion`, `metadata` → `ObjectMeta`.
-fn go_name(json: &str) -> String {
+pub fn go_name(json: &str) -> String {
     match json {
         "metadata" => "ObjectMeta".to_string(),
         "apiVersion" => "APIVersion".to_string(),

@@ -212,6 +212,62 @@ impl Mesh {
         (self == Mesh::Istio).then_some(("istio-injection", "enabled"))
     }
 
+    /// The revision whose webhook selects a pod by its namespace's labels
+    /// and its own, with why; `None` when no label names one (the pod is
+    /// then any revision's to inject). Istio's chart gives each revision
+    /// webhooks that select namespaces labelled `istio.io/rev: REV` without
+    /// `istio-injection`, and pods labelled `istio.io/rev: REV` in a
+    /// namespace with neither label; the default revision also selects
+    /// namespaces labelled `istio-injection: enabled`, whatever their
+    /// revision label, and pods labelled `sidecar.istio.io/inject: "true"`
+    /// without a revision label in a namespace with neither
+    /// (`mutatingwebhook.yaml` of its istio-discovery chart).
+    pub fn selecting_revision(
+        self,
+        namespace: &str,
+        namespace_labels: Option<&Map<String, Value>>,
+        pod_labels: Option<&Map<String, Value>>,
+    ) -> Option<(String, String)> {
+        let key = self.revision_label()?;
+        let (injection, enabled) = self.injection_label()?;
+        fn label<'a>(labels: Option<&'a Map<String, Value>>, key: &str) -> Option<&'a str> {
+            labels.and_then(|l| l.get(key)).and_then(Value::as_str)
+        }
+        match label(namespace_labels, injection) {
+            Some(value) if value == enabled => {
+                return Some((
+                    "default".into(),
+                    format!("namespace {namespace} has the label \"{injection}: {enabled}\""),
+                ));
+            }
+            // Another value: no revision's webhook selects the namespace
+            // (the profile's never-inject labels say so).
+            Some(_) => return None,
+            None => {}
+        }
+        if let Some(revision) = label(namespace_labels, key) {
+            return Some((
+                revision.into(),
+                format!("namespace {namespace} has the label \"{key}: {revision}\""),
+            ));
+        }
+        if let Some(revision) = label(pod_labels, key) {
+            return Some((
+                revision.into(),
+                format!("the pod has the label \"{key}: {revision}\""),
+            ));
+        }
+        // A pod that opts in by label, naming no revision, is the default
+        // revision's.
+        let opt_in = "sidecar.istio.io/inject";
+        (label(pod_labels, opt_in) == Some("true")).then(|| {
+            (
+                "default".into(),
+                format!("the pod has the label \"{opt_in}: true\" and no {key}"),
+            )
+        })
+    }
+
     /// Whether the mesh's injector merges what it renders into the pod's own
     /// containers of the same names (Istio's user-written `istio-proxy`),
     /// rather than leaving such a pod alone.

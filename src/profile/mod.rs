@@ -416,12 +416,24 @@ impl Profile {
                 .to_string()
         };
         let namespace = setting("istioNamespace");
-        let found = ClusterInjector::find(cluster, &namespace, &setting("revision"))
-            .map_err(ConfigError::from)?;
+        // A revision named by the flags, or by a profile file, is asked for.
+        let asked = setting("revision");
+        let asked = (flags.contains_key("revision") || !matches!(asked.as_str(), "" | "default"))
+            .then_some(asked.as_str());
+        let Some(revision) = ClusterInjector::choose_revision(cluster, &namespace, asked)
+            .map_err(ConfigError::from)?
+        else {
+            return Ok(None);
+        };
+        let found =
+            ClusterInjector::find(cluster, &namespace, &revision).map_err(ConfigError::from)?;
         let Some(injector) = found else {
             return Ok(None);
         };
         let mut profile = self.clone();
+        profile
+            .values
+            .insert("revision".into(), Value::String(revision));
         for (name, value) in injector.profile_values() {
             if profile.values.contains_key(&name) {
                 profile.values.insert(name, value);

@@ -167,7 +167,7 @@ fn differing_cases() -> Vec<(&'static str, &'static str)> {
 /// Istio's fidelity data, when the ConfigMaps can be made here; `None`
 /// (the test skipped, and said so) when `../shared` or the generator's
 /// PyYAML is missing.
-fn fidelity_for(test: &str) -> Option<PathBuf> {
+pub(crate) fn fidelity_for(test: &str) -> Option<PathBuf> {
     let fidelity = common::shared("fidelity/istio", test)?;
     generator_runs(test).then_some(fidelity)
 }
@@ -225,7 +225,7 @@ fn openshift_namespace(dir: &Path) -> PathBuf {
 }
 
 /// The ConfigMaps for `args`, written once into `dir`.
-fn config_maps(
+pub(crate) fn config_maps(
     fidelity: &Path,
     dir: &Path,
     args: &[&str],
@@ -308,7 +308,7 @@ fn default_config_maps(test: &str, dir: &Path, args: &[&str]) -> Option<(PathBuf
 }
 
 /// Inject `input` (a path) with the ConfigMaps at `context`.
-fn inject_with(context: &Path, input: &str, more: &[&str]) -> common::Run {
+pub(crate) fn inject_with(context: &Path, input: &str, more: &[&str]) -> common::Run {
     let context = context.to_string_lossy().to_string();
     let mut args = vec!["--profile", "istio", "--context", &context];
     args.extend(more);
@@ -316,7 +316,7 @@ fn inject_with(context: &Path, input: &str, more: &[&str]) -> common::Run {
     common::run_as_given(&args, None)
 }
 
-const HELLO: &str = "apiVersion: apps/v1
+pub(crate) const HELLO: &str = "apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: hello
@@ -483,11 +483,21 @@ fn a_revision_takes_its_own_configuration() {
     let pod = &out["spec"]["template"];
     assert_eq!(pod["metadata"]["labels"]["example.com/revision"], "canary");
     assert_eq!(pod["spec"]["containers"][1]["name"], "istio-proxy");
-    // The default revision's configuration is not there: the embedded
-    // profile injects.
+    // The context holds one revision's configuration: without --set, the
+    // run is that revision's, never the embedded profile's.
     let out = json(inject_with(&canary, &input, &["-q", "-o", "json"]));
     let labels = &out["spec"]["template"]["metadata"]["labels"];
-    assert!(labels.get("example.com/revision").is_none(), "{labels}");
+    assert_eq!(labels["example.com/revision"], "canary", "{labels}");
+    // Another revision asked for is an error naming the ones there are.
+    let other = inject_with(&canary, &input, &["-q", "--set", "revision=stable"]);
+    assert_eq!(other.code, 2, "{}", other.stderr);
+    assert!(
+        other.stdout.is_empty()
+            && other.stderr.contains("revision=stable")
+            && other.stderr.contains("it has: canary"),
+        "{}",
+        other.stderr
+    );
 }
 
 #[test]

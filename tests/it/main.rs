@@ -23,6 +23,7 @@ mod integrations;
 mod istio_cluster_config;
 mod istio_goldens;
 mod istio_pods;
+mod istio_real_cluster;
 mod istio_templates;
 mod linkerd_goldens;
 mod linkerd_settings;

@@ -109,6 +109,49 @@ impl ClusterInjector {
         Self::read(origin, &config, values, mesh).map(Some)
     }
 
+    /// The revisions whose injector ConfigMap `cluster` holds in the control
+    /// plane's `namespace`, `default` for `istio-sidecar-injector` itself.
+    pub fn revisions(cluster: &ClusterContext, namespace: &str) -> Vec<String> {
+        cluster
+            .objects("ConfigMap", namespace)
+            .into_iter()
+            .filter_map(|map| map.field("metadata")?.field("name")?.as_str())
+            .filter_map(|name| match name.strip_prefix(INJECTOR_CONFIG_MAP)? {
+                "" => Some("default".to_string()),
+                suffix => suffix.strip_prefix('-').map(str::to_string),
+            })
+            .collect()
+    }
+
+    /// The revision a run injects for: `asked` (by `--set revision`), which
+    /// the context must then hold if it holds any; else the one revision
+    /// whose configuration the context holds. `None` when it holds none.
+    pub fn choose_revision(
+        cluster: &ClusterContext,
+        namespace: &str,
+        asked: Option<&str>,
+    ) -> Result<Option<String>, ConfigError> {
+        let found = Self::revisions(cluster, namespace);
+        let asked = asked.map(|r| match r.trim() {
+            "" => "default",
+            r => r,
+        });
+        match (asked, found.as_slice()) {
+            (_, []) => Ok(None),
+            (Some(asked), _) if found.iter().any(|r| r == asked) => Ok(Some(asked.to_string())),
+            (Some(asked), _) => Err(ConfigError::NoSuchRevision {
+                asked: asked.to_string(),
+                namespace: namespace.to_string(),
+                found,
+            }),
+            (None, [one]) => Ok(Some(one.clone())),
+            (None, _) => Err(ConfigError::SeveralRevisions {
+                namespace: namespace.to_string(),
+                found,
+            }),
+        }
+    }
+
     /// The configuration `config` (the injector's `config`, read) with its
     /// chart `values` and `mesh` config; `origin` names it in errors.
     pub fn read(
@@ -365,8 +408,9 @@ impl ClusterInjector {
         let mut out = Map::new();
         // The pod's own istio-proxy is merged as this injector merges it.
         out.insert("mergeUserProxy".into(), Value::Bool(true));
-        let scalars: [(&str, &str); 26] = [
+        let scalars: [(&str, &str); 27] = [
             ("imagePullPolicy", "global.imagePullPolicy"),
+            ("caAddress", "global.caAddress"),
             ("mountMtlsCerts", "global.mountMtlsCerts"),
             ("clusterID", "global.multiCluster.clusterName"),
             ("network", "global.network"),
@@ -439,7 +483,14 @@ impl ClusterInjector {
             }
             _ => {}
         }
-        let default_config = mesh("defaultConfig").unwrap_or(Value::Object(Map::new()));
+        let mut default_config = mesh("defaultConfig").unwrap_or(Value::Object(Map::new()));
+        // Istio's own default when the mesh config names no istiod, not the
+        // revision's (which the tool would derive).
+        if let Value::Object(fields) = &mut default_config {
+            fields
+                .entry("discoveryAddress")
+                .or_insert_with(|| Value::from(super::istiod_address("", "")));
+        }
         out.insert(
             "proxyConfig".into(),
             Value::String(default_config.to_string()),
@@ -612,6 +663,26 @@ pub enum ConfigError {
     /// A template given as something other than text.
     #[error("{origin}: template {template:?} is not text")]
     NotText { origin: String, template: String },
+    /// `--set revision` names a revision whose configuration the context
+    /// lacks, while it holds others'.
+    #[error(
+        "--set revision={asked}: the context has no injector configuration of that revision in {namespace} (ConfigMap istio-sidecar-injector-{asked}); it has: {}",
+        found.join(", ")
+    )]
+    NoSuchRevision {
+        asked: String,
+        namespace: String,
+        found: Vec<String>,
+    },
+    /// Several revisions' configurations, and no `--set revision` to choose.
+    #[error(
+        "the context holds the injector configuration of several revisions in {namespace} ({}): choose one with --set revision=NAME",
+        found.join(", ")
+    )]
+    SeveralRevisions {
+        namespace: String,
+        found: Vec<String>,
+    },
     /// A configuration from before Istio 1.8: the one `template` and no
     /// `templates`, which istiod no longer reads.
     #[error(

@@ -69,6 +69,7 @@ pub const DERIVED: &[&str] = &[
     "metricsScrape",
     "localhostInbound",
     "fips",
+    "caAddr",
 ];
 
 /// ProxyConfig's fields in the order Istio's protobuf declares them, which
@@ -111,6 +112,57 @@ const PROXY_CONFIG_ORDER: &[&str] = &[
     "privateKeyProvider",
     "proxyHeaders",
 ];
+
+/// The proxy config's fields Istio sets before the mesh config's
+/// `defaultConfig` (`DefaultProxyConfig` in `pkg/config/mesh` of
+/// istio/istio), and the interception mode its enum starts with.
+pub(super) fn proxy_defaults() -> [(&'static str, Value); 11] {
+    [
+        ("configPath", Value::from("./etc/istio/proxy")),
+        ("binaryPath", Value::from("/usr/local/bin/envoy")),
+        ("serviceCluster", Value::from("istio-proxy")),
+        ("drainDuration", Value::from("45s")),
+        ("discoveryAddress", Value::from(DEFAULT_DISCOVERY_ADDRESS)),
+        ("proxyAdminPort", Value::from(15000)),
+        ("controlPlaneAuthPolicy", Value::from("MUTUAL_TLS")),
+        ("statNameLength", Value::from(189)),
+        ("interceptionMode", Value::from("REDIRECT")),
+        ("statusPort", Value::from(15020)),
+        ("terminationDrainDuration", Value::from("5s")),
+    ]
+}
+
+/// The default revision's istiod, where the proxy gets its configuration.
+const DEFAULT_DISCOVERY_ADDRESS: &str = "istiod.istio-system.svc:15012";
+
+/// Whether `PROXY_CONFIG` leaves the proxy config's field `key` out with
+/// `value`: Istio writes only what differs from its defaults
+/// (`cleanProxyConfig` in `pkg/kube/inject/template.go`), and protobuf's
+/// JSON no empty map, zero port or enum's first value (`NONE`, `REDIRECT`
+/// are read by templates all the same). A duration is compared by its
+/// length (`45s`, `45.000s`).
+pub(super) fn at_proxy_default(key: &str, value: &Value) -> bool {
+    let seconds = |v: &Value| v.as_str()?.strip_suffix('s')?.parse::<f64>().ok();
+    let Some((_, default)) = proxy_defaults().into_iter().find(|(name, _)| *name == key) else {
+        // Strings are plain proto strings, and maps are maps; the numbers
+        // not listed are wrapped (`concurrency: 0` is written).
+        return match value {
+            Value::Object(map) => key == "proxyMetadata" && map.is_empty(),
+            Value::String(s) => s.is_empty(),
+            _ => false,
+        };
+    };
+    match (value, &default) {
+        _ if key.ends_with("Duration") => {
+            seconds(value).is_some_and(|s| Some(s) == seconds(&default))
+        }
+        (Value::Number(n), Value::Number(d)) => n.as_f64() == Some(0.0) || n.as_f64() == d.as_f64(),
+        (Value::String(s), _) => {
+            s.is_empty() || *value == default || (key == "controlPlaneAuthPolicy" && s == "NONE")
+        }
+        _ => false,
+    }
+}
 
 /// The inbound ports Istio's capture always leaves alone: Envoy's
 /// Prometheus port and its readiness port.
@@ -158,10 +210,26 @@ pub fn complete(values: &mut Map<String, Value>, annotated: &dyn Fn(&str) -> boo
     for (name, value) in interception(values) {
         values.insert(name.into(), value);
     }
-    let config = proxy_config(
+    // The revision's istiod: certificates from it (unless the chart's
+    // caAddress names another CA), configuration from it unless the mesh
+    // config names another (Istio's chart writes it into defaultConfig).
+    let istiod = istiod_address(
+        &text_of(values, "revision"),
+        &text_of(values, "istioNamespace"),
+    );
+    let ca = Some(text_of(values, "caAddress")).filter(|a| !a.trim().is_empty());
+    values.insert("caAddr".into(), Value::from(ca.unwrap_or(istiod.clone())));
+    let mut config = proxy_config(
         &text_of(values, "proxyConfig"),
         &text_of(values, "podProxyConfig"),
     );
+    if !config.contains_key("discoveryAddress") {
+        config = in_proxy_config_order(
+            config
+                .into_iter()
+                .chain([("discoveryAddress".to_string(), Value::from(istiod))]),
+        );
+    }
     if config.get("holdApplicationUntilProxyStarts") == Some(&Value::Bool(true)) {
         values.insert("proxyPosition".into(), Value::from("first"));
     }
@@ -186,6 +254,9 @@ pub fn complete(values: &mut Map<String, Value>, annotated: &dyn Fn(&str) -> boo
             Value::Array(env)
         },
     );
+    // Written as Istio's protoToJSON writes it: what differs from the
+    // defaults.
+    config.retain(|key, value| !at_proxy_default(key, value));
     values.insert(
         "proxyConfig".into(),
         Value::String(Value::Object(config).to_string()),
@@ -285,13 +356,31 @@ fn merged_proxy_config(mesh: &str, pod: &str) -> Map<String, Value> {
             }
         }
     }
+    in_proxy_config_order(merged)
+}
+
+/// The address of a revision's istiod in the control plane's namespace
+/// (`istiod-canary.istio-system.svc:15012`; `istiod` for the default).
+pub fn istiod_address(revision: &str, namespace: &str) -> String {
+    let namespace = Some(namespace.trim())
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or("istio-system");
+    match revision.trim() {
+        "" | "default" => format!("istiod.{namespace}.svc:15012"),
+        revision => format!("istiod-{revision}.{namespace}.svc:15012"),
+    }
+}
+
+/// A proxy config's fields in the order of Istio's message, a map's keys
+/// sorted, as Go writes them.
+fn in_proxy_config_order(fields: impl IntoIterator<Item = (String, Value)>) -> Map<String, Value> {
     let rank = |key: &str| {
         PROXY_CONFIG_ORDER
             .iter()
             .position(|k| *k == key)
             .unwrap_or(PROXY_CONFIG_ORDER.len())
     };
-    let mut entries: Vec<(String, Value)> = merged.into_iter().collect();
+    let mut entries: Vec<(String, Value)> = fields.into_iter().collect();
     entries.sort_by_key(|(key, _)| rank(key));
     entries
         .into_iter()
@@ -611,6 +700,41 @@ mod tests {
         assert_eq!(values["proxyMemoryLimit"], "1Gi");
         assert_eq!(values["proxyCPURequest"], "100m");
         assert_eq!(values["proxyMemoryRequest"], "");
+    }
+
+    #[test]
+    fn proxy_config_fields_at_istios_defaults_are_left_out_as_protobuf_leaves_them() {
+        for (key, value) in [
+            ("discoveryAddress", json!("istiod.istio-system.svc:15012")),
+            ("drainDuration", json!("45.000s")),
+            ("terminationDrainDuration", json!("5s")),
+            ("proxyAdminPort", json!(15000)),
+            ("statusPort", json!(0)),
+            ("controlPlaneAuthPolicy", json!("NONE")),
+            ("interceptionMode", json!("REDIRECT")),
+            ("proxyMetadata", json!({})),
+            ("customConfigFile", json!("")),
+        ] {
+            assert!(at_proxy_default(key, &value), "{key}: {value}");
+        }
+        for (key, value) in [
+            (
+                "discoveryAddress",
+                json!("istiod-canary.istio-system.svc:15012"),
+            ),
+            ("drainDuration", json!("23s")),
+            ("concurrency", json!(0)),
+            ("interceptionMode", json!("TPROXY")),
+            ("proxyMetadata", json!({"A": "1"})),
+            ("holdApplicationUntilProxyStarts", json!(false)),
+        ] {
+            assert!(!at_proxy_default(key, &value), "{key}: {value}");
+        }
+        assert_eq!(
+            istiod_address("canary", ""),
+            "istiod-canary.istio-system.svc:15012"
+        );
+        assert_eq!(istiod_address("default", "mesh"), "istiod.mesh.svc:15012");
     }
 
     #[test]

@@ -6,6 +6,7 @@ use serde_json::Value as Json;
 
 use super::CONTAINER_PORT_FIELDS;
 use crate::gotemplate::Value;
+use crate::gotemplate::value::go_name;
 
 /// Mesh config fields the templates read, at Istio's defaults
 /// (`DefaultMeshConfig` in `pkg/config/mesh` of istio/istio), for a mesh
@@ -62,7 +63,7 @@ pub fn template_data(inputs: &TemplateInputs<'_>) -> Value {
             }
         }
     }
-    let proxy_config = with_proxy_defaults(Value::from_object(inputs.proxy_config));
+    let proxy_config = with_proxy_defaults(inputs.proxy_config);
     Value::structure(vec![
         (
             "TypeMeta",
@@ -100,92 +101,24 @@ pub fn template_data(inputs: &TemplateInputs<'_>) -> Value {
     ])
 }
 
-/// The proxy config's fields Istio fills in before the mesh's
-/// `defaultConfig` (`DefaultProxyConfig` in `pkg/config/mesh`), and the
-/// interception mode its enum starts with. A template reads them
-/// (`.ProxyConfig.DiscoveryAddress`); `protoToJSON` leaves them out, and
-/// also a field set to the same value (`cleanProxyConfig` in
-/// `pkg/kube/inject/template.go`), so `PROXY_CONFIG` holds what differs.
-fn proxy_defaults() -> [(&'static str, &'static str, Value); 11] {
-    [
-        ("ConfigPath", "configPath", Value::str("./etc/istio/proxy")),
-        (
-            "BinaryPath",
-            "binaryPath",
-            Value::str("/usr/local/bin/envoy"),
-        ),
-        (
-            "ServiceCluster",
-            "serviceCluster",
-            Value::str("istio-proxy"),
-        ),
-        ("DrainDuration", "drainDuration", Value::str("45s")),
-        (
-            "DiscoveryAddress",
-            "discoveryAddress",
-            Value::str("istiod.istio-system.svc:15012"),
-        ),
-        ("ProxyAdminPort", "proxyAdminPort", Value::Int(15000)),
-        (
-            "ControlPlaneAuthPolicy",
-            "controlPlaneAuthPolicy",
-            Value::str("MUTUAL_TLS"),
-        ),
-        ("StatNameLength", "statNameLength", Value::Int(189)),
-        (
-            "InterceptionMode",
-            "interceptionMode",
-            Value::str("REDIRECT"),
-        ),
-        ("StatusPort", "statusPort", Value::Int(15020)),
-        (
-            "TerminationDrainDuration",
-            "terminationDrainDuration",
-            Value::str("5s"),
-        ),
-    ]
-}
-
-/// `config` (the merged proxy config) with [`proxy_defaults`] for what it
-/// leaves out, those and its fields equal to them marked as defaults.
-fn with_proxy_defaults(mut config: Value) -> Value {
-    if let Value::Struct(fields) = &mut config {
+/// The merged proxy config as the template reads it: with Istio's defaults
+/// for the fields it leaves out (a template reads
+/// `.ProxyConfig.DiscoveryAddress`), those and the fields set to them
+/// marked as defaults, which `protoToJSON` does not write (see
+/// [`super::proxy_defaults`]).
+fn with_proxy_defaults(config: &Json) -> Value {
+    let mut value = Value::from_object(config);
+    if let Value::Struct(fields) = &mut value {
         for field in &mut std::rc::Rc::make_mut(fields).fields {
-            let default = proxy_defaults()
-                .into_iter()
-                .find(|(_, json, _)| *json == field.json);
-            field.default |= match default {
-                Some((_, json, default)) => same_setting(json, &field.value, &default),
-                // An empty map is nil to protobuf, written by no one.
-                None => {
-                    field.json == "proxyMetadata"
-                        && matches!(&field.value, Value::Map(m) if m.entries.is_empty())
-                }
-            };
+            let json = config.get(&field.json).unwrap_or(&Json::Null);
+            field.default |= super::at_proxy_default(&field.json, json);
         }
     }
-    proxy_defaults()
+    super::proxy_defaults()
         .into_iter()
-        .fold(config, |config, (go, json, value)| {
-            config.with_default(go, json, value)
+        .fold(value, |value, (json, default)| {
+            value.with_default(&go_name(json), json, Value::from_object(&default))
         })
-}
-
-/// Whether the proxy config's field `json` is set to `default`: a
-/// duration by its length (`45s`, `45.000s`), the rest as written.
-fn same_setting(json: &str, value: &Value, default: &Value) -> bool {
-    match (value, default) {
-        (Value::Str(a), Value::Str(b)) if json.ends_with("Duration") => {
-            seconds(a).is_some_and(|a| Some(a) == seconds(b))
-        }
-        (Value::Float(a), Value::Int(b)) => *a == *b as f64,
-        _ => value == default,
-    }
-}
-
-/// A proto duration's JSON (`"45s"`, `"45.000s"`) in seconds.
-fn seconds(text: &str) -> Option<f64> {
-    text.strip_suffix('s')?.parse().ok()
 }
 
 fn with_mesh_defaults(mesh: &Json) -> Json {

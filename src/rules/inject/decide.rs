@@ -198,6 +198,9 @@ pub(super) fn out_of_the_webhooks_scope(
     if let Some(reason) = namespace_out_of_scope(namespace, env) {
         return Some(reason);
     }
+    if let Some(reason) = another_revisions(namespace, pod_labels.and_then(Value::as_object), env) {
+        return Some(reason);
+    }
     // The namespace's opt-out, unless the pod opts in.
     let disable = env.profile.disable_annotation.as_ref()?;
     let namespace_says = env
@@ -221,11 +224,6 @@ pub(super) fn out_of_the_webhooks_scope(
 pub(crate) fn namespace_out_of_scope(namespace: &str, env: &Env<'_>) -> Option<String> {
     let never = &env.profile.never_inject;
     let mesh = &env.profile.name;
-    let value = |name: &str| {
-        name.strip_prefix("values.")
-            .and_then(|v| env.flags.get(v).or_else(|| env.profile.values.get(v)))
-            .cloned()
-    };
     let excluded = env
         .prepared
         .never_namespaces(env.profile, env.flags)
@@ -247,31 +245,32 @@ pub(crate) fn namespace_out_of_scope(namespace: &str, env: &Env<'_>) -> Option<S
             "namespace {namespace} has the label \"{key}: {wanted}\", which keeps {mesh}'s webhook out"
         ));
     }
-    // A namespace that names another revision of the mesh is that
-    // revision's webhook's to inject.
-    if let Some(key) = env.profile.mesh.revision_label() {
-        let ours = value("values.revision")
-            .and_then(|v| v.as_str().map(str::to_string))
-            .filter(|r| !r.is_empty())
-            .unwrap_or_else(|| "default".into());
-        let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
-        if let Some(theirs) = label(key) {
-            // The injection label wins, handing the namespace to the
-            // default revision.
-            let selected_by_name = env
-                .profile
-                .mesh
-                .injection_label()
-                .is_some_and(|(k, v)| label(k) == Some(v));
-            let owner = if selected_by_name { "default" } else { theirs };
-            if owner != ours {
-                return Some(format!(
-                    "namespace {namespace} has the label \"{key}: {theirs}\": the {owner} revision's webhook injects there, not this profile's ({ours})"
-                ));
-            }
-        }
-    }
-    None
+    another_revisions(namespace, None, env)
+}
+
+/// Why a pod in `namespace` with `pod_labels` is another revision's to
+/// inject, if it is: its labels or its namespace's select that revision's
+/// webhook (see [`crate::mesh::Mesh::selecting_revision`]).
+fn another_revisions(
+    namespace: &str,
+    pod_labels: Option<&Map<String, Value>>,
+    env: &Env<'_>,
+) -> Option<String> {
+    let labels = env.cluster.namespace_labels(namespace);
+    let (theirs, why) = env
+        .profile
+        .mesh
+        .selecting_revision(namespace, labels, pod_labels)?;
+    let ours = env
+        .flags
+        .get("revision")
+        .or_else(|| env.profile.values.get("revision"))
+        .and_then(Value::as_str)
+        .filter(|r| !r.is_empty())
+        .unwrap_or("default");
+    (theirs != ours).then(|| {
+        format!("{why}: the {theirs} revision's webhook injects it, not this run's ({ours})")
+    })
 }
 
 /// Why the pod must be left alone, if it must.

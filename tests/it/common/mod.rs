@@ -411,3 +411,50 @@ pub fn istio_cases(dir: &Path) -> Vec<IstioCase> {
         })
         .collect()
 }
+
+/// The Go program in `tests/go/NAME` built with the machine's Go toolchain
+/// against the Go packages Debian installs under `/usr/share/gocode` (no
+/// module download), into the integration tests' scratch folder; `None`,
+/// with `test` skipped and saying so, when Go or one of the packages the
+/// program imports is not installed.
+pub fn go_program(name: &str, test: &str) -> Option<PathBuf> {
+    let source = repo().join("tests/go").join(name);
+    let scratch = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    // One binary per test: tests run at once must not write the same file.
+    let binary = scratch.join(format!("go-{name}-{test}"));
+    let built = std::process::Command::new("go")
+        .arg("build")
+        .arg("-o")
+        .arg(&binary)
+        .arg(".")
+        .current_dir(&source)
+        .env("GO111MODULE", "off")
+        .env("GOPATH", "/usr/share/gocode")
+        .env("GOCACHE", scratch.join("go-cache"))
+        .env("GOFLAGS", "")
+        .output();
+    match built {
+        Ok(out) if out.status.success() => Some(binary),
+        Ok(out) => {
+            let why = String::from_utf8_lossy(&out.stderr);
+            // A package missing is the machine's lack; anything else is a
+            // broken program, and fails.
+            assert!(
+                why.contains("cannot find package"),
+                "go build tests/go/{name}: {why}"
+            );
+            skip_test(
+                test,
+                &format!(
+                    "a Go package tests/go/{name} imports is not installed: {}",
+                    why.trim()
+                ),
+            );
+            None
+        }
+        Err(_) => {
+            skip_test(test, "go is not installed (Debian's golang-go)");
+            None
+        }
+    }
+}

@@ -1,0 +1,438 @@
+//! Istio as a real cluster runs it: its ConfigMaps as `kubectl get -o yaml`
+//! returns them from a live cluster (managed fields, Helm's annotations,
+//! keys sorted, block scalars, long lines folded, written by kubectl's own
+//! YAML writer), and revisions: each talks to its own istiod, and a run for
+//! one revision injects exactly the pods that revision's webhooks select,
+//! as Istio's chart writes their selectors.
+
+use crate::common;
+use crate::istio_cluster_config::{HELLO, config_maps, fidelity_for, inject_with};
+
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The objects of a file of YAML documents.
+fn objects(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("read");
+    common::values(&text).into_iter().flatten().collect()
+}
+
+/// `object` as the apiserver returns it: with the metadata a live cluster
+/// adds (its uid, version, time, Helm's ownership, and the managed fields
+/// of the Helm install that applied it).
+fn as_served(mut object: Value, n: usize) -> Value {
+    let metadata = object["metadata"].as_object_mut().expect("metadata");
+    metadata.insert(
+        "uid".into(),
+        json!(format!("4c1f7a3e-0d1b-4d4e-9a51-00000000000{n}")),
+    );
+    metadata.insert("resourceVersion".into(), json!(format!("{}", 48210 + n)));
+    metadata.insert("creationTimestamp".into(), json!("2026-11-02T09:14:27Z"));
+    metadata.insert(
+        "annotations".into(),
+        json!({"meta.helm.sh/release-name": "istiod", "meta.helm.sh/release-namespace": "istio-system"}),
+    );
+    let labels = metadata
+        .entry("labels")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .expect("labels");
+    labels.insert("app.kubernetes.io/managed-by".into(), json!("Helm"));
+    labels.insert("helm.sh/chart".into(), json!("istiod-1.28.0"));
+    let data_keys: serde_json::Map<String, Value> = object["data"]
+        .as_object()
+        .expect("data")
+        .keys()
+        .map(|k| (format!("f:{k}"), json!({})))
+        .collect();
+    object["metadata"]["managedFields"] = json!([{
+        "apiVersion": "v1",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:data": data_keys, "f:metadata": {"f:annotations": {".": {}, "f:meta.helm.sh/release-name": {}}, "f:labels": {".": {}, "f:istio.io/rev": {}}}},
+        "manager": "helm",
+        "operation": "Update",
+        "time": "2026-11-02T09:14:27Z"
+    }]);
+    object
+}
+
+/// The ConfigMaps of a live cluster, fetched with `kubectl get configmap
+/// -n istio-system istio-sidecar-injector istio -o yaml`, for the chart's
+/// defaults: the ConfigMaps of `make-configmaps.py` served (see
+/// [`as_served`]) and written by kubectl's YAML writer (`tests/go/kubectl-yaml`).
+#[test]
+fn the_configmaps_kubectl_get_returns_from_a_live_cluster_inject_as_the_charts() {
+    let test = "the_configmaps_kubectl_get_returns_from_a_live_cluster_inject_as_the_charts";
+    let Some(fidelity) = fidelity_for(test) else {
+        return;
+    };
+    let Some(kubectl_yaml) = common::go_program("kubectl-yaml", test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let chart = config_maps(&fidelity, dir.path(), &[], &mut BTreeMap::new());
+    let lines: String = objects(&chart)
+        .into_iter()
+        .enumerate()
+        .map(|(n, object)| as_served(object, n).to_string() + "\n")
+        .collect();
+    let mut child = std::process::Command::new(&kubectl_yaml)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the YAML writer runs");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(lines.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("the YAML writer ends");
+    assert!(out.status.success());
+    let fetched = dir.path().join("fetched.yaml");
+    std::fs::write(&fetched, &out.stdout).expect("write");
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    // The form a user has: a List, managed fields, the legacy template
+    // field that traps old istiods, block scalars.
+    for expected in [
+        "kind: List",
+        "managedFields:",
+        "Template_Version_And_Istio_Version_Mismatched",
+        "config: |",
+        "values: |-",
+    ] {
+        assert!(
+            text.contains(expected),
+            "{expected} not in what kubectl writes"
+        );
+    }
+    let input = dir.path().join("hello.yaml");
+    std::fs::write(&input, HELLO).expect("write the input");
+    let input = input.to_string_lossy().to_string();
+    let from_chart = inject_with(&chart, &input, &["-q"]);
+    let from_cluster = inject_with(&fetched, &input, &["-q"]);
+    assert_eq!(from_cluster.code, 0, "{}", from_cluster.stderr);
+    assert_eq!(from_cluster.stdout, from_chart.stdout);
+    assert!(
+        from_cluster
+            .stdout
+            .contains("registry.istio.io/testing/proxyv2:latest")
+    );
+    // Given as the input, the same ConfigMaps configure the run and are
+    // written back unchanged.
+    let both = dir.path().join("both.yaml");
+    std::fs::write(
+        &both,
+        std::fs::read_to_string(&fetched).expect("read") + "---\n" + HELLO,
+    )
+    .expect("write");
+    let run = common::run_as_given(
+        &["--profile", "istio", "-q", "-f", &both.to_string_lossy()],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with(&text),
+        "the ConfigMaps are not written back as they were"
+    );
+    assert!(run.stdout.ends_with(&from_chart.stdout));
+}
+
+/// The proxy's env entry `name`, in the JSON output of a run.
+fn env_of(out: &Value, name: &str) -> String {
+    let spec = &out["spec"]["template"]["spec"];
+    let proxy = ["initContainers", "containers"]
+        .iter()
+        .flat_map(|list| spec[list].as_array().into_iter().flatten())
+        .find(|c| c["name"] == "istio-proxy")
+        .expect("the proxy");
+    proxy["env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .find(|e| e["name"] == name)
+        .and_then(|e| e["value"].as_str())
+        .unwrap_or_else(|| panic!("no {name}"))
+        .to_string()
+}
+
+fn json_of(run: common::Run) -> Value {
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).expect("JSON")
+}
+
+/// A revision's proxy gets its certificate and its configuration from that
+/// revision's istiod, with the embedded profile as with the chart's
+/// templates (which must agree), in any control plane namespace.
+#[test]
+fn a_revisions_proxy_talks_to_its_own_istiod() {
+    let embedded = |args: &[&str]| {
+        let mut all = vec!["--profile", "istio", "-q", "-o", "json"];
+        all.extend(args);
+        json_of(common::run_as_given(&all, Some(HELLO)))
+    };
+    let out = embedded(&["--set", "revision=canary"]);
+    assert_eq!(
+        env_of(&out, "CA_ADDR"),
+        "istiod-canary.istio-system.svc:15012"
+    );
+    assert_eq!(
+        env_of(&out, "PROXY_CONFIG"),
+        "{\"discoveryAddress\":\"istiod-canary.istio-system.svc:15012\"}\n"
+    );
+    let status = out["spec"]["template"]["metadata"]["annotations"]["sidecar.istio.io/status"]
+        .as_str()
+        .expect("status");
+    assert!(status.ends_with(r#""revision":"canary"}"#), "{status}");
+    let out = embedded(&["--set", "revision=canary", "--set", "istioNamespace=mesh"]);
+    assert_eq!(env_of(&out, "CA_ADDR"), "istiod-canary.mesh.svc:15012");
+    // The default revision: Istio's defaults, which PROXY_CONFIG leaves out.
+    let out = embedded(&[]);
+    assert_eq!(env_of(&out, "CA_ADDR"), "istiod.istio-system.svc:15012");
+    assert_eq!(env_of(&out, "PROXY_CONFIG"), "{}\n");
+    // The chart's CA address wins over the revision's istiod for
+    // certificates, not for configuration.
+    let out = embedded(&[
+        "--set",
+        "revision=canary",
+        "--set",
+        "caAddress=ca.example:443",
+    ]);
+    assert_eq!(env_of(&out, "CA_ADDR"), "ca.example:443");
+    assert!(env_of(&out, "PROXY_CONFIG").contains("istiod-canary"));
+
+    let test = "a_revisions_proxy_talks_to_its_own_istiod";
+    let Some(fidelity) = fidelity_for(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut made = BTreeMap::new();
+    let input = dir.path().join("hello.yaml");
+    std::fs::write(&input, HELLO).expect("write the input");
+    let input = input.to_string_lossy().to_string();
+    for (revision, generator) in [
+        ("canary", vec!["--revision", "canary"]),
+        ("default", vec![]),
+    ] {
+        let context = config_maps(&fidelity, dir.path(), &generator, &mut made);
+        let rendered = json_of(inject_with(&context, &input, &["-q", "-o", "json"]));
+        let embedded = embedded(&["--set", &format!("revision={revision}")]);
+        for name in ["CA_ADDR", "PROXY_CONFIG"] {
+            assert_eq!(
+                env_of(&rendered, name),
+                env_of(&embedded, name),
+                "{revision}: {name}"
+            );
+        }
+    }
+}
+
+/// The selectors of the webhooks Istio's chart installs for `revision`
+/// (`mutatingwebhook.yaml` of istio-discovery), each a namespace selector
+/// and an object selector, written here as data.
+fn webhooks(revision: &str) -> Vec<(Value, Value)> {
+    let not_disabled =
+        json!({"key": "sidecar.istio.io/inject", "operator": "NotIn", "values": ["false"]});
+    let mut hooks = vec![
+        (
+            json!([{"key": "istio.io/rev", "operator": "In", "values": [revision]},
+                   {"key": "istio-injection", "operator": "DoesNotExist"}]),
+            json!([not_disabled]),
+        ),
+        (
+            json!([{"key": "istio.io/rev", "operator": "DoesNotExist"},
+                   {"key": "istio-injection", "operator": "DoesNotExist"}]),
+            json!([not_disabled, {"key": "istio.io/rev", "operator": "In", "values": [revision]}]),
+        ),
+    ];
+    if revision == "default" {
+        hooks.push((
+            json!([{"key": "istio-injection", "operator": "In", "values": ["enabled"]}]),
+            json!([not_disabled]),
+        ));
+        hooks.push((
+            json!([{"key": "istio-injection", "operator": "DoesNotExist"},
+                   {"key": "istio.io/rev", "operator": "DoesNotExist"}]),
+            json!([{"key": "sidecar.istio.io/inject", "operator": "In", "values": ["true"]},
+                   {"key": "istio.io/rev", "operator": "DoesNotExist"}]),
+        ));
+    }
+    hooks
+}
+
+/// Whether `labels` match every one of `expressions` (a label selector's
+/// `matchExpressions`).
+fn matches(expressions: &Value, labels: &Value) -> bool {
+    expressions
+        .as_array()
+        .expect("expressions")
+        .iter()
+        .all(|e| {
+            let value = labels
+                .get(e["key"].as_str().expect("key"))
+                .and_then(Value::as_str);
+            let listed = |v: &str| {
+                e["values"]
+                    .as_array()
+                    .is_some_and(|vs| vs.iter().any(|x| x == v))
+            };
+            match e["operator"].as_str().expect("operator") {
+                "In" => value.is_some_and(listed),
+                "NotIn" => !value.is_some_and(listed),
+                "Exists" => value.is_some(),
+                "DoesNotExist" => value.is_none(),
+                other => panic!("operator {other}"),
+            }
+        })
+}
+
+/// Whether some webhook of `revision` takes a pod.
+fn selects(revision: &str, namespace: &Value, pod: &Value) -> bool {
+    webhooks(revision)
+        .iter()
+        .any(|(ns, object)| matches(ns, namespace) && matches(object, pod))
+}
+
+/// Every combination of namespace labels, pod labels and the run's
+/// revision, with the default and a canary revision installed: the run
+/// injects the pods its revision's webhooks select, leaves alone (saying
+/// which revision's they are) those another revision's select, and, as
+/// `istioctl kube-inject` does, injects pods no webhook selects by label
+/// unless their namespace turns injection off.
+#[test]
+fn a_run_for_one_revision_injects_what_its_webhooks_select() {
+    let namespaces = [
+        json!({}),
+        json!({"istio-injection": "enabled"}),
+        json!({"istio-injection": "disabled"}),
+        json!({"istio.io/rev": "default"}),
+        json!({"istio.io/rev": "canary"}),
+        json!({"istio-injection": "enabled", "istio.io/rev": "canary"}),
+    ];
+    let pods = [
+        json!({}),
+        json!({"istio.io/rev": "canary"}),
+        json!({"istio.io/rev": "default"}),
+        json!({"sidecar.istio.io/inject": "true"}),
+        json!({"sidecar.istio.io/inject": "true", "istio.io/rev": "canary"}),
+    ];
+    let revisions = ["default", "canary"];
+    let mut checked = 0;
+    for namespace_labels in &namespaces {
+        for pod_labels in &pods {
+            let mut labels = pod_labels.clone();
+            labels["app"] = json!("hello");
+            let namespace = json!({"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": "shop", "labels": namespace_labels}});
+            let mut workload: Value = common::values(HELLO)[0].clone().expect("HELLO");
+            workload["spec"]["template"]["metadata"]["labels"] = labels;
+            let input = format!("{namespace}\n---\n{workload}\n");
+            for revision in revisions {
+                let run = common::run_as_given(
+                    &[
+                        "--profile",
+                        "istio",
+                        "--set",
+                        &format!("revision={revision}"),
+                        "-",
+                    ],
+                    Some(&input),
+                );
+                assert_eq!(run.code, 0, "{}", run.stderr);
+                let injected = run.stdout.contains("istio-proxy");
+                let others_select = revisions.iter().any(|other| {
+                    *other != revision && selects(other, namespace_labels, pod_labels)
+                });
+                let turned_off = namespace_labels
+                    .get("istio-injection")
+                    .is_some_and(|v| v != "enabled");
+                let expected = selects(revision, namespace_labels, pod_labels)
+                    || !(others_select || turned_off);
+                assert_eq!(
+                    injected, expected,
+                    "run for {revision}, namespace labels {namespace_labels}, pod labels {pod_labels}: {}",
+                    run.stderr
+                );
+                if !injected && others_select {
+                    assert!(
+                        run.stderr.contains("revision's webhook injects it"),
+                        "{}",
+                        run.stderr
+                    );
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, namespaces.len() * pods.len() * revisions.len());
+}
+
+/// The context picks the revision: one revision's ConfigMaps select it;
+/// several without `--set revision` are an error naming them; a revision
+/// asked for that the context lacks is an error naming those it has.
+#[test]
+fn the_contexts_configmaps_choose_the_revision_or_the_run_stops_naming_them() {
+    let test = "the_contexts_configmaps_choose_the_revision_or_the_run_stops_naming_them";
+    let Some(fidelity) = fidelity_for(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut made = BTreeMap::new();
+    let default = config_maps(&fidelity, dir.path(), &[], &mut made);
+    let canary = config_maps(&fidelity, dir.path(), &["--revision", "canary"], &mut made);
+    let both = dir.path().join("both.yaml");
+    std::fs::write(
+        &both,
+        std::fs::read_to_string(&default).expect("read")
+            + "---\n"
+            + &std::fs::read_to_string(&canary).expect("read"),
+    )
+    .expect("write");
+    let input = dir.path().join("hello.yaml");
+    std::fs::write(&input, HELLO).expect("write the input");
+    let input = input.to_string_lossy().to_string();
+
+    let out = json_of(inject_with(&canary, &input, &["-q", "-o", "json"]));
+    assert_eq!(
+        env_of(&out, "CA_ADDR"),
+        "istiod-canary.istio-system.svc:15012"
+    );
+    assert_eq!(
+        out["spec"]["template"]["metadata"]["annotations"]["istio.io/rev"],
+        "canary"
+    );
+
+    let several = inject_with(&both, &input, &["-q"]);
+    assert_eq!(several.code, 2, "{}", several.stderr);
+    assert!(several.stdout.is_empty());
+    assert!(
+        several.stderr.contains("several revisions") && several.stderr.contains("default, canary"),
+        "{}",
+        several.stderr
+    );
+    for revision in ["canary", "default"] {
+        let out = json_of(inject_with(
+            &both,
+            &input,
+            &["-q", "-o", "json", "--set", &format!("revision={revision}")],
+        ));
+        let expected = istiod(revision);
+        assert_eq!(env_of(&out, "CA_ADDR"), expected);
+    }
+    let missing = inject_with(&default, &input, &["-q", "--set", "revision=canary"]);
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("it has: default"),
+        "{}",
+        missing.stderr
+    );
+}
+
+fn istiod(revision: &str) -> String {
+    match revision {
+        "default" => "istiod.istio-system.svc:15012".into(),
+        r => format!("istiod-{r}.istio-system.svc:15012"),
+    }
+}
