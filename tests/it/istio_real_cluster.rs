@@ -436,3 +436,129 @@ fn istiod(revision: &str) -> String {
         r => format!("istiod-{r}.istio-system.svc:15012"),
     }
 }
+
+/// The document's objects as JSON with this tool's own record taken out
+/// (it holds the pod's containers as they were written, nulls and all).
+fn without_record(run: &common::Run) -> Vec<Value> {
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut objects: Vec<Value> = common::values(&run.stdout).into_iter().flatten().collect();
+    for object in &mut objects {
+        if let Some(annotations) = object
+            .pointer_mut("/spec/template/metadata/annotations")
+            .and_then(Value::as_object_mut)
+        {
+            annotations.remove("mesh-inject.io/added");
+        }
+    }
+    objects
+}
+
+/// Istio decodes the pod into Go's structs before it merges its template:
+/// a null (or an empty list) in the pod's own `istio-proxy` is a field not
+/// given, and the rendered one stays. Istio's gateway chart renders `env:`
+/// with nothing under it by default; the proxy keeps the gateway
+/// template's env. Every field of the pod's own proxy, null or empty,
+/// injects as the field left out, with the cluster's templates and with the
+/// embedded profile merging it.
+#[test]
+fn a_null_in_the_pods_own_proxy_is_a_field_not_given() {
+    let test = "a_null_in_the_pods_own_proxy_is_a_field_not_given";
+    let Some(fidelity) = fidelity_for(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let context = config_maps(&fidelity, dir.path(), &[], &mut BTreeMap::new());
+    let gateway = common::testdata("istio/gateway-chart-default.yaml");
+    let run = inject_with(&context, &gateway.to_string_lossy(), &["-q"]);
+    let injected = without_record(&run);
+    let proxy = &injected[0]["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(proxy["name"], "istio-proxy");
+    let env: Vec<&str> = proxy["env"]
+        .as_array()
+        .expect("the gateway template's env")
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    for name in [
+        "PILOT_CERT_PROVIDER",
+        "CA_ADDR",
+        "PROXY_CONFIG",
+        "ISTIO_META_WORKLOAD_NAME",
+    ] {
+        assert!(env.contains(&name), "{name} not in {env:?}");
+    }
+    // The pod's own proxy with one field null, empty, or left out.
+    let base: Value = common::values(&std::fs::read_to_string(&gateway).expect("read"))[0]
+        .clone()
+        .expect("the Deployment");
+    let fields = [
+        ("env", json!([])),
+        ("envFrom", json!([])),
+        ("args", json!([])),
+        ("command", json!([])),
+        ("volumeMounts", json!([])),
+        ("ports", json!([])),
+        ("readinessProbe", Value::Null),
+        ("lifecycle", Value::Null),
+        ("securityContext", Value::Null),
+        ("resources", Value::Null),
+        ("imagePullPolicy", json!("")),
+    ];
+    let paths = [
+        ("cluster", context.clone()),
+        ("embedded", dir.path().join("none.yaml")),
+    ];
+    std::fs::write(&paths[1].1, "").expect("write");
+    let mut checked = 0;
+    for (field, empty) in fields {
+        let with = |value: Option<Value>, path: &str| {
+            let mut object = base.clone();
+            let proxy = object["spec"]["template"]["spec"]["containers"][0]
+                .as_object_mut()
+                .expect("the proxy");
+            proxy.remove(field);
+            if let Some(value) = value {
+                proxy.insert(field.into(), value);
+            }
+            if path == "embedded" {
+                // The embedded profile renders the sidecar template only,
+                // for a pod with an app beside its proxy.
+                let pod = &mut object["spec"]["template"];
+                pod["metadata"]["annotations"]
+                    .as_object_mut()
+                    .expect("annotations")
+                    .remove("inject.istio.io/templates");
+                pod["spec"]["containers"]
+                    .as_array_mut()
+                    .expect("containers")
+                    .push(json!({"name": "app", "image": "app:1"}));
+            }
+            object.to_string()
+        };
+        for (path, context) in &paths {
+            let inject = |text: String| {
+                let mut args = vec!["--profile", "istio", "-q", "--set", "mergeUserProxy=true"];
+                let context = context.to_string_lossy().to_string();
+                if *path == "cluster" {
+                    args.extend(["--context", &context]);
+                }
+                args.push("-");
+                without_record(&common::run_as_given(&args, Some(&text)))
+            };
+            let absent = inject(with(None, path));
+            assert!(
+                absent[0].to_string().contains("PROXY_CONFIG"),
+                "{path}: not injected"
+            );
+            for given in [Value::Null, empty.clone()] {
+                assert_eq!(
+                    inject(with(Some(given.clone()), path)),
+                    absent,
+                    "{path}: the pod's own istio-proxy with {field}: {given}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 11 * 4);
+}

@@ -18,8 +18,14 @@ pub const AUTO_IMAGE: &str = "auto";
 /// rendered image. Quantities are written in canonical form, as Istio's
 /// serialiser writes them.
 pub fn merge_user_container(rendered: &Value, user: &Value) -> Value {
+    // Istio reads the pod into Go's typed structs and writes the container
+    // back before it merges: a null, an empty list or an unset number is
+    // absent then, and leaves the rendered field as it is (a gateway chart's
+    // `env:` keeps the template's env).
+    let mut user = user.clone();
+    typed::as_go_writes(&mut user);
     let mut merged = rendered.clone();
-    if let (Value::Object(out), Value::Object(overlay)) = (&mut merged, user) {
+    if let (Value::Object(out), Value::Object(overlay)) = (&mut merged, &user) {
         for (key, value) in overlay {
             if key == "image" && value.as_str() == Some(AUTO_IMAGE) {
                 continue;
@@ -139,7 +145,7 @@ pub(super) const GO_FIELDS: &[(&str, &[&str])] = &[
 
 /// The container `container` as Go's `encoding/json` writes Kubernetes'
 /// Container: fields in the struct's order (others after, in their own),
-/// empty ones left out but `resources`, which is always written.
+/// empty ones (and nulls) left out but `resources`, which is always written.
 pub fn go_container_json(container: &Value) -> String {
     let mut out = String::new();
     go_typed(&mut out, container, "*");
@@ -149,7 +155,7 @@ pub fn go_container_json(container: &Value) -> String {
 /// `value` (found under `kind`, see [`GO_FIELDS`]) written as Go writes it.
 pub(super) fn go_typed(out: &mut String, value: &Value, kind: &str) {
     match value {
-        Value::Object(map) if kind == "*" && !map.contains_key("resources") => {
+        Value::Object(map) if kind == "*" && map.get("resources").is_none_or(Value::is_null) => {
             // Go writes a container's resources even when empty.
             let mut with = map.clone();
             with.insert("resources".into(), Value::Object(Map::new()));
@@ -176,6 +182,10 @@ pub(super) fn go_typed(out: &mut String, value: &Value, kind: &str) {
                     Value::Null => true,
                     Value::Array(items) => items.is_empty(),
                     Value::Object(m) => m.is_empty() && !(kind == "*" && key == "resources"),
+                    // Go's strings are `omitempty` but for the required ones.
+                    Value::String(s) => {
+                        s.is_empty() && !matches!(key.as_str(), "name" | "mountPath")
+                    }
                     _ => false,
                 };
                 if empty {
