@@ -304,6 +304,11 @@ impl Exec<'_> {
             .get(name)
             .ok_or_else(|| self.error(line, format!("function {name:?} not defined")))?;
         let result = func(&values);
+        if let (Ok(changed), Some(Operand::Var(var, chain))) = (&result, args.first()) {
+            if super::sprig::dicts::CHANGING.contains(&name) {
+                self.store(var, chain, changed.clone());
+            }
+        }
         if let Some((watched, calls)) = &mut self.watch {
             if self.funcs.depends_on(name, &values, *watched) {
                 calls.push(Call {
@@ -314,6 +319,17 @@ impl Exec<'_> {
             }
         }
         result.map_err(|message| self.error(line, format!("error calling {name}: {message}")))
+    }
+
+    /// Store a map a function changed (Sprig's `set`, `merge`…) back where
+    /// it was read from: variable `var`, at the keys of `chain` in it.
+    fn store(&mut self, var: &str, chain: &[String], changed: Value) {
+        let Some((_, slot)) = self.vars.iter_mut().rev().find(|(name, _)| name == var) else {
+            return;
+        };
+        if let Some(updated) = with_entry(slot, chain, changed) {
+            *slot = updated;
+        }
     }
 
     fn operand(&mut self, operand: &Operand, dot: &Value, line: usize) -> Result<Value, Error> {
@@ -349,6 +365,15 @@ impl Exec<'_> {
             value = match &value {
                 Value::Struct(_) => value.field(name).cloned().unwrap_or(Value::Zero),
                 Value::Map(map) => map.entries.get(name).cloned().unwrap_or(Value::Nil),
+                Value::Time(_) | Value::Version(_) => match value.method(name) {
+                    Some(result) => result,
+                    None => {
+                        return Err(self.error(
+                            line,
+                            format!("can't evaluate field {name} in type {}", value.type_name()),
+                        ));
+                    }
+                },
                 Value::Zero => Value::Zero,
                 // A proto enum or duration prints as its name: `.Mode.String`.
                 Value::Str(_) if name == "String" => value.clone(),
@@ -375,6 +400,21 @@ impl Exec<'_> {
         }
         Ok(value)
     }
+}
+
+/// `value` with the entry at the map keys of `chain` replaced by `entry`;
+/// `None` when the chain does not lead through maps.
+fn with_entry(value: &Value, chain: &[String], entry: Value) -> Option<Value> {
+    let Some((key, rest)) = chain.split_first() else {
+        return Some(entry);
+    };
+    let Value::Map(map) = value else {
+        return None;
+    };
+    let inner = with_entry(map.entries.get(key)?, rest, entry)?;
+    let mut map = (**map).clone();
+    map.entries.insert(key.clone(), inner);
+    Some(Value::Map(Rc::new(map)))
 }
 
 /// A list value (for functions that build them).

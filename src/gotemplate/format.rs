@@ -124,7 +124,7 @@ fn push_escaped(s: &str, out: &mut String) {
 
 /// A float as `encoding/json` writes it: plain digits between 1e-6 and
 /// 1e21, exponent form outside.
-fn json_float(f: f64) -> String {
+pub fn json_float(f: f64) -> String {
     if !f.is_finite() {
         return "null".to_string();
     }
@@ -227,7 +227,10 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
         out.push_str("%!(EXTRA ");
         let parts: Vec<String> = extra
             .iter()
-            .map(|v| format!("{}={}", v.type_name(), v.print()))
+            .map(|v| match v {
+                Value::Nil => "<nil>".to_string(),
+                v => format!("{}={}", super::sprig::reflect::go_type(v), v.print()),
+            })
             .collect();
         out.push_str(&parts.join(", "));
         out.push(')');
@@ -277,11 +280,18 @@ fn digits(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<usize>
 }
 
 fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
-    let bad = || format!("%!{verb}({}={})", arg.type_name(), arg.print());
+    let bad = || {
+        format!(
+            "%!{verb}({}={})",
+            super::sprig::reflect::go_type(arg),
+            arg.print()
+        )
+    };
     match verb {
+        'T' => super::sprig::reflect::go_type(arg),
         'v' => match arg {
             Value::Float(f) => float_with(*f, 'g', spec.precision),
-            Value::Int(i) if spec.plus => format!("{i:+}"),
+            Value::Int(i) | Value::Int64(i) if spec.plus => format!("{i:+}"),
             other => other.print(),
         },
         's' => match arg {
@@ -292,12 +302,12 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
                     None => s,
                 }
             }
-            Value::Int(_) | Value::Float(_) | Value::Bool(_) => bad(),
+            Value::Int(_) | Value::Int64(_) | Value::Float(_) | Value::Bool(_) => bad(),
             other => other.print(),
         },
         'q' => match arg {
             Value::Str(s) => go_quote(s),
-            Value::Int(i) => u32::try_from(*i)
+            Value::Int(i) | Value::Int64(i) => u32::try_from(*i)
                 .ok()
                 .and_then(char::from_u32)
                 .map_or_else(bad, |c| format!("{c:?}")),
@@ -323,7 +333,7 @@ fn format_one(verb: char, spec: &Spec, arg: &Value) -> String {
         },
         'x' | 'X' => {
             let text = match arg {
-                Value::Int(i) => format!("{i:x}"),
+                Value::Int(i) | Value::Int64(i) => format!("{i:x}"),
                 Value::Str(s) => s.bytes().map(|b| format!("{b:02x}")).collect(),
                 _ => return bad(),
             };

@@ -1,11 +1,9 @@
-//! Go's built-in template functions and the Sprig functions that Helm-style
-//! templates use. `and` and `or` are run by the evaluator (they stop early).
-
-use std::collections::BTreeMap;
-use std::rc::Rc;
+//! Go's built-in template functions (Sprig's are in [`super::sprig`]), and
+//! the argument checks all functions share. `and` and `or` are run by the
+//! evaluator (they stop early).
 
 use super::exec::list;
-use super::format::{go_json, go_quote, sprintf, to_yaml};
+use super::format::{sprintf, to_yaml};
 use super::value::{GoMap, Value};
 use super::{Func, Reads};
 
@@ -25,66 +23,19 @@ pub const BUILTINS: &[(&str, Func)] = &[
     ("gt", gt),
     ("ge", ge),
     ("urlquery", urlquery),
+    ("html", html),
+    ("js", js),
+    ("call", call),
 ];
+
+/// Helm's additions that charts (and injection templates) use.
+pub const HELM: &[(&str, Func)] = &[("toYaml", to_yaml_func)];
 
 /// The functions of these that read only part of their arguments.
 pub const READ_IN_PART: &[(&str, Reads)] = &[
     ("index", index_reads),
     ("hasKey", key_reads),
     ("get", key_reads),
-];
-
-/// Sprig's functions that injection templates use, by name.
-pub const SPRIG: &[(&str, Func)] = &[
-    ("default", default),
-    ("empty", empty),
-    ("coalesce", coalesce),
-    ("ternary", ternary),
-    ("quote", quote),
-    ("squote", squote),
-    ("list", make_list),
-    ("append", append),
-    ("push", append),
-    ("prepend", prepend),
-    ("first", first),
-    ("last", last),
-    ("has", has),
-    ("join", join),
-    ("split", split),
-    ("splitList", split_list),
-    ("contains", contains),
-    ("hasPrefix", has_prefix),
-    ("hasSuffix", has_suffix),
-    ("trimPrefix", trim_prefix),
-    ("trimSuffix", trim_suffix),
-    ("trim", trim),
-    ("trimAll", trim_all),
-    ("trunc", trunc),
-    ("lower", lower),
-    ("upper", upper),
-    ("replace", replace),
-    ("repeat", repeat),
-    ("toString", to_string),
-    ("toStrings", to_strings),
-    ("toJson", to_json),
-    ("toYaml", to_yaml_func),
-    ("dict", dict),
-    ("hasKey", has_key),
-    ("keys", keys),
-    ("get", get),
-    ("indent", indent),
-    ("nindent", nindent),
-    ("int", to_int),
-    ("int64", to_int),
-    ("atoi", atoi),
-    ("float64", to_float),
-    ("add", add),
-    ("sub", sub),
-    ("mul", mul),
-    ("div", div),
-    ("mod", modulo),
-    ("max", max),
-    ("min", min),
 ];
 
 type Result = std::result::Result<Value, String>;
@@ -115,8 +66,13 @@ pub fn string(args: &[Value], i: usize) -> std::result::Result<&str, String> {
     })
 }
 
-fn int(args: &[Value], i: usize) -> std::result::Result<i64, String> {
+/// An `int` argument: an integer, or a float with no fraction (Go takes
+/// such a constant, but refuses an `int64`).
+pub fn int(args: &[Value], i: usize) -> std::result::Result<i64, String> {
     let value = arg(args, i);
+    if let Value::Int64(_) = value {
+        return Err("wrong type for value; expected int; got int64".to_string());
+    }
     value.as_int().ok_or_else(|| {
         format!(
             "argument {} is a {}, not an integer",
@@ -124,14 +80,6 @@ fn int(args: &[Value], i: usize) -> std::result::Result<i64, String> {
             value.type_name()
         )
     })
-}
-
-/// Sprig's `strval`: the value printed, a string as itself.
-fn strval(value: &Value) -> String {
-    match value {
-        Value::Nil => String::new(),
-        other => other.print(),
-    }
 }
 
 fn not(args: &[Value]) -> Result {
@@ -155,6 +103,9 @@ fn index(args: &[Value]) -> Result {
     let Some((item, keys)) = args.split_first() else {
         return Err("wrong number of args: want at least 1 got 0".to_string());
     };
+    if let Value::Nil = item {
+        return Err("index of untyped nil".to_string());
+    }
     let mut item = item.clone();
     for key in keys {
         item = match (&item, key) {
@@ -173,6 +124,20 @@ fn index(args: &[Value]) -> Result {
                     .ok()
                     .and_then(|i| items.get(i))
                     .cloned()
+                    .ok_or_else(|| format!("index out of range: {i}"))?
+            }
+            (Value::Str(s), key) => {
+                let (Value::Int(i) | Value::Int64(i)) = key else {
+                    return Err(format!(
+                        "cannot index slice/array with type {}",
+                        super::sprig::reflect::go_type(key)
+                    ));
+                };
+                let i = *i;
+                usize::try_from(i)
+                    .ok()
+                    .and_then(|i| s.as_bytes().get(i))
+                    .map(|b| Value::Int(i64::from(*b)))
                     .ok_or_else(|| format!("index out of range: {i}"))?
             }
             (Value::Zero, _) => Value::Zero,
@@ -380,8 +345,27 @@ fn ge(args: &[Value]) -> Result {
     ordered(args, std::cmp::Ordering::is_ge)
 }
 
+/// The arguments as one string, as Go's escaping functions take them
+/// (`fmt.Sprint`; a single string as itself).
+fn joined(args: &[Value]) -> std::result::Result<String, String> {
+    Ok(match args {
+        [Value::Str(s)] => s.to_string(),
+        _ => {
+            // A missing value prints as Go prints it in an action.
+            let shown: Vec<Value> = args
+                .iter()
+                .map(|v| match v {
+                    Value::Nil => Value::str("<no value>"),
+                    other => other.clone(),
+                })
+                .collect();
+            print(&shown)?.print()
+        }
+    })
+}
+
 fn urlquery(args: &[Value]) -> Result {
-    let text: String = args.iter().map(Value::print).collect();
+    let text = joined(args)?;
     let mut out = String::new();
     for b in text.bytes() {
         match b {
@@ -395,369 +379,69 @@ fn urlquery(args: &[Value]) -> Result {
     Ok(Value::str(out))
 }
 
-fn default(args: &[Value]) -> Result {
-    // `default D GIVEN`: GIVEN unless it is empty (or missing).
-    let given = args.get(1).unwrap_or(&Value::Nil);
-    Ok(if given.is_empty() {
-        arg(args, 0).clone()
-    } else {
-        given.clone()
-    })
+/// Go's `html`: `<`, `>`, `&`, `'` and `"` as HTML entities.
+fn html(args: &[Value]) -> Result {
+    let text = joined(args)?;
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\'' => out.push_str("&#39;"),
+            '"' => out.push_str("&#34;"),
+            '\0' => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    Ok(Value::str(out))
 }
 
-fn empty(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(Value::Bool(arg(args, 0).is_empty()))
+/// Whether Go's `unicode.IsPrint` holds for a character past ASCII (an
+/// approximation: neither a control, a space nor a format character).
+fn printable(c: char) -> bool {
+    !(c.is_control()
+        || c.is_whitespace()
+        || matches!(c as u32, 0xad | 0x600..=0x605 | 0x200b..=0x200f | 0x202a..=0x202e | 0x2060..=0x2064 | 0xfeff | 0xfff9..=0xfffb))
 }
 
-fn coalesce(args: &[Value]) -> Result {
-    Ok(args
-        .iter()
-        .find(|v| !v.is_empty())
-        .cloned()
-        .unwrap_or(Value::Nil))
+/// Go's `js`: quotes, `\\`, `<`, `>`, `&`, `=` and controls escaped for a
+/// JavaScript string.
+fn js(args: &[Value]) -> Result {
+    let text = joined(args)?;
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '"' => out.push_str("\\\""),
+            '<' => out.push_str("\\u003C"),
+            '>' => out.push_str("\\u003E"),
+            '&' => out.push_str("\\u0026"),
+            '=' => out.push_str("\\u003D"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c if c.is_ascii() || printable(c) => out.push(c),
+            c => out.push_str(&format!("\\u{:04X}", c as u32)),
+        }
+    }
+    Ok(Value::str(out))
 }
 
-fn ternary(args: &[Value]) -> Result {
-    arity(args, 3)?;
-    Ok(if arg(args, 2).truthy() {
-        arg(args, 0).clone()
-    } else {
-        arg(args, 1).clone()
-    })
-}
-
-fn quote(args: &[Value]) -> Result {
-    let parts: Vec<String> = args
-        .iter()
-        .filter(|v| !matches!(v, Value::Nil))
-        .map(|v| go_quote(&strval(v)))
-        .collect();
-    Ok(Value::str(parts.join(" ")))
-}
-
-fn squote(args: &[Value]) -> Result {
-    let parts: Vec<String> = args
-        .iter()
-        .filter(|v| !matches!(v, Value::Nil))
-        .map(|v| format!("'{}'", strval(v)))
-        .collect();
-    Ok(Value::str(parts.join(" ")))
-}
-
-fn make_list(args: &[Value]) -> Result {
-    Ok(list(args.to_vec()))
-}
-
-fn items_of(value: &Value) -> std::result::Result<Vec<Value>, String> {
-    match value {
-        Value::List(items) => Ok(items.to_vec()),
-        Value::Nil | Value::Zero => Ok(Vec::new()),
-        other => Err(format!("cannot find items of type {}", other.type_name())),
+/// Go's `call`: the data holds no functions, so there is nothing to call.
+fn call(args: &[Value]) -> Result {
+    match args.first() {
+        None => Err("wrong number of args for call: want at least 1 got 0".to_string()),
+        Some(Value::Nil) => Err("call of nil".to_string()),
+        Some(other) => Err(format!(
+            "non-function of type {}",
+            super::sprig::reflect::go_type(other)
+        )),
     }
 }
 
-fn append(args: &[Value]) -> Result {
-    arity(args, 2)?;
-    let mut items = items_of(arg(args, 0))?;
-    items.push(arg(args, 1).clone());
-    Ok(list(items))
-}
-
-fn prepend(args: &[Value]) -> Result {
-    arity(args, 2)?;
-    let mut items = vec![arg(args, 1).clone()];
-    items.extend(items_of(arg(args, 0))?);
-    Ok(list(items))
-}
-
-fn first(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(items_of(arg(args, 0))?
-        .into_iter()
-        .next()
-        .unwrap_or(Value::Nil))
-}
-
-fn last(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(items_of(arg(args, 0))?.pop().unwrap_or(Value::Nil))
-}
-
-fn has(args: &[Value]) -> Result {
-    arity(args, 2)?;
-    let needle = strval(arg(args, 0));
-    Ok(Value::Bool(
-        items_of(arg(args, 1))?.iter().any(|v| strval(v) == needle),
-    ))
-}
-
-fn join(args: &[Value]) -> Result {
-    arity(args, 2)?;
-    let separator = string(args, 0)?;
-    let parts: Vec<String> = match arg(args, 1) {
-        Value::List(items) => items
-            .iter()
-            .filter(|v| !matches!(v, Value::Nil))
-            .map(strval)
-            .collect(),
-        other => vec![strval(other)],
-    };
-    Ok(Value::str(parts.join(separator)))
-}
-
-fn split(args: &[Value]) -> Result {
-    arity(args, 2)?;
-    let (separator, text) = (string(args, 0)?, strval(arg(args, 1)));
-    let entries = text
-        .split(separator)
-        .enumerate()
-        .map(|(i, part)| (format!("_{i}"), Value::str(part)))
-        .collect();
-    Ok(Value::Map(Rc::new(GoMap {
-        entries,
-        missing: Box::new(Value::Nil),
-    })))
-}
-
-fn split_list(args: &[Value]) -> Result {
-    arity(args, 2)?;
-    let (separator, text) = (string(args, 0)?, strval(arg(args, 1)));
-    Ok(list(text.split(separator).map(Value::str).collect()))
-}
-
-fn two_strings(args: &[Value]) -> std::result::Result<(&str, &str), String> {
-    arity(args, 2)?;
-    Ok((string(args, 0)?, string(args, 1)?))
-}
-
-fn contains(args: &[Value]) -> Result {
-    let (needle, haystack) = two_strings(args)?;
-    Ok(Value::Bool(haystack.contains(needle)))
-}
-
-fn has_prefix(args: &[Value]) -> Result {
-    let (prefix, s) = two_strings(args)?;
-    Ok(Value::Bool(s.starts_with(prefix)))
-}
-
-fn has_suffix(args: &[Value]) -> Result {
-    let (suffix, s) = two_strings(args)?;
-    Ok(Value::Bool(s.ends_with(suffix)))
-}
-
-fn trim_prefix(args: &[Value]) -> Result {
-    let (prefix, s) = two_strings(args)?;
-    Ok(Value::str(s.strip_prefix(prefix).unwrap_or(s)))
-}
-
-fn trim_suffix(args: &[Value]) -> Result {
-    let (suffix, s) = two_strings(args)?;
-    Ok(Value::str(s.strip_suffix(suffix).unwrap_or(s)))
-}
-
-fn trim(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(Value::str(string(args, 0)?.trim()))
-}
-
-fn trim_all(args: &[Value]) -> Result {
-    let (cutset, s) = two_strings(args)?;
-    Ok(Value::str(s.trim_matches(|c| cutset.contains(c))))
-}
-
-fn trunc(args: &[Value]) -> Result {
-    arity(args, 2)?;
-    let (n, s) = (int(args, 0)?, string(args, 1)?);
-    let len = i64::try_from(s.len()).unwrap_or(i64::MAX);
-    let cut = if n < 0 && len + n > 0 {
-        s.get(usize::try_from(len + n).unwrap_or(0)..)
-    } else if n >= 0 && len > n {
-        s.get(..usize::try_from(n).unwrap_or(0))
-    } else {
-        Some(s)
-    };
-    Ok(Value::str(cut.unwrap_or(s)))
-}
-
-fn lower(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(Value::str(string(args, 0)?.to_lowercase()))
-}
-
-fn upper(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(Value::str(string(args, 0)?.to_uppercase()))
-}
-
-fn replace(args: &[Value]) -> Result {
-    arity(args, 3)?;
-    Ok(Value::str(
-        string(args, 2)?.replace(string(args, 0)?, string(args, 1)?),
-    ))
-}
-
-fn repeat(args: &[Value]) -> Result {
-    arity(args, 2)?;
-    let n = usize::try_from(int(args, 0)?).map_err(|_| "negative repeat count")?;
-    Ok(Value::str(string(args, 1)?.repeat(n)))
-}
-
-fn to_string(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(Value::str(strval(arg(args, 0))))
-}
-
-fn to_strings(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(list(
-        items_of(arg(args, 0))?
-            .iter()
-            .map(|v| Value::str(strval(v)))
-            .collect(),
-    ))
-}
-
-fn to_json(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(Value::str(go_json(arg(args, 0))))
-}
-
-/// Sprig's `toYaml`: without the final newline.
+/// Helm's `toYaml`: without the final newline.
 fn to_yaml_func(args: &[Value]) -> Result {
     arity(args, 1)?;
     let text = to_yaml(arg(args, 0));
     Ok(Value::str(text.strip_suffix('\n').unwrap_or(&text)))
-}
-
-fn dict(args: &[Value]) -> Result {
-    let mut entries = BTreeMap::new();
-    for pair in args.chunks(2) {
-        let key = pair.first().map(strval).unwrap_or_default();
-        entries.insert(key, pair.get(1).cloned().unwrap_or(Value::str("")));
-    }
-    Ok(Value::Map(Rc::new(GoMap {
-        entries,
-        missing: Box::new(Value::Nil),
-    })))
-}
-
-fn has_key(args: &[Value]) -> Result {
-    arity(args, 2)?;
-    let key = string(args, 1)?;
-    Ok(Value::Bool(match arg(args, 0) {
-        Value::Map(map) => map.entries.contains_key(key),
-        Value::Zero | Value::Nil => false,
-        other => return Err(format!("hasKey of type {}", other.type_name())),
-    }))
-}
-
-fn keys(args: &[Value]) -> Result {
-    let mut all = Vec::new();
-    for value in args {
-        if let Value::Map(map) = value {
-            all.extend(map.entries.keys().map(|k| Value::str(k.as_str())));
-        }
-    }
-    Ok(list(all))
-}
-
-fn get(args: &[Value]) -> Result {
-    arity(args, 2)?;
-    let key = string(args, 1)?;
-    Ok(match arg(args, 0) {
-        Value::Map(map) => map.entries.get(key).cloned().unwrap_or(Value::str("")),
-        _ => Value::str(""),
-    })
-}
-
-/// Sprig's `indent`: every line, the first too, after N spaces.
-fn indent(args: &[Value]) -> Result {
-    arity(args, 2)?;
-    let pad = " ".repeat(usize::try_from(int(args, 0)?).unwrap_or(0));
-    let text = strval(arg(args, 1));
-    Ok(Value::str(format!(
-        "{pad}{}",
-        text.replace('\n', &format!("\n{pad}"))
-    )))
-}
-
-fn nindent(args: &[Value]) -> Result {
-    let indented = indent(args)?;
-    Ok(Value::str(format!("\n{}", strval(&indented))))
-}
-
-fn to_int(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(Value::Int(match arg(args, 0) {
-        Value::Int(i) => *i,
-        Value::Float(f) => *f as i64,
-        Value::Str(s) => s.trim().parse().unwrap_or(0),
-        Value::Bool(b) => i64::from(*b),
-        _ => 0,
-    }))
-}
-
-fn atoi(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(Value::Int(string(args, 0)?.trim().parse().unwrap_or(0)))
-}
-
-fn to_float(args: &[Value]) -> Result {
-    arity(args, 1)?;
-    Ok(Value::Float(match arg(args, 0) {
-        Value::Int(i) => *i as f64,
-        Value::Float(f) => *f,
-        Value::Str(s) => s.trim().parse().unwrap_or(0.0),
-        _ => 0.0,
-    }))
-}
-
-fn numbers(args: &[Value]) -> std::result::Result<Vec<i64>, String> {
-    (0..args.len()).map(|i| int(args, i)).collect()
-}
-
-fn add(args: &[Value]) -> Result {
-    Ok(Value::Int(
-        numbers(args)?.iter().fold(0i64, |a, b| a.wrapping_add(*b)),
-    ))
-}
-
-fn arith(args: &[Value], op: fn(i64, i64) -> Option<i64>) -> Result {
-    arity(args, 2)?;
-    op(int(args, 0)?, int(args, 1)?)
-        .map(Value::Int)
-        .ok_or_else(|| "integer division by zero or overflow".to_string())
-}
-
-fn sub(args: &[Value]) -> Result {
-    arith(args, i64::checked_sub)
-}
-
-fn mul(args: &[Value]) -> Result {
-    arith(args, i64::checked_mul)
-}
-
-fn div(args: &[Value]) -> Result {
-    arith(args, i64::checked_div)
-}
-
-fn modulo(args: &[Value]) -> Result {
-    arith(args, i64::checked_rem)
-}
-
-fn max(args: &[Value]) -> Result {
-    numbers(args)?
-        .into_iter()
-        .max()
-        .map(Value::Int)
-        .ok_or_else(|| "max of nothing".to_string())
-}
-
-fn min(args: &[Value]) -> Result {
-    numbers(args)?
-        .into_iter()
-        .min()
-        .map(Value::Int)
-        .ok_or_else(|| "min of nothing".to_string())
 }

@@ -6,9 +6,9 @@
 //! assigned, `if`/`range`/`with` with Go's truth and `else` chains,
 //! `define`/`template`/`block`, `break`/`continue`, white space trimmed by
 //! `{{-` and `-}}`, fields of structs by Go name and of maps by key (a
-//! missing key prints `<no value>`), maps ranged in key order. The built-in
-//! functions and the Sprig functions such templates use are in [`funcs`];
-//! a mesh adds its own through [`Funcs::with`].
+//! missing key prints `<no value>`), maps ranged in key order. Go's
+//! built-in functions are in [`funcs`], Sprig's in [`sprig`]; a mesh adds
+//! its own through [`Funcs::with`].
 //!
 //! Why not an existing crate: `gtmpl`, the one Rust implementation, has no
 //! variable assignment (`$x = …`, which Istio's templates use to build the
@@ -20,6 +20,7 @@ pub mod format;
 pub mod funcs;
 mod lex;
 mod parse;
+pub mod sprig;
 pub mod value;
 
 use std::collections::HashMap;
@@ -50,7 +51,8 @@ impl Default for Funcs {
         Funcs {
             map: funcs::BUILTINS
                 .iter()
-                .chain(funcs::SPRIG)
+                .chain(sprig::TABLES.iter().flat_map(|table| table.iter()))
+                .chain(funcs::HELM)
                 .copied()
                 .collect(),
             reads: funcs::READ_IN_PART.iter().copied().collect(),

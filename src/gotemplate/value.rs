@@ -15,6 +15,9 @@ use std::rc::Rc;
 
 use serde_json::Value as Json;
 
+pub use super::sprig::dates::GoTime;
+pub use super::sprig::semver::Version;
+
 /// A value in a template's evaluation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
@@ -24,12 +27,20 @@ pub enum Value {
     /// string, list or map of a Kubernetes object): empty, and false.
     Zero,
     Bool(bool),
+    /// A Go `int`.
     Int(i64),
+    /// A Go `int64`, what Sprig's integer arithmetic answers: printed and
+    /// compared as an `int`, but Go's type checks tell the two apart.
+    Int64(i64),
     Float(f64),
     Str(Rc<str>),
     List(Rc<Vec<Value>>),
     Map(Rc<GoMap>),
     Struct(Rc<GoStruct>),
+    /// A Go `time.Time` (Sprig's `toDate`, `dateModify`).
+    Time(Rc<GoTime>),
+    /// A `*semver.Version` (Sprig's `semver`).
+    Version(Rc<Version>),
 }
 
 /// A Go map with string keys.
@@ -268,12 +279,12 @@ impl Value {
         match self {
             Value::Nil | Value::Zero => false,
             Value::Bool(b) => *b,
-            Value::Int(i) => *i != 0,
+            Value::Int(i) | Value::Int64(i) => *i != 0,
             Value::Float(f) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
             Value::List(items) => !items.is_empty(),
             Value::Map(map) => !map.entries.is_empty(),
-            Value::Struct(_) => true,
+            Value::Struct(_) | Value::Time(_) | Value::Version(_) => true,
         }
     }
 
@@ -293,11 +304,14 @@ impl Value {
             Value::Zero => "zero value",
             Value::Bool(_) => "bool",
             Value::Int(_) => "int",
+            Value::Int64(_) => "int64",
             Value::Float(_) => "float64",
             Value::Str(_) => "string",
             Value::List(_) => "slice",
             Value::Map(_) => "map",
             Value::Struct(_) => "struct",
+            Value::Time(_) => "time.Time",
+            Value::Version(_) => "*semver.Version",
         }
     }
 
@@ -313,7 +327,7 @@ impl Value {
     /// The value as an integer argument.
     pub fn as_int(&self) -> Option<i64> {
         match self {
-            Value::Int(i) => Some(*i),
+            Value::Int(i) | Value::Int64(i) => Some(*i),
             Value::Float(f) if f.fract() == 0.0 => Some(*f as i64),
             Value::Zero => Some(0),
             _ => None,
@@ -335,6 +349,25 @@ impl Value {
         found(name).or_else(|| name.strip_prefix("Get").and_then(found))
     }
 
+    /// A method without arguments of a Go value the template calls as a
+    /// field (`(semver "1.2.3").Major`, `(toDate …).Year`).
+    pub fn method(&self, name: &str) -> Option<Value> {
+        match self {
+            Value::Version(v) => Some(match name {
+                "Major" => Value::Int64(v.major as i64),
+                "Minor" => Value::Int64(v.minor as i64),
+                "Patch" => Value::Int64(v.patch as i64),
+                "Prerelease" => Value::str(v.pre.as_str()),
+                "Metadata" => Value::str(v.metadata.as_str()),
+                "Original" => Value::str(v.original.as_str()),
+                "String" => Value::str(v.to_string()),
+                _ => return None,
+            }),
+            Value::Time(t) => t.method(name),
+            _ => None,
+        }
+    }
+
     /// The text the template prints for the value: Go's `%v`.
     pub fn print(&self) -> String {
         let mut out = String::new();
@@ -347,9 +380,11 @@ impl Value {
             Value::Nil => out.push_str("<nil>"),
             Value::Zero => {}
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => {
+            Value::Int(i) | Value::Int64(i) => {
                 let _ = write!(out, "{i}");
             }
+            Value::Time(t) => out.push_str(&t.to_string()),
+            Value::Version(v) => out.push_str(&v.to_string()),
             Value::Float(f) => out.push_str(&format_float_g(*f)),
             Value::Str(s) => out.push_str(s),
             Value::List(items) => {
@@ -393,7 +428,9 @@ impl Value {
         match self {
             Value::Nil | Value::Zero => Json::Null,
             Value::Bool(b) => Json::Bool(*b),
-            Value::Int(i) => Json::from(*i),
+            Value::Int(i) | Value::Int64(i) => Json::from(*i),
+            Value::Time(t) => Json::String(t.rfc3339()),
+            Value::Version(v) => Json::String(v.to_string()),
             Value::Float(f) => serde_json::Number::from_f64(*f).map_or(Json::Null, Json::Number),
             Value::Str(s) => Json::String(s.to_string()),
             Value::List(items) => Json::Array(items.iter().map(Value::to_json).collect()),

@@ -30,4 +30,5 @@ mod linkerd_settings;
 mod mesh_goldens_reinjected;
 mod properties;
 mod rules;
+mod sprig_oracle;
 mod trust_anchors;
