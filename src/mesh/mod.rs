@@ -10,6 +10,7 @@
 pub mod istio;
 pub mod linkerd;
 
+use crate::cluster::KubeVersion;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -266,6 +267,18 @@ impl Mesh {
                 format!("the pod has the label \"{opt_in}: true\" and no {key}"),
             )
         })
+    }
+
+    /// Whether the mesh's injector, left to decide (`auto`), makes its proxy
+    /// a native sidecar on nodes of `version`: Istio's does only where native
+    /// sidecars are stable, every node at 1.33 or later
+    /// (`DetectNativeSidecar` in `pkg/kube/inject/webhook.go`); the others
+    /// wherever the cluster runs them by default (1.29).
+    pub fn native_sidecars_by_default(self, version: KubeVersion) -> bool {
+        match self {
+            Mesh::Istio => version >= KubeVersion::new(1, 33),
+            Mesh::Linkerd | Mesh::None => version.has_native_sidecars(),
+        }
     }
 
     /// Whether the mesh's injector merges what it renders into the pod's own

@@ -562,3 +562,74 @@ fn a_null_in_the_pods_own_proxy_is_a_field_not_given() {
     }
     assert_eq!(checked, 11 * 4);
 }
+
+/// Whether the proxy of a run's JSON output is a native sidecar.
+fn native(out: &Value) -> bool {
+    let spec = &out["spec"]["template"]["spec"];
+    let in_inits = spec["initContainers"]
+        .as_array()
+        .is_some_and(|inits| inits.iter().any(|c| c["name"] == "istio-proxy"));
+    let in_containers = spec["containers"]
+        .as_array()
+        .is_some_and(|cs| cs.iter().any(|c| c["name"] == "istio-proxy"));
+    assert!(in_inits != in_containers, "one proxy: {spec}");
+    in_inits
+}
+
+/// The injector decides native sidecars as Istio's does: left to decide
+/// (`ENABLE_NATIVE_SIDECARS=auto`, the default), only where every node is
+/// at 1.33 or later, where they are stable; the chart's `false` (which its
+/// compatibility profiles for 1.25 and 1.26 set) never; `true` always. The
+/// same with the embedded profile and with the cluster's configuration.
+#[test]
+fn native_sidecars_as_istios_injector_decides_them_by_version_and_setting() {
+    let test = "native_sidecars_as_istios_injector_decides_them_by_version_and_setting";
+    let versions = ["1.28", "1.29", "1.32", "1.33", "1.37"];
+    let at_least_1_33 = |v: &str| v.trim_start_matches("1.").parse::<u32>().expect("minor") >= 33;
+    let embedded = |version: &str| {
+        json_of(common::run_as_given(
+            &[
+                "--profile",
+                "istio",
+                "-q",
+                "-o",
+                "json",
+                "--kube-version",
+                version,
+            ],
+            Some(HELLO),
+        ))
+    };
+    for version in versions {
+        assert_eq!(
+            native(&embedded(version)),
+            at_least_1_33(version),
+            "embedded, {version}"
+        );
+    }
+    let Some(fidelity) = fidelity_for(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut made = BTreeMap::new();
+    let input = dir.path().join("hello.yaml");
+    std::fs::write(&input, HELLO).expect("write the input");
+    let input = input.to_string_lossy().to_string();
+    for (setting, expected) in [("auto", None), ("false", Some(false)), ("true", Some(true))] {
+        let generator = format!("env.ENABLE_NATIVE_SIDECARS={setting}");
+        let context = config_maps(&fidelity, dir.path(), &["--set", &generator], &mut made);
+        for version in versions {
+            let out = json_of(inject_with(
+                &context,
+                &input,
+                &["-q", "-o", "json", "--kube-version", version, "--warn-only"],
+            ));
+            let want = expected.unwrap_or_else(|| at_least_1_33(version));
+            assert_eq!(
+                native(&out),
+                want,
+                "ENABLE_NATIVE_SIDECARS={setting}, {version}"
+            );
+        }
+    }
+}

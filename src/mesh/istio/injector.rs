@@ -478,7 +478,8 @@ impl ClusterInjector {
             Some("true") => {
                 out.insert("nativeSidecar".into(), Value::String("true".into()));
             }
-            Some("false") => {
+            // istiod reads any other word as false (its log says so).
+            Some(other) if other != "auto" => {
                 out.insert("nativeSidecar".into(), Value::String("false".into()));
             }
             _ => {}

@@ -411,7 +411,7 @@ pub(super) fn native_by_default(rendered: &Rendered, env: &Env<'_>) -> bool {
 
 pub(super) fn use_native(choice: NativeChoice, env: &Env<'_>, notes: &mut Vec<Note>) -> bool {
     match choice {
-        NativeChoice::Auto => env.version.has_native_sidecars(),
+        NativeChoice::Auto => env.profile.mesh.native_sidecars_by_default(env.version),
         NativeChoice::Never => false,
         NativeChoice::Always => {
             if !env.version.has_native_sidecars() {
