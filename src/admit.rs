@@ -276,7 +276,7 @@ fn mesh_injector(
     let plan = rules::inject(pod.clone(), &pod_kind, env)?;
     match plan.outcome {
         Outcome::Injected => {}
-        Outcome::Skipped(reason) | Outcome::Ignored(reason) => {
+        Outcome::Skipped(reason) | Outcome::Ignored(reason) | Outcome::Denied(reason) => {
             return Ok(Injected::Left(reason));
         }
         _ => return Ok(Injected::Left("nothing to add".into())),

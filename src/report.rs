@@ -58,6 +58,7 @@ pub fn object_line(object: &ObjectResult, written: Written) -> String {
         Outcome::Uninjected => done("uninjected"),
         Outcome::NotInjected => "unchanged: not injected".to_string(),
         Outcome::Skipped(reason) | Outcome::Ignored(reason) => format!("skipped: {reason}"),
+        Outcome::Denied(_) => "not injected: the mesh's webhook denies its pods".to_string(),
     };
     format!("{subject} {verdict}")
 }
@@ -160,7 +161,7 @@ pub fn render(
                 Outcome::Injected => 0,
                 Outcome::Uninjected => 1,
                 Outcome::AlreadyInjected | Outcome::NotInjected => 2,
-                Outcome::Skipped(_) | Outcome::Ignored(_) => 3,
+                Outcome::Skipped(_) | Outcome::Ignored(_) | Outcome::Denied(_) => 3,
                 Outcome::Annotated => 5,
             };
             if let Some(count) = counts.get_mut(slot) {
@@ -336,6 +337,7 @@ pub fn json(results: &[Processed], left_out: &[SkippedFile], warn_only: bool) ->
                         Outcome::Skipped(reason) | Outcome::Ignored(reason) => {
                             ("skipped", Some(reason.as_str()))
                         }
+                        Outcome::Denied(reason) => ("denied", Some(reason.as_str())),
                     };
                     let slot = match outcome {
                         "injected" => 0,

@@ -269,6 +269,16 @@ impl Mesh {
         })
     }
 
+    /// Why the mesh's injector refuses a pod with `annotations`, in its
+    /// words, if it does (its webhook then denies the pod).
+    pub fn refuses_annotations(self, annotations: Option<&Map<String, Value>>) -> Option<String> {
+        match self {
+            Mesh::Istio => istio::validate::refusal(annotations)
+                .map(|why| format!("Istio's sidecar injector fails the pod: {why}")),
+            Mesh::Linkerd | Mesh::None => None,
+        }
+    }
+
     /// Whether the mesh's injector, left to decide (`auto`), makes its proxy
     /// a native sidecar on nodes of `version`: Istio's does only where native
     /// sidecars are stable, every node at 1.33 or later

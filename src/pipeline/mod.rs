@@ -882,6 +882,9 @@ fn plan_object(
             }
             verdicts
         }
+        Outcome::Denied(ref why) => {
+            vec![Verdict::rejection("MutatingAdmissionWebhook", why.clone())]
+        }
         _ => Vec::new(),
     };
     Ok((plan, verdicts))

@@ -22,6 +22,10 @@ pub enum Outcome {
     /// Left alone for a reason the user may not expect (an opt-out, host
     /// networking, another mesh, a policy): always reported.
     Skipped(String),
+    /// The mesh's webhook would deny the pod (Istio: an annotation its
+    /// injector refuses), with why, in its words: a rejection, as at the
+    /// apiserver, and the object left as it was.
+    Denied(String),
     /// Left alone as expected: nothing of the mesh's (a kind without a pod,
     /// a document that is no object, a Service the mesh writes nothing
     /// on). Counted as skipped; the text report lists it only with `-v`.

@@ -38,7 +38,33 @@ const LINKERD_SKIPS: [(&str, &str, &str); 5] = [
 ];
 const LINKERD_ERRORS: [&str; 1] = ["inject_gettest_deployment.bad.input.yml"];
 
-const ISTIO_SKIPS: [(&str, &str, &str); 19] = [
+/// Inputs whose pods Istio's injector refuses (its test expects these
+/// errors): the run is rejected (exit 1) with Istio's message, and writes
+/// nothing.
+const ISTIO_DENIALS: [(&str, &str); 5] = [
+    (
+        "traffic-annotations-bad-excludeinboundports.yaml",
+        "excludeInboundPorts invalid",
+    ),
+    (
+        "traffic-annotations-bad-excludeipranges.yaml",
+        "excludeIPRanges invalid",
+    ),
+    (
+        "traffic-annotations-bad-excludeoutboundports.yaml",
+        "excludeOutboundPorts invalid",
+    ),
+    (
+        "traffic-annotations-bad-includeinboundports.yaml",
+        "includeInboundPorts invalid",
+    ),
+    (
+        "traffic-annotations-bad-includeipranges.yaml",
+        "includeIPRanges invalid",
+    ),
+];
+
+const ISTIO_SKIPS: [(&str, &str, &str); 14] = [
     (
         "hello-host-network.yaml",
         "deployment/hello-host-network",
@@ -55,31 +81,6 @@ const ISTIO_SKIPS: [(&str, &str, &str); 19] = [
         "sidecar.istio.io/inject: false",
     ),
     // Istio refuses these annotation values; so does the tool, workload by workload.
-    (
-        "traffic-annotations-bad-excludeinboundports.yaml",
-        "deployment/traffic",
-        "is not a list of ports",
-    ),
-    (
-        "traffic-annotations-bad-excludeoutboundports.yaml",
-        "deployment/traffic",
-        "is not a list of ports",
-    ),
-    (
-        "traffic-annotations-bad-includeinboundports.yaml",
-        "deployment/traffic",
-        "is not a list of ports",
-    ),
-    (
-        "traffic-annotations-bad-excludeipranges.yaml",
-        "deployment/traffic",
-        "is not a list of IP ranges",
-    ),
-    (
-        "traffic-annotations-bad-includeipranges.yaml",
-        "deployment/traffic",
-        "is not a list of IP ranges",
-    ),
     // A deliberate difference: Istio merges a user-written istio-proxy container
     // (gateways, overrides) into its template; the tool leaves such pods alone
     // rather than guess, and says why.
@@ -143,7 +144,13 @@ const ISTIO_SKIPS: [(&str, &str, &str); 19] = [
     ),
 ];
 
-fn check(folder: &str, profile: &str, skips: &[(&str, &str, &str)], errors: &[&str]) {
+fn check(
+    folder: &str,
+    profile: &str,
+    skips: &[(&str, &str, &str)],
+    errors: &[&str],
+    denials: &[(&str, &str)],
+) {
     let Some(corpus) = common::corpus(&format!("corpus_decisions::{folder}")) else {
         return;
     };
@@ -161,6 +168,12 @@ fn check(folder: &str, profile: &str, skips: &[(&str, &str, &str)], errors: &[&s
         );
         if errors.contains(&file.as_str()) {
             assert_eq!(run.code, 2, "{file}: expected an error");
+            continue;
+        }
+        if let Some((_, why)) = denials.iter().find(|(f, _)| *f == file) {
+            assert_eq!(run.code, 1, "{file}: expected a rejection: {}", run.stderr);
+            assert!(run.stdout.is_empty(), "{file}: written although rejected");
+            assert!(run.stderr.contains(why), "{file}: {}", run.stderr);
             continue;
         }
         assert_eq!(run.code, 0, "{file}: {}", run.stderr);
@@ -209,10 +222,17 @@ fn linkerd_inputs_decide_like_linkerd() {
         "linkerd",
         &LINKERD_SKIPS,
         &LINKERD_ERRORS,
+        &[],
     );
 }
 
 #[test]
 fn istio_inputs_decide_like_istio() {
-    check("istio-inject-inputs", "istio", &ISTIO_SKIPS, &[]);
+    check(
+        "istio-inject-inputs",
+        "istio",
+        &ISTIO_SKIPS,
+        &[],
+        &ISTIO_DENIALS,
+    );
 }

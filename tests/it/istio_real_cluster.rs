@@ -633,3 +633,39 @@ fn native_sidecars_as_istios_injector_decides_them_by_version_and_setting() {
         }
     }
 }
+
+/// A pod whose annotations Istio's injector refuses is denied as its
+/// webhook denies it: the run is rejected (exit 1) with Istio's message and
+/// writes nothing; with `--warn-only` the workload is written as it came.
+/// The same with the cluster's configuration.
+#[test]
+fn annotations_istio_refuses_deny_the_pod_with_istios_message() {
+    let mut workload: Value = common::values(HELLO)[0].clone().expect("HELLO");
+    workload["spec"]["template"]["metadata"]["annotations"] = json!({
+        "sidecar.istio.io/interceptionMode": "BPF",
+        "traffic.sidecar.istio.io/excludeOutboundIPRanges": "10.0.0.1",
+    });
+    let input = serde_json::to_string_pretty(&workload).expect("JSON") + "\n";
+    let expected = "2 errors occurred: * invalid value 'BPF' for annotation 'sidecar.istio.io/interceptionMode': interceptionMode invalid, use REDIRECT,TPROXY,NONE: BPF * invalid value '10.0.0.1' for annotation 'traffic.sidecar.istio.io/excludeOutboundIPRanges': excludeIPRanges invalid: failed parsing cidr '10.0.0.1': netip.ParsePrefix(\"10.0.0.1\"): no '/'";
+    let check = |extra: &[&str]| {
+        let mut args = vec!["--profile", "istio"];
+        args.extend(extra);
+        args.push("-");
+        let denied = common::run_as_given(&args, Some(&input));
+        assert_eq!(denied.code, 1, "{}", denied.stderr);
+        assert!(denied.stdout.is_empty(), "written although denied");
+        assert!(denied.stderr.contains(expected), "{}", denied.stderr);
+        args.insert(0, "--warn-only");
+        let written = common::run_as_given(&args, Some(&input));
+        assert_eq!(written.code, 0, "{}", written.stderr);
+        assert_eq!(written.stdout, input);
+    };
+    check(&[]);
+    let test = "annotations_istio_refuses_deny_the_pod_with_istios_message";
+    let Some(fidelity) = fidelity_for(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let context = config_maps(&fidelity, dir.path(), &[], &mut BTreeMap::new());
+    check(&["--context", &context.to_string_lossy()]);
+}

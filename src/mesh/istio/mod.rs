@@ -23,6 +23,7 @@ pub mod template_data;
 pub mod template_funcs;
 pub mod typed;
 mod user_proxy;
+pub mod validate;
 
 pub use capture::*;
 pub use identity::*;

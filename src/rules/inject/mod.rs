@@ -85,6 +85,20 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             return unchanged(patcher, before, reason);
         }
     }
+    // Annotations the mesh's injector refuses: its webhook denies the pod.
+    let refusal = {
+        let annotations = patcher
+            .get(&paths.metadata)
+            .and_then(|m| m.field("annotations"))
+            .and_then(Value::as_object);
+        env.profile.mesh.refuses_annotations(annotations)
+    };
+    if let Some(why) = refusal {
+        return Ok(Plan::unchanged(
+            before.unwrap_or(patcher.value),
+            Outcome::Denied(why),
+        ));
+    }
     if before.is_none() && record_present(&patcher, &paths) {
         // Overwriting it would lose it: uninject could not give it back.
         return unchanged(
