@@ -97,13 +97,15 @@ pub fn json_string(s: &str, out: &mut String) {
     if plain {
         out.push_str(s);
     } else {
-        push_escaped(s, out);
+        push_escaped(s, out, true);
     }
     out.push('"');
 }
 
-/// `s` as [`json_string`] writes it between its quotes, a character at a time.
-fn push_escaped(s: &str, out: &mut String) {
+/// `s` as [`json_string`] writes it between its quotes, a character at a
+/// time; `<`, `>` and `&` escaped only with `html` (Go's encoder escapes
+/// them unless told not to, as Sprig's `toRawJson` tells it).
+pub(crate) fn push_escaped(s: &str, out: &mut String, html: bool) {
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -111,6 +113,7 @@ fn push_escaped(s: &str, out: &mut String) {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' if !html => out.push(c),
             '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
@@ -401,7 +404,7 @@ mod tests {
         for s in strings {
             let (mut fast, mut slow) = (String::new(), String::from("\""));
             json_string(s, &mut fast);
-            push_escaped(s, &mut slow);
+            push_escaped(s, &mut slow, true);
             slow.push('"');
             assert_eq!(fast, slow, "{s:?}");
         }
