@@ -266,6 +266,10 @@ const FUNCTIONS: &[(&str, &[usize])] = &[
     ("sha1sum", &[1]),
     ("sha256sum", &[1]),
     ("adler32sum", &[1]),
+    // Cryptography (no generated argument is a password type: none of
+    // these runs scrypt).
+    ("derivePassword", &[5]),
+    ("decryptAES", &[2]),
     // Reflection.
     ("typeOf", &[1]),
     ("typeIs", &[2]),
@@ -449,6 +453,133 @@ fn hand_written() -> Vec<Case> {
         .collect()
 }
 
+/// Keys and texts Go encrypts with Sprig's `encryptAES` (a random IV each
+/// run) for the `decryptAES` cases: short and long texts, one of a whole
+/// block, keys shorter and longer than AES-256's 32 bytes, an empty key.
+const ENCRYPTED: &[(&str, &str)] = &[
+    ("key", "text"),
+    ("key", "exactly sixteen!"),
+    ("k", "fifteen bytes.."),
+    (
+        "a key longer than thirty-two bytes, cut",
+        "héllo wörld ✓, a text of a few blocks\nover two lines",
+    ),
+    ("", "under the empty key"),
+    ("key", ""),
+];
+
+/// `decryptAES` on ciphertexts Go made with `encryptAES` (each checked to
+/// decrypt again in Go), with the right key, a wrong one, keys the same
+/// once cut to 32 bytes, altered ciphertexts and text that is no
+/// ciphertext; and `derivePassword` for each password type Sprig knows.
+fn crypto_cases(oracle: &Path) -> Vec<Case> {
+    let made: Vec<Case> = ENCRYPTED
+        .iter()
+        .map(|(key, text)| Case {
+            template: format!(
+                "{{{{ $c := encryptAES {key:?} {text:?} }}}}{{{{ $c }}}}|{{{{ $c | decryptAES {key:?} }}}}"
+            ),
+            data: json!(null),
+        })
+        .collect();
+    let verdicts = go_verdicts(oracle, &made);
+    let mut templates = Vec::new();
+    let mut data_cases = Vec::new();
+    for ((key, text), verdict) in ENCRYPTED.iter().zip(&verdicts) {
+        let out = verdict.ok.as_deref().expect("Go encrypts");
+        let (crypt, again) = out.split_once('|').expect("a ciphertext, then its text");
+        assert_eq!(again, *text, "Go decrypts what it encrypted");
+        let wrong = if key.is_empty() { "x" } else { "KEY" };
+        templates.push(format!("{{{{ decryptAES {key:?} {crypt:?} }}}}"));
+        templates.push(format!("{{{{ {crypt:?} | decryptAES {key:?} }}}}"));
+        templates.push(format!("{{{{ decryptAES {wrong:?} {crypt:?} }}}}"));
+        if crypt.len() > 24 {
+            // A changed IV changes the first block's text (and only it); a
+            // changed last block, the byte telling what to drop.
+            let first = if crypt.starts_with('Q') { "R" } else { "Q" };
+            templates.push(format!(
+                "{{{{ decryptAES {key:?} \"{first}{}\" }}}}",
+                &crypt[1..]
+            ));
+            let end = crypt.len() - 4;
+            let (head, tail) = crypt.split_at(end - 2);
+            let swapped = if head.ends_with('A') { "B" } else { "A" };
+            templates.push(format!(
+                "{{{{ decryptAES {key:?} \"{}{swapped}{}\" }}}}",
+                &head[..head.len() - 1],
+                tail
+            ));
+            // Line breaks in base64 are skipped.
+            templates.push(format!(
+                "{{{{ decryptAES {key:?} \"{}\\n{}\" }}}}",
+                &crypt[..8],
+                &crypt[8..]
+            ));
+        }
+        data_cases.push(Case {
+            template: "{{ decryptAES .k .c }}".to_string(),
+            data: json!({"k": key, "c": crypt}),
+        });
+    }
+    let long_key = ENCRYPTED[3].0;
+    let crypt = verdicts[3]
+        .ok
+        .as_deref()
+        .unwrap()
+        .split_once('|')
+        .unwrap()
+        .0;
+    // The key is cut to 32 bytes, and padded with zeros.
+    templates.push(format!(
+        "{{{{ decryptAES {:?} {crypt:?} }}}}",
+        &long_key[..32]
+    ));
+    templates.push(format!(
+        "{{{{ decryptAES {:?} {crypt:?} }}}}",
+        &long_key[..31]
+    ));
+    templates.push(format!(
+        "{{{{ decryptAES \"{long_key} and more\" {crypt:?} }}}}"
+    ));
+    for template in [
+        // Not ciphertext: empty, bad base64, shorter than a block, only
+        // the IV, not whole blocks, a last byte larger than the text.
+        r#"{{ decryptAES "k" "" }}"#,
+        r#"{{ decryptAES "k" "not base64!" }}"#,
+        r#"{{ decryptAES "k" "YWJj" }}|{{ decryptAES "k" "YQ==" }}"#,
+        r#"{{ decryptAES "k" "AAAAAAAAAAAAAAAAAAAAAA==" }}"#,
+        r#"{{ decryptAES "k" "AAAAAAAAAAAAAAAAAAAAAAAAAAAA" }}"#,
+        r#"{{ decryptAES "k" "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" }}"#,
+        r#"{{ decryptAES "" "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" }}"#,
+        r#"{{ decryptAES 1 "x" }}"#,
+        r#"{{ decryptAES "k" }}"#,
+        // Each password type, counters cut to 32 bits, lengths in bytes.
+        r#"{{ derivePassword 1 "long" "password" "user" "example.com" }}"#,
+        r#"{{ derivePassword 0 "maximum" "correct horse" "jané" "site.org" }}"#,
+        r#"{{ derivePassword 4294967295 "medium" "" "" "ex" }}"#,
+        r#"{{ derivePassword 4294967297 "short" "pw" "u" "日本.example" }}"#,
+        r#"{{ derivePassword 1e3 "basic" "pw" "a rather longer user name" "s" }}"#,
+        r#"{{ derivePassword 7 "pin" "pw" "u" "" }}"#,
+        // Unknown types answer a message before any scrypt.
+        r#"{{ derivePassword 1 "Long" "pw" "u" "s" }}|{{ derivePassword 1 "name" "pw" "u" "s" }}|{{ derivePassword 1 "" "pw" "u" "s" }}"#,
+        r#"{{ derivePassword -1 "pin" "pw" "u" "s" }}"#,
+        r#"{{ derivePassword 2.5 "pin" "pw" "u" "s" }}"#,
+        r#"{{ derivePassword (add 1 2) "pin" "pw" "u" "s" }}"#,
+        r#"{{ derivePassword 1 "pin" "pw" "u" }}"#,
+        r#"{{ derivePassword 1 "pin" 2 "u" "s" }}"#,
+    ] {
+        templates.push(template.to_string());
+    }
+    templates
+        .into_iter()
+        .map(|template| Case {
+            template,
+            data: data(),
+        })
+        .chain(data_cases)
+        .collect()
+}
+
 /// Go's verdict on one case.
 #[derive(serde::Deserialize)]
 struct Verdict {
@@ -465,6 +596,7 @@ const LENIENT: &[&str] = &[
     "invalid value; expected int",
     "expected map[string]interface {}; got map[string]string",
     "invalid value; expected map[string]interface {}",
+    "expected uint32; got float64",
 ];
 
 fn go_verdicts(oracle: &Path, cases: &[Case]) -> Vec<Verdict> {
@@ -514,6 +646,7 @@ fn templates_render_as_go_renders_them_with_sprig() {
     };
     let mut cases = generated();
     cases.extend(hand_written());
+    cases.extend(crypto_cases(&oracle));
     let verdicts = go_verdicts(&oracle, &cases);
     assert_eq!(verdicts.len(), cases.len());
     let funcs = Funcs::default();

@@ -5,8 +5,9 @@
 //! default, and its messages where it fails.
 //!
 //! Each module holds one family: [`strings`], [`lists`], [`dicts`],
-//! [`math`], [`defaults`], [`json`], [`encoding`], [`hashes`],
-//! [`reflect`], [`paths`], [`urls`], [`regex`], [`semver`], [`dates`].
+//! [`math`], [`defaults`], [`json`], [`encoding`], [`hashes`], [`crypto`]
+//! (`derivePassword`, `decryptAES`), [`reflect`], [`paths`], [`urls`],
+//! [`regex`], [`semver`], [`dates`].
 //!
 //! Left out, on purpose (a template calling one fails with "function …
 //! not defined"):
@@ -22,9 +23,7 @@
 //!   as Sprig does);
 //! - the network: `getHostByName`;
 //! - the environment: `env` and `expandenv` (a mesh that reads its own
-//!   settings there, as Istio's `env`, adds its own);
-//! - not done yet, though deterministic: `derivePassword` (scrypt and an
-//!   HMAC) and `decryptAES` (AES-256-CBC).
+//!   settings there, as Istio's `env`, adds its own).
 //!
 //! Where the tool differs from Go, knowingly:
 //! - Time zones: the machine's zone ("Local", which `date` and `toDate`
@@ -40,6 +39,7 @@
 use super::Func;
 use super::value::Value;
 
+pub mod crypto;
 pub mod dates;
 pub mod defaults;
 pub mod dicts;
@@ -65,6 +65,7 @@ pub const TABLES: &[&[(&str, Func)]] = &[
     json::FUNCS,
     encoding::FUNCS,
     hashes::FUNCS,
+    crypto::FUNCS,
     reflect::FUNCS,
     paths::FUNCS,
     urls::FUNCS,
