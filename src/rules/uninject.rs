@@ -34,28 +34,12 @@ pub fn uninject(
         return Ok(Plan::unchanged(object.clone(), Outcome::Skipped(reason)));
     }
     let before = container_names(&patcher, &paths);
-    let had_record = read_record(&patcher, &paths).is_some();
-    let emptiable = [
-        paths.metadata("annotations").into_owned(),
-        paths.spec("initContainers").into_owned(),
-        paths.spec("volumes").into_owned(),
-        paths.spec("imagePullSecrets").into_owned(),
-    ];
-    let filled: Vec<bool> = emptiable
-        .iter()
-        .map(|path| patcher.get(path).is_some_and(|v| !is_empty(v)))
-        .collect();
     remove_injection(&mut patcher, kind, profile)?;
-    if !had_record {
-        // Without a record of what the pod had, a field the injection's
-        // removal emptied goes: the mesh's serialiser writes it back empty.
-        for (path, filled) in emptiable.iter().zip(filled) {
-            if filled && patcher.get(path).is_some_and(is_empty) {
-                patcher.remove(path)?;
-            }
-        }
-    }
-    if patcher.changes > 0 && container_names(&patcher, &paths).is_empty() {
+    let left = patcher
+        .get(&paths.spec("containers"))
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if patcher.changes > 0 && left == 0 {
         // The apiserver rejects a pod without containers: what the pod ran
         // is not known, and the injection stays.
         let marker = profile.injection_marker.as_deref().unwrap_or("its marker");
@@ -413,16 +397,8 @@ fn unknown_own_containers(
     })
 }
 
-/// An empty list or mapping.
-fn is_empty(value: &Value) -> bool {
-    match value {
-        Value::Array(items) => items.is_empty(),
-        Value::Object(map) => map.is_empty(),
-        _ => false,
-    }
-}
-
-/// The names of the pod's containers (not its init containers).
+/// The names of the pod's containers (not its init containers), for a
+/// report: the items without one are not named.
 fn container_names(patcher: &Patcher, paths: &PodPaths) -> Vec<String> {
     patcher
         .get(&paths.spec("containers"))
@@ -668,10 +644,10 @@ mod tests {
         assert_eq!(plan.outcome, Outcome::Uninjected);
         assert_eq!(
             plan.result,
-            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {}},
             "spec": {"containers": [
                 {"name": "traffic", "image": "t:1", "readinessProbe": {"httpGet": {"port": 80}}}
-            ]}})
+            ], "volumes": []}})
         );
     }
 
@@ -694,7 +670,7 @@ mod tests {
         assert_eq!(plan.outcome, Outcome::Uninjected);
         assert_eq!(
             plan.result["spec"],
-            json!({"containers": [
+            json!({"initContainers": [], "containers": [
                 {"name": "app", "image": "a:1"},
                 {"name": "istio-proxy", "image": "auto", "args": ["-c", "x"]}
             ]})
