@@ -29,7 +29,27 @@ pub fn uninject(
         return Ok(Plan::unchanged(object.clone(), Outcome::NotInjected));
     }
     let mut patcher = Patcher::new(object.clone(), record_ops);
+    let paths = PodPaths::of(kind);
+    if let Some(reason) = unknown_own_containers(&patcher, &paths, profile) {
+        return Ok(Plan::unchanged(object.clone(), Outcome::Skipped(reason)));
+    }
+    let before = container_names(&patcher, &paths);
     remove_injection(&mut patcher, kind, profile)?;
+    let left = patcher
+        .get(&paths.spec("containers"))
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    if patcher.changes > 0 && left == 0 {
+        // The apiserver rejects a pod without containers: what the pod ran
+        // is not known, and the injection stays.
+        let marker = profile.injection_marker.as_deref().unwrap_or("its marker");
+        let reason = format!(
+            "uninject would leave the pod no container: the injection's record ({RECORD_ANNOTATION} or {marker}) names every one ({}) and {} records none of the pod's own; left as it is",
+            before.join(", "),
+            istio::OVERRIDES
+        );
+        return Ok(Plan::unchanged(object.clone(), Outcome::Skipped(reason)));
+    }
     if patcher.changes == 0 {
         let mut plan = Plan::unchanged(patcher.value, Outcome::NotInjected);
         // A warning: the user asked for the proxy to go, and it stays.
@@ -76,7 +96,7 @@ fn unproven_containers(object: &Value, kind: &WorkloadType, profile: &Profile) -
 /// annotation: the lists of a status (`{"containers": [...], ...}`, as
 /// Istio writes it), or, for a marker that lists nothing (Linkerd's proxy
 /// version), the profile's own names. `None` without the marker.
-fn marked_by_mesh(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Option<Record> {
+fn marked_by_mesh(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Option<Marked> {
     let marker = profile.injection_marker.as_ref()?;
     let value = patcher
         .get(&paths.metadata)
@@ -97,14 +117,28 @@ fn marked_by_mesh(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Opt
         .and_then(|text| serde_json::from_str::<Value>(text).ok())
         .filter(Value::is_object);
     Some(match status {
-        Some(status) => Record {
-            containers: names("containers", &status),
-            init_containers: names("initContainers", &status),
-            volumes: names("volumes", &status),
-            ..Record::default()
+        Some(status) => Marked {
+            record: Record {
+                containers: names("containers", &status),
+                init_containers: names("initContainers", &status),
+                volumes: names("volumes", &status),
+                ..Record::default()
+            },
+            lists: true,
         },
-        None => profile_names(profile),
+        None => Marked {
+            record: profile_names(profile),
+            lists: false,
+        },
     })
+}
+
+/// What a mesh's marker says its injection added.
+struct Marked {
+    record: Record,
+    /// Whether the marker lists the names itself (a status), rather than
+    /// standing for the profile's.
+    lists: bool,
 }
 
 /// Whether the pod carries a record annotation, whatever it says.
@@ -135,13 +169,29 @@ pub(crate) fn remove_injection(
         return Ok(());
     };
     let names = |names: &[String]| -> HashSet<String> { names.iter().cloned().collect() };
-    let containers = names(&record.containers);
-    let init_containers = names(&record.init_containers);
+    let mut containers = names(&record.containers);
+    let mut init_containers = names(&record.init_containers);
     if profile.mesh == Mesh::Istio {
         // The app's probes back from the agent, while the proxy that holds
         // them is there and the app's containers have their indices.
         let edits = restored_probes(patcher, &paths, profile, &record);
         super::inject::apply_edits(patcher, &paths, edits)?;
+    }
+    // Without this tool's record, the pod's own containers Istio merged its
+    // rendered ones into come back from its overrides annotation, in place
+    // of the merged ones: those are restored, not removed.
+    let overrides = if had_record || profile.mesh != Mesh::Istio {
+        None
+    } else {
+        istio_overrides(patcher, &paths)
+    };
+    if let Some(overrides) = &overrides {
+        for (list, name) in restore_overrides(patcher, &paths, overrides)? {
+            match list {
+                "containers" => containers.remove(&name),
+                _ => init_containers.remove(&name),
+            };
+        }
     }
     let volumes = names(&record.volumes);
     remove_named(patcher, &paths.spec("containers"), &containers)?;
@@ -181,6 +231,9 @@ pub(crate) fn remove_injection(
     if !had_record {
         annotation_keys.extend(profile_annotations);
         label_keys.extend(profile_labels);
+    }
+    if overrides.is_some() {
+        annotation_keys.push(istio::OVERRIDES.to_string());
     }
     annotation_keys.push(RECORD_ANNOTATION.to_string());
     remove_keys(patcher, &annotations, &annotation_keys)?;
@@ -222,8 +275,8 @@ pub(crate) fn remove_injection(
 ///    naming others is another profile's, say Istio's under the linkerd
 ///    profile: not ours to remove);
 /// 2. the mesh's marker annotation, with one of the containers it lists
-///    (its status's lists, or the profile's names for a marker that lists
-///    nothing) there;
+///    there (any its status lists, a proxyless or custom template's too, or
+///    the profile's names for a marker that lists nothing);
 /// 3. without either, the shape the mesh's own tooling leaves: a container
 ///    with the proxy's name running the mesh's proxy image (from any
 ///    registry), or no image at all, beside the pod's own containers.
@@ -262,9 +315,23 @@ fn injection_of(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Optio
             .any(|n| ours.contains(&n) && names.iter().any(|m| m == n))
     };
     if let Some(marked) = marked_by_mesh(patcher, paths, profile) {
-        let found = present("containers", &marked.containers)
-            || present("initContainers", &marked.init_containers);
-        return found.then_some(marked);
+        // A status lists what the mesh's templates injected, whatever their
+        // names (Istio's proxyless grpc-simple, a custom template's); the
+        // profile's names stand for a marker that lists nothing.
+        let listed = |list: &str, names: &[String]| {
+            containers(list)
+                .iter()
+                .filter_map(name_of)
+                .any(|n| names.iter().any(|m| m == n))
+        };
+        let found = if marked.lists {
+            listed("containers", &marked.record.containers)
+                || listed("initContainers", &marked.record.init_containers)
+        } else {
+            present("containers", &marked.record.containers)
+                || present("initContainers", &marked.record.init_containers)
+        };
+        return found.then_some(marked.record);
     }
     let has_app = containers("containers")
         .iter()
@@ -289,6 +356,124 @@ fn injection_of(patcher: &Patcher, paths: &PodPaths, profile: &Profile) -> Optio
         })
     });
     runs_proxy.then(|| profile_names(profile))
+}
+
+/// The pod's `proxy.istio.io/overrides`, read; `None` without it or when
+/// it is not what Istio writes.
+fn istio_overrides(patcher: &Patcher, paths: &PodPaths) -> Option<istio::Overrides> {
+    overrides_text(patcher, paths).and_then(istio::parse_overrides)
+}
+
+/// The text of the pod's `proxy.istio.io/overrides`, if it has one.
+fn overrides_text<'a>(patcher: &'a Patcher, paths: &PodPaths) -> Option<&'a str> {
+    patcher
+        .get(&paths.metadata)
+        .and_then(|m| m.field("annotations"))
+        .and_then(|a| a.field(istio::OVERRIDES))
+        .and_then(Value::as_str)
+}
+
+/// Why uninject cannot know the pod's own containers of a pod Istio
+/// injected (no record of this tool): an overrides annotation that does not
+/// read as Istio writes it. Taking the injection out would delete the
+/// pod's containers it records.
+fn unknown_own_containers(
+    patcher: &Patcher,
+    paths: &PodPaths,
+    profile: &Profile,
+) -> Option<String> {
+    if profile.mesh != Mesh::Istio
+        || read_record(patcher, paths).is_some()
+        || injection_of(patcher, paths, profile).is_none()
+    {
+        return None;
+    }
+    let text = overrides_text(patcher, paths)?;
+    istio::parse_overrides(text).is_none().then(|| {
+        format!(
+            "{} does not read as Istio writes it (a JSON object of containers and initContainers lists), so the pod's own containers it records are not known: left as it is",
+            istio::OVERRIDES
+        )
+    })
+}
+
+/// The names of the pod's containers (not its init containers), for a
+/// report: the items without one are not named.
+fn container_names(patcher: &Patcher, paths: &PodPaths) -> Vec<String> {
+    patcher
+        .get(&paths.spec("containers"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(name_of)
+        .map(str::to_string)
+        .collect()
+}
+
+/// Put the pod's own containers `overrides` records back in place of the
+/// containers of the same name Istio merged them into: in the same list
+/// at the same index; Istio's proxy it moved to the init containers as a
+/// native sidecar back among the containers, after them (where it was
+/// among them is not recorded); one no longer there at the end of its
+/// list, as Istio's re-injection puts it. Returns each list and name
+/// restored, which the removal of the injection must keep.
+fn restore_overrides(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    overrides: &istio::Overrides,
+) -> Result<Vec<(&'static str, String)>, PlanError> {
+    let mut restored = Vec::new();
+    let lists = [
+        ("containers", &overrides.containers),
+        ("initContainers", &overrides.init_containers),
+    ];
+    for (list, recorded) in lists {
+        for recorded in recorded {
+            let Some(name) = name_of(recorded) else {
+                continue;
+            };
+            let own = istio::recorded_container(recorded);
+            let path = paths.spec(list);
+            let at = patcher
+                .get(&path)
+                .and_then(Value::as_array)
+                .and_then(|items| items.iter().position(|c| name_of(c) == Some(name)));
+            let mut item = path.to_vec();
+            let target = match at {
+                Some(index) => {
+                    item.push(index.to_string());
+                    let moved = list == "initContainers"
+                        && patcher.get(&item).is_some_and(|injected| {
+                            istio::moved_from_containers(recorded, injected)
+                        });
+                    patcher.remove(&item)?;
+                    if moved {
+                        ensure_list(patcher, &paths.spec("containers"))?;
+                        patcher.add_below(&paths.spec("containers"), "-", own)?;
+                        "containers"
+                    } else {
+                        patcher.add(&item, own)?;
+                        list
+                    }
+                }
+                None => {
+                    ensure_list(patcher, &path)?;
+                    patcher.add_below(&path, "-", own)?;
+                    list
+                }
+            };
+            restored.push((target, name.to_string()));
+        }
+    }
+    Ok(restored)
+}
+
+/// A list at `path`, made empty when there is none (or it is null).
+fn ensure_list(patcher: &mut Patcher, path: &[String]) -> Result<(), PlanError> {
+    if patcher.get(path).and_then(Value::as_array).is_none() {
+        patcher.add(path, Value::Array(Vec::new()))?;
+    }
+    Ok(())
 }
 
 /// The profile's containers and volumes, as a record of what it adds.
@@ -415,5 +600,121 @@ fn restored_probes(
     match probers {
         Some(probers) => istio::restore_app_probes(spec, probers, &record.probe_ports),
         None => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::WorkloadTypes;
+    use serde_json::json;
+
+    /// `pod` uninjected with the embedded istio profile.
+    fn uninjected(pod: &Value) -> Plan {
+        let profile = Profile::embedded("istio").expect("istio profile");
+        let types = WorkloadTypes::with(&[]);
+        let kind = types.find("v1", "Pod").expect("Pod");
+        uninject(pod, kind, &profile, false).expect("plans")
+    }
+
+    /// A pod as Istio's injector writes it, with these annotations and spec.
+    fn istio_pod(annotations: Value, spec: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod",
+               "metadata": {"name": "p", "annotations": annotations}, "spec": spec})
+    }
+
+    #[test]
+    fn the_pods_own_container_istio_merged_comes_back_from_its_overrides() {
+        // Istio's grpc-agent template merges into the app's container.
+        let pod = istio_pod(
+            json!({
+                "proxy.istio.io/overrides": r#"{"containers":[{"name":"traffic","image":"t:1","resources":{},"readinessProbe":{"httpGet":{"port":80}}}]}"#,
+                "sidecar.istio.io/status": r#"{"initContainers":null,"containers":["istio-proxy","traffic"],"volumes":["istio-xds"],"imagePullSecrets":null,"revision":"default"}"#,
+            }),
+            json!({
+                "containers": [
+                    {"name": "traffic", "image": "t:1", "env": [{"name": "GRPC_XDS_BOOTSTRAP", "value": "/x"}],
+                     "readinessProbe": {"httpGet": {"port": 80}}},
+                    {"name": "istio-proxy", "image": "proxyv2"}
+                ],
+                "volumes": [{"name": "istio-xds", "emptyDir": {}}]
+            }),
+        );
+        let plan = uninjected(&pod);
+        assert_eq!(plan.outcome, Outcome::Uninjected);
+        assert_eq!(
+            plan.result,
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {}},
+            "spec": {"containers": [
+                {"name": "traffic", "image": "t:1", "readinessProbe": {"httpGet": {"port": 80}}}
+            ], "volumes": []}})
+        );
+    }
+
+    #[test]
+    fn a_proxy_istio_made_native_goes_back_among_the_containers_with_image_auto() {
+        let pod = istio_pod(
+            json!({
+                "proxy.istio.io/overrides": r#"{"initContainers":[{"name":"istio-proxy","args":["-c","x"],"resources":{}}]}"#,
+                "sidecar.istio.io/status": r#"{"initContainers":["istio-init","istio-proxy"],"containers":null,"volumes":null,"imagePullSecrets":null,"revision":"default"}"#,
+            }),
+            json!({
+                "initContainers": [
+                    {"name": "istio-init", "image": "proxyv2"},
+                    {"name": "istio-proxy", "image": "proxyv2", "args": ["-c", "x"], "restartPolicy": "Always"}
+                ],
+                "containers": [{"name": "app", "image": "a:1"}]
+            }),
+        );
+        let plan = uninjected(&pod);
+        assert_eq!(plan.outcome, Outcome::Uninjected);
+        assert_eq!(
+            plan.result["spec"],
+            json!({"initContainers": [], "containers": [
+                {"name": "app", "image": "a:1"},
+                {"name": "istio-proxy", "image": "auto", "args": ["-c", "x"]}
+            ]})
+        );
+    }
+
+    #[test]
+    fn a_pod_that_would_have_no_container_left_stays_with_the_reason() {
+        // An Istio that wrote no overrides: the app it merged is not known.
+        let pod = istio_pod(
+            json!({
+                "sidecar.istio.io/status": r#"{"containers":["istio-proxy","traffic"],"volumes":null}"#,
+            }),
+            json!({"containers": [
+                {"name": "traffic", "image": "t:1"},
+                {"name": "istio-proxy", "image": "proxyv2"}
+            ]}),
+        );
+        let plan = uninjected(&pod);
+        assert_eq!(plan.result, pod);
+        let Outcome::Skipped(reason) = &plan.outcome else {
+            panic!("not skipped: {:?}", plan.outcome);
+        };
+        assert!(reason.contains("no container"), "{reason}");
+        assert!(reason.contains("traffic, istio-proxy"), "{reason}");
+    }
+
+    #[test]
+    fn overrides_that_do_not_read_as_istios_leave_the_pod_as_it_is() {
+        let pod = istio_pod(
+            json!({
+                "proxy.istio.io/overrides": "{not json",
+                "sidecar.istio.io/status": r#"{"containers":["istio-proxy"],"volumes":null}"#,
+            }),
+            json!({"containers": [
+                {"name": "app", "image": "a:1"},
+                {"name": "istio-proxy", "image": "proxyv2"}
+            ]}),
+        );
+        let plan = uninjected(&pod);
+        assert_eq!(plan.result, pod);
+        let Outcome::Skipped(reason) = &plan.outcome else {
+            panic!("not skipped: {:?}", plan.outcome);
+        };
+        assert!(reason.contains("proxy.istio.io/overrides"), "{reason}");
     }
 }

@@ -25,6 +25,7 @@ mod istio_goldens;
 mod istio_pods;
 mod istio_real_cluster;
 mod istio_templates;
+mod istio_uninject;
 mod linkerd_goldens;
 mod linkerd_settings;
 mod mesh_goldens_reinjected;

@@ -260,6 +260,76 @@ pub fn overrides_annotation(containers: &[Value], init_containers: &[Value]) -> 
     out
 }
 
+/// The pod's own containers `proxy.istio.io/overrides` records, by the
+/// list Istio's template put their merged container in.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overrides {
+    pub containers: Vec<Value>,
+    pub init_containers: Vec<Value>,
+}
+
+/// `proxy.istio.io/overrides` (`text`) read as Istio writes it: an object
+/// whose `containers` and `initContainers` (either may be absent or null)
+/// are lists of named containers. `None` for anything else: what the pod
+/// had is then not known.
+pub fn parse_overrides(text: &str) -> Option<Overrides> {
+    let value: Value = serde_json::from_str(text).ok()?;
+    let Value::Object(map) = value else {
+        return None;
+    };
+    let list = |key: &str| -> Option<Vec<Value>> {
+        match map.get(key) {
+            None | Some(Value::Null) => Some(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .all(|c| c.field("name").and_then(Value::as_str).is_some())
+                .then(|| items.clone()),
+            Some(_) => None,
+        }
+    };
+    Some(Overrides {
+        containers: list("containers")?,
+        init_containers: list("initContainers")?,
+    })
+}
+
+/// A container `proxy.istio.io/overrides` records, as the pod had it:
+/// Istio leaves an `image: auto` out (its `reapplyOverwrittenContainers`
+/// empties it, and Go omits the empty string), so a recorded container
+/// without an image had `image: auto`, put back after its name; and Go
+/// writes every container's `resources`, so an empty one is dropped.
+pub fn recorded_container(recorded: &Value) -> Value {
+    let mut container = recorded.clone();
+    if let Value::Object(map) = &mut container {
+        if map.get("resources").is_some_and(|r| match r {
+            Value::Object(m) => m.is_empty(),
+            other => other.is_null(),
+        }) {
+            map.shift_remove("resources");
+        }
+        if map.get("image").is_none_or(Value::is_null) {
+            let at = map.keys().position(|k| k == "name").map_or(0, |i| i + 1);
+            map.shift_insert(at, "image".into(), Value::String(AUTO_IMAGE.into()));
+        }
+    }
+    container
+}
+
+/// Whether the pod's own container `recorded`, which
+/// `proxy.istio.io/overrides` lists among the init containers, was one of
+/// the pod's containers: Istio's proxy as a native sidecar (`injected`,
+/// with `restartPolicy: Always`) while the pod's own set no such policy.
+/// Istio moves the pod's `istio-proxy` from its containers to its init
+/// containers when its template makes the proxy a native sidecar
+/// (`inject.go`); an init container of the pod's own without that policy
+/// would have to exit before the app starts, which a proxy never does.
+pub fn moved_from_containers(recorded: &Value, injected: &Value) -> bool {
+    let always = |c: &Value| c.field("restartPolicy").and_then(Value::as_str) == Some("Always");
+    recorded.field("name").and_then(Value::as_str) == Some(PROXY)
+        && always(injected)
+        && !always(recorded)
+}
+
 /// What Istio does to its capture container (`init`, istio-init or
 /// istio-validation) and its proxy (`proxy`, merged already) after merging
 /// the pod's own proxy container (`user`) in: the validation container
@@ -305,5 +375,67 @@ pub fn adjust_capture_user(init: &mut Value, proxy: &mut Value, user: &Value, tp
                 *arg = Value::String(id.to_string());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn overrides_read_as_istio_writes_them() {
+        let text = r#"{"containers":[{"name":"traffic","image":"t:1","resources":{}}]}"#;
+        let read = parse_overrides(text).expect("reads");
+        assert_eq!(
+            read.containers,
+            vec![json!({"name": "traffic", "image": "t:1", "resources": {}})]
+        );
+        assert!(read.init_containers.is_empty());
+        let null = parse_overrides(r#"{"containers":null,"initContainers":[{"name":"a"}]}"#);
+        assert_eq!(null.map(|o| o.init_containers.len()), Some(1));
+        // What Istio never writes: what the pod had is not known.
+        for bad in [
+            "",
+            "[]",
+            "{\"containers\":{}}",
+            "{\"containers\":[{}]}",
+            "{",
+        ] {
+            assert_eq!(parse_overrides(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_recorded_container_gets_back_its_image_auto_and_no_empty_resources() {
+        let recorded =
+            json!({"name": "istio-proxy", "resources": {}, "imagePullPolicy": "IfNotPresent"});
+        let back = recorded_container(&recorded);
+        assert_eq!(
+            back,
+            json!({"name": "istio-proxy", "image": "auto", "imagePullPolicy": "IfNotPresent"})
+        );
+        // The image right after the name, as a user writes it.
+        let keys: Vec<&String> = back.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["name", "image", "imagePullPolicy"]);
+        // An image and resources of its own are kept.
+        let own = json!({"name": "app", "image": "a:1", "resources": {"limits": {"cpu": "1"}}});
+        assert_eq!(recorded_container(&own), own);
+    }
+
+    #[test]
+    fn the_proxy_recorded_among_init_containers_was_a_container_when_istio_made_it_native() {
+        let native = json!({"name": "istio-proxy", "restartPolicy": "Always"});
+        let own = json!({"name": "istio-proxy", "args": ["-c", "x"]});
+        assert!(moved_from_containers(&own, &native));
+        // The pod's own native proxy was an init container already.
+        assert!(!moved_from_containers(&native, &native));
+        // A classic init container, or another name, stays where it was.
+        assert!(!moved_from_containers(
+            &own,
+            &json!({"name": "istio-proxy"})
+        ));
+        let init = json!({"name": "istio-init", "image": "x"});
+        assert!(!moved_from_containers(&init, &native));
     }
 }
