@@ -51,7 +51,7 @@ const SETTINGS: &[Setting] = &[
     },
     Setting {
         name: "multus",
-        embedded: &["cni=true"],
+        embedded: &["cni=true", "cniProvider=multus"],
         generator: &["--set", "cni.enabled=true", "--set", "cni.provider=multus"],
     },
     Setting {
@@ -69,7 +69,10 @@ const SETTINGS: &[Setting] = &[
     },
     Setting {
         name: "ephemeral",
-        embedded: &[],
+        embedded: &[
+            "proxyEphemeralStorageRequest=1Gi",
+            "proxyEphemeralStorageLimit=2Gi",
+        ],
         generator: &[
             "--set",
             r#"global.proxy.resources={"requests":{"cpu":"100m","memory":"128Mi","ephemeral-storage":"1Gi"},"limits":{"cpu":"2000m","memory":"1024Mi","ephemeral-storage":"2Gi"}}"#,
@@ -77,12 +80,16 @@ const SETTINGS: &[Setting] = &[
     },
     Setting {
         name: "cap-net-bind",
-        embedded: &[],
+        embedded: &["capNetBindService=true"],
         generator: &["--set", "global.proxy.capNetBindService=true"],
     },
     Setting {
         name: "distroless",
-        embedded: &[],
+        // The chart writes the variant into the mesh's proxy config too.
+        embedded: &[
+            "proxyImageType=distroless",
+            r#"proxyConfig={"image":{"imageType":"distroless"}}"#,
+        ],
         generator: &["--set", "global.variant=distroless"],
     },
     Setting {
@@ -533,61 +540,6 @@ const DIFFERENCES: &[(&str, &str, &str)] = &[
         "gen:hold-application",
         "/spec/template/spec/containers[istio-proxy]/lifecycle",
         "not yet: the embedded profile reads sidecar.istio.io/holdApplicationUntilProxyStarts and puts a classic proxy first with pilot-agent wait; Istio's injector does not read that annotation (holding is proxy.istio.io/config's holdApplicationUntilProxyStarts, the mesh's or the chart's global.proxy value)",
-    ),
-    (
-        "gen:cni-status-port-with-excluded",
-        "/spec/template/metadata/annotations/traffic.sidecar.istio.io/excludeInboundPorts",
-        "not yet: with CNI, Istio's template writes the pod's excluded inbound ports with the status port appended (excludeInboundPort) into the annotation the CNI plugin reads; the profile writes the pod's own",
-    ),
-    (
-        "gen:cap-net-bind-service",
-        "/spec/template/spec/initContainers[istio-proxy]/securityContext",
-        "not yet: sidecar.istio.io/capNetBindService: \"true\" gives the proxy NET_BIND_SERVICE and runs it as root (runAsUser 0, runAsGroup 1337, runAsNonRoot false)",
-    ),
-    (
-        "gen:cap-net-bind-service-tproxy",
-        "/spec/template/spec/initContainers[istio-proxy]/securityContext",
-        "not yet: capNetBindService with TPROXY adds NET_BIND_SERVICE after NET_ADMIN",
-    ),
-    (
-        "gen:cap-net-bind-plain",
-        "/spec/template/spec/initContainers[istio-proxy]/securityContext",
-        "not yet: the chart's global.proxy.capNetBindService, as the annotation",
-    ),
-    (
-        "gen:proxy-image-type-*",
-        "/spec/template/spec/initContainers[istio-",
-        "not yet: sidecar.istio.io/proxyImageType appends its variant to the tag of both images (:latest-distroless, :latest-debug); an image given in full is taken as it is",
-    ),
-    (
-        "gen:distroless-*",
-        "/spec/template/spec/initContainers[istio-",
-        "not yet: the chart's global.variant: both images' tags with the variant (the pod's proxyImageType wins), and the mesh's proxy image type written into PROXY_CONFIG as {\"image\":{\"imageType\":…}}",
-    ),
-    (
-        "gen:bootstrap-override",
-        "",
-        "not yet: sidecar.istio.io/bootstrapOverride mounts the named ConfigMap (custom-bootstrap-volume at /etc/istio/custom-bootstrap, after istio-data) and points ISTIO_BOOTSTRAP_OVERRIDE at its custom_bootstrap.json (after ISTIO_META_OWNER)",
-    ),
-    (
-        "gen:proxy-config-hbone",
-        "/spec/template/metadata/labels/networking.istio.io/tunnel",
-        "not yet: with ISTIO_META_ENABLE_HBONE: \"true\" in the proxy's metadata, Istio labels the pod networking.istio.io/tunnel (the pod's own, else http)",
-    ),
-    (
-        "gen:hbone-plain",
-        "/spec/template/metadata/labels/networking.istio.io/tunnel",
-        "not yet: the mesh's ISTIO_META_ENABLE_HBONE, as the pod's proxy.istio.io/config",
-    ),
-    (
-        "gen:multus-*",
-        "/spec/template/metadata/annotations/k8s.v1.cni.cncf.io/networks",
-        "not yet: with the CNI's multus provider, Istio appends default/istio-cni to the pod's Multus networks (appendMultusNetwork: a JSON list gets an object, a name list a name after \", \")",
-    ),
-    (
-        "gen:ephemeral-plain",
-        "/spec/template/spec/initContainers[istio-",
-        "not yet: the chart's global.proxy.resources may hold ephemeral-storage, which both containers get; the profile has CPU and memory only",
     ),
     (
         "gen:otel-*",

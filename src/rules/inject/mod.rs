@@ -287,6 +287,22 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     // The mesh's own template writes these itself.
     if !rendered.by_mesh_template {
         for (key, value) in webhook {
+            // Istio's template writes its CNI annotations over the pod's own
+            // (the excluded inbound ports with the status port, the Multus
+            // networks with Istio's); the pod's own is kept for uninject.
+            let own = pod
+                .annotations
+                .and_then(|a| a.get(&key))
+                .and_then(Value::as_str);
+            if let (Some(own), Some(new)) = (own, value.as_str()) {
+                let written = env.profile.mesh == Mesh::Istio
+                    && !istio::DEFAULT_CONTAINER_KEYS.contains(&key.as_str());
+                if written && own != new {
+                    sidecar
+                        .changed_annotations
+                        .push((key.clone(), new.to_string()));
+                }
+            }
             sidecar.annotations.entry(key).or_insert(value);
         }
     }
