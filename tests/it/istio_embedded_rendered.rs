@@ -92,6 +92,13 @@ const SETTINGS: &[Setting] = &[
         ],
         generator: &["--set", "global.variant=distroless"],
     },
+    // An OpenShift project (its namespace, as OpenShift annotates it, in
+    // context for both) with Istio's CNI.
+    Setting {
+        name: "openshift",
+        embedded: &["cni=true"],
+        generator: &["--set", "cni.enabled=true"],
+    },
     Setting {
         name: "otel",
         embedded: &[],
@@ -482,6 +489,23 @@ const WORKLOADS: &[Workload] = &[
         ),
     ),
     Workload {
+        name: "openshift-own-proxy-user-as-app",
+        setting: "openshift",
+        annotations: &[],
+        labels: &[],
+        app_security: "{runAsUser: 1000620000}",
+        own_proxy: "{name: istio-proxy, image: auto, securityContext: {runAsUser: 1000620000, runAsGroup: 1000620000}}",
+    },
+    Workload {
+        name: "openshift-own-proxy-user-apart",
+        setting: "openshift",
+        annotations: &[],
+        labels: &[],
+        app_security: "{runAsUser: 1000620000}",
+        own_proxy: "{name: istio-proxy, image: auto, securityContext: {runAsUser: 1234}}",
+    },
+    under("openshift", annotated("openshift-plain", &[])),
+    Workload {
         name: "own-proxy-user-as-app",
         setting: "defaults",
         annotations: &[],
@@ -655,13 +679,23 @@ fn the_embedded_profile_injects_as_the_charts_own_templates() {
             (embedded, context.to_string_lossy().to_string()),
         );
     }
+    let project = dir.path().join("openshift-project.yaml");
+    std::fs::write(
+        &project,
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  annotations:\n    openshift.io/sa.scc.uid-range: 1000620000/10000\n    openshift.io/sa.scc.supplemental-groups: 1000620000/10000\n",
+    )
+    .expect("write the namespace");
+    let project = project.to_string_lossy().to_string();
     let inject = |setting: &str, path: &str| {
         let (embedded, context) = &sides[setting];
-        let flags = ["-q", "--warn-only", "-f", path];
+        let mut flags = vec!["-q", "--warn-only", "-f", path];
+        if setting == "openshift" {
+            flags.extend(["--context", project.as_str()]);
+        }
         let mut with_profile = vec!["--config", embedded.as_str()];
-        with_profile.extend(flags);
+        with_profile.extend(&flags);
         let mut with_context = vec!["--profile", "istio", "--context", context.as_str()];
-        with_context.extend(flags);
+        with_context.extend(&flags);
         (
             common::run_as_given(&with_profile, None),
             common::run_as_given(&with_context, None),

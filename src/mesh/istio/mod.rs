@@ -1091,6 +1091,44 @@ mod tests {
     }
 
     #[test]
+    fn on_openshift_a_proxy_user_that_is_the_apps_is_forgotten() {
+        let spec = |app: Value, proxy: Value| {
+            json!({"containers": [
+                {"name": "app", "securityContext": {"runAsUser": app}},
+                {"name": "istio-proxy", "securityContext": {"runAsUser": proxy, "runAsGroup": 5}}
+            ]})
+        };
+        assert!(proxy_user_matches_app_user(&spec(
+            json!(1000620000),
+            json!(1000620000)
+        )));
+        assert!(!proxy_user_matches_app_user(&spec(
+            json!(1000620000),
+            json!(1234)
+        )));
+        // Neither sets one: 0 and 0.
+        assert!(proxy_user_matches_app_user(&json!({"containers": [
+            {"name": "app"}, {"name": "istio-proxy", "securityContext": {"runAsGroup": 5}}
+        ]})));
+        // The capture's containers are not the app's; the last app's counts,
+        // and init containers after the containers.
+        assert!(proxy_user_matches_app_user(&json!({
+            "containers": [{"name": "a", "securityContext": {"runAsUser": 1}},
+                {"name": "istio-proxy", "securityContext": {"runAsUser": 2}}],
+            "initContainers": [{"name": "istio-init", "securityContext": {"runAsUser": 9}},
+                {"name": "setup", "securityContext": {"runAsUser": 2}}]
+        })));
+        let user = json!({"name": "istio-proxy", "image": "auto",
+            "securityContext": {"runAsUser": 1, "runAsGroup": 2, "runAsNonRoot": true}});
+        assert_eq!(
+            without_app_user(&user),
+            json!({"name": "istio-proxy", "image": "auto", "securityContext": {"runAsNonRoot": true}})
+        );
+        let plain = json!({"name": "istio-proxy"});
+        assert_eq!(without_app_user(&plain), plain);
+    }
+
+    #[test]
     fn the_users_proxy_user_is_the_captures() {
         let init = json!({"name": "istio-validation", "args": ["-u", "1337", "-m", "REDIRECT"],
             "securityContext": {"runAsUser": 1337, "runAsGroup": 1337}});
