@@ -397,15 +397,13 @@ fn merged_proxy_config(mesh: &str, pod: &str) -> Map<String, Value> {
 /// put on the tag after a `-` (replacing a known one), `default` taking it
 /// off, none leaving it; an image without a tag is left as it is.
 pub fn image_of_type(image: &str, image_type: &str) -> String {
-    let name_end = image.rfind('/').map_or(0, |slash| slash + 1);
-    let Some(colon) = image[name_end..].rfind(':').map(|c| c + name_end) else {
-        return image.to_string();
-    };
-    if image_type.trim().is_empty() {
-        return image.to_string();
+    let tagged = image.rsplit_once(':').filter(|(_, tag)| !tag.contains('/'));
+    match tagged {
+        Some((name, tag)) if !image_type.trim().is_empty() => {
+            format!("{name}:{}", injector::tag_of_type(tag, image_type.trim()))
+        }
+        _ => image.to_string(),
     }
-    let (name, tag) = (&image[..colon], &image[colon + 1..]);
-    format!("{name}:{}", injector::tag_of_type(tag, image_type.trim()))
 }
 
 /// The address of a revision's istiod in the control plane's namespace
