@@ -130,7 +130,7 @@ fn settings_args(settings: &str) -> Option<(Vec<&'static str>, Vec<&'static str>
 /// Cases that differ from Istio's golden with the cluster's templates, and
 /// why. Five as with the embedded profile, for the reasons
 /// `istio_goldens::NOT_YET` gives (what Istio's injector does there is a
-/// choice the tool does not follow, not a template's doing); three that only
+/// choice the tool does not follow, not a template's doing); two that only
 /// settings of the cluster's reach.
 fn differing_cases() -> Vec<(&'static str, &'static str)> {
     let mut cases: Vec<(&str, &str)> = NOT_YET
@@ -155,10 +155,6 @@ fn differing_cases() -> Vec<(&'static str, &'static str)> {
         (
             "sidecar-spire.yaml",
             "SPIRE's template adds a mount to the proxy as if it were a classic container, and Istio's overlay leaves a second istio-proxy among the containers holding only that mount (the apiserver rejects the name twice); the tool merges the mount into the native proxy",
-        ),
-        (
-            "hello-openshift-custom-injection.yaml",
-            "the corpus input's own istio-proxy sets runAsUser: 1000620000, which Istio's injector carries to the proxy and istio-iptables' -u; the golden's proxy.istio.io/overrides shows an override without it",
         ),
     ]);
     cases

@@ -94,6 +94,17 @@ fn values(settings: &str) -> Option<Vec<&'static str>> {
             "proxyCPURequest=0",
             "proxyMemoryRequest=150Mi",
         ],
+        "cni multus" => vec!["cni=true", "cniProvider=multus"],
+        "iop resources limits{cpu:null,memory:500Mi} requests{cpu:100m,memory:null,ephemeral-storage:1Gi}" =>
+        {
+            vec![
+                "proxyCPULimit=",
+                "proxyMemoryLimit=500Mi",
+                "proxyCPURequest=100m",
+                "proxyMemoryRequest=",
+                "proxyEphemeralStorageRequest=1Gi",
+            ]
+        }
         "iop resources limits{cpu:100m,memory:null} requests{cpu:50m,memory:null}" => vec![
             "proxyCPULimit=100m",
             "proxyMemoryLimit=",
@@ -139,6 +150,10 @@ pub const NOT_YET: &[(&str, &str)] = &[
     (
         "grpc-simple.yaml",
         "Istio's proxyless gRPC templates (grpc-agent, grpc-simple), which the embedded profile does not reproduce: the pod is left alone with that reason (the cluster's own templates render them: istio_cluster_config)",
+    ),
+    (
+        "proxy-resources-mixed-null.yaml",
+        "a memory limit without its request: the tool writes the request the apiserver defaults from the limit (500Mi), Istio's manifest leaves it to the apiserver; the pod admitted is the same",
     ),
     (
         "hello-multiport-metrics.yaml",

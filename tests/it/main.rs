@@ -21,6 +21,7 @@ mod hostile;
 mod in_place;
 mod integrations;
 mod istio_cluster_config;
+mod istio_embedded_rendered;
 mod istio_goldens;
 mod istio_pods;
 mod istio_real_cluster;

@@ -35,11 +35,15 @@ pub fn named_entries(text: &str) -> Vec<Value> {
 /// istio-iptables captures for (`captureUID` as the argument it is,
 /// `captureGID`), 1337 with `TPROXY` whatever the proxy's user, else the
 /// proxy's; and the proxy's own security context: with `TPROXY` it adds
-/// `NET_ADMIN` and runs as root (user 0, group 1337), else as the proxy's
-/// user and group without added capabilities.
+/// `NET_ADMIN`, with `capNetBindService` ("true" only, as the template
+/// compares it) `NET_BIND_SERVICE`, and with either runs as root (user 0,
+/// group 1337), else as the proxy's user and group without added
+/// capabilities.
 pub fn interception(values: &Map<String, Value>) -> Vec<(&'static str, Value)> {
     let mode = text_of(values, "interceptionMode");
     let tproxy = mode == "TPROXY";
+    let bind = text_of(values, "capNetBindService") == "true";
+    let root = tproxy || bind;
     let id = |name: &str| match values.get(name) {
         Some(Value::Number(n)) => Value::Number(n.clone()),
         _ => Value::from(1337),
@@ -49,35 +53,36 @@ pub fn interception(values: &Map<String, Value>) -> Vec<(&'static str, Value)> {
     } else {
         (id("proxyUID"), id("proxyGID"))
     };
+    let added: Vec<Value> = [(tproxy, "NET_ADMIN"), (bind, "NET_BIND_SERVICE")]
+        .into_iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, capability)| Value::from(capability))
+        .collect();
     vec![
         ("capture", Value::Bool(mode != "NONE")),
         ("captureUID", uid),
         ("captureGID", gid),
         (
             "proxyCapabilities",
-            if tproxy {
-                Value::Array(vec![Value::from("NET_ADMIN")])
-            } else {
+            if added.is_empty() {
                 Value::String(String::new())
+            } else {
+                Value::Array(added)
             },
         ),
         (
             "proxyRunAsUser",
-            if tproxy {
-                Value::from(0)
-            } else {
-                id("proxyUID")
-            },
+            if root { Value::from(0) } else { id("proxyUID") },
         ),
         (
             "proxyRunAsGroup",
-            if tproxy {
+            if root {
                 Value::from(1337)
             } else {
                 id("proxyGID")
             },
         ),
-        ("proxyRunAsNonRoot", Value::Bool(!tproxy)),
+        ("proxyRunAsNonRoot", Value::Bool(!root)),
     ]
 }
 
@@ -179,15 +184,31 @@ pub fn webhook_annotations(spec: &Value, values: &Map<String, Value>) -> Map<Str
     out
 }
 
+/// The network of Istio's CNI plugin that its `multus` provider adds to
+/// the pod's Multus networks.
+const ISTIO_CNI_NETWORK: &str = "default/istio-cni";
+
 /// The capture's settings as Istio's template writes them for its CNI
-/// plugin: the interception mode, the included and excluded inbound ports
-/// (the status port among the excluded), and those of the outbound IP
-/// ranges, outbound ports and interfaces that are set.
+/// plugin: with its `multus` provider (`cniProvider`) the pod's Multus
+/// networks (`multusNetworks`) with Istio's added, see
+/// [`multus_networks`](super::template_funcs::multus_networks); the
+/// interception mode, the included and excluded inbound ports (the status
+/// port among the excluded), and those of the outbound IP ranges, outbound
+/// ports and interfaces that are set.
 pub fn cni_annotations(values: &Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
     let mut put = |key: &str, value: String| {
         out.insert(key.to_string(), Value::String(value));
     };
+    if text_of(values, "cniProvider") == "multus" {
+        put(
+            "k8s.v1.cni.cncf.io/networks",
+            super::template_funcs::multus_networks(
+                &text_of(values, "multusNetworks"),
+                ISTIO_CNI_NETWORK,
+            ),
+        );
+    }
     put(
         "sidecar.istio.io/interceptionMode",
         Some(text_of(values, "interceptionMode"))

@@ -620,7 +620,7 @@ fn asked_image_type(annotations: Option<&Map<String, Value>>) -> Option<&str> {
 
 /// `tag` for the image type `image_type` (`updateImageTypeIfPresent`): a
 /// known type's suffix replaced, `default` meaning none.
-fn tag_of_type(tag: &str, image_type: &str) -> String {
+pub(super) fn tag_of_type(tag: &str, image_type: &str) -> String {
     if image_type.is_empty() {
         return tag.to_string();
     }

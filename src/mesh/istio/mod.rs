@@ -48,6 +48,10 @@ const RESOURCES: [&str; 4] = [
     "proxyMemoryLimit",
 ];
 
+/// The values that hold the proxy's ephemeral storage, which only the
+/// cluster's values give (no annotation does).
+const EPHEMERAL_STORAGE: [&str; 2] = ["proxyEphemeralStorageRequest", "proxyEphemeralStorageLimit"];
+
 /// The names [`complete`] derives.
 pub const DERIVED: &[&str] = &[
     "iptablesArgs",
@@ -71,6 +75,7 @@ pub const DERIVED: &[&str] = &[
     "localhostInbound",
     "fips",
     "caAddr",
+    "hboneTunnel",
 ];
 
 /// ProxyConfig's fields in the order Istio's protobuf declares them, which
@@ -182,11 +187,15 @@ pub fn complete(values: &mut Map<String, Value>, annotated: &dyn Fn(&str) -> boo
     // A pod's resource annotations stand for all of the proxy's resources:
     // with one, the others it does not give are not set at all.
     if RESOURCES.iter().any(|name| annotated(name)) {
-        for name in RESOURCES.iter().filter(|name| !annotated(name)) {
+        for name in RESOURCES
+            .iter()
+            .chain(&EPHEMERAL_STORAGE)
+            .filter(|name| !annotated(name))
+        {
             values.insert(name.to_string(), Value::String(String::new()));
         }
     }
-    for name in RESOURCES {
+    for name in RESOURCES.iter().chain(&EPHEMERAL_STORAGE) {
         if let Some(quantity) = Quantity::parse(text_of(values, name).trim()) {
             values.insert(name.to_string(), Value::String(quantity.to_string()));
         }
@@ -234,6 +243,29 @@ pub fn complete(values: &mut Map<String, Value>, annotated: &dyn Fn(&str) -> boo
     if config.get("holdApplicationUntilProxyStarts") == Some(&Value::Bool(true)) {
         values.insert("proxyPosition".into(), Value::from("first"));
     }
+    // The images with their variant, unless the pod named its image.
+    if !annotated("proxyImage") {
+        let variant = text_of(values, "proxyImageType");
+        let proxy_type = config
+            .get("image")
+            .and_then(|i| i.get("imageType"))
+            .and_then(Value::as_str)
+            .filter(|t| !t.is_empty() && !annotated("proxyImageType"))
+            .map_or(variant.clone(), str::to_string);
+        for (name, image_type) in [("proxyImage", proxy_type), ("proxyInitImage", variant)] {
+            let image = image_of_type(&text_of(values, name), &image_type);
+            values.insert(name.into(), Value::String(image));
+        }
+    }
+    let hbone = config
+        .get("proxyMetadata")
+        .and_then(|m| m.get("ISTIO_META_ENABLE_HBONE"))
+        .and_then(Value::as_str)
+        == Some("true");
+    values.insert(
+        "hboneTunnel".into(),
+        Value::from(if hbone { "http" } else { "" }),
+    );
     let env: Vec<Value> = config
         .get("proxyMetadata")
         .and_then(Value::as_object)
@@ -358,6 +390,20 @@ fn merged_proxy_config(mesh: &str, pod: &str) -> Map<String, Value> {
         }
     }
     in_proxy_config_order(merged)
+}
+
+/// `image` (`REGISTRY/NAME:TAG`) with its tag for the image type
+/// `image_type` as Istio's `ProxyImage` makes it: `distroless` or `debug`
+/// put on the tag after a `-` (replacing a known one), `default` taking it
+/// off, none leaving it; an image without a tag is left as it is.
+pub fn image_of_type(image: &str, image_type: &str) -> String {
+    let tagged = image.rsplit_once(':').filter(|(_, tag)| !tag.contains('/'));
+    match tagged {
+        Some((name, tag)) if !image_type.trim().is_empty() => {
+            format!("{name}:{}", injector::tag_of_type(tag, image_type.trim()))
+        }
+        _ => image.to_string(),
+    }
 }
 
 /// The address of a revision's istiod in the control plane's namespace
@@ -756,6 +802,165 @@ mod tests {
     }
 
     #[test]
+    fn multus_networks_get_istios_with_its_multus_provider() {
+        let networks = |provider: &str, own: &str| {
+            let values = json!({"cniProvider": provider, "multusNetworks": own,
+                "interceptionMode": "REDIRECT", "statusPort": 15020})
+            .as_object()
+            .cloned()
+            .expect("map");
+            cni_annotations(&values)
+                .get("k8s.v1.cni.cncf.io/networks")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        assert_eq!(networks("default", "a"), None);
+        assert_eq!(networks("multus", ""), Some("default/istio-cni".into()));
+        assert_eq!(networks("multus", "a"), Some("a, default/istio-cni".into()));
+        assert_eq!(
+            networks("multus", r#"[{"name":"a"}]"#),
+            Some(r#"[{"name":"a"}, {"name": "istio-cni", "namespace": "default"}]"#.into())
+        );
+    }
+
+    #[test]
+    fn net_bind_service_runs_the_proxy_as_root_with_the_capability() {
+        let of = |mode: &str, bind: Value| -> Map<String, Value> {
+            let values = json!({"interceptionMode": mode, "proxyUID": 2000, "proxyGID": 3000,
+                "capNetBindService": bind});
+            interception(values.as_object().expect("map"))
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect()
+        };
+        let bind = of("REDIRECT", json!("true"));
+        assert_eq!(bind["proxyCapabilities"], json!(["NET_BIND_SERVICE"]));
+        assert_eq!(bind["proxyRunAsUser"], 0);
+        assert_eq!(bind["proxyRunAsGroup"], 1337);
+        assert_eq!(bind["proxyRunAsNonRoot"], false);
+        // The capture's user stays the proxy's.
+        assert_eq!(bind["captureUID"], 2000);
+        assert_eq!(of("REDIRECT", json!(true))["proxyRunAsUser"], 0);
+        let both = of("TPROXY", json!("true"));
+        assert_eq!(
+            both["proxyCapabilities"],
+            json!(["NET_ADMIN", "NET_BIND_SERVICE"])
+        );
+        // Only "true" asks for it, as the template compares it.
+        for other in [json!("True"), json!("yes"), json!(false), json!("")] {
+            let plain = of("REDIRECT", other);
+            assert_eq!(plain["proxyCapabilities"], "");
+            assert_eq!(plain["proxyRunAsUser"], 2000);
+        }
+    }
+
+    #[test]
+    fn images_take_their_variant_on_the_tag() {
+        let image = "registry.istio.io/testing/proxyv2:latest";
+        assert_eq!(image_of_type(image, ""), image);
+        assert_eq!(
+            image_of_type(image, "distroless"),
+            "registry.istio.io/testing/proxyv2:latest-distroless"
+        );
+        assert_eq!(
+            image_of_type("localhost:5000/proxyv2:1.28.0-distroless", "debug"),
+            "localhost:5000/proxyv2:1.28.0-debug"
+        );
+        assert_eq!(
+            image_of_type("docker.io/istio/proxyv2:1.28.0-debug", "default"),
+            "docker.io/istio/proxyv2:1.28.0"
+        );
+        // No tag: nothing to put the variant on.
+        assert_eq!(
+            image_of_type("localhost:5000/proxyv2", "debug"),
+            "localhost:5000/proxyv2"
+        );
+    }
+
+    #[test]
+    fn the_variant_the_proxy_config_and_the_pod_choose_the_images() {
+        let run = |values: Value, annotated: &[&str]| {
+            let mut values = values.as_object().cloned().expect("map");
+            complete(&mut values, &|name| annotated.contains(&name));
+            (
+                text_of(&values, "proxyImage"),
+                text_of(&values, "proxyInitImage"),
+            )
+        };
+        let images = json!({"proxyImage": "hub/proxyv2:1", "proxyInitImage": "hub/proxyv2:1",
+            "proxyConfig": "{}", "proxyImageType": "distroless"});
+        assert_eq!(
+            run(images.clone(), &[]),
+            (
+                "hub/proxyv2:1-distroless".into(),
+                "hub/proxyv2:1-distroless".into()
+            )
+        );
+        // The proxy config's type is the proxy's, before the variant.
+        let mut typed = images.clone();
+        typed["proxyConfig"] = json!(r#"{"image":{"imageType":"debug"}}"#);
+        assert_eq!(
+            run(typed.clone(), &[]),
+            (
+                "hub/proxyv2:1-debug".into(),
+                "hub/proxyv2:1-distroless".into()
+            )
+        );
+        // The pod's proxyImageType wins over both.
+        typed["proxyImageType"] = json!("default");
+        assert_eq!(
+            run(typed, &["proxyImageType"]),
+            ("hub/proxyv2:1".into(), "hub/proxyv2:1".into())
+        );
+        // An image the pod names is taken as it is.
+        assert_eq!(
+            run(images, &["proxyImage", "proxyInitImage"]),
+            ("hub/proxyv2:1".into(), "hub/proxyv2:1".into())
+        );
+    }
+
+    #[test]
+    fn hbone_in_the_proxys_metadata_labels_the_tunnel() {
+        let tunnel = |mesh: &str, pod: &str| {
+            let mut values = json!({"proxyConfig": mesh, "podProxyConfig": pod})
+                .as_object()
+                .cloned()
+                .expect("map");
+            complete(&mut values, &|_| false);
+            text_of(&values, "hboneTunnel")
+        };
+        let hbone = r#"{"proxyMetadata":{"ISTIO_META_ENABLE_HBONE":"true"}}"#;
+        assert_eq!(tunnel(hbone, ""), "http");
+        assert_eq!(tunnel("{}", hbone), "http");
+        assert_eq!(tunnel("{}", ""), "");
+        assert_eq!(
+            tunnel(r#"{"proxyMetadata":{"ISTIO_META_ENABLE_HBONE":"1"}}"#, ""),
+            ""
+        );
+    }
+
+    #[test]
+    fn ephemeral_storage_is_canonical_and_left_out_with_a_resource_annotation() {
+        let storage = |annotated: &[&str]| {
+            let mut values = json!({"proxyConfig": "{}", "proxyCPURequest": "100m",
+                "proxyEphemeralStorageRequest": "1024Mi", "proxyEphemeralStorageLimit": "2Gi"})
+            .as_object()
+            .cloned()
+            .expect("map");
+            complete(&mut values, &|name| annotated.contains(&name));
+            (
+                text_of(&values, "proxyEphemeralStorageRequest"),
+                text_of(&values, "proxyEphemeralStorageLimit"),
+            )
+        };
+        assert_eq!(storage(&[]), ("1Gi".into(), "2Gi".into()));
+        assert_eq!(
+            storage(&["proxyCPURequest"]),
+            (String::new(), String::new())
+        );
+    }
+
+    #[test]
     fn the_proxy_config_gives_env_and_the_proxys_place() {
         let mut values = json!({"proxyConfig": r#"{"proxyMetadata":{"B":"2","A":"1"}}"#,
             "podProxyConfig": "holdApplicationUntilProxyStarts: true", "proxyPosition": "last"})
@@ -881,6 +1086,44 @@ mod tests {
             r#"{"name":"p","resources":{},"imagePullPolicy":"IfNotPresent"}"#
         );
         assert_eq!(overrides_annotation(&[], &[]), "{}");
+    }
+
+    #[test]
+    fn on_openshift_a_proxy_user_that_is_the_apps_is_forgotten() {
+        let spec = |app: Value, proxy: Value| {
+            json!({"containers": [
+                {"name": "app", "securityContext": {"runAsUser": app}},
+                {"name": "istio-proxy", "securityContext": {"runAsUser": proxy, "runAsGroup": 5}}
+            ]})
+        };
+        assert!(proxy_user_matches_app_user(&spec(
+            json!(1000620000),
+            json!(1000620000)
+        )));
+        assert!(!proxy_user_matches_app_user(&spec(
+            json!(1000620000),
+            json!(1234)
+        )));
+        // Neither sets one: 0 and 0.
+        assert!(proxy_user_matches_app_user(&json!({"containers": [
+            {"name": "app"}, {"name": "istio-proxy", "securityContext": {"runAsGroup": 5}}
+        ]})));
+        // The capture's containers are not the app's; the last app's counts,
+        // and init containers after the containers.
+        assert!(proxy_user_matches_app_user(&json!({
+            "containers": [{"name": "a", "securityContext": {"runAsUser": 1}},
+                {"name": "istio-proxy", "securityContext": {"runAsUser": 2}}],
+            "initContainers": [{"name": "istio-init", "securityContext": {"runAsUser": 9}},
+                {"name": "setup", "securityContext": {"runAsUser": 2}}]
+        })));
+        let user = json!({"name": "istio-proxy", "image": "auto",
+            "securityContext": {"runAsUser": 1, "runAsGroup": 2, "runAsNonRoot": true}});
+        assert_eq!(
+            without_app_user(&user),
+            json!({"name": "istio-proxy", "image": "auto", "securityContext": {"runAsNonRoot": true}})
+        );
+        let plain = json!({"name": "istio-proxy"});
+        assert_eq!(without_app_user(&plain), plain);
     }
 
     #[test]

@@ -277,7 +277,7 @@ fn append_multus_network(args: &[Value]) -> Result {
 
 /// `k8s.v1.cni.cncf.io/networks` with `network` (`namespace/name`) in it:
 /// a JSON list gets an object before its `]`, a comma list the name.
-fn multus_networks(existing: &str, network: &str) -> String {
+pub fn multus_networks(existing: &str, network: &str) -> String {
     if existing.is_empty() {
         return network.to_string();
     }

@@ -330,6 +330,50 @@ pub fn moved_from_containers(recorded: &Value, injected: &Value) -> bool {
         && !always(recorded)
 }
 
+/// Whether the pod's own proxy runs as the same user as its app, as
+/// Istio's webhook decides it on OpenShift (`isSidecarUserMatchingAppUser`
+/// in `webhook.go`), where every container of a project gets the same
+/// `runAsUser`: over the pod's containers, then its init containers, the
+/// last `runAsUser` of an `istio-proxy` against the last of a container
+/// that is neither it nor istio-init or istio-validation, either 0 when
+/// none sets one (so two unset users match).
+pub fn proxy_user_matches_app_user(spec: &Value) -> bool {
+    let (mut proxy_user, mut app_user) = (0, 0);
+    let containers = ["containers", "initContainers"]
+        .into_iter()
+        .filter_map(|list| spec.field(list).and_then(Value::as_array))
+        .flatten();
+    for container in containers {
+        let user = container
+            .field("securityContext")
+            .and_then(|c| c.field("runAsUser"))
+            .and_then(Value::as_i64);
+        let Some(user) = user else {
+            continue;
+        };
+        match container.field("name").and_then(Value::as_str) {
+            Some(PROXY) => proxy_user = user,
+            Some("istio-init" | "istio-validation") => {}
+            _ => app_user = user,
+        }
+    }
+    proxy_user == app_user
+}
+
+/// The pod's own proxy container with the user and group its security
+/// context sets taken out, as Istio's webhook resets them on OpenShift when
+/// they are the app's (see [`proxy_user_matches_app_user`]): the proxy then
+/// runs as the project's own proxy user. Only a container with a security
+/// context is touched (the context itself stays).
+pub fn without_app_user(user: &Value) -> Value {
+    let mut user = user.clone();
+    if let Some(Value::Object(context)) = user.field_mut("securityContext") {
+        context.shift_remove("runAsUser");
+        context.shift_remove("runAsGroup");
+    }
+    user
+}
+
 /// What Istio does to its capture container (`init`, istio-init or
 /// istio-validation) and its proxy (`proxy`, merged already) after merging
 /// the pod's own proxy container (`user`) in: the validation container

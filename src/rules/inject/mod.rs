@@ -126,9 +126,11 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     // On OpenShift, Istio runs the proxy as the project's own user and group
     // (a flag naming them still wins).
     let mut flags = std::borrow::Cow::Borrowed(env.flags);
+    let mut openshift = false;
     if env.profile.mesh == Mesh::Istio {
         let namespace = env.cluster.namespace_annotations(&pod.vars.namespace);
         let (uid, gid) = istio::openshift_proxy_ids(namespace);
+        openshift = uid.is_some() || gid.is_some();
         for (name, id) in [("proxyUID", uid), ("proxyGID", gid)] {
             if let Some(id) = id.filter(|_| !env.flags.contains_key(name)) {
                 flags.to_mut().insert(name.to_string(), Value::from(id));
@@ -287,6 +289,22 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     // The mesh's own template writes these itself.
     if !rendered.by_mesh_template {
         for (key, value) in webhook {
+            // Istio's template writes its CNI annotations over the pod's own
+            // (the excluded inbound ports with the status port, the Multus
+            // networks with Istio's); the pod's own is kept for uninject.
+            let own = pod
+                .annotations
+                .and_then(|a| a.get(&key))
+                .and_then(Value::as_str);
+            if let (Some(own), Some(new)) = (own, value.as_str()) {
+                let written = env.profile.mesh == Mesh::Istio
+                    && !istio::DEFAULT_CONTAINER_KEYS.contains(&key.as_str());
+                if written && own != new {
+                    sidecar
+                        .changed_annotations
+                        .push((key.clone(), new.to_string()));
+                }
+            }
             sidecar.annotations.entry(key).or_insert(value);
         }
     }
@@ -324,6 +342,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         merges_user_containers: merges_user_containers(env),
         pull_secrets,
         tproxy: crate::mesh::text_of(filled.values(), "interceptionMode") == "TPROXY",
+        openshift,
     };
     let notes = place(
         &mut patcher,

@@ -16,6 +16,9 @@ pub(super) struct PlacedIn {
     pub(super) merges_user_containers: bool,
     /// Istio's capture by TPROXY.
     pub(super) tproxy: bool,
+    /// The pod is in an OpenShift project (its namespace gives the IDs its
+    /// pods run as).
+    pub(super) openshift: bool,
     /// The image pull secrets the mesh adds to the pod, before its own.
     pub(super) pull_secrets: Vec<String>,
 }
@@ -71,9 +74,24 @@ pub(super) fn place(
         let mut names: Vec<String> = inits.iter().map(|c| name_of(c).to_string()).collect();
         names.extend(proxy_name.clone());
         names.extend(app_overlays.iter().map(|c| name_of(c).to_string()));
+        // On OpenShift, Istio's webhook forgets the user and group of the
+        // pod's own proxy when its user is the app's (OpenShift gave every
+        // container the same): the proxy runs as the project's proxy user.
+        let reset_user = pod.openshift
+            && patcher
+                .get(&paths.spec)
+                .is_some_and(istio::proxy_user_matches_app_user);
         let taken = take_containers(patcher, paths, &names)?;
+        let as_istio_reads = |user: &Value| -> Value {
+            if reset_user && name_of(user) == istio::PROXY {
+                istio::without_app_user(user)
+            } else {
+                user.clone()
+            }
+        };
         let (mut in_containers, mut in_inits) = (Vec::new(), Vec::new());
-        for (list, index, user) in &taken {
+        for (list, index, original) in &taken {
+            let user = &as_istio_reads(original);
             let name = name_of(user);
             if let Some(proxy) = proxy
                 .as_mut()
@@ -94,7 +112,7 @@ pub(super) fn place(
             }
             record
                 .user_containers
-                .push(Record::user_container(list, *index, user));
+                .push(Record::user_container(list, *index, original));
         }
         let user_proxy = taken
             .iter()
@@ -104,7 +122,7 @@ pub(super) fn place(
                 .iter_mut()
                 .find(|c| matches!(name_of(c), "istio-init" | "istio-validation"))
             {
-                istio::adjust_capture_user(init, proxy, user, pod.tproxy);
+                istio::adjust_capture_user(init, proxy, &as_istio_reads(user), pod.tproxy);
             }
         }
         if !taken.is_empty() {
