@@ -669,3 +669,30 @@ fn annotations_istio_refuses_deny_the_pod_with_istios_message() {
     let context = config_maps(&fidelity, dir.path(), &[], &mut BTreeMap::new());
     check(&["--context", &context.to_string_lossy()]);
 }
+
+/// An injector ConfigMap from before Istio 1.8, with the one `template` and
+/// no `templates`: istiod reads only `templates`, so it would inject
+/// nothing with it. The run stops (exit 2) naming the ConfigMap and why,
+/// writing nothing, rather than reading the old field as the sidecar's.
+#[test]
+fn a_configuration_with_only_the_legacy_template_is_refused_naming_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = "policy: enabled\ntemplate: |\n  spec:\n    containers:\n    - name: istio-proxy\n      image: old\n";
+    let config_map = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "istio-sidecar-injector", "namespace": "istio-system"},
+        "data": {"config": config, "values": "{}"}});
+    let context = dir.path().join("old-injector.yaml");
+    std::fs::write(&context, config_map.to_string()).expect("write");
+    let input = dir.path().join("hello.yaml");
+    std::fs::write(&input, HELLO).expect("write the input");
+    let run = inject_with(&context, &input.to_string_lossy(), &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "written although refused");
+    assert!(
+        run.stderr
+            .contains("ConfigMap istio-system/istio-sidecar-injector")
+            && run.stderr.contains("legacy single `template`"),
+        "{}",
+        run.stderr
+    );
+}
