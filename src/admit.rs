@@ -276,9 +276,10 @@ fn mesh_injector(
     let plan = rules::inject(pod.clone(), &pod_kind, env)?;
     match plan.outcome {
         Outcome::Injected => {}
-        Outcome::Skipped(reason) | Outcome::Ignored(reason) | Outcome::Denied(reason) => {
+        Outcome::Skipped(reason) | Outcome::Ignored(reason) => {
             return Ok(Injected::Left(reason));
         }
+        Outcome::Denied(reason) => return Ok(Injected::Denied(reason)),
         _ => return Ok(Injected::Left("nothing to add".into())),
     }
     let mut injected = plan.result;

@@ -44,6 +44,8 @@ pub enum Injected {
     Patched(Value, Value),
     /// Left alone, and why.
     Left(String),
+    /// Denied: the webhook answers that the pod is not allowed, and why.
+    Denied(String),
 }
 
 /// The mesh's injector as its webhook runs it; an error is a failed call.
@@ -348,6 +350,13 @@ impl Run<'_, '_> {
                         }
                         Injected::Left(why) => {
                             Outcome::note(format!("the injector left the pod alone: {why}"))
+                        }
+                        Injected::Denied(why) => {
+                            failure = Some(format!(
+                                "admission webhook \"{}\" denied the request: {why}",
+                                webhook.name
+                            ));
+                            Outcome::note("the injector denied the pod".to_string())
                         }
                     },
                     Behaviour::NotEmulated => Outcome::note(NOT_EMULATED),

@@ -273,8 +273,7 @@ impl Mesh {
     /// words, if it does (its webhook then denies the pod).
     pub fn refuses_annotations(self, annotations: Option<&Map<String, Value>>) -> Option<String> {
         match self {
-            Mesh::Istio => istio::validate::refusal(annotations)
-                .map(|why| format!("Istio's sidecar injector fails the pod: {why}")),
+            Mesh::Istio => istio::validate::refusal(annotations),
             Mesh::Linkerd | Mesh::None => None,
         }
     }

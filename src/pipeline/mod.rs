@@ -882,9 +882,11 @@ fn plan_object(
             }
             verdicts
         }
-        Outcome::Denied(ref why) => {
-            vec![Verdict::rejection("MutatingAdmissionWebhook", why.clone())]
-        }
+        // The mesh's own words, after whose webhook says them.
+        Outcome::Denied(ref why) => vec![Verdict::rejection(
+            "MutatingAdmissionWebhook",
+            format!("{}'s webhook denies the pod: {why}", settings.profile.name),
+        )],
         _ => Vec::new(),
     };
     Ok((plan, verdicts))

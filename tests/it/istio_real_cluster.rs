@@ -661,11 +661,38 @@ fn annotations_istio_refuses_deny_the_pod_with_istios_message() {
         assert_eq!(written.stdout, input);
     };
     check(&[]);
+    // Replayed through the admission chain, Istio's webhook denies the pod
+    // as the apiserver reports a denial.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let webhook = dir.path().join("istio-webhook.yaml");
+    std::fs::write(
+        &webhook,
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: istio-sidecar-injector}\nwebhooks:\n- name: object.sidecar-injector.istio.io\n  reinvocationPolicy: Never\n  rules:\n  - {operations: [CREATE], apiGroups: [\"\"], apiVersions: [v1], resources: [pods]}\n",
+    )
+    .expect("write");
+    let admitted = common::run_as_given(
+        &[
+            "admit",
+            "--profile",
+            "istio",
+            "--context",
+            &webhook.to_string_lossy(),
+            "-",
+        ],
+        Some(&input),
+    );
+    assert_eq!(admitted.code, 1, "{}", admitted.stderr);
+    assert!(
+        admitted.stdout.contains(&format!(
+            "rejected: admission webhook \"object.sidecar-injector.istio.io\" denied the request: {expected}"
+        )),
+        "{}",
+        admitted.stdout
+    );
     let test = "annotations_istio_refuses_deny_the_pod_with_istios_message";
     let Some(fidelity) = fidelity_for(test) else {
         return;
     };
-    let dir = tempfile::tempdir().expect("temp dir");
     let context = config_maps(&fidelity, dir.path(), &[], &mut BTreeMap::new());
     check(&["--context", &context.to_string_lossy()]);
 }
