@@ -21,6 +21,7 @@ use crate::yaml::{self, Document, Node};
 
 mod parallel;
 mod results;
+mod verbatim;
 
 use parallel::on_all_cores;
 pub use results::{Action, ObjectResult, Output, Processed, Settings};
@@ -636,15 +637,30 @@ fn render_document(
             .reinjected
             .then(|| reinjected_text(text, (from, to), root, planner))
             .flatten();
+        // The pod's own containers merged into the mesh's: their text is
+        // recorded by inject, and written back by uninject.
+        let merges = settings.profile.mesh.merges_user_containers();
+        let mut verbatim = Vec::new();
+        if merges && anew.is_none() {
+            match settings.action {
+                Action::Inject => verbatim::attach(text, root, &mut result, types),
+                Action::Uninject => verbatim = verbatim::recorded(root, types),
+            }
+        }
         let changes = match anew {
             Some(anew) => Ok(vec![yaml::Edit {
                 start: from,
                 end: to,
                 text: anew.into(),
             }]),
-            None => {
-                yaml::edit::diff_with(text, root, document.anchored, &result, &mut scratch.blocks)
-            }
+            None => yaml::edit::diff_with(
+                text,
+                root,
+                document.anchored,
+                &result,
+                &mut scratch.blocks,
+                &verbatim,
+            ),
         };
         match changes {
             Ok(changes) => out.edits.extend(yaml::edit::settle(text, changes)),
@@ -699,7 +715,12 @@ fn reinjected_text(
     let mut objects = Vec::new();
     let value = yaml::value::to_value(root).ok()?;
     let bare = plan_document(value, 1, Action::Uninject, planner, &mut objects).ok()?;
-    let edits = yaml::edit::diff(text, root, &bare.value).ok()?;
+    let merges = planner.settings.profile.mesh.merges_user_containers();
+    let verbatim = match merges {
+        true => verbatim::recorded(root, planner.types),
+        false => Vec::new(),
+    };
+    let edits = yaml::edit::diff_keeping(text, root, &bare.value, &verbatim).ok()?;
     let bare_text = yaml::edit::apply_range(text, from, to, edits);
     let documents = yaml::parse::parse_stream(&bare_text).ok()?;
     let [document] = documents.as_slice() else {
@@ -707,7 +728,10 @@ fn reinjected_text(
     };
     let bare_root = document.root.as_ref()?;
     let value = yaml::value::to_value(bare_root).ok()?;
-    let injected = plan_document(value, 1, Action::Inject, planner, &mut objects).ok()?;
+    let mut injected = plan_document(value, 1, Action::Inject, planner, &mut objects).ok()?;
+    if merges {
+        verbatim::attach(&bare_text, bare_root, &mut injected.value, planner.types);
+    }
     let edits = yaml::edit::diff(&bare_text, bare_root, &injected.value).ok()?;
     Some(yaml::edit::apply(&bare_text, edits))
 }

@@ -34,6 +34,11 @@ pub struct Record {
     /// user-written proxy), each as `LIST:INDEX:JSON` with `%`, `,` and `;`
     /// escaped: uninject puts them back as they were.
     pub user_containers: Vec<String>,
+    /// The text of those containers where the pod's manifest wrote them in
+    /// block style, each as `LIST:INDEX:TEXT` (the lines of the item, escaped
+    /// as `user_containers` are, line breaks too): uninject puts them back
+    /// as written, comments and quoting included.
+    pub user_texts: Vec<String>,
     /// The image pull secrets inject added to the pod.
     pub pull_secrets: Vec<String>,
     /// The pod's own annotations inject changed (Istio's Prometheus
@@ -47,7 +52,7 @@ pub struct Record {
 }
 
 impl Record {
-    fn fields(&self) -> [(&'static str, &Vec<String>); 12] {
+    fn fields(&self) -> [(&'static str, &Vec<String>); 13] {
         [
             ("containers", &self.containers),
             ("initContainers", &self.init_containers),
@@ -58,6 +63,7 @@ impl Record {
             ("wasNull", &self.was_null),
             ("probePorts", &self.probe_ports),
             ("userContainers", &self.user_containers),
+            ("userTexts", &self.user_texts),
             ("pullSecrets", &self.pull_secrets),
             ("userAnnotations", &self.user_annotations),
             ("podFields", &self.pod_fields),
@@ -110,6 +116,25 @@ impl Record {
             .collect();
         out.sort_by_key(|(_, index, _)| *index);
         out
+    }
+
+    /// The text of the pod's own container at `index` of `list`, as
+    /// [`Record::user_texts`] holds it.
+    pub fn user_text(list: &str, index: usize, text: &str) -> String {
+        format!("{list}:{index}:{}", escaped(text))
+    }
+
+    /// The texts of the pod's own containers the record holds: list, index, text.
+    pub fn user_texts(&self) -> Vec<(String, usize, String)> {
+        self.user_texts
+            .iter()
+            .filter_map(|entry| {
+                let mut parts = entry.splitn(3, ':');
+                let list = parts.next()?.to_string();
+                let index = parts.next()?.parse().ok()?;
+                Some((list, index, unescaped(parts.next()?)))
+            })
+            .collect()
     }
 
     /// A pod's own annotation `key`, at `index` among them, with its value,
@@ -180,6 +205,7 @@ impl Record {
                 "grace" => record.grace = names.into_iter().next(),
                 "probePorts" => record.probe_ports = names,
                 "userContainers" => record.user_containers = names,
+                "userTexts" => record.user_texts = names,
                 "pullSecrets" => record.pull_secrets = names,
                 "userAnnotations" => record.user_annotations = names,
                 "podFields" => record.pod_fields = names,
@@ -198,6 +224,8 @@ fn escaped(text: &str) -> String {
             '%' => out.push_str("%25"),
             ',' => out.push_str("%2C"),
             ';' => out.push_str("%3B"),
+            '\n' => out.push_str("%0A"),
+            '\r' => out.push_str("%0D"),
             c => out.push(c),
         }
     }
@@ -208,6 +236,8 @@ fn escaped(text: &str) -> String {
 fn unescaped(text: &str) -> String {
     text.replace("%2C", ",")
         .replace("%3B", ";")
+        .replace("%0A", "\n")
+        .replace("%0D", "\r")
         .replace("%25", "%")
 }
 
@@ -248,6 +278,24 @@ mod tests {
                 ("securityContext".to_string(), Some(was)),
                 ("dnsPolicy".to_string(), None)
             ]
+        );
+    }
+
+    #[test]
+    fn user_texts_round_trip() {
+        let text = "  - name: istio-proxy # a, b; 100%\r\n    args: [\"-c\"]\n";
+        let record = Record {
+            user_texts: vec![Record::user_text("containers", 1, text)],
+            ..Record::default()
+        };
+        let encoded = record.encode();
+        assert!(
+            !encoded.contains('\n') && !encoded.contains('\r'),
+            "{encoded}"
+        );
+        assert_eq!(
+            Record::decode(&encoded).user_texts(),
+            vec![("containers".to_string(), 1, text.to_string())]
         );
     }
 

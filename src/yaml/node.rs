@@ -65,6 +65,15 @@ impl Node<'_> {
         }
     }
 
+    /// The node at `path` below this one: mapping keys (local entries
+    /// only), and sequence indexes in decimal.
+    pub fn at<S: AsRef<str>>(&self, path: &[S]) -> Option<&Self> {
+        path.iter().try_fold(self, |node, step| match &node.kind {
+            NodeKind::Seq { items, .. } => items.get(step.as_ref().parse::<usize>().ok()?),
+            _ => node.get(step.as_ref()),
+        })
+    }
+
     /// True for a plain empty scalar, `~` or `null`: what an empty document holds.
     pub fn is_null(&self) -> bool {
         matches!(&self.kind, NodeKind::Scalar { text, style: ScalarStyle::Plain, tag: None }

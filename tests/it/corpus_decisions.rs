@@ -64,7 +64,7 @@ const ISTIO_DENIALS: [(&str, &str); 5] = [
     ),
 ];
 
-const ISTIO_SKIPS: [(&str, &str, &str); 14] = [
+const ISTIO_SKIPS: [(&str, &str, &str); 10] = [
     (
         "hello-host-network.yaml",
         "deployment/hello-host-network",
@@ -80,13 +80,16 @@ const ISTIO_SKIPS: [(&str, &str, &str); 14] = [
         "deployment/hello",
         "sidecar.istio.io/inject: false",
     ),
-    // Istio refuses these annotation values; so does the tool, workload by workload.
-    // A deliberate difference: Istio merges a user-written istio-proxy container
-    // (gateways, overrides) into its template; the tool leaves such pods alone
-    // rather than guess, and says why.
     // Istio's other templates than its sidecar are the cluster's
     // configuration to render (--context with its ConfigMaps): the embedded
     // profile leaves such pods alone, and says how to render them.
+    // The proxy as the pod's only container: merged into a native sidecar,
+    // it would leave the pod no container, which the apiserver refuses.
+    (
+        "only-proxy-container.yaml",
+        "deployment/istio-ingressgateway",
+        "container named istio-proxy that was not injected",
+    ),
     (
         "gateway.yaml",
         "deployment/istio-ingressgateway",
@@ -116,31 +119,6 @@ const ISTIO_SKIPS: [(&str, &str, &str); 14] = [
         "sidecar-spire.yaml",
         "deployment/hello",
         "asks for Istio's sidecar,spire template",
-    ),
-    (
-        "only-proxy-container.yaml",
-        "deployment/istio-ingressgateway",
-        "container named istio-proxy that was not injected",
-    ),
-    (
-        "proxy-override.yaml",
-        "deployment/hello",
-        "container named istio-proxy that was not injected",
-    ),
-    (
-        "proxy-override-args.yaml",
-        "deployment/hello",
-        "container named istio-proxy that was not injected",
-    ),
-    (
-        "proxy-override-runas.yaml",
-        "deployment/hello",
-        "container named istio-proxy that was not injected",
-    ),
-    (
-        "hello-openshift-custom-injection.yaml",
-        "deployment/hello",
-        "container named istio-proxy that was not injected",
     ),
 ];
 

@@ -21,13 +21,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The profile values the chart's defaults correspond to (see
-/// `istio_goldens::BASE`): its hub and tag, no image pull policy, and a
-/// pod's own `istio-proxy` merged, as the chart's template overlays it.
+/// `istio_goldens::BASE`): its hub and tag, no image pull policy.
 const BASE: &[&str] = &[
     "proxyImage=registry.istio.io/testing/proxyv2:latest",
     "proxyInitImage=registry.istio.io/testing/proxyv2:latest",
     "imagePullPolicy=",
-    "mergeUserProxy=true",
 ];
 
 /// Cluster settings a generated workload is injected under: its name, the

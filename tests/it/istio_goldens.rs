@@ -23,14 +23,12 @@ use serde_json::Value;
 
 /// The profile values every case starts from: the chart's defaults that
 /// Istio's tests use (hub `registry.istio.io/testing`, tag `latest`, no
-/// image pull policy), and the tool's merging of a pod's own `istio-proxy`
-/// as Istio merges it (off by default, as uninject restores such a
-/// container's values but not its layout).
+/// image pull policy). A pod's own `istio-proxy` is merged as Istio merges
+/// it, by default.
 const BASE: &[&str] = &[
     "proxyImage=registry.istio.io/testing/proxyv2:latest",
     "proxyInitImage=registry.istio.io/testing/proxyv2:latest",
     "imagePullPolicy=",
-    "mergeUserProxy=true",
 ];
 
 /// The profile values for a case's Istio settings; `None` when the tool

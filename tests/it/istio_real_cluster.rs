@@ -537,7 +537,7 @@ fn a_null_in_the_pods_own_proxy_is_a_field_not_given() {
         };
         for (path, context) in &paths {
             let inject = |text: String| {
-                let mut args = vec!["--profile", "istio", "-q", "--set", "mergeUserProxy=true"];
+                let mut args = vec!["--profile", "istio", "-q"];
                 let context = context.to_string_lossy().to_string();
                 if *path == "cluster" {
                     args.extend(["--context", &context]);

@@ -373,3 +373,78 @@ spec:
 ";
     assert_eq!(run.stdout, want);
 }
+
+/// The modes a pod's own proxy is merged in: a native sidecar (moved to the
+/// init containers), a classic one last among the containers, and one
+/// first (moved to the front).
+const MERGE_MODES: [&[&str]; 3] = [
+    &["--profile", "istio"],
+    &["--profile", "istio", "--native-sidecar", "never"],
+    &[
+        "--profile",
+        "istio",
+        "--native-sidecar",
+        "never",
+        "--set",
+        "proxyPosition=first",
+    ],
+];
+
+/// 3. A pod's own `istio-proxy` or `istio-init` that inject merges into
+///    Istio's: in every mode, injecting again changes nothing, and uninject
+///    gives the file back byte for byte (comments, quoting, flow style,
+///    CRLF line ends, a last line without a line break), with the repository's
+///    fixture and every corpus file that has such a container.
+#[test]
+fn merged_containers_come_back_as_written() {
+    let fixture = common::testdata("istio/user-proxy-as-written.yaml");
+    let text = std::fs::read_to_string(&fixture).expect("fixture");
+    let mut inputs: Vec<(String, String)> = vec![
+        ("fixture".into(), text.clone()),
+        ("fixture, CRLF".into(), text.replace('\n', "\r\n")),
+        (
+            "fixture, no final line break".into(),
+            text.trim_end().to_string(),
+        ),
+    ];
+    if let Some(corpus) = common::corpus("istio_uninject::merged_containers_come_back_as_written") {
+        for path in common::manifests_under(&corpus) {
+            let text = std::fs::read_to_string(&path).expect("read");
+            let own_proxy = ["- name: istio-proxy", "- name: istio-init"]
+                .iter()
+                .any(|n| text.contains(n));
+            if own_proxy && !text.contains("sidecar.istio.io/status") {
+                inputs.push((path.display().to_string(), text));
+            }
+        }
+    }
+    let mut merged = 0;
+    let mut failures = Vec::new();
+    for (name, text) in &inputs {
+        for mode in MERGE_MODES {
+            let mut args = vec!["-q", "--warn-only"];
+            args.extend_from_slice(mode);
+            let once = common::run_as_given(&args, Some(text));
+            if once.code != 0 || !once.stdout.contains("userContainers=") {
+                continue;
+            }
+            merged += 1;
+            if common::run_as_given(&args, Some(&once.stdout)).stdout != once.stdout {
+                failures.push(format!("{name} {mode:?}: injecting again changes it"));
+            }
+            let back = common::run_as_given(
+                &["uninject", "-q", "--profile", "istio"],
+                Some(&once.stdout),
+            );
+            if back.stdout != *text {
+                failures.push(format!(
+                    "{name} {mode:?}: uninject does not give the file back:\n{}",
+                    back.stdout
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The fixture's three forms in three modes, at least.
+    assert!(merged >= 9, "only {merged} merged");
+}

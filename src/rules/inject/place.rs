@@ -362,9 +362,9 @@ pub(super) fn place(
 }
 
 /// Whether the pod's own containers of the names of the mesh's are merged
-/// into them: a mesh that does so (Istio), and the profile's
-/// `mergeUserProxy` on (off by default: uninject gives such a container
-/// back with its fields and values, not its layout, comments and quoting).
+/// into them: a mesh that does so (Istio), unless the profile's
+/// `mergeUserProxy` is turned off (uninject gives such a container back as
+/// the manifest wrote it: see `pipeline::verbatim`).
 pub(super) fn merges_user_containers(env: &Env<'_>) -> bool {
     env.profile.mesh.merges_user_containers()
         && env

@@ -24,6 +24,11 @@ pub(super) fn align(n: usize, m: usize, same: impl FnMut(usize, usize) -> bool) 
 /// with a new one that `kin(i, j)` says is the same item changed (a
 /// container of the same name), in order, so that it is edited where it
 /// stands rather than written anew beside new items.
+/// Whether old item `i` is kin to a new item other than the one beside it.
+fn kin_elsewhere(kin: &mut impl FnMut(usize, usize) -> bool, i: usize, m: usize) -> bool {
+    (0..m).any(|j| j != i && kin(i, j))
+}
+
 pub(super) fn align_kin(
     n: usize,
     m: usize,
@@ -31,15 +36,22 @@ pub(super) fn align_kin(
     mut kin: impl FnMut(usize, usize) -> bool,
 ) -> Vec<Step> {
     if n == m {
-        return (0..n)
-            .map(|i| {
+        // Side by side, unless items of other names stand there (a list
+        // reordered: the proxy moved to the front keeps its own text).
+        let paired: Vec<Step> = (0..n)
+            .map_while(|i| {
                 if same(i, i) {
-                    Step::Keep(i, i)
+                    Some(Step::Keep(i, i))
+                } else if !kin_elsewhere(&mut kin, i, n) || kin(i, i) {
+                    Some(Step::Change(i, i))
                 } else {
-                    Step::Change(i, i)
+                    None
                 }
             })
             .collect();
+        if paired.len() == n {
+            return paired;
+        }
     }
     // Each pair compared once, row by row.
     let equal: Vec<bool> = (0..n)

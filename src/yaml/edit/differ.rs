@@ -7,6 +7,8 @@ use super::*;
 pub(super) struct Differ<'t> {
     pub(super) text: &'t str,
     pub(super) blocks: &'t mut Blocks,
+    /// Items to write as they were written before (see [`Verbatim`]).
+    pub(super) verbatim: &'t [Verbatim],
     pub(super) layout: Layout,
     /// Resolves nodes of the document, aliases included.
     pub(super) resolver: Resolver,
@@ -338,7 +340,18 @@ impl Differ<'_> {
 
     /// A new block sequence item at column `col`, laid out as `layout`.
     pub(super) fn item_text(&mut self, layout: Layout, col: usize, value: &Value) -> Text {
-        self.blocks.text(layout, col, None, value)
+        match self.verbatim_of(col, value) {
+            Some(text) => Text::Own(text),
+            None => self.blocks.text(layout, col, None, value),
+        }
+    }
+
+    /// The text `value` had as an item at column `col`, if it is known.
+    fn verbatim_of(&self, col: usize, value: &Value) -> Option<String> {
+        self.verbatim
+            .iter()
+            .find(|v| v.col == col && v.value == *value)
+            .map(|v| v.text.clone())
     }
 
     /// Whether `key:` starts its line and only spaces or a comment follow
@@ -598,7 +611,10 @@ impl Differ<'_> {
                     else {
                         continue;
                     };
-                    if self.can_edit_within(item, want) {
+                    // An item known as it was written is written so, not
+                    // edited toward it (an edit would requote and re-lay out).
+                    let verbatim = self.verbatim_of(col, want).is_some();
+                    if !verbatim && self.can_edit_within(item, want) {
                         self.node(item, want, shared)?;
                         continue;
                     }
@@ -607,10 +623,22 @@ impl Differ<'_> {
                     }
                     // Rewrite the item where it stands.
                     let at = line_start(self.text, dash);
-                    let text = self.item_text(layout, col, want);
-                    self.insert(shared, at, text)?;
+                    let mut text = self.item_text(layout, col, want);
                     let (start, end) = self.block_range(dash, item.end, dashes.get(i + 1).copied());
-                    self.delete(shared, start, end)?;
+                    if start < at {
+                        // The item's last line ends the file without a line
+                        // break (the range took the break before it): the
+                        // new item ends without one too, and only its own
+                        // lines are replaced.
+                        let joined: String = text.pieces().collect();
+                        let body = joined.strip_suffix('\n').unwrap_or(&joined);
+                        text = Text::Own(body.strip_suffix('\r').unwrap_or(body).to_string());
+                        self.insert(shared, at, text)?;
+                        self.delete(shared, at, end)?;
+                    } else {
+                        self.insert(shared, at, text)?;
+                        self.delete(shared, start, end)?;
+                    }
                 }
                 Step::Remove(i) => {
                     if let Some(removed) = removed.get_mut(i) {
@@ -631,7 +659,10 @@ impl Differ<'_> {
                         None => {
                             let last_end = items.last().map_or(node.end, |i| i.end);
                             let at = line_end_after(self.text, last_end);
-                            let text = self.at_line_end(at, layout.block_item(col, want));
+                            let item = self
+                                .verbatim_of(col, want)
+                                .unwrap_or_else(|| layout.block_item(col, want));
+                            let text = self.at_line_end(at, item);
                             self.insert(shared, at, text)?;
                         }
                     }

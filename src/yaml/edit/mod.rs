@@ -25,10 +25,12 @@ use crate::reuse::blocks::Blocks;
 mod align;
 mod differ;
 mod text;
+mod verbatim;
 
 use align::*;
 use differ::*;
 use text::*;
+pub use verbatim::Verbatim;
 
 /// Replace `start..end` of the original text with `text`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,28 +188,42 @@ impl From<ValueError> for EditError {
 
 /// The edits that turn `root` (parsed from `text`) into `target`.
 pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, EditError> {
+    diff_keeping(text, root, target, &[])
+}
+
+/// [`diff`], writing a new item as one of `verbatim` where it is one.
+pub fn diff_keeping(
+    text: &str,
+    root: &Node<'_>,
+    target: &Value,
+    verbatim: &[Verbatim],
+) -> Result<Vec<Edit>, EditError> {
     diff_with(
         text,
         root,
         has_anchors(root),
         target,
         &mut Blocks::default(),
+        verbatim,
     )
 }
 
 /// [`diff`], taking new blocks from `blocks` where it has written them
 /// before. `anchored` says whether the document holds any anchor or alias
 /// (the parser knows: [`super::Document::anchored`]); without, the anchors'
-/// values and users are not looked for.
+/// values and users are not looked for. A new sequence item whose value and
+/// column are those of one of `verbatim` is written as its text.
 pub fn diff_with(
     text: &str,
     root: &Node<'_>,
     anchored: bool,
     target: &Value,
     blocks: &mut Blocks,
+    verbatim: &[Verbatim],
 ) -> Result<Vec<Edit>, EditError> {
     let mut differ = Differ {
         blocks,
+        verbatim,
         text,
         layout: detect_layout(text, root),
         resolver: if anchored {
@@ -251,9 +267,13 @@ pub fn apply_range(text: &str, from: usize, to: usize, edits: Vec<Edit>) -> Stri
 /// `edits` in the order they apply, neighbouring deletions joined: what
 /// [`apply_range`] and a spliced output walk through.
 pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
+    // Stable: insertions at one place keep the order they were made in.
+    edits.sort_by_key(|e| (e.start, e.end));
+    let mut edits = merge_deletions(text, edits);
     // Lines inserted right after the line break that a deletion running to
-    // the end of a file without a final line break takes along: they go
-    // where the deletion starts, that line break before them, not after.
+    // the end of a file without a final line break takes along (joined
+    // deletions too): they go where the deletion starts, that line break
+    // before them, not after.
     let tail_deletions: Vec<(usize, usize)> = edits
         .iter()
         .filter(|e| e.text.is_empty() && e.end == text.len() && e.start < e.end)
@@ -279,9 +299,7 @@ pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
         edit.start = start;
         edit.end = start;
     }
-    // Stable: insertions at one place keep the order they were made in.
     edits.sort_by_key(|e| (e.start, e.end));
-    let edits = merge_deletions(text, edits);
     debug_assert!(
         edits
             .windows(2)
@@ -299,6 +317,33 @@ fn merge_deletions(text: &str, edits: Vec<Edit>) -> Vec<Edit> {
     let mut out: Vec<Edit> = Vec::with_capacity(edits.len());
     let mut joined = false;
     for edit in edits {
+        // Lines inserted where one deletion ends and the next begins: the
+        // same text comes out with them at the start of the two joined.
+        let inserted = out
+            .iter()
+            .rev()
+            .take_while(|e| e.start == e.end && !e.text.is_empty() && e.start == edit.start)
+            .count();
+        let before_them = out.len().checked_sub(inserted + 1);
+        let deletion = before_them.and_then(|i| out.get(i)).filter(|d| {
+            inserted > 0 && d.text.is_empty() && d.end > d.start && d.end == edit.start
+        });
+        if let (true, Some(deletion)) = (edit.text.is_empty(), deletion) {
+            let (start, end) = (deletion.start, deletion.end.max(edit.end));
+            let at = out.len() - inserted - 1;
+            let mut moved: Vec<Edit> = out.drain(at..).skip(1).collect();
+            for insertion in &mut moved {
+                (insertion.start, insertion.end) = (start, start);
+            }
+            out.extend(moved);
+            out.push(Edit {
+                start,
+                end,
+                text: Text::Own(String::new()),
+            });
+            joined = true;
+            continue;
+        }
         match out.last_mut() {
             Some(last)
                 if last.text.is_empty()
@@ -520,7 +565,7 @@ mod tests {
         };
         let mut blocks = Blocks::default();
         let mut render = |target: &Value| {
-            let edits = diff_with(text, root, false, target, &mut blocks).expect("diff");
+            let edits = diff_with(text, root, false, target, &mut blocks, &[]).expect("diff");
             let [edit] = edits.as_slice() else {
                 panic!("one insertion: {edits:?}")
             };

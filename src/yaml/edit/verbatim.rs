@@ -1,0 +1,120 @@
+//! Items written again as they were: a block-sequence item's own lines,
+//! kept with its value, so that an edit that puts that value back (uninject
+//! restoring a pod's own container that an injection merged away and moved)
+//! writes the original comments, quoting and layout rather than a new
+//! rendering of the value.
+
+use serde_json::Value;
+
+use super::text::{between, dash_of, line_end_after, line_start, starts_line};
+use crate::yaml::node::{Node, NodeKind};
+
+/// A value and the lines that wrote it as a block-sequence item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verbatim {
+    /// The column of the item's `-`: the text is used only at that column.
+    pub col: usize,
+    pub value: Value,
+    /// Whole lines, from the indentation before the `-` through the line
+    /// break after the item's last line.
+    pub text: String,
+}
+
+impl Verbatim {
+    /// Item `index` of the block sequence `seq`, parsed from `text`: `None`
+    /// when the sequence is in flow style, the item does not start its line,
+    /// or its value cannot be read.
+    pub fn of_item(text: &str, seq: &Node<'_>, index: usize) -> Option<Verbatim> {
+        let NodeKind::Seq { items, flow: false } = &seq.kind else {
+            return None;
+        };
+        let item = items.get(index)?;
+        let dash = dash_of(text, item.start).filter(|&d| starts_line(text, d))?;
+        let from = line_start(text, dash);
+        let to = line_end_after(text, item.end);
+        let mut lines = between(text, from, to).to_string();
+        if !lines.ends_with('\n') {
+            // The last line of a file without a final line break: written
+            // back elsewhere, it gets one (at the end, the edit takes it off).
+            if to < text.len() {
+                return None;
+            }
+            lines.push_str(if text.contains("\r\n") { "\r\n" } else { "\n" });
+        }
+        Some(Verbatim {
+            col: dash - from,
+            value: crate::yaml::value::to_value(item).ok()?,
+            text: lines,
+        })
+    }
+
+    /// The lines `text` as one block-sequence item: `None` unless they read
+    /// as exactly that (a sequence of one item, in block style, at the
+    /// column of the first line's `-`, ending with a line break).
+    pub fn from_text(text: String) -> Option<Verbatim> {
+        let col = text.bytes().take_while(|&b| b == b' ').count();
+        if text.as_bytes().get(col) != Some(&b'-') || !text.ends_with('\n') {
+            return None;
+        }
+        let documents = crate::yaml::parse_stream(&text).ok()?;
+        let [document] = documents.as_slice() else {
+            return None;
+        };
+        let root = document.root.as_ref()?;
+        match &root.kind {
+            NodeKind::Seq { items, flow: false } if items.len() == 1 => {}
+            _ => return None,
+        }
+        let value = match crate::yaml::value::to_value(root).ok()? {
+            Value::Array(mut items) => items.pop()?,
+            _ => return None,
+        };
+        Some(Verbatim { col, value, text })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seq_of<'t>(documents: &'t [crate::yaml::Document<'t>]) -> &'t Node<'t> {
+        let root = documents
+            .first()
+            .and_then(|d| d.root.as_ref())
+            .expect("root");
+        root.get("containers").expect("containers")
+    }
+
+    #[test]
+    fn an_item_keeps_its_comments_and_quoting() {
+        let text = "containers:\n  - name: app\n  - name: istio-proxy\n    # why\n    image: \"auto\"\n    args: [\"-c\", x]\nvolumes: []\n";
+        let documents = crate::yaml::parse_stream(text).expect("parse");
+        let item = Verbatim::of_item(text, seq_of(&documents), 1).expect("item");
+        assert_eq!(item.col, 2);
+        assert_eq!(
+            item.text,
+            "  - name: istio-proxy\n    # why\n    image: \"auto\"\n    args: [\"-c\", x]\n"
+        );
+        assert_eq!(
+            item.value,
+            serde_json::json!({"name": "istio-proxy", "image": "auto", "args": ["-c", "x"]})
+        );
+        // Read back from its text, it is the same.
+        assert_eq!(Verbatim::from_text(item.text.clone()), Some(item));
+    }
+
+    #[test]
+    fn only_block_items_that_end_their_lines() {
+        let flow = "containers: [{name: a}]\n";
+        let documents = crate::yaml::parse_stream(flow).expect("parse");
+        assert_eq!(Verbatim::of_item(flow, seq_of(&documents), 0), None);
+        // At the end of a file without a final line break, it gets one.
+        let unended = "containers:\n- name: a";
+        let documents = crate::yaml::parse_stream(unended).expect("parse");
+        let item = Verbatim::of_item(unended, seq_of(&documents), 0).expect("item");
+        assert_eq!(item.text, "- name: a\n");
+        assert_eq!(Verbatim::from_text("name: a\n".into()), None);
+        assert_eq!(Verbatim::from_text("- a\n- b\n".into()), None);
+        assert_eq!(Verbatim::from_text("- [a\n".into()), None);
+    }
+}
