@@ -133,6 +133,7 @@ impl Profile {
             owner: "kubernetes://apis/apps/v1/namespaces/default/deployments/sample".into(),
             workload_name: "sample".into(),
             service_account: "default".into(),
+            otel_resource_attributes: "service.namespace=default".into(),
         };
         // Render with every value set, so that no field is left out of the
         // check: once as the profile is, once with every switch on (CNI mode,

@@ -571,6 +571,7 @@ mod tests {
             owner: "kubernetes://apis/apps/v1/namespaces/shop/deployments/web".into(),
             workload_name: "web".into(),
             service_account: "web".into(),
+            otel_resource_attributes: "service.namespace=shop".into(),
         };
         let values = json!({"proxyImage": "proxy", "cni": false, "ports": [1, 2]});
         let Value::Object(values) = values else {
@@ -592,6 +593,7 @@ mod tests {
             "workload.owner",
             "pod.workloadName",
             "pod.serviceAccount",
+            "pod.otelResourceAttributes",
             "no.such.name",
         ];
         let other = Value::String("other".into());
@@ -819,6 +821,7 @@ mod tests {
             owner: "kubernetes://apis/apps/v1/namespaces/default/deployments/sample".into(),
             workload_name: "sample".into(),
             service_account: "default".into(),
+            otel_resource_attributes: String::new(),
         };
         let rendered = plain.render(&vars).expect("rendered");
         let other_name = WorkloadVars {

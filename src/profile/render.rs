@@ -33,6 +33,7 @@ pub(super) fn lookup(
         "workload.owner" => vars.owner.clone(),
         "pod.workloadName" => vars.workload_name.clone(),
         "pod.serviceAccount" => vars.service_account.clone(),
+        "pod.otelResourceAttributes" => vars.otel_resource_attributes.clone(),
         _ => return None,
     }))
 }
@@ -60,6 +61,7 @@ pub(super) fn answers(
         "workload.owner" => &vars.owner,
         "pod.workloadName" => &vars.workload_name,
         "pod.serviceAccount" => &vars.service_account,
+        "pod.otelResourceAttributes" => &vars.otel_resource_attributes,
         _ => return expected.is_none(),
     };
     expected.and_then(Value::as_str) == Some(var)
@@ -91,6 +93,10 @@ pub struct WorkloadVars {
     pub workload_name: String,
     /// The pod's service account (`default` when it names none).
     pub service_account: String,
+    /// The OpenTelemetry resource attributes the mesh gives the proxy
+    /// (Istio's `OTEL_RESOURCE_ATTRIBUTES`, see
+    /// [`crate::mesh::istio::otel`]); empty unless its mesh config asks.
+    pub otel_resource_attributes: String,
 }
 
 /// Whether the proxy runs as a native sidecar.
@@ -136,7 +142,7 @@ pub struct Rendered {
 }
 
 /// What a profile renders of the pod's metadata.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RenderedMetadata {
     pub annotations: Map<String, Value>,
     /// The labels, less the owner label (see `pod_labels`).

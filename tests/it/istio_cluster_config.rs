@@ -371,6 +371,83 @@ fn an_edited_template_is_rendered_as_written() {
     assert_eq!(env[0]["value"], "hello-15020");
 }
 
+/// The proxy of `out` (a workload as `-o json` writes it), its env by name,
+/// and the pod's annotations.
+fn proxy_env_and_annotations(
+    out: &serde_json::Value,
+) -> (BTreeMap<String, String>, serde_json::Value) {
+    let pod = &out["spec"]["template"];
+    let proxy = ["initContainers", "containers"]
+        .iter()
+        .filter_map(|list| pod["spec"][*list].as_array())
+        .flatten()
+        .find(|c| c["name"] == "istio-proxy")
+        .expect("the proxy");
+    let env = proxy["env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .filter_map(|e| {
+            Some((
+                e["name"].as_str()?.to_string(),
+                e["value"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    (env, pod["metadata"]["annotations"].clone())
+}
+
+#[test]
+fn a_template_that_turns_metrics_merging_off_or_on_decides_it() {
+    // Istio merges the app's Prometheus settings after its template, reading
+    // the pod as the template left it: a template that writes
+    // prometheus.istio.io/merge-metrics decides, over the mesh config.
+    let test = "a_template_that_turns_metrics_merging_off_or_on_decides_it";
+    let Some(fidelity) = fidelity_for(test) else {
+        return;
+    };
+    let chart = std::fs::read_to_string(fidelity.join("chart/injection-template.yaml"))
+        .expect("the chart's template");
+    let input_text = HELLO.replace(
+        "      labels: {app: hello}\n",
+        "      labels: {app: hello}\n      annotations: {prometheus.io/scrape: \"true\", prometheus.io/port: \"9090\"}\n",
+    );
+    assert_ne!(input_text, HELLO);
+    for (written, mesh_merges, merged) in [("false", true, false), ("true", false, true)] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let edited = chart.replacen(
+            "  annotations: {\n",
+            &format!("  annotations: {{\n    prometheus.istio.io/merge-metrics: \"{written}\",\n"),
+            1,
+        );
+        assert_ne!(edited, chart, "the edit applies to the chart's template");
+        let mesh = format!("enablePrometheusMerge={mesh_merges}");
+        let context = with_template(
+            &fidelity,
+            dir.path(),
+            "sidecar",
+            &edited,
+            &["--mesh", &mesh],
+        );
+        let input = dir.path().join("hello.yaml");
+        std::fs::write(&input, &input_text).expect("write the input");
+        let run = inject_with(&context, &input.to_string_lossy(), &["-q", "-o", "json"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let out: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+        let (env, annotations) = proxy_env_and_annotations(&out);
+        assert_eq!(
+            env.contains_key("ISTIO_PROMETHEUS_ANNOTATIONS"),
+            merged,
+            "template writes {written}: {env:?}"
+        );
+        let port = if merged { "15020" } else { "9090" };
+        assert_eq!(
+            annotations["prometheus.io/port"], port,
+            "template writes {written}"
+        );
+    }
+}
+
 #[test]
 fn the_merged_metrics_settings_are_written_as_go_marshals_them() {
     // Istio's injector adds ISTIO_PROMETHEUS_ANNOTATIONS in its code, after

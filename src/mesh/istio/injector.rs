@@ -505,6 +505,16 @@ impl ClusterInjector {
         {
             out.insert("proxyPosition".into(), Value::String("first".into()));
         }
+        let enriching = |p: &Value| {
+            p.field("opentelemetry")
+                .and_then(|o| o.field("serviceAttributeEnrichment"))
+                .and_then(Value::as_str)
+                == Some("OTEL_SEMANTIC_CONVENTIONS")
+        };
+        if let Some(Value::Array(providers)) = mesh("extensionProviders") {
+            let on = providers.iter().any(enriching);
+            out.insert("otelServiceAttributes".into(), Value::Bool(on));
+        }
         if let Some(merge) = mesh("enablePrometheusMerge") {
             out.insert("mergeMetrics".into(), merge);
         }

@@ -88,6 +88,40 @@ fn known_label(key: &str) -> Option<&'static str> {
     KNOWN_LABELS.into_iter().find(|label| reads_as(label))
 }
 
+/// The pod's annotation that turns metrics merging on or off.
+const MERGE_METRICS: &str = "prometheus.istio.io/merge-metrics";
+
+/// Whether metrics are merged for a pod whose mesh template wrote
+/// `annotations` (`decided`: as the pod's own settings decide it). Istio
+/// merges after its template, reading the pod as the template left it: a
+/// template that writes `prometheus.istio.io/merge-metrics` decides over
+/// the pod's and the mesh's (`scrape`: the pod's `prometheus.io/scrape`).
+pub fn merge_as_template_decides(
+    annotations: &Map<String, Value>,
+    decided: bool,
+    scrape: &str,
+) -> bool {
+    match annotations
+        .get(MERGE_METRICS)
+        .and_then(Value::as_str)
+        .and_then(super::go_bool)
+    {
+        Some(written) => super::merges_metrics(&written.to_string(), scrape),
+        None => decided,
+    }
+}
+
+/// Put in `annotations` the ones that point Prometheus at the agent
+/// (metrics merged), or take them out.
+pub fn point_at_agent(annotations: &mut Map<String, Value>, merged: bool) {
+    for (key, value) in AGENT_METRICS {
+        match merged {
+            true => annotations.insert(key.to_string(), Value::from(value)),
+            false => annotations.remove(key),
+        };
+    }
+}
+
 /// What Istio's injector does with the pod's Prometheus annotations when
 /// it merges the app's metrics (`merged`: the values say it does). Their
 /// settings go into the agent's env (`scrape`, `path`, `port`, and the

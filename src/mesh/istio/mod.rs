@@ -16,6 +16,7 @@ mod capture;
 mod identity;
 pub mod injector;
 mod metrics;
+pub mod otel;
 pub mod overlay;
 mod probes;
 mod status;
@@ -28,7 +29,9 @@ pub mod validate;
 pub use capture::*;
 pub use identity::*;
 pub use injector::ConfigError;
-pub use metrics::{MetricsMerge, PROMETHEUS_ENV, metrics_merge};
+pub use metrics::{
+    MetricsMerge, PROMETHEUS_ENV, merge_as_template_decides, metrics_merge, point_at_agent,
+};
 pub use probes::{
     APP_PROBERS, AppProbes, Edit, REWRITE_ANNOTATION, app_probes, restore_app_probes,
     rewrites_probes,

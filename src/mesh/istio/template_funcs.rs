@@ -440,59 +440,24 @@ fn otel_resource_attributes(args: &[Value]) -> Result {
     let annotations = string_map(arg(args, 1))?;
     let labels = string_map(arg(args, 2))?;
     let namespace = string(args, 3)?;
-    let containers: Vec<Value> = match arg(args, 4) {
-        Value::List(items) => items.to_vec(),
+    let containers: Vec<(&str, &str)> = match arg(args, 4) {
+        Value::List(items) => items
+            .iter()
+            .map(|c| {
+                let text = |key: &str| c.field(key).and_then(Value::as_str).unwrap_or("");
+                (text("Name"), text("Image"))
+            })
+            .collect(),
         _ => Vec::new(),
     };
-    let given =
-        |map: &BTreeMap<String, String>, key: &str| map.get(key).filter(|v| !v.is_empty()).cloned();
-    let mut attributes = Vec::new();
-    if let Some(v) = given(&annotations, "resource.opentelemetry.io/service.namespace") {
-        attributes.push(format!("service.namespace={v}"));
-    } else if !namespace.is_empty() {
-        attributes.push(format!("service.namespace={namespace}"));
-    }
-    let version = given(&annotations, "resource.opentelemetry.io/service.version")
-        .or_else(|| given(&labels, "app.kubernetes.io/version"))
-        .or_else(|| match containers.as_slice() {
-            [only] => image_version(only.field("Image").and_then(Value::as_str).unwrap_or("")),
-            _ => None,
-        });
-    if let Some(v) = version {
-        attributes.push(format!("service.version={v}"));
-    }
-    if let Some(v) = given(
-        &annotations,
-        "resource.opentelemetry.io/service.instance.id",
-    ) {
-        attributes.push(format!("service.instance.id={v}"));
-    } else if let Some(first) = containers.first() {
-        let name = first.field("Name").and_then(Value::as_str).unwrap_or("");
-        attributes.push(format!(
-            "service.instance.id={namespace}.$(POD_NAME).{name}"
-        ));
-    }
-    Ok(Value::str(attributes.join(",")))
-}
-
-/// An image's tag and digest as a version: `1.2@sha256:…`, the digest, or the tag.
-fn image_version(image: &str) -> Option<String> {
-    let (name, digest) = match image.split_once('@') {
-        Some((name, digest)) => (name, digest),
-        None => (image, ""),
-    };
-    let tag = match (name.rfind(':'), name.rfind('/')) {
-        (Some(colon), slash) if slash.is_none_or(|s| colon > s) => {
-            name.get(colon + 1..).unwrap_or("")
-        }
-        _ => "",
-    };
-    match (tag.is_empty(), digest.is_empty()) {
-        (false, false) => Some(format!("{tag}@{digest}")),
-        (true, false) => Some(digest.to_string()),
-        (false, true) => Some(tag.to_string()),
-        (true, true) => None,
-    }
+    let annotation = |key: &str| annotations.get(key).cloned();
+    let label = |key: &str| labels.get(key).cloned();
+    Ok(Value::str(super::otel::resource_attributes(
+        &annotation,
+        &label,
+        namespace,
+        &containers,
+    )))
 }
 
 #[cfg(test)]
@@ -607,15 +572,5 @@ mod tests {
         assert_eq!(go_duration(0.5), "500ms");
         assert_eq!(go_duration(3600.0), "1h0m0s");
         assert_eq!(go_duration(5.25), "5.25s");
-    }
-
-    #[test]
-    fn image_versions_take_tag_and_digest() {
-        assert_eq!(
-            image_version("reg:5000/app:1.2@sha256:ab").as_deref(),
-            Some("1.2@sha256:ab")
-        );
-        assert_eq!(image_version("reg:5000/app").as_deref(), None);
-        assert_eq!(image_version("app@sha256:ab").as_deref(), Some("sha256:ab"));
     }
 }

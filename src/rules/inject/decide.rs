@@ -97,6 +97,13 @@ impl<'a> Pod<'a> {
                 .filter(|s| !s.is_empty())
                 .unwrap_or("default")
                 .to_string(),
+            otel_resource_attributes: otel_resource_attributes(
+                env,
+                annotations,
+                &label,
+                in_namespace,
+                containers,
+            ),
         };
         Pod {
             spec,
@@ -106,6 +113,41 @@ impl<'a> Pod<'a> {
             vars,
         }
     }
+}
+
+/// Istio's `OTEL_RESOURCE_ATTRIBUTES` for a pod with `annotations`, labels
+/// read by `label`, in `namespace`: empty unless the profile's
+/// `otelServiceAttributes` is on (the mesh config's tracing provider
+/// enriches spans with OTel's semantic conventions).
+fn otel_resource_attributes(
+    env: &Env<'_>,
+    annotations: Option<&Map<String, Value>>,
+    label: &dyn Fn(&str) -> Option<String>,
+    namespace: &str,
+    containers: &[Value],
+) -> String {
+    let on = env
+        .flags
+        .get("otelServiceAttributes")
+        .or_else(|| env.profile.values.get("otelServiceAttributes"))
+        .is_some_and(|v| *v == Value::Bool(true) || v.as_str() == Some("true"));
+    if env.profile.mesh != Mesh::Istio || !on {
+        return String::new();
+    }
+    let annotation = |key: &str| {
+        annotations
+            .and_then(|a| a.field(key))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    fn text<'v>(container: &'v Value, key: &str) -> &'v str {
+        container.field(key).and_then(Value::as_str).unwrap_or("")
+    }
+    let containers: Vec<(&str, &str)> = containers
+        .iter()
+        .map(|c| (text(c, "name"), text(c, "image")))
+        .collect();
+    crate::mesh::istio::otel::resource_attributes(&annotation, label, namespace, &containers)
 }
 
 /// The pod's annotations with the mesh's settings its Namespace object

@@ -249,7 +249,18 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             false => pod.annotations,
         };
         sidecar.take_over_app_probes(&pod, deciding, filled.values());
-        let merged = !crate::mesh::text_of(filled.values(), "metricsScrape").is_empty();
+        let mut merged = !crate::mesh::text_of(filled.values(), "metricsScrape").is_empty();
+        if rendered.by_mesh_template {
+            let scrape = crate::mesh::text_of(filled.values(), "prometheusScrape");
+            let annotations = &rendered.metadata.annotations;
+            let decided = istio::merge_as_template_decides(annotations, merged, &scrape);
+            if decided != merged {
+                // The agent's annotations (the embedded rendering's) follow.
+                let metadata = std::sync::Arc::make_mut(&mut rendered.metadata);
+                istio::point_at_agent(&mut metadata.annotations, decided);
+                merged = decided;
+            }
+        }
         match istio::metrics_merge(pod.annotations, merged) {
             Ok(Some(merge)) => sidecar.merge_metrics(merge),
             Ok(None) => {}
