@@ -91,9 +91,11 @@ pub fn admit_all(
         .profile
         .configured_by(&cluster, &settings.run.flags)?;
     let profile = configured.as_ref().unwrap_or(&settings.run.profile);
+    // An Istio revision tag asked for is the revision it points at.
+    let flags = crate::mesh::istio::revision::resolve_flags(&settings.run.flags, &cluster);
     let env = |cluster, security| Env {
         profile,
-        flags: &settings.run.flags,
+        flags: &flags,
         native: settings.run.native,
         version: settings.run.version,
         security,

@@ -101,11 +101,13 @@ pub fn process_or_return(
     let types = WorkloadTypes::with(&settings.profile.workloads);
     let run =
         |cluster: &ClusterContext, profile: Option<&Profile>, prepared: &Prepared, gather: bool| {
+            // An Istio revision tag asked for is the revision it points at.
+            let flags = crate::mesh::istio::revision::resolve_flags(&settings.flags, cluster);
             let env = Env {
                 prepared,
                 keep_patches: settings.keep_patches,
                 profile: profile.unwrap_or(&settings.profile),
-                flags: &settings.flags,
+                flags: &flags,
                 native: settings.native,
                 version: settings.version,
                 security: settings.security,

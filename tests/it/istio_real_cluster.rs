@@ -723,3 +723,121 @@ fn a_configuration_with_only_the_legacy_template_is_refused_naming_it() {
         run.stderr
     );
 }
+
+/// A revision tag's webhook configuration, as `kubectl get
+/// mutatingwebhookconfigurations -l istio.io/tag -o yaml` lists it (its
+/// webhooks abridged).
+fn tag_webhooks(tag: &str, revision: &str) -> String {
+    format!(
+        "apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  labels:
+    app: sidecar-injector
+    istio.io/rev: {revision}
+    istio.io/tag: {tag}
+  name: istio-revision-tag-{tag}
+  resourceVersion: \"4242\"
+webhooks:
+- admissionReviewVersions: [v1]
+  clientConfig:
+    service: {{name: istiod-{revision}, namespace: istio-system, path: /inject, port: 443}}
+  name: rev.namespace.sidecar-injector.istio.io
+  namespaceSelector:
+    matchExpressions:
+    - {{key: istio.io/rev, operator: In, values: [{tag}]}}
+    - {{key: istio-injection, operator: DoesNotExist}}
+  sideEffects: None
+"
+    )
+}
+
+fn namespace(name: &str, revision: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n  labels: {{istio.io/rev: {revision}}}\n"
+    )
+}
+
+/// A revision tag stands for its revision: namespaces labelled with it are
+/// that revision's, `--set revision=TAG` injects for it, and the proxy
+/// talks to that revision's istiod, with the cluster's templates and with
+/// the embedded profile; a tag the context does not define is another
+/// revision's, said with the reason.
+#[test]
+fn a_revision_tag_stands_for_the_revision_it_points_at() {
+    let test = "a_revision_tag_stands_for_the_revision_it_points_at";
+    let Some(fidelity) = fidelity_for(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let canary = config_maps(
+        &fidelity,
+        dir.path(),
+        &["--revision", "canary"],
+        &mut BTreeMap::new(),
+    );
+    let cluster_state = [
+        tag_webhooks("prod", "canary"),
+        namespace("shop", "prod"),
+        namespace("edge", "stable"),
+    ]
+    .join("---\n");
+    let with_templates = dir.path().join("with-templates.yaml");
+    let config_maps_text = std::fs::read_to_string(&canary).expect("read");
+    std::fs::write(
+        &with_templates,
+        format!("{config_maps_text}---\n{cluster_state}"),
+    )
+    .expect("write");
+    let embedded_only = dir.path().join("embedded.yaml");
+    std::fs::write(&embedded_only, &cluster_state).expect("write");
+    let hello = |ns: &str| {
+        let path = dir.path().join(format!("hello-{ns}.yaml"));
+        std::fs::write(
+            &path,
+            HELLO.replace("namespace: shop", &format!("namespace: {ns}")),
+        )
+        .expect("write");
+        path.to_string_lossy().to_string()
+    };
+    let (shop, edge) = (hello("shop"), hello("edge"));
+
+    // The context's one revision is canary; the shop namespace names its tag.
+    let out = json_of(inject_with(&with_templates, &shop, &["-q", "-o", "json"]));
+    assert_eq!(env_of(&out, "CA_ADDR"), istiod("canary"));
+    // Asked for by its tag, with the templates and with the embedded profile.
+    for context in [&with_templates, &embedded_only] {
+        let out = json_of(inject_with(
+            context,
+            &shop,
+            &["-q", "-o", "json", "--set", "revision=prod"],
+        ));
+        assert_eq!(
+            env_of(&out, "CA_ADDR"),
+            istiod("canary"),
+            "{}",
+            context.display()
+        );
+        let config = env_of(&out, "PROXY_CONFIG");
+        assert!(
+            config.contains("istiod-canary.istio-system.svc:15012"),
+            "{config}"
+        );
+    }
+    // A tag the cluster does not define: another revision's, and said.
+    let other = inject_with(&with_templates, &edge, &["--set", "revision=prod"]);
+    assert_eq!(other.code, 0, "{}", other.stderr);
+    assert!(
+        other.stderr.contains("\"istio.io/rev: stable\"")
+            && other.stderr.contains("not this run's (canary)"),
+        "{}",
+        other.stderr
+    );
+    // The shop namespace's pods are not the default revision's.
+    let default_run = inject_with(&embedded_only, &shop, &[]);
+    assert!(
+        default_run.stderr.contains("(a tag of revision canary)"),
+        "{}",
+        default_run.stderr
+    );
+}

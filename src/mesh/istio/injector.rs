@@ -132,9 +132,11 @@ impl ClusterInjector {
         asked: Option<&str>,
     ) -> Result<Option<String>, ConfigError> {
         let found = Self::revisions(cluster, namespace);
+        let tags = super::revision::tags(cluster);
+        // A tag asked for is the revision it points at.
         let asked = asked.map(|r| match r.trim() {
             "" => "default",
-            r => r,
+            r => super::revision::resolve(r, &tags),
         });
         match (asked, found.as_slice()) {
             (_, []) => Ok(None),

@@ -19,6 +19,7 @@ mod metrics;
 pub mod otel;
 pub mod overlay;
 mod probes;
+pub mod revision;
 mod status;
 pub mod template_data;
 pub mod template_funcs;

@@ -299,7 +299,7 @@ fn another_revisions(
     env: &Env<'_>,
 ) -> Option<String> {
     let labels = env.cluster.namespace_labels(namespace);
-    let (theirs, why) = env
+    let (theirs, mut why) = env
         .profile
         .mesh
         .selecting_revision(namespace, labels, pod_labels)?;
@@ -310,8 +310,20 @@ fn another_revisions(
         .and_then(Value::as_str)
         .filter(|r| !r.is_empty())
         .unwrap_or("default");
-    (theirs != ours).then(|| {
-        format!("{why}: the {theirs} revision's webhook injects it, not this run's ({ours})")
+    // Tags stand for the revisions they point at (the cluster's webhook
+    // configurations say which).
+    let tags = crate::mesh::istio::revision::tags(env.cluster);
+    let (theirs_resolved, ours) = (
+        crate::mesh::istio::revision::resolve(&theirs, &tags),
+        crate::mesh::istio::revision::resolve(ours, &tags),
+    );
+    if theirs_resolved != theirs {
+        why = format!("{why} (a tag of revision {theirs_resolved})");
+    }
+    (theirs_resolved != ours).then(|| {
+        format!(
+            "{why}: the {theirs_resolved} revision's webhook injects it, not this run's ({ours})"
+        )
     })
 }
 
