@@ -301,22 +301,286 @@ fn interfaces(names: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The pod's proxy config must read as one (Istio then checks its fields,
-/// which the tool does not yet).
+/// The pod's proxy config must read as one, applied over Istio's defaults
+/// (its YAML read as JSON into the ProxyConfig message: a field of the
+/// wrong type fails, an unknown one is ignored), and then pass Istio's
+/// checks of a proxy config (`ValidateMeshConfigProxyConfig`), for the
+/// fields it gives.
 fn proxy_config(text: &str) -> Result<(), String> {
     let read = crate::yaml::parse_stream(text)
         .map_err(|e| format!("line {}:{}: {}", e.line, e.column, e.message))
         .and_then(
             |documents| match documents.first().and_then(|d| d.root.as_ref()) {
-                None => Ok(()),
+                None => Ok(Map::new()),
                 Some(root) => match crate::yaml::value::to_value(root) {
-                    Ok(Value::Object(_) | Value::Null) => Ok(()),
+                    Ok(Value::Object(fields)) => Ok(fields),
+                    Ok(Value::Null) => Ok(Map::new()),
                     Ok(_) => Err("not a mapping".to_string()),
                     Err(e) => Err(e.message),
                 },
             },
         );
-    read.map_err(|e| format!("failed to convert to apply proxy config: {e}"))
+    let fields = read
+        .and_then(|fields| {
+            proxy_config_types(&fields)?;
+            Ok(fields)
+        })
+        .map_err(|e| format!("failed to convert to apply proxy config: {e}"))?;
+    let failed = proxy_config_checks(&fields);
+    match failed.as_slice() {
+        [] => Ok(()),
+        [one] => Err(format!("1 error occurred: * {one}")),
+        many => Err(format!(
+            "{} errors occurred: * {}",
+            many.len(),
+            many.join(" * ")
+        )),
+    }
+}
+
+/// How a field of ProxyConfig is read from JSON.
+#[derive(Clone, Copy)]
+enum FieldType {
+    Text,
+    Int32,
+    Duration,
+    Bool,
+    StringMap,
+    Enum(&'static [&'static str]),
+}
+
+/// The fields of Istio's ProxyConfig a pod sets, by their JSON names, and
+/// how they read.
+const PROXY_CONFIG_FIELDS: &[(&str, FieldType)] = &[
+    ("configPath", FieldType::Text),
+    ("binaryPath", FieldType::Text),
+    ("serviceCluster", FieldType::Text),
+    ("drainDuration", FieldType::Duration),
+    ("parentShutdownDuration", FieldType::Duration),
+    ("discoveryAddress", FieldType::Text),
+    ("discoveryRefreshDelay", FieldType::Duration),
+    ("zipkinAddress", FieldType::Text),
+    ("statsdUdpAddress", FieldType::Text),
+    ("envoyMetricsServiceAddress", FieldType::Text),
+    ("proxyAdminPort", FieldType::Int32),
+    ("availabilityZone", FieldType::Text),
+    (
+        "controlPlaneAuthPolicy",
+        FieldType::Enum(&["NONE", "MUTUAL_TLS", "INHERIT"]),
+    ),
+    ("customConfigFile", FieldType::Text),
+    ("statNameLength", FieldType::Int32),
+    ("concurrency", FieldType::Int32),
+    ("proxyBootstrapTemplatePath", FieldType::Text),
+    (
+        "interceptionMode",
+        FieldType::Enum(&["REDIRECT", "TPROXY", "NONE"]),
+    ),
+    ("statusPort", FieldType::Int32),
+    ("terminationDrainDuration", FieldType::Duration),
+    ("meshId", FieldType::Text),
+    ("proxyMetadata", FieldType::StringMap),
+    ("runtimeValues", FieldType::StringMap),
+    ("holdApplicationUntilProxyStarts", FieldType::Bool),
+    ("caCertificatesPem", FieldType::Text),
+];
+
+/// The fields of `fields` whose value their type does not read.
+fn proxy_config_types(fields: &Map<String, Value>) -> Result<(), String> {
+    for (name, value) in fields {
+        let Some((_, kind)) = PROXY_CONFIG_FIELDS.iter().find(|(n, _)| n == name) else {
+            continue;
+        };
+        let fits = match (kind, value) {
+            (_, Value::Null) => true,
+            (FieldType::Text, Value::String(_)) => true,
+            (FieldType::Int32, Value::Number(n)) => {
+                n.as_i64().is_some_and(|n| i32::try_from(n).is_ok())
+            }
+            (FieldType::Int32, Value::String(s)) => s.parse::<i32>().is_ok(),
+            (FieldType::Duration, Value::String(s)) => proto_duration(s).is_some(),
+            (FieldType::Bool, Value::Bool(_)) => true,
+            (FieldType::StringMap, Value::Object(map)) => map.values().all(Value::is_string),
+            (FieldType::Enum(names), Value::String(s)) => names.contains(&s.as_str()),
+            (FieldType::Enum(names), Value::Number(n)) => {
+                n.as_u64().is_some_and(|n| (n as usize) < names.len())
+            }
+            _ => false,
+        };
+        if !fits {
+            return Err(format!("invalid value for field {name}: {value}"));
+        }
+    }
+    Ok(())
+}
+
+/// A protobuf JSON duration (`45s`, `0.5s`, `-1.000000001s`) in
+/// nanoseconds.
+fn proto_duration(text: &str) -> Option<i128> {
+    let body = text.strip_suffix('s')?;
+    let (negative, body) = match body.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, body),
+    };
+    let (whole, fraction) = body.split_once('.').unwrap_or((body, ""));
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || (body.contains('.') && (!digits(fraction) || fraction.len() > 9)) {
+        return None;
+    }
+    let seconds: i128 = whole.parse().ok()?;
+    let nanos: i128 = format!("{fraction:0<9}").parse().ok()?;
+    let total = seconds * 1_000_000_000 + nanos;
+    Some(if negative { -total } else { total })
+}
+
+/// What Istio's checks of a proxy config say of the fields `fields` gives
+/// (Istio's defaults pass them).
+fn proxy_config_checks(fields: &Map<String, Value>) -> Vec<String> {
+    let text = |name: &str| fields.get(name).and_then(Value::as_str);
+    let mut failed = Vec::new();
+    if text("configPath") == Some("") {
+        failed.push("config path must be set".to_string());
+    }
+    if text("binaryPath") == Some("") {
+        failed.push("binary path must be set".to_string());
+    }
+    if text("serviceCluster") == Some("") && !fields.contains_key("tracingServiceName") {
+        failed.push("service cluster must be specified".to_string());
+    }
+    if let Some(nanos) = text("drainDuration").and_then(proto_duration) {
+        const MILLISECOND: i128 = 1_000_000;
+        if nanos < MILLISECOND {
+            failed.push("invalid drain duration: duration must be greater than 1ms".to_string());
+        } else if nanos % MILLISECOND != 0 {
+            failed.push(
+                "invalid drain duration: only durations to ms precision are supported".to_string(),
+            );
+        } else if nanos % (1000 * MILLISECOND) != 0 {
+            failed.push("drain time only supports durations to seconds precision".to_string());
+        }
+    }
+    match text("discoveryAddress") {
+        Some("") => {
+            failed.push("discovery address must be set to the proxy discovery service".to_string())
+        }
+        Some(address) => {
+            if let Err(e) = proxy_address(address) {
+                failed.push(format!("invalid discovery address: {e}"));
+            }
+        }
+        None => {}
+    }
+    let zipkin = fields
+        .get("tracing")
+        .and_then(|t| t.get("zipkin"))
+        .and_then(|z| z.get("address"))
+        .and_then(Value::as_str);
+    if let Some(address) = zipkin {
+        if let Err(e) = proxy_address(&address.replacen("$(HOST_IP)", "127.0.0.1", 1)) {
+            failed.push(format!("invalid zipkin config: {e}"));
+        }
+    }
+    for (name, what) in [
+        ("statsdUdpAddress", "statsd udp address"),
+        (
+            "envoyMetricsServiceAddress",
+            "envoy metrics service address",
+        ),
+    ] {
+        if let Some(address) = text(name).filter(|a| !a.is_empty()) {
+            if let Err(e) = proxy_address(address) {
+                failed.push(format!("invalid {what} {}: {e}", go_quote(address)));
+            }
+        }
+    }
+    for (name, what) in [
+        ("proxyAdminPort", "proxy admin port"),
+        ("statusPort", "status port"),
+    ] {
+        let port = match fields.get(name) {
+            Some(Value::Number(n)) => n.as_i64(),
+            Some(Value::String(s)) => s.parse().ok(),
+            _ => None,
+        };
+        if let Some(port) = port.filter(|p| !(1..=65535).contains(p)) {
+            failed.push(format!(
+                "invalid {what}: port number {port} must be in the range 1..65535"
+            ));
+        }
+    }
+    if text("controlPlaneAuthPolicy") == Some("INHERIT") {
+        failed.push(
+            "invalid authentication policy: unrecognized control plane auth policy \"INHERIT\""
+                .to_string(),
+        );
+    }
+    failed
+}
+
+/// Istio's check of a `host:port` address (`ValidateProxyAddress`).
+fn proxy_address(address: &str) -> Result<(), String> {
+    let (host, port) = split_host_port(address).map_err(|e| {
+        format!(
+            "unable to split {}: address {address}: {e}",
+            go_quote(address)
+        )
+    })?;
+    let number: i64 = port.parse().map_err(|_| {
+        format!(
+            "port ({port}) is not a number: strconv.Atoi: parsing {}: invalid syntax",
+            go_quote(port)
+        )
+    })?;
+    if !(1..=65535).contains(&number) {
+        return Err(format!(
+            "port number {number} must be in the range 1..65535"
+        ));
+    }
+    let ip = host.parse::<std::net::IpAddr>().is_ok();
+    if !ip && !fqdn(host) {
+        return Err(format!(
+            "{} is not a valid hostname or an IP address",
+            go_quote(host)
+        ));
+    }
+    Ok(())
+}
+
+/// Go's `net.SplitHostPort`, for the errors Istio's addresses meet.
+fn split_host_port(address: &str) -> Result<(&str, &str), &'static str> {
+    if let Some(rest) = address.strip_prefix('[') {
+        let (host, after) = rest.split_once(']').ok_or("missing ']' in address")?;
+        let port = after.strip_prefix(':').ok_or("missing port in address")?;
+        return Ok((host, port));
+    }
+    let (host, port) = address.rsplit_once(':').ok_or("missing port in address")?;
+    if host.contains(':') {
+        return Err("too many colons in address");
+    }
+    Ok((host, port))
+}
+
+/// A fully qualified name as Istio checks one: at most 255 characters, not
+/// empty, DNS labels, a top-level label not all digits.
+fn fqdn(name: &str) -> bool {
+    if name.is_empty() || name.len() > 255 {
+        return false;
+    }
+    let labels: Vec<&str> = name.split('.').collect();
+    if labels.last().is_some_and(|top| top.parse::<i64>().is_ok()) {
+        return false;
+    }
+    let count = labels.len();
+    labels.iter().enumerate().all(|(i, label)| {
+        (i + 1 == count && label.is_empty())
+            || (label.len() <= 63
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && !label.is_empty())
+    })
 }
 
 /// Whether a quantity is one Kubernetes reads (`resource.ParseQuantity`),
@@ -417,6 +681,60 @@ mod tests {
         assert!(
             two.starts_with("2 errors occurred: * invalid value 'maybe' for annotation 'prometheus.istio.io/merge-metrics': strconv.ParseBool: parsing \"maybe\": invalid syntax * invalid value 'x'"),
             "{two}"
+        );
+    }
+
+    #[test]
+    fn proxy_configs_are_read_and_checked_as_istio_does() {
+        let config = |text: &str| refused(json!({"proxy.istio.io/config": text}));
+        for fine in [
+            "holdApplicationUntilProxyStarts: true",
+            "concurrency: 2\nproxyMetadata: {ISTIO_META_DNS_CAPTURE: \"true\"}",
+            "drainDuration: 45s\ndiscoveryAddress: istiod-canary.istio-system.svc:15012",
+            "terminationDrainDuration: 0.5s\nstatusPort: \"15021\"",
+            "tracing: {zipkin: {address: $(HOST_IP):9411}}",
+            "someFutureField: {a: 1}",
+            "",
+        ] {
+            assert_eq!(config(fine), None, "{fine}");
+        }
+        let why = |text: &str| {
+            let refused = config(text).expect("refused");
+            let prefix = format!(
+                "1 error occurred: * invalid value '{text}' for annotation 'proxy.istio.io/config': "
+            );
+            refused
+                .strip_prefix(&prefix)
+                .expect("Istio's frame")
+                .to_string()
+        };
+        assert_eq!(
+            why("drainDuration: 1m"),
+            "failed to convert to apply proxy config: invalid value for field drainDuration: \"1m\""
+        );
+        assert_eq!(
+            why("proxyMetadata: {DNS_CAPTURE: true}"),
+            "failed to convert to apply proxy config: invalid value for field proxyMetadata: {\"DNS_CAPTURE\":true}"
+        );
+        assert_eq!(
+            why("concurrency: two"),
+            "failed to convert to apply proxy config: invalid value for field concurrency: \"two\""
+        );
+        assert_eq!(
+            why("drainDuration: 1.5s"),
+            "1 error occurred: * drain time only supports durations to seconds precision"
+        );
+        assert_eq!(
+            why("discoveryAddress: istiod.istio-system.svc"),
+            "1 error occurred: * invalid discovery address: unable to split \"istiod.istio-system.svc\": address istiod.istio-system.svc: missing port in address"
+        );
+        assert_eq!(
+            why("statusPort: 0\nproxyAdminPort: 70000"),
+            "2 errors occurred: * invalid proxy admin port: port number 70000 must be in the range 1..65535 * invalid status port: port number 0 must be in the range 1..65535"
+        );
+        assert_eq!(
+            why("discoveryAddress: Istiod_Bad:15012"),
+            "1 error occurred: * invalid discovery address: \"Istiod_Bad\" is not a valid hostname or an IP address"
         );
     }
 
