@@ -632,6 +632,23 @@ fn native_sidecars_as_istios_injector_decides_them_by_version_and_setting() {
             );
         }
     }
+    // Another word is false to istiod, and the run says so, naming it.
+    let context = config_maps(
+        &fidelity,
+        dir.path(),
+        &["--set", "env.ENABLE_NATIVE_SIDECARS=yes"],
+        &mut made,
+    );
+    let run = inject_with(&context, &input, &["-o", "json", "--kube-version", "1.33"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert!(!native(&out));
+    assert!(
+        run.stderr
+            .contains("pilot.env.ENABLE_NATIVE_SIDECARS is \"yes\", which istiod reads as false"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// A pod whose annotations Istio's injector refuses is denied as its

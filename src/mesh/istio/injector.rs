@@ -473,14 +473,12 @@ impl ClusterInjector {
         if let Some(cni) = value("pilot.cni.enabled") {
             out.insert("cni".into(), cni);
         }
-        match value("pilot.env.ENABLE_NATIVE_SIDECARS")
-            .map(|v| v.as_str().map_or(v.to_string(), str::to_string))
-            .as_deref()
-        {
+        match self.native_sidecars_setting().as_deref() {
             Some("true") => {
                 out.insert("nativeSidecar".into(), Value::String("true".into()));
             }
-            // istiod reads any other word as false (its log says so).
+            // istiod reads any other word as false (its log says so; so
+            // does the tool: see `unread_settings`).
             Some(other) if other != "auto" => {
                 out.insert("nativeSidecar".into(), Value::String("false".into()));
             }
@@ -527,6 +525,28 @@ impl ClusterInjector {
             out.insert("trustDomain".into(), domain);
         }
         out
+    }
+
+    /// istiod's `ENABLE_NATIVE_SIDECARS` as the chart sets it, if it does.
+    fn native_sidecars_setting(&self) -> Option<String> {
+        let value = ["pilot", "env", "ENABLE_NATIVE_SIDECARS"]
+            .iter()
+            .try_fold(&self.values, |at, key| at.field(key))?;
+        Some(value.as_str().map_or(value.to_string(), str::to_string))
+    }
+
+    /// What of this configuration istiod reads otherwise than it says, as
+    /// warnings: an `ENABLE_NATIVE_SIDECARS` other than `true`, `false` or
+    /// `auto` is false.
+    pub fn unread_settings(&self) -> Vec<String> {
+        match self.native_sidecars_setting() {
+            Some(word) if !matches!(word.as_str(), "true" | "false" | "auto") => vec![format!(
+                "{}: pilot.env.ENABLE_NATIVE_SIDECARS is {}, which istiod reads as false: no native sidecars",
+                self.origin,
+                crate::gotemplate::format::go_quote(&word)
+            )],
+            _ => Vec::new(),
+        }
     }
 
     /// The cluster and network Istio's injector writes into the proxy's env

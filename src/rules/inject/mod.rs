@@ -288,6 +288,11 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             }
         }
     }
+    if let Some(injector) = &env.profile.cluster_injector {
+        sidecar
+            .notes
+            .extend(injector.unread_settings().into_iter().map(Note::warning));
+    }
     if pod.namespace_assumed {
         // What the injection writes of the namespace is only right there.
         sidecar.notes.push(Note::info(format!(
