@@ -227,14 +227,34 @@ fn push_flow_scalar(out: &mut String, s: &str) {
 /// valid YAML escapes); single quotes for text full of `"` or `\` (JSON in a
 /// string), unless it needs escapes.
 fn push_quoted(out: &mut String, s: &str) {
-    let needs_escapes = s.chars().any(|c| c.is_control() || c == '\u{feff}');
+    let needs_escapes = s
+        .chars()
+        .any(|c| c.is_control() || is_unicode_break_or_mark(c));
     if s.contains(['"', '\\']) && !needs_escapes {
         out.push('\'');
         out.push_str(&s.replace('\'', "''"));
         out.push('\'');
+    } else if needs_escapes && !s.is_ascii() || s.contains('\u{7f}') {
+        // JSON's writer leaves these as they are; libyaml would read
+        // Unicode's breaks as line breaks, fold a next line into a space,
+        // and refuse a delete or a C1 control character.
+        let written = Value::String(s.to_string()).to_string();
+        for c in written.chars() {
+            if c.is_control() || is_unicode_break_or_mark(c) {
+                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+            } else {
+                out.push(c);
+            }
+        }
     } else {
         out.push_str(&Value::String(s.to_string()).to_string());
     }
+}
+
+/// Unicode's line and paragraph separators and the byte order mark: never
+/// written as they are (see [`push_quoted`]).
+fn is_unicode_break_or_mark(c: char) -> bool {
+    matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}')
 }
 
 /// Whether `s` can be written unquoted and still read back as the string `s`.
@@ -262,21 +282,23 @@ pub fn plain_is_safe(s: &str, in_flow: bool) -> bool {
     // Most strings have none of the bytes that can break one (a space, `#`,
     // a control character; `,` and brackets in a flow): found without
     // branches, a byte at a time only when one is there.
+    // In brackets libyaml ends a plain scalar at a `?` too.
     let may_break = |b: u8| {
         (b <= b' ')
             | (b == b'#')
             | (b == 0x7f)
-            | in_flow & matches!(b, b',' | b'[' | b']' | b'{' | b'}')
+            | in_flow & matches!(b, b',' | b'[' | b']' | b'{' | b'}' | b'?')
     };
+    let unusual = |c: char| c.is_control() || is_unicode_break_or_mark(c);
     if !bytes.iter().fold(false, |any, &b| any | may_break(b)) {
-        return (s.is_ascii() || !s.chars().any(char::is_control)) && plain_reads_as_string(s);
+        return (s.is_ascii() || !s.chars().any(unusual)) && plain_reads_as_string(s);
     }
     let mut previous = 0u8;
     for &b in bytes {
         let breaks = match b {
             b' ' => previous == b':',
             b'#' => previous == b' ',
-            b',' | b'[' | b']' | b'{' | b'}' => in_flow,
+            b',' | b'[' | b']' | b'{' | b'}' | b'?' => in_flow,
             _ => b.is_ascii_control(),
         };
         if breaks {
@@ -284,8 +306,9 @@ pub fn plain_is_safe(s: &str, in_flow: bool) -> bool {
         }
         previous = b;
     }
-    // Non-ASCII control characters (U+0080–U+009F) need escapes too.
-    if !s.is_ascii() && s.chars().any(char::is_control) {
+    // Non-ASCII control characters (U+0080–U+009F), Unicode's line breaks
+    // and the byte order mark need escapes too.
+    if !s.is_ascii() && s.chars().any(unusual) {
         return false;
     }
     plain_reads_as_string(s)
@@ -302,7 +325,9 @@ pub(super) fn can_be_literal(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with([' ', '\t', '\n'])
         && !s.ends_with("\n\n")
-        && !s.chars().any(|c| c.is_control() && c != '\n')
+        && !s
+            .chars()
+            .any(|c| (c.is_control() && c != '\n') || is_unicode_break_or_mark(c))
         && s.split('\n').all(|line| !line.ends_with([' ', '\t']))
 }
 
@@ -317,11 +342,12 @@ mod tests {
         let text = layout.block_entry(
             2,
             "spec",
-            &json!({"ports": [{"name": "a", "port": 1}], "empty": {}, "n": "1"}),
+            &json!({"ports": [{"name": "a", "port": 1}], "empty": {}, "n": "1", "m": "n"}),
         );
+        // `n` reads as false to kubectl (YAML 1.1): quoted, as key and value.
         assert_eq!(
             text,
-            "  spec:\n    ports:\n      - name: a\n        port: 1\n    empty: {}\n    n: \"1\"\n"
+            "  spec:\n    ports:\n      - name: a\n        port: 1\n    empty: {}\n    \"n\": \"1\"\n    m: \"n\"\n"
         );
     }
 

@@ -1,9 +1,9 @@
 //! Resolve a node tree to the JSON value Kubernetes would see.
 //!
 //! Scalars resolve the way kubectl's YAML reader (go-yaml v2, YAML 1.1
-//! flavour) resolves them, so `0644` is 420, `1_000` is 1000 and `yes` is
-//! true (but `y` and `n`, booleans to go-yaml v2, are strings here: see
-//! `tests/it/differential.rs`); a scalar with a tag of another schema than YAML's (`!custom 12`)
+//! flavour) resolves them, so `0644` is 420, `1_000` is 1000, and `yes`
+//! and `y` are true (`tests/it/kubectl_reader.rs` compares the two readers);
+//! a scalar with a tag of another schema than YAML's (`!custom 12`)
 //! is a string; aliases expand and merge keys (`<<: *base`) merge, with local
 //! keys winning. Keys are their text: kubectl would write `0x10:` as `16` and
 //! `yes:` as `true`, which the tool does not (the editor finds keys by text).
@@ -350,10 +350,10 @@ fn plain_non_string(text: &str) -> Option<Value> {
     }
     match text {
         "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
-        "true" | "True" | "TRUE" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => {
+        "true" | "True" | "TRUE" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "y" | "Y" => {
             return Some(Value::Bool(true));
         }
-        "false" | "False" | "FALSE" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => {
+        "false" | "False" | "FALSE" | "no" | "No" | "NO" | "off" | "Off" | "OFF" | "n" | "N" => {
             return Some(Value::Bool(false));
         }
         _ => {}
@@ -384,11 +384,17 @@ fn parse_int(text: &str) -> Option<Number> {
     if digits.is_empty() {
         return None;
     }
-    let (radix, body) = if let Some(hex) = digits.strip_prefix("0x") {
+    // Go's base prefixes, in either case.
+    let prefixed = |lower: char| {
+        digits
+            .strip_prefix('0')
+            .and_then(|rest| rest.strip_prefix([lower, lower.to_ascii_uppercase()]))
+    };
+    let (radix, body) = if let Some(hex) = prefixed('x') {
         (16, hex)
-    } else if let Some(oct) = digits.strip_prefix("0o") {
+    } else if let Some(oct) = prefixed('o') {
         (8, oct)
-    } else if let Some(bin) = digits.strip_prefix("0b") {
+    } else if let Some(bin) = prefixed('b') {
         (2, bin)
     } else if let Some(oct) = digits.strip_prefix('0').filter(|rest| !rest.is_empty()) {
         (8, oct)
@@ -414,6 +420,11 @@ fn parse_int(text: &str) -> Option<Number> {
 }
 
 fn is_float(text: &str) -> bool {
+    // go-yaml reads a scalar that starts with a dot with Go's float parser
+    // as it is, which takes no underscore there.
+    if text.starts_with('.') && text.contains('_') {
+        return false;
+    }
     let body = text.strip_prefix(['-', '+']).unwrap_or(text);
     let (mantissa, exponent) = match body.split_once(['e', 'E']) {
         Some((mantissa, exponent)) => (mantissa, Some(exponent)),
@@ -542,7 +553,7 @@ mod tests {
         assert_eq!(
             got,
             json!({"a": {"x": 420, "z": "zed", "w": true}, "b": "12", "c": ["p", null, {"k": "v"}],
-                   "d": {"m": "n"}, "e": {"m": "n", "o": "p"}, "f": {"m": "n"}})
+                   "d": {"m": false}, "e": {"m": false, "o": "p"}, "f": {"m": false}})
         );
     }
 

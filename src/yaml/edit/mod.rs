@@ -597,11 +597,11 @@ mod tests {
         let text = "metadata:\n  labels:\n    app: web   # note\n  # about spec\nspec: {}\n";
         let out = round_trip(text, |v| {
             v["metadata"]["annotations"] = json!({"a": "b"});
-            v["metadata"]["labels"]["x"] = json!("y");
+            v["metadata"]["labels"]["x"] = json!("z");
         });
         assert_eq!(
             out,
-            "metadata:\n  labels:\n    app: web   # note\n    x: y\n  annotations:\n    a: b\n  # about spec\nspec: {}\n"
+            "metadata:\n  labels:\n    app: web   # note\n    x: z\n  annotations:\n    a: b\n  # about spec\nspec: {}\n"
         );
     }
 
@@ -629,10 +629,10 @@ mod tests {
         let text = "a: {x: 1,y: 2}\nb: []\n";
         let out = round_trip(text, |v| {
             v["a"]["z"] = json!("w");
-            v["b"] = json!([{"n": 1}]);
+            v["b"] = json!([{"m": 1}]);
         });
         // An empty `[]` receiving content becomes a block list.
-        assert_eq!(out, "a: {x: 1,y: 2,z: w}\nb:\n  - n: 1\n");
+        assert_eq!(out, "a: {x: 1,y: 2,z: w}\nb:\n  - m: 1\n");
     }
 
     #[test]

@@ -39,6 +39,95 @@ pub(super) fn unprintable(text: &str) -> Option<(usize, char)> {
     Some((at, text.get(at..)?.chars().next()?))
 }
 
+/// The offsets (in the whole stream, `part` starting at `from`) of
+/// Unicode's line separator, paragraph separator and next line characters
+/// in `part`.
+pub(super) fn unicode_line_breaks(part: &str, from: usize) -> Vec<usize> {
+    if part.is_ascii() {
+        return Vec::new();
+    }
+    part.char_indices()
+        .filter(|(_, c)| matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}'))
+        .map(|(i, _)| from + i)
+        .collect()
+}
+
+/// Where `document` holds one of `breaks` that libyaml, and so kubectl,
+/// reads otherwise than the tool: anywhere but inside a quoted scalar, where
+/// both keep a line or paragraph separator (libyaml folds a next line
+/// character there into a space). Refused, naming the character: kubectl
+/// would read a line break there (a comment ended, a key after it).
+pub(super) fn misread_line_break(
+    text: &str,
+    document: &Document<'_>,
+    breaks: &[usize],
+) -> Option<SyntaxError> {
+    let within: Vec<usize> = breaks
+        .iter()
+        .copied()
+        .filter(|&at| document.start <= at && at < document.end)
+        .collect();
+    if within.is_empty() {
+        return None;
+    }
+    let mut quoted = Vec::new();
+    if let Some(root) = &document.root {
+        quoted_spans(root, &mut quoted);
+    }
+    let at = within.into_iter().find(|&at| {
+        let separator = !text
+            .get(at..)
+            .is_some_and(|rest| rest.starts_with('\u{85}'));
+        !(separator && quoted.iter().any(|&(start, end)| start < at && at < end))
+    })?;
+    Some(SyntaxError {
+        document: document.index,
+        ..line_break_outside(text, at)
+    })
+}
+
+/// The refusal of the Unicode line break at `at`, outside any quoted scalar.
+pub(super) fn line_break_outside(text: &str, at: usize) -> SyntaxError {
+    let c = text
+        .get(at..)
+        .and_then(|rest| rest.chars().next())
+        .unwrap_or('\u{2028}');
+    let name = match c {
+        '\u{2028}' => "a line separator",
+        '\u{2029}' => "a paragraph separator",
+        _ => "a next line character",
+    };
+    SyntaxError {
+        message: format!(
+            "{name} (U+{:04X}), which kubectl reads as a line break and this tool would not: write a line break, or quote the value that holds it",
+            u32::from(c)
+        ),
+        document: 1,
+        line: line_of(text, at),
+        column: column_of(text, at),
+        offset: at,
+    }
+}
+
+/// The spans of the quoted scalars under `node`.
+fn quoted_spans(node: &Node<'_>, out: &mut Vec<(usize, usize)>) {
+    match &node.kind {
+        NodeKind::Scalar { style, .. } => {
+            if matches!(style, ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted) {
+                out.push((node.start, node.end));
+            }
+        }
+        NodeKind::Map { entries, .. } => {
+            for (key, value) in entries {
+                quoted_spans(key, out);
+                quoted_spans(value, out);
+            }
+        }
+        NodeKind::Seq { items, .. } => items.iter().for_each(|item| quoted_spans(item, out)),
+        NodeKind::Alias(_) => {}
+    }
+}
+
 /// A scalar's tag as [`NodeKind::Scalar`] keeps it.
 pub(super) fn scalar_tag(tag: &saphyr_parser::Tag) -> String {
     const CORE: &str = "tag:yaml.org,2002:";

@@ -57,9 +57,10 @@ struct Offsets<'a> {
     /// Byte offset of each line start; only built for non-ASCII text, where
     /// character and byte offsets differ, and for text read with padding.
     line_starts: Option<Vec<usize>>,
-    /// Spaces put before each line of the text the parser reads (see
-    /// `indent.rs`), by line; empty when it reads the text as it is.
-    pads: Vec<usize>,
+    /// Characters put before each line of the text the parser reads (spaces,
+    /// see `indent.rs`), or taken from its start (a byte order mark, -1),
+    /// by line; empty when it reads the text as it is.
+    pads: Vec<isize>,
 }
 
 impl<'a> Offsets<'a> {
@@ -86,9 +87,10 @@ impl<'a> Offsets<'a> {
         };
         let pad = self.pads.get(line_index).copied().unwrap_or(0);
         let line = self.text.get(line_start..).unwrap_or_default();
+        let col = isize::try_from(mark.col()).unwrap_or(isize::MAX);
         let within = line
             .char_indices()
-            .nth(mark.col().saturating_sub(pad))
+            .nth(usize::try_from(col - pad).unwrap_or(0))
             .map_or(line.len(), |(i, _)| i);
         line_start + within
     }
@@ -179,9 +181,33 @@ pub fn each_document<'a>(
         skip: 0,
         padded: &[],
     };
-    match pass.read(part, |value| value, &mut each) {
+    // Unicode's line breaks, which libyaml (and so kubectl) reads as line
+    // breaks and YAML 1.2's parser as characters: each document is checked
+    // for one where the two readers differ.
+    let breaks = checks::unicode_line_breaks(part, from);
+    let mut misread: Option<SyntaxError> = None;
+    let mut covered: Vec<(usize, usize)> = Vec::new();
+    let mut each = |document: Document<'a>| {
+        if misread.is_none() && !breaks.is_empty() {
+            misread = checks::misread_line_break(text, &document, &breaks);
+            covered.push((document.start, document.end));
+        }
+        each(document);
+    };
+    let read = match pass.read(part, |value| value, &mut each) {
         Ok(()) => Ok(()),
         Err(stop) => read_leniently(text, from, to, *stop, &mut each),
+    };
+    // One outside every document (in the comments before the first) is
+    // read otherwise too.
+    let outside = breaks
+        .iter()
+        .copied()
+        .find(|&at| !covered.iter().any(|&(start, end)| start <= at && at < end));
+    match (misread, outside) {
+        (Some(error), _) => Err(error),
+        (None, Some(at)) if read.is_ok() => Err(checks::line_break_outside(text, at)),
+        _ => read,
     }
 }
 
@@ -542,7 +568,7 @@ mod tests {
         );
         let err = parse_stream("a: é\u{85}x\u{9f}\n").expect_err("C1");
         assert_eq!(err.message, "control characters are not allowed (U+009F)");
-        parse_stream("a: \"\t\u{85}\u{feff}\"\r\n").expect("allowed");
+        parse_stream("a: \"\t\u{feff}\"\r\n").expect("allowed");
     }
 
     #[test]

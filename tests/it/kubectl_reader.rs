@@ -1,0 +1,311 @@
+//! The tool's YAML reader against kubectl's own: sigs.k8s.io/yaml over
+//! go-yaml v2 (YAML 1.1 scalars, libyaml's line breaks), built from
+//! Debian's package in `tests/go/kubectl-read`. Generated documents, each
+//! a scalar of YAML 1.1's special forms, or a string with one of Unicode's
+//! line breaks or a byte order mark, in every layout (block and flow, plain,
+//! quoted, after a tab, before a comment), are read by both; both accept
+//! and read the same value, or both refuse.
+//!
+//! The tool never reads another value than kubectl. Allowed differences,
+//! each in the form it takes, are refusals that name what they refuse:
+//! 1. Infinities and NaN: kubectl's reader refuses them when it writes JSON
+//!    (`json: unsupported value`); the tool refuses them too, but later, as
+//!    it builds the object (both refuse).
+//! 2. A line or paragraph separator outside a quoted scalar, or a next line
+//!    character anywhere: libyaml reads a line break there (ending a
+//!    comment, so that a key after it counts), YAML 1.2's parser a
+//!    character; the tool refuses the document, naming the character,
+//!    rather than read it otherwise than kubectl.
+//! 3. A byte order mark that does not start a document (one that does, as
+//!    in files concatenated after saving on Windows, is read as kubectl
+//!    reads it): kubectl reads it as a character; the tool refuses it.
+//! 4. A lone `-` as an item of a flow sequence (`[-]`): the tool's parser
+//!    refuses it, naming it.
+
+use crate::common;
+
+use serde_json::Value;
+
+/// What kubectl reads of each text.
+fn by_kubectl(binary: &std::path::Path, texts: &[String]) -> Vec<Result<Value, String>> {
+    use std::io::Write;
+    let mut child = std::process::Command::new(binary)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl-read runs");
+    let input = serde_json::to_string(texts).expect("JSON");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("kubectl-read ends");
+    assert!(out.status.success(), "kubectl-read failed");
+    let readings: Vec<Value> = serde_json::from_slice(&out.stdout).expect("its JSON");
+    readings
+        .into_iter()
+        .map(|r| match r.get("error").and_then(Value::as_str) {
+            Some(error) => Err(error.to_string()),
+            None => Ok(r.get("json").cloned().unwrap_or(Value::Null)),
+        })
+        .collect()
+}
+
+/// What the tool reads of one document's text.
+fn by_the_tool(text: &str) -> Result<Value, String> {
+    let documents = mesh_inject::yaml::parse_stream(text).map_err(|e| e.message)?;
+    match documents.as_slice() {
+        [] => Ok(Value::Null),
+        [document] => match &document.root {
+            None => Ok(Value::Null),
+            Some(root) => mesh_inject::yaml::value::to_value(root).map_err(|e| e.message),
+        },
+        _ => Err("several documents".into()),
+    }
+}
+
+/// Scalars whose reading YAML 1.1 and 1.2 differ on, or which look like
+/// something else.
+const SCALARS: &[&str] = &[
+    "y",
+    "Y",
+    "n",
+    "N",
+    "yes",
+    "Yes",
+    "YES",
+    "no",
+    "No",
+    "NO",
+    "on",
+    "On",
+    "ON",
+    "off",
+    "Off",
+    "OFF",
+    "true",
+    "True",
+    "TRUE",
+    "false",
+    "False",
+    "FALSE",
+    "yEs",
+    "tRUE",
+    "~",
+    "null",
+    "Null",
+    "NULL",
+    "nULL",
+    "0644",
+    "012",
+    "08",
+    "0o17",
+    "0x1F",
+    "0x_1F",
+    "0X1F",
+    "0b101",
+    "0B101",
+    "1_000",
+    "+12",
+    "-0",
+    "+0",
+    "-012",
+    "1e3",
+    "1E3",
+    "1e+3",
+    "1.",
+    ".5",
+    "-.5",
+    "._1",
+    "1.5e-3",
+    "0.1_2",
+    "1__0",
+    "_1",
+    "1_",
+    "0x",
+    "0b",
+    "1:20",
+    "1:20:30",
+    "2001-12-14",
+    "12e",
+    "e3",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "18446744073709551616",
+    "0.",
+    "-",
+    "+",
+    ".",
+    "a b",
+    "@x",
+    "=",
+    "<<",
+];
+
+/// Unicode's line breaks and other characters libyaml reads apart.
+const BREAKS: &[&str] = &["\u{2028}", "\u{2029}", "\u{85}", "\u{feff}", "\t", "\r"];
+
+/// Every generated document.
+fn documents() -> Vec<String> {
+    let mut out = Vec::new();
+    for scalar in SCALARS {
+        for layout in [
+            "a: {}\n",
+            "- {}\n",
+            "{{a: {}}}\n",
+            "a: [{}]\n",
+            "a:\t{}\n",
+            "a: {} # note\n",
+            "a: '{}'\n",
+            "a: \"{}\"\n",
+            "a:\n  - {}\n",
+            "\u{feff}a: {}\n",
+            "a: {}\r\nb: 1\r\n",
+        ] {
+            out.push(layout.replace("{}", scalar));
+        }
+    }
+    for line_break in BREAKS {
+        for layout in [
+            "a: 1 # note{}b: 2\n",
+            "a: x{}y\n",
+            "a: 'x{}y'\n",
+            "a: \"x{}y\"\n",
+            "a: x{}\n",
+            "a:{}1\n",
+            "# note{}a: 1\n",
+            "a: 1\n{}b: 2\n",
+            "{{a: 1,{}b: 2}}\n",
+        ] {
+            out.push(layout.replace("{}", line_break));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_tool_reads_every_scalar_and_line_break_as_kubectl_does() {
+    let test = "kubectl_reader::the_tool_reads_every_scalar_and_line_break_as_kubectl_does";
+    let Some(binary) = common::go_program("kubectl-read", test) else {
+        return;
+    };
+    let texts = documents();
+    let kubectl = by_kubectl(&binary, &texts);
+    let mut differences = Vec::new();
+    for (text, theirs) in texts.iter().zip(kubectl) {
+        let ours = by_the_tool(text);
+        let agree = match (&ours, &theirs) {
+            (Ok(a), Ok(b)) => a == b || same_numbers(a, b),
+            (Err(_), Err(_)) => true,
+            // Allowed 1: kubectl refuses what JSON cannot hold.
+            (Ok(_), Err(e)) => e.starts_with("json: unsupported value"),
+            (Err(e), Ok(_)) => {
+                e.contains("which kubectl reads as a line break")
+                    || e == "a byte order mark must not appear inside a document"
+                    || e == "plain scalar cannot start with '-' followed by ,[]{}"
+            }
+        };
+        if !agree {
+            differences.push(format!("{text:?}: the tool {ours:?}, kubectl {theirs:?}"));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} of {} documents read otherwise:\n{}",
+        differences.len(),
+        texts.len(),
+        differences.join("\n")
+    );
+}
+
+/// Numbers compare as numbers (JSON has one kind).
+fn same_numbers(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| a == b || same_numbers(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| v == w || same_numbers(v, w)))
+        }
+        _ => false,
+    }
+}
+
+/// Characters strings are made of: those YAML gives a meaning at some
+/// place, Unicode's line breaks and byte order mark, and letters.
+const ALPHABET: &[&str] = &[
+    "a", "y", "n", "N", "Y", "0", "1", "x", "e", ".", "_", "+", "-", ":", "#", " ", "\t", "'",
+    "\"", "\\", "[", "]", "{", "}", ",", "&", "*", "!", "|", ">", "%", "@", "`", "?", "~", "\n",
+    "\u{2028}", "\u{2029}", "\u{85}", "\u{feff}", "\u{a0}", "é", "ñ",
+];
+
+/// Strings of up to four characters of [`ALPHABET`], each once in order,
+/// and YAML 1.1's special words.
+fn strings() -> Vec<String> {
+    let mut out: Vec<String> = SCALARS.iter().map(|s| s.to_string()).collect();
+    // A deterministic walk through the alphabet's pairs and triples.
+    for (i, a) in ALPHABET.iter().enumerate() {
+        for (j, b) in ALPHABET.iter().enumerate() {
+            out.push(format!("{a}{b}"));
+            let c = ALPHABET[(i * 7 + j * 3) % ALPHABET.len()];
+            out.push(format!("{a}{b}{c}"));
+            out.push(format!("{c}x{a}{b}"));
+        }
+    }
+    out
+}
+
+/// What the tool writes for a string, kubectl reads as that string: as a
+/// block entry's value, a sequence item, and in flow style, in YAML and in
+/// a JSON document's layout.
+#[test]
+fn kubectl_reads_every_string_the_tool_writes_as_that_string() {
+    let test = "kubectl_reader::kubectl_reads_every_string_the_tool_writes_as_that_string";
+    let Some(binary) = common::go_program("kubectl-read", test) else {
+        return;
+    };
+    use mesh_inject::yaml::emit::Layout;
+    let yaml = Layout::default();
+    let mut texts = Vec::new();
+    let mut wanted = Vec::new();
+    for s in strings() {
+        let string = Value::String(s.clone());
+        let object = serde_json::json!({ "k": s });
+        texts.push(yaml.block_entry(0, "k", &string));
+        wanted.push(object.clone());
+        texts.push(yaml.block_item(0, &string));
+        wanted.push(serde_json::json!([s]));
+        texts.push(format!("k: {}\n", yaml.flow(&serde_json::json!([s]))));
+        wanted.push(serde_json::json!({ "k": [s] }));
+    }
+    let kubectl = by_kubectl(&binary, &texts);
+    let mut differences = Vec::new();
+    for ((text, want), theirs) in texts.iter().zip(&wanted).zip(kubectl) {
+        if theirs.as_ref() != Ok(want) {
+            differences.push(format!("{text:?}: kubectl reads {theirs:?}, not {want}"));
+        } else if by_the_tool(text).as_ref() != Ok(want) {
+            differences.push(format!(
+                "{text:?}: the tool reads {:?}, not {want}",
+                by_the_tool(text)
+            ));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} of {} written strings read otherwise:\n{}",
+        differences.len(),
+        texts.len(),
+        differences
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
