@@ -1,6 +1,8 @@
 //! Values Linkerd's injector derives (linkerd2 `pkg/inject/inject.go` and
 //! the chart partial `charts/partials/templates/_proxy.tpl`, edge-26.8.3).
 
+pub mod chart;
+
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
