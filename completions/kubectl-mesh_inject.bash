@@ -59,7 +59,7 @@ _kubectl__mesh_inject() {
 
     case "${cmd}" in
         kubectl__mesh_inject)
-            opts="-f -R -n -o -q -v -h -V --filename --recursive --exclude --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help --version inject uninject config admit version help"
+            opts="-f -R -n -o -q -v -h -V --filename --recursive --exclude --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help --version inject uninject config admit version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -126,6 +126,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --linkerd-chart)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -335,7 +339,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__inject)
-            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -402,6 +406,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --linkerd-chart)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,7 +1,7 @@
 //! A whole run: read every source, process it, then write the chosen output.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -600,10 +600,78 @@ fn settings_and_cluster(
     action: Action,
     args: &InjectArgs,
 ) -> Result<(Settings, Result<pipeline::Loaded, Error>), Error> {
-    let settings = settings_of(action, args)?;
+    let mut settings = settings_of(action, args)?;
+    let chart = linkerd_chart_path(args.options.linkerd_chart.as_deref(), &args.options.context)?;
+    if let Some(path) = chart {
+        settings.profile.linkerd_chart =
+            Some(Arc::new(read_linkerd_chart(&path, settings.profile.mesh)?));
+    }
     let loaded = read_context(&args.options.context, args.common.input.recursive)
         .and_then(|context| pipeline::load(&context, &settings));
     Ok((settings, loaded))
+}
+
+/// Linkerd's chart: the one `--linkerd-chart` names, else the one a
+/// `--context` directory holds as `helm pull` leaves it
+/// (`linkerd-control-plane/`, or `linkerd-control-plane-VERSION.tgz`).
+fn linkerd_chart_path(given: Option<&Path>, context: &[PathBuf]) -> Result<Option<PathBuf>, Error> {
+    use crate::mesh::linkerd::chart::{CHART_NAME, ChartError};
+    if let Some(given) = given {
+        return Ok(Some(given.to_path_buf()));
+    }
+    let mut found = Vec::new();
+    for dir in context.iter().filter(|p| p.is_dir()) {
+        let untarred = dir.join(CHART_NAME);
+        if untarred.join("Chart.yaml").is_file() {
+            found.push(untarred);
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut archives: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.starts_with(&format!("{CHART_NAME}-")) && n.ends_with(".tgz")
+                })
+            })
+            .collect();
+        archives.sort();
+        found.extend(archives);
+    }
+    match found.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one.clone())),
+        several => Err(ConfigError::from(ChartError::Read {
+            origin: several
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            message:
+                "--context holds several Linkerd charts: keep one, or name it with --linkerd-chart"
+                    .into(),
+        })
+        .into()),
+    }
+}
+
+/// The chart at `path`, for a profile of `mesh`.
+fn read_linkerd_chart(
+    path: &Path,
+    mesh: crate::mesh::Mesh,
+) -> Result<crate::mesh::linkerd::chart::LinkerdChart, Error> {
+    use crate::mesh::linkerd::chart::{ChartError, LinkerdChart};
+    if mesh != crate::mesh::Mesh::Linkerd {
+        return Err(ConfigError::from(ChartError::Read {
+            origin: path.display().to_string(),
+            message: "a Linkerd chart renders Linkerd's proxy: use it with the linkerd profile"
+                .into(),
+        })
+        .into());
+    }
+    Ok(LinkerdChart::read(path).map_err(ConfigError::from)?)
 }
 
 /// The `--context` files: read like the input, a path that cannot be read named with the flag.

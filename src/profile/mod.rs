@@ -124,6 +124,11 @@ pub struct Profile {
     /// mesh's containers instead of this profile's.
     #[serde(skip)]
     pub cluster_injector: Option<Arc<ClusterInjector>>,
+    /// A Linkerd release's own control-plane chart (`--linkerd-chart`, or
+    /// found in `--context`): its partials render the containers and
+    /// volumes instead of this profile's.
+    #[serde(skip)]
+    pub linkerd_chart: Option<Arc<crate::mesh::linkerd::chart::LinkerdChart>>,
 }
 
 /// Where the mesh's webhook never injects: a workload there is skipped

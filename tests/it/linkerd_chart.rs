@@ -1,0 +1,357 @@
+//! A Linkerd release's own chart renders the sidecar (`--linkerd-chart`):
+//! the chart is laid out at test time from `../shared/fidelity/linkerd/chart/`
+//! as `helm pull` writes it (`linkerd-control-plane/Chart.yaml`,
+//! `values.yaml`, `charts/partials/templates/*.tpl`), with the release's
+//! version in its values as a released chart has it.
+//!
+//! - Over Linkerd's golden cases, the chart gives what the embedded profile
+//!   gives, byte for byte, but for [`DIFFERENCES`];
+//! - a partial edited as no release has it shows in the output;
+//! - the chart is taken as a directory, as a `.tgz`, and from `--context`;
+//! - a missing partial and a failing one stop the run (exit 2) naming the
+//!   chart, the file and the line, with nothing written.
+
+use std::path::{Path, PathBuf};
+
+use crate::common;
+use crate::linkerd_goldens::{flags, proxy_version};
+
+/// Cases where the chart's output differs from the embedded profile's on
+/// purpose, with why (none so far).
+const DIFFERENCES: &[(&str, &str)] = &[];
+
+/// The release's chart as `helm pull --untar -d DIR` leaves it, in `dir`,
+/// its values naming `version` (and the debug image `debug_version`), as
+/// Linkerd's release build writes them; returns the chart's directory.
+fn lay_out_chart(fidelity: &Path, dir: &Path, version: &str, debug_version: &str) -> PathBuf {
+    let source = fidelity.join("chart");
+    let chart = dir.join("linkerd-control-plane");
+    let partials = chart.join("charts/partials/templates");
+    std::fs::create_dir_all(&partials).expect("chart dirs");
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        format!("apiVersion: v2\nname: linkerd-control-plane\nversion: 2026.5.2\nappVersion: {version}\n"),
+    )
+    .expect("Chart.yaml");
+    std::fs::write(
+        chart.join("charts/partials/Chart.yaml"),
+        "apiVersion: v2\nname: partials\nversion: 0.1.0\n",
+    )
+    .expect("partials' Chart.yaml");
+    let values = std::fs::read_to_string(source.join("values.yaml")).expect("values.yaml");
+    let values = values.replace(
+        "linkerdVersion: linkerdVersionValue",
+        &format!("linkerdVersion: {version}"),
+    );
+    let debug = values
+        .find("debugContainer:")
+        .expect("debugContainer in values.yaml");
+    let (head, tail) = values.split_at(debug);
+    let tail = tail.replacen("version: \"\"", &format!("version: {debug_version}"), 1);
+    std::fs::write(chart.join("values.yaml"), format!("{head}{tail}")).expect("values.yaml");
+    for entry in std::fs::read_dir(&source).expect("the chart's partials") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|e| e == "tpl") {
+            let name = path.file_name().expect("name");
+            std::fs::copy(&path, partials.join(name)).expect("copy a partial");
+            make_writable(&partials.join(name));
+        }
+    }
+    chart
+}
+
+fn make_writable(path: &Path) {
+    let mut permissions = std::fs::metadata(path).expect("metadata").permissions();
+    #[allow(clippy::permissions_set_readonly_false)]
+    permissions.set_readonly(false);
+    std::fs::set_permissions(path, permissions).expect("writable");
+}
+
+/// The chart in `chart` as the `.tgz` `helm pull` writes, at `to`.
+fn pack(chart: &Path, to: &Path) {
+    let file = std::fs::File::create(to).expect("create the .tgz");
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        file,
+        flate2::Compression::default(),
+    ));
+    builder
+        .append_dir_all("linkerd-control-plane", chart)
+        .expect("pack the chart");
+    builder.into_inner().expect("tar").finish().expect("gzip");
+}
+
+#[test]
+fn the_chart_renders_linkerds_golden_cases_as_the_embedded_profile_does() {
+    let test =
+        "linkerd_chart::the_chart_renders_linkerds_golden_cases_as_the_embedded_profile_does";
+    let Some(fidelity) = common::shared("fidelity/linkerd", test) else {
+        return;
+    };
+    let inputs = fidelity.join("../../corpus/linkerd-inject-inputs");
+    let anchors = std::fs::read_to_string(fidelity.join("valid-trust-anchors.pem")).expect("pem");
+    let set_anchors = format!("trustAnchorsPEM={anchors}");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let debug_version = "test-inject-debug-version";
+    let (mut alike, mut failures) = (Vec::new(), Vec::new());
+    for common::LinkerdCase {
+        case,
+        input,
+        golden,
+        settings,
+    } in common::linkerd_cases(&fidelity, "inject")
+    {
+        let Some(flags) = flags(&settings) else {
+            continue;
+        };
+        let golden_text =
+            std::fs::read_to_string(fidelity.join("golden").join(golden)).expect("golden");
+        let version = proxy_version(&golden_text);
+        let chart = lay_out_chart(
+            &fidelity,
+            &dir.path().join(&version),
+            &version,
+            debug_version,
+        );
+        let chart = chart.to_string_lossy().to_string();
+        let profile = dir.path().join(format!("{case}.yaml"));
+        let config = common::run(
+            &[
+                "config",
+                "--set",
+                &format!("proxyVersion={version}"),
+                "--set",
+                &format!("debugImageVersion={debug_version}"),
+            ],
+            None,
+        );
+        assert_eq!(config.code, 0, "{}", config.stderr);
+        std::fs::write(&profile, &config.stdout).expect("write the profile");
+        let profile = profile.to_string_lossy().to_string();
+        let input = inputs.join(input).to_string_lossy().to_string();
+        let mut args = vec!["--warn-only", "--config", &profile, "--set", &set_anchors];
+        args.extend(flags);
+        args.extend(["-f", &input]);
+        let embedded = common::run(&args, None);
+        let with_chart = {
+            let mut args = args.clone();
+            args.extend(["--linkerd-chart", &chart]);
+            common::run(&args, None)
+        };
+        assert_eq!(embedded.code, 0, "{case}: {}", embedded.stderr);
+        assert_eq!(with_chart.code, 0, "{case}: {}", with_chart.stderr);
+        assert_eq!(
+            embedded.stderr, with_chart.stderr,
+            "{case}: the reports differ"
+        );
+        let expected = DIFFERENCES.iter().find(|(c, _)| *c == case);
+        match (embedded.stdout == with_chart.stdout, expected) {
+            (true, None) => alike.push(case),
+            (true, Some(_)) => failures.push(format!(
+                "{case}: no longer differs: take it off DIFFERENCES"
+            )),
+            (false, Some(_)) => {}
+            (false, None) => {
+                let (got, want) = (
+                    common::values(&with_chart.stdout),
+                    common::values(&embedded.stdout),
+                );
+                let found: Vec<String> = got
+                    .iter()
+                    .zip(&want)
+                    .filter_map(|(g, w)| Some((g.as_ref()?, w.as_ref()?)))
+                    .flat_map(|(g, w)| common::field_differences(g, w, ""))
+                    .collect();
+                failures.push(format!("{case} ({settings}):\n  {}", found.join("\n  ")));
+            }
+        }
+    }
+    eprintln!("alike with the chart {}: {}", alike.len(), alike.join(", "));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(alike.len() >= 25, "only {} alike", alike.len());
+}
+
+/// A chart laid out from the shared partials, in a temp dir, for the tests
+/// below; `None` (skipped) without `../shared`.
+fn release_chart(test: &str) -> Option<(tempfile::TempDir, PathBuf)> {
+    let fidelity = common::shared("fidelity/linkerd", test)?;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let chart = lay_out_chart(&fidelity, dir.path(), "edge-26.5.2", "");
+    Some((dir, chart))
+}
+
+const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: nginx
+        ports: [{containerPort: 8080}]
+";
+
+fn inject(chart: &str, more: &[&str]) -> common::Run {
+    let cluster = common::cluster().to_string_lossy().to_string();
+    let mut args = vec!["--context", &cluster, "--linkerd-chart", chart];
+    args.extend(more);
+    common::run(&args, Some(DEPLOYMENT))
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).expect("read");
+    assert!(text.contains(from), "{} has no {from:?}", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).expect("write");
+}
+
+#[test]
+fn an_edited_partial_is_what_renders() {
+    let test = "linkerd_chart::an_edited_partial_is_what_renders";
+    let Some((_dir, chart)) = release_chart(test) else {
+        return;
+    };
+    let proxy = chart.join("charts/partials/templates/_proxy.tpl");
+    // An env var no release has, a probe timing read from a value renamed,
+    // and that value's default in the chart's values.
+    edit(
+        &proxy,
+        "- name: _pod_containerName",
+        "- name: LINKERD2_PROXY_EDITED_BY_TEST\n  value: {{ .Values.proxy.testSetting | quote }}\n- name: _pod_containerName",
+    );
+    edit(
+        &proxy,
+        "initialDelaySeconds: {{.Values.proxy.livenessProbe.initialDelaySeconds }}",
+        "initialDelaySeconds: {{.Values.proxy.testLivenessDelay }}",
+    );
+    let values = chart.join("values.yaml");
+    edit(
+        &values,
+        "\nproxy:\n",
+        "\nproxy:\n  testSetting: from-the-chart\n  testLivenessDelay: 37\n",
+    );
+    let chart = chart.to_string_lossy().to_string();
+    let run = inject(&chart, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("- name: LINKERD2_PROXY_EDITED_BY_TEST\n          value: from-the-chart\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("initialDelaySeconds: 37"),
+        "{}",
+        run.stdout
+    );
+    // The embedded profile knows nothing of it.
+    let cluster = common::cluster().to_string_lossy().to_string();
+    let embedded = common::run(&["--context", &cluster], Some(DEPLOYMENT));
+    assert!(!embedded.stdout.contains("EDITED_BY_TEST"));
+}
+
+#[test]
+fn the_chart_is_taken_as_a_directory_a_tgz_and_from_the_context() {
+    let test = "linkerd_chart::the_chart_is_taken_as_a_directory_a_tgz_and_from_the_context";
+    let Some((dir, chart)) = release_chart(test) else {
+        return;
+    };
+    edit(
+        &chart.join("charts/partials/templates/_proxy.tpl"),
+        "- name: _pod_containerName",
+        "- name: FROM_THIS_CHART\n  value: \"yes\"\n- name: _pod_containerName",
+    );
+    let marker = "- name: FROM_THIS_CHART";
+    let directory = inject(&chart.to_string_lossy(), &[]);
+    assert_eq!(directory.code, 0, "{}", directory.stderr);
+    assert!(directory.stdout.contains(marker));
+    // The directory helm pull --untar -d DIR writes the chart into.
+    let parent = inject(&dir.path().to_string_lossy(), &[]);
+    assert_eq!(parent.stdout, directory.stdout, "{}", parent.stderr);
+    // The .tgz of helm pull.
+    let tgz = dir.path().join("linkerd-control-plane-2026.5.2.tgz");
+    pack(&chart, &tgz);
+    let archive = inject(&tgz.to_string_lossy(), &[]);
+    assert_eq!(archive.stdout, directory.stdout, "{}", archive.stderr);
+    // Found in a --context directory beside the trust roots, untarred or not.
+    for (name, keep) in [("untarred", true), ("packed", false)] {
+        let cluster = tempfile::tempdir().expect("temp dir");
+        std::fs::copy(
+            common::cluster().join("linkerd-trust-roots.yaml"),
+            cluster.path().join("linkerd-trust-roots.yaml"),
+        )
+        .expect("copy the trust roots");
+        if keep {
+            let copy = lay_out_chart(
+                &common::shared("fidelity/linkerd", test).expect("shared"),
+                cluster.path(),
+                "edge-26.5.2",
+                "",
+            );
+            edit(
+                &copy.join("charts/partials/templates/_proxy.tpl"),
+                "- name: _pod_containerName",
+                "- name: FROM_THIS_CHART\n  value: \"yes\"\n- name: _pod_containerName",
+            );
+        } else {
+            std::fs::copy(
+                &tgz,
+                cluster.path().join("linkerd-control-plane-2026.5.2.tgz"),
+            )
+            .expect("copy the .tgz");
+        }
+        let context = cluster.path().to_string_lossy().to_string();
+        let run = common::run(&["--context", &context], Some(DEPLOYMENT));
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        assert_eq!(run.stdout, directory.stdout, "{name}");
+    }
+}
+
+#[test]
+fn a_missing_or_failing_partial_stops_the_run_naming_the_chart_file_and_line() {
+    let test =
+        "linkerd_chart::a_missing_or_failing_partial_stops_the_run_naming_the_chart_file_and_line";
+    let Some((_dir, chart)) = release_chart(test) else {
+        return;
+    };
+    let templates = chart.join("charts/partials/templates");
+    std::fs::remove_file(templates.join("_debug.tpl")).expect("remove _debug.tpl");
+    let path = chart.to_string_lossy().to_string();
+    // Only a pod asking for the debug container needs it.
+    assert_eq!(inject(&path, &[]).code, 0);
+    let missing = inject(&path, &["--set", "enableDebugSidecar=true"]);
+    assert_eq!(missing.code, 2, "{}", missing.stderr);
+    assert!(missing.stdout.is_empty(), "{}", missing.stdout);
+    assert!(
+        missing.stderr.contains(&format!(
+            "--linkerd-chart {path}: the chart defines no template \"partials.debug\""
+        )),
+        "{}",
+        missing.stderr
+    );
+    // A partial that fails: its file and line (the fail is on line 3).
+    edit(
+        &templates.join("_proxy.tpl"),
+        "{{ define \"partials.proxy\" -}}\n",
+        "{{ define \"partials.proxy\" -}}\n\n{{ fail \"this chart is broken\" }}\n",
+    );
+    let failed = inject(&path, &[]);
+    assert_eq!(failed.code, 2, "{}", failed.stderr);
+    assert!(failed.stdout.is_empty(), "{}", failed.stdout);
+    assert!(
+        failed.stderr.contains(&format!(
+            "--linkerd-chart {path}: charts/partials/templates/_proxy.tpl: template \"partials.proxy\", line 3: error calling fail: this chart is broken"
+        )),
+        "{}",
+        failed.stderr
+    );
+    // Not a chart at all.
+    let nothing = inject(&templates.to_string_lossy(), &[]);
+    assert_eq!(nothing.code, 2, "{}", nothing.stderr);
+    assert!(
+        nothing.stderr.contains("not a Helm chart"),
+        "{}",
+        nothing.stderr
+    );
+}
