@@ -355,3 +355,188 @@ fn a_missing_or_failing_partial_stops_the_run_naming_the_chart_file_and_line() {
         nothing.stderr
     );
 }
+
+/// Each of Linkerd's settings a workload gives, one at a time (as a pod
+/// annotation), with a value other than the default.
+const SETTINGS: &[(&str, &str)] = &[
+    ("config.linkerd.io/proxy-image", "registry.example/proxy"),
+    ("config.linkerd.io/proxy-version", "edge-99.1.1"),
+    ("config.linkerd.io/image-pull-policy", "Always"),
+    ("config.linkerd.io/proxy-uid", "3000"),
+    ("config.linkerd.io/proxy-gid", "3001"),
+    ("config.linkerd.io/inbound-port", "5143"),
+    ("config.linkerd.io/outbound-port", "5140"),
+    ("config.linkerd.io/admin-port", "5191"),
+    ("config.linkerd.io/control-port", "5190"),
+    ("config.linkerd.io/proxy-log-level", "debug"),
+    ("config.linkerd.io/proxy-log-format", "json"),
+    ("config.linkerd.io/proxy-log-http-headers", "insecure"),
+    ("config.linkerd.io/proxy-admin-shutdown", "enabled"),
+    ("config.linkerd.io/proxy-inbound-connect-timeout", "1.5s"),
+    ("config.linkerd.io/proxy-outbound-connect-timeout", "2s"),
+    (
+        "config.linkerd.io/proxy-outbound-discovery-cache-unused-timeout",
+        "1m",
+    ),
+    (
+        "config.linkerd.io/proxy-inbound-discovery-cache-unused-timeout",
+        "30s",
+    ),
+    ("config.linkerd.io/proxy-metrics-hostname-labels", "true"),
+    ("linkerd.io/inject", "ingress"),
+    ("config.linkerd.io/access-log", "json"),
+    ("config.linkerd.io/shutdown-grace-period", "45s"),
+    (
+        "config.linkerd.io/proxy-require-identity-inbound-ports",
+        "8080",
+    ),
+    (
+        "config.linkerd.io/proxy-disable-outbound-protocol-detect-timeout",
+        "true",
+    ),
+    (
+        "config.linkerd.io/proxy-disable-inbound-protocol-detect-timeout",
+        "true",
+    ),
+    ("config.linkerd.io/enable-external-profiles", "true"),
+    ("config.linkerd.io/enable-gateway", "true"),
+    ("config.linkerd.io/skip-subnets", "10.1.0.0/16"),
+    ("config.linkerd.io/default-inbound-policy", "deny"),
+    ("config.linkerd.io/opaque-ports", "8080,9000-9100"),
+    ("config.linkerd.io/skip-inbound-ports", "9090"),
+    ("config.linkerd.io/skip-outbound-ports", "5432"),
+    ("config.linkerd.io/proxy-cpu-request", "1500m"),
+    ("config.linkerd.io/proxy-cpu-limit", "2"),
+    ("config.linkerd.io/proxy-cpu-ratio-limit", "0.5"),
+    ("config.linkerd.io/proxy-memory-request", "64Mi"),
+    ("config.linkerd.io/proxy-memory-limit", "256Mi"),
+    ("config.linkerd.io/proxy-ephemeral-storage-request", "1Gi"),
+    ("config.linkerd.io/proxy-ephemeral-storage-limit", "2Gi"),
+    (
+        "config.alpha.linkerd.io/proxy-wait-before-exit-seconds",
+        "20",
+    ),
+    ("config.linkerd.io/proxy-enable-native-sidecar", "false"),
+    (
+        "config.linkerd.io/proxy-additional-env",
+        r#"[{"name":"EXTRA","value":"1"}]"#,
+    ),
+    ("config.linkerd.io/enable-debug-sidecar", "true"),
+    ("config.linkerd.io/debug-image", "registry.example/debug"),
+    ("config.linkerd.io/debug-image-version", "v9"),
+    ("config.linkerd.io/debug-image-pull-policy", "Never"),
+    ("config.linkerd.io/proxy-await", "disabled"),
+];
+
+/// Flags given to both sides, for what a workload cannot annotate.
+const FLAG_SETTINGS: &[&[&str]] = &[
+    &["--set", "cni=true"],
+    &["--set", "disableIPv6=false"],
+    &["--set", "iptablesMode=legacy"],
+    &[
+        "--set",
+        "proxyInitLogLevel=debug",
+        "--set",
+        "proxyInitLogFormat=json",
+    ],
+    &[
+        "--set",
+        "closeWaitTimeout=90s",
+        "--set",
+        "proxyInitRunAsRoot=true",
+    ],
+    &["--set", "proxyGID="],
+    &["--set", "proxyCores=2"],
+    &["--native-sidecar", "never"],
+    &["--native-sidecar", "never", "--set", "proxyPosition=last"],
+    &["--kube-version", "1.28"],
+];
+
+#[test]
+fn every_setting_renders_from_the_chart_as_from_the_embedded_profile() {
+    let test = "linkerd_chart::every_setting_renders_from_the_chart_as_from_the_embedded_profile";
+    let Some((dir, chart)) = release_chart(test) else {
+        return;
+    };
+    let chart = chart.to_string_lossy().to_string();
+    let cluster = common::cluster().to_string_lossy().to_string();
+    let mut cases: Vec<(String, String, Vec<&str>)> = SETTINGS
+        .iter()
+        .map(|(key, value)| {
+            let manifest = DEPLOYMENT.replace(
+                "    metadata: {labels: {app: web}}",
+                &format!("    metadata:\n      labels: {{app: web}}\n      annotations: {{{key}: '{value}'}}"),
+            );
+            (format!("{key}: {value}"), manifest, Vec::new())
+        })
+        .collect();
+    for flags in FLAG_SETTINGS {
+        cases.push((flags.join(" "), DEPLOYMENT.to_string(), flags.to_vec()));
+    }
+    let mut failures = Vec::new();
+    for (case, manifest, flags) in &cases {
+        let path = dir.path().join("deploy.yaml");
+        std::fs::write(&path, manifest).expect("write the manifest");
+        let path = path.to_string_lossy().to_string();
+        let mut args = vec!["--warn-only", "--context", &cluster, "-f", &path];
+        args.extend(flags);
+        let embedded = common::run(&args, None);
+        args.extend(["--linkerd-chart", &chart]);
+        let with_chart = common::run(&args, None);
+        assert!(
+            embedded.stdout.contains("linkerd-proxy"),
+            "{case}: {}",
+            embedded.stderr
+        );
+        if (&embedded.stdout, &embedded.stderr, embedded.code)
+            != (&with_chart.stdout, &with_chart.stderr, with_chart.code)
+        {
+            let diff = similar::TextDiff::from_lines(&embedded.stdout, &with_chart.stdout)
+                .unified_diff()
+                .to_string();
+            failures.push(format!(
+                "{case}: exit {} and {}\n{}{}{diff}",
+                embedded.code, with_chart.code, embedded.stderr, with_chart.stderr
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_corpus_is_injected_from_the_chart_as_from_the_embedded_profile() {
+    let test = "linkerd_chart::the_corpus_is_injected_from_the_chart_as_from_the_embedded_profile";
+    let Some((_dir, chart)) = release_chart(test) else {
+        return;
+    };
+    let Some(corpus) = common::corpus(test) else {
+        return;
+    };
+    let chart = chart.to_string_lossy().to_string();
+    let cluster = common::cluster().to_string_lossy().to_string();
+    let (mut injected, mut failures) = (0, Vec::new());
+    for path in common::manifests_under(&corpus) {
+        let path = path.to_string_lossy().to_string();
+        let args = ["-q", "--warn-only", "--context", &cluster, "-f", &path];
+        let embedded = common::run(&args, None);
+        let mut with_chart = args.to_vec();
+        with_chart.extend(["--linkerd-chart", &chart]);
+        let with_chart = common::run(&with_chart, None);
+        if embedded.stdout.contains("linkerd.io/proxy-version") {
+            injected += 1;
+        }
+        if (&embedded.stdout, embedded.code) != (&with_chart.stdout, with_chart.code) {
+            let diff = similar::TextDiff::from_lines(&embedded.stdout, &with_chart.stdout)
+                .unified_diff()
+                .to_string();
+            let shown: String = diff.chars().take(3000).collect();
+            failures.push(format!(
+                "{path}: exit {} and {}\n{}{shown}",
+                embedded.code, with_chart.code, with_chart.stderr
+            ));
+        }
+    }
+    eprintln!("{injected} corpus files injected, alike with the chart");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(injected > 20, "only {injected} injected");
+}
