@@ -603,8 +603,15 @@ fn settings_and_cluster(
     let mut settings = settings_of(action, args)?;
     let chart = linkerd_chart_path(args.options.linkerd_chart.as_deref(), &args.options.context)?;
     if let Some(path) = chart {
-        settings.profile.linkerd_chart =
-            Some(Arc::new(read_linkerd_chart(&path, settings.profile.mesh)?));
+        let chart = read_linkerd_chart(&path, settings.profile.mesh)?;
+        // The release's defaults are the profile's: what the tool decides
+        // in its own code (the opaque ports it marks, the proxy version it
+        // records) follows them.
+        let (config_map, key) = crate::mesh::linkerd::chart::CLUSTER_VALUES;
+        settings.profile = settings
+            .profile
+            .with_defaults_from(&chart.values, config_map, key);
+        settings.profile.linkerd_chart = Some(Arc::new(chart));
     }
     let loaded = read_context(&args.options.context, args.common.input.recursive)
         .and_then(|context| pipeline::load(&context, &settings));

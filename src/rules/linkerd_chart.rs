@@ -14,13 +14,10 @@ use serde_json::{Map, Value, json};
 
 use crate::gotemplate;
 use crate::json::Field;
-use crate::mesh::linkerd::chart::{ChartError, LinkerdChart};
+use crate::mesh::linkerd::chart::{CLUSTER_VALUES, ChartError, LinkerdChart};
 use crate::mesh::linkerd::chart_values::{self, Workload};
 use crate::mesh::text_of;
 use crate::profile::{Profile, Rendered};
-
-/// The ConfigMap holding the cluster's Helm values, and its key.
-const CLUSTER_VALUES: (&str, &str) = ("linkerd-config", "values");
 
 /// What the chart renders for one workload, besides its values.
 pub(super) struct ChartInput<'a> {

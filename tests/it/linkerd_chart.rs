@@ -445,7 +445,7 @@ const FLAG_SETTINGS: &[&[&str]] = &[
         "--set",
         "proxyInitRunAsRoot=true",
     ],
-    &["--set", "proxyGID="],
+    &["--set", "proxyGID=2103"],
     &["--set", "proxyCores=2"],
     &["--native-sidecar", "never"],
     &["--native-sidecar", "never", "--set", "proxyPosition=last"],
@@ -539,4 +539,35 @@ fn the_corpus_is_injected_from_the_chart_as_from_the_embedded_profile() {
     eprintln!("{injected} corpus files injected, alike with the chart");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(injected > 20, "only {injected} injected");
+}
+
+#[test]
+fn the_releases_defaults_are_what_the_tool_decides_with_too() {
+    let test = "linkerd_chart::the_releases_defaults_are_what_the_tool_decides_with_too";
+    let Some((_dir, chart)) = release_chart(test) else {
+        return;
+    };
+    // Another release: its version, and 8080 among its opaque ports.
+    let values = chart.join("values.yaml");
+    edit(
+        &values,
+        "linkerdVersion: edge-26.5.2",
+        "linkerdVersion: edge-99.9.9",
+    );
+    edit(
+        &values,
+        "opaquePorts: \"25,587,3306,4444,5432,6379,9300,11211\"",
+        "opaquePorts: \"25,8080\"",
+    );
+    let run = inject(&chart.to_string_lossy(), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for expected in [
+        "linkerd.io/proxy-version: edge-99.9.9",
+        "image: cr.l5d.io/linkerd/proxy:edge-99.9.9",
+        // The webhook marks the pod's opaque ports, and the proxy gets them.
+        "config.linkerd.io/opaque-ports: \"8080\"",
+        "- name: LINKERD2_PROXY_INBOUND_PORTS_DISABLE_PROTOCOL_DETECTION\n          value: \"8080\"",
+    ] {
+        assert!(run.stdout.contains(expected), "{expected}:\n{}", run.stdout);
+    }
 }

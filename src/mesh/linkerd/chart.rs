@@ -19,6 +19,10 @@ use crate::gotemplate::{self, Funcs, Template};
 /// The chart's name in its `Chart.yaml`.
 pub const CHART_NAME: &str = "linkerd-control-plane";
 
+/// The ConfigMap holding an installed release's Helm values, and its key:
+/// what the chart's `values.yaml` is to a release not yet installed.
+pub const CLUSTER_VALUES: (&str, &str) = ("linkerd-config", "values");
+
 /// Where the partials are, inside the chart.
 const PARTIALS_DIR: &str = "charts/partials/templates/";
 
