@@ -141,7 +141,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__admit)
-            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --context --kube-version --trace --compare --output --native-sidecar --quiet --verbose --report --color --profile --config --set --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --context --linkerd-chart --kube-version --trace --compare --output --native-sidecar --quiet --verbose --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -168,6 +168,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --linkerd-chart)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -56,6 +56,12 @@ pub struct AdmitArgs {
     /// input count too.
     #[arg(long, value_name = "PATH")]
     pub context: Vec<PathBuf>,
+    /// Linkerd's control-plane chart of the cluster's release, as `helm pull`
+    /// writes it (a directory or its .tgz): its partials render what Linkerd's
+    /// webhook injects. A --context directory holding linkerd-control-plane/
+    /// or linkerd-control-plane-*.tgz gives it too.
+    #[arg(long, value_name = "PATH")]
+    pub linkerd_chart: Option<PathBuf>,
     /// Kubernetes version of the apiserver to replay.
     #[arg(long, value_name = "X.Y", default_value_t = KubeVersion::CURRENT)]
     pub kube_version: KubeVersion,

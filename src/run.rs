@@ -445,7 +445,7 @@ fn write_report(
 
 /// `admit`: the admission chain for every pod of the input.
 fn admit(args: AdmitArgs) -> Result<Status, Error> {
-    let settings = crate::admit::Settings {
+    let mut settings = crate::admit::Settings {
         run: settings(
             Action::Inject,
             &args.profile,
@@ -455,6 +455,11 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
         )?,
         compare: args.compare,
     };
+    with_linkerd_chart(
+        &mut settings.run.profile,
+        args.linkerd_chart.as_deref(),
+        &args.context,
+    )?;
     let input = &args.input;
     let (sources, skipped) =
         source::read_selected(&input_paths(input)?, input.recursive, &input.exclude)?;
@@ -601,21 +606,34 @@ fn settings_and_cluster(
     args: &InjectArgs,
 ) -> Result<(Settings, Result<pipeline::Loaded, Error>), Error> {
     let mut settings = settings_of(action, args)?;
-    let chart = linkerd_chart_path(args.options.linkerd_chart.as_deref(), &args.options.context)?;
-    if let Some(path) = chart {
-        let chart = read_linkerd_chart(&path, settings.profile.mesh)?;
-        // The release's defaults are the profile's: what the tool decides
-        // in its own code (the opaque ports it marks, the proxy version it
-        // records) follows them.
-        let (config_map, key) = crate::mesh::linkerd::chart::CLUSTER_VALUES;
-        settings.profile = settings
-            .profile
-            .with_defaults_from(&chart.values, config_map, key);
-        settings.profile.linkerd_chart = Some(Arc::new(chart));
-    }
+    with_linkerd_chart(
+        &mut settings.profile,
+        args.options.linkerd_chart.as_deref(),
+        &args.options.context,
+    )?;
     let loaded = read_context(&args.options.context, args.common.input.recursive)
         .and_then(|context| pipeline::load(&context, &settings));
     Ok((settings, loaded))
+}
+
+/// `profile` with Linkerd's chart, when `--linkerd-chart` (`given`) or a
+/// `--context` directory gives one: the release's defaults become the
+/// profile's (what the tool decides in its own code, the opaque ports it
+/// marks and the proxy version it records, follows them) and its partials
+/// render the sidecar.
+fn with_linkerd_chart(
+    profile: &mut Profile,
+    given: Option<&Path>,
+    context: &[PathBuf],
+) -> Result<(), Error> {
+    let Some(path) = linkerd_chart_path(given, context)? else {
+        return Ok(());
+    };
+    let chart = read_linkerd_chart(&path, profile.mesh)?;
+    let (config_map, key) = crate::mesh::linkerd::chart::CLUSTER_VALUES;
+    *profile = profile.with_defaults_from(&chart.values, config_map, key);
+    profile.linkerd_chart = Some(Arc::new(chart));
+    Ok(())
 }
 
 /// Linkerd's chart: the one `--linkerd-chart` names, else the one a

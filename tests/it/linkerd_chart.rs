@@ -249,6 +249,28 @@ fn an_edited_partial_is_what_renders() {
     let cluster = common::cluster().to_string_lossy().to_string();
     let embedded = common::run(&["--context", &cluster], Some(DEPLOYMENT));
     assert!(!embedded.stdout.contains("EDITED_BY_TEST"));
+    // admit replays Linkerd's webhook with the same chart.
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: shop\n  annotations: {linkerd.io/inject: enabled}\nspec:\n  containers: [{name: a, image: nginx}]\n";
+    let admitted = common::run(
+        &[
+            "admit",
+            "-f",
+            "-",
+            "--context",
+            &cluster,
+            "--linkerd-chart",
+            &chart,
+            "-o",
+            "yaml",
+        ],
+        Some(pod),
+    );
+    assert_eq!(admitted.code, 0, "{}", admitted.stderr);
+    assert!(
+        admitted.stdout.contains("LINKERD2_PROXY_EDITED_BY_TEST"),
+        "{}",
+        admitted.stdout
+    );
 }
 
 #[test]
