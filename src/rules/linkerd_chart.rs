@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use crate::gotemplate;
 use crate::json::Field;
-use crate::mesh::linkerd::chart::{CLUSTER_VALUES, ChartError, LinkerdChart};
+use crate::mesh::linkerd::chart::{CLUSTER_VALUES, ChartError, ChartPod, LinkerdChart};
 use crate::mesh::linkerd::chart_values::{self, Workload};
 use crate::mesh::text_of;
 use crate::profile::{Profile, Rendered};
@@ -58,6 +58,28 @@ pub(super) fn cluster_values<'a>(
 
 /// The embedded rendering with the chart's containers and volumes.
 pub(super) fn render(input: &ChartInput<'_>, embedded: &Rendered) -> Result<Rendered, ChartError> {
+    // All the rendering reads, as text: workloads alike share it.
+    let mut key = format!("{}\u{0}{}\u{0}", input.pod_inbound_ports, input.native);
+    for name in input.values.keys().filter(|name| (input.set)(name)) {
+        key.push_str(name);
+        key.push(',');
+    }
+    key.push_str(&Value::Object(input.values.clone()).to_string());
+    if let Some(cluster) = input.cluster_values {
+        key.push('\u{0}');
+        key.push_str(&cluster.to_string());
+    }
+    let pod = input.chart.pod(key, || {
+        let mut pod = render_for_real(input)?;
+        as_written(&mut pod, embedded, input.native);
+        Ok(pod)
+    })?;
+    let pod = ChartPod::clone(&pod);
+    Ok(embedded.with_containers(pod.init_containers, pod.proxy, pod.containers, pod.volumes))
+}
+
+/// The chart's pod for the workload, with the Helm values built for it.
+fn render_for_real(input: &ChartInput<'_>) -> Result<ChartPod, ChartError> {
     let sources = input.profile.values_from_objects.iter().map(|s| {
         (
             s.value.as_str(),
@@ -81,9 +103,7 @@ pub(super) fn render(input: &ChartInput<'_>, embedded: &Rendered) -> Result<Rend
     );
     let namespace = text_of(input.values, "controlPlaneNamespace");
     let debug = text_of(input.values, "enableDebugSidecar") == "true";
-    let mut pod = compose(input.chart, &helm, &namespace, debug)?;
-    as_written(&mut pod, embedded, input.native);
-    Ok(embedded.with_containers(pod.init_containers, pod.proxy, pod.containers, pod.volumes))
+    compose(input.chart, &helm, &namespace, debug)
 }
 
 /// The chart's pieces as the apiserver keeps them (Go's typed pod: zero
@@ -150,15 +170,6 @@ fn order_like(value: &mut Value, like: &Value) {
         }
         _ => {}
     }
-}
-
-/// The pieces of the pod the chart renders.
-#[derive(Debug, PartialEq)]
-pub(super) struct ChartPod {
-    pub init_containers: Vec<Value>,
-    pub proxy: Value,
-    pub containers: Vec<Value>,
-    pub volumes: Vec<Value>,
 }
 
 /// The partials Linkerd's injector renders for a pod, with `helm` as

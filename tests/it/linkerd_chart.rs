@@ -593,3 +593,79 @@ fn the_releases_defaults_are_what_the_tool_decides_with_too() {
         assert!(run.stdout.contains(expected), "{expected}:\n{}", run.stdout);
     }
 }
+
+/// A cluster's `linkerd-config` values (as `kubectl get -o yaml` keeps
+/// them), with settings other than the chart's defaults, and a namespace's.
+const CLUSTER: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata: {name: linkerd-config, namespace: linkerd}
+data:
+  values: |
+    linkerdVersion: edge-26.5.2
+    clusterNetworks: 10.0.0.0/8
+    proxy:
+      logLevel: info
+      logFormat: json
+      opaquePorts: "8080,3306"
+      image: {name: registry.example/linkerd/proxy, version: edge-26.5.9}
+      ports: {admin: 4999}
+      resources:
+        cpu: {request: 250m, limit: "2"}
+        memory: {limit: 300Mi}
+      runtime:
+        workers: {minimum: 2}
+      additionalEnv: [{name: A, value: "1"}, {name: B, value: "1"}]
+      experimentalEnv: [{name: X, value: "x"}]
+    proxyInit:
+      ignoreInboundPorts: "9000"
+      ignoreOutboundPorts: "25"
+      iptablesMode: legacy
+    debugContainer:
+      image: {version: debug-1}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: shop
+  annotations:
+    config.linkerd.io/proxy-additional-env: '[{"name": "B", "value": "2"}]'
+    config.linkerd.io/proxy-log-level: debug
+"#;
+
+#[test]
+fn the_clusters_values_go_over_the_chart_as_over_the_embedded_profile() {
+    let test = "linkerd_chart::the_clusters_values_go_over_the_chart_as_over_the_embedded_profile";
+    let Some((dir, chart)) = release_chart(test) else {
+        return;
+    };
+    let context = dir.path().join("linkerd-config.yaml");
+    std::fs::write(&context, CLUSTER).expect("write the cluster's objects");
+    let (context, chart) = (context.to_string_lossy(), chart.to_string_lossy());
+    let anchors = common::cluster().to_string_lossy().to_string();
+    for more in [
+        &[][..],
+        &[
+            "--set",
+            "enableDebugSidecar=true",
+            "--set",
+            "proxyCPULimit=3",
+        ],
+    ] {
+        let mut args = vec!["--context", &anchors, "--context", &context];
+        args.extend(more);
+        let embedded = common::run(&args, Some(DEPLOYMENT));
+        args.extend(["--linkerd-chart", &chart]);
+        let with_chart = common::run(&args, Some(DEPLOYMENT));
+        assert_eq!(embedded.code, 0, "{}", embedded.stderr);
+        assert!(
+            embedded
+                .stdout
+                .contains("registry.example/linkerd/proxy:edge-26.5.9")
+        );
+        let diff = similar::TextDiff::from_lines(&embedded.stdout, &with_chart.stdout)
+            .unified_diff()
+            .to_string();
+        assert_eq!(embedded.stdout, with_chart.stdout, "{more:?}:\n{diff}");
+        assert_eq!(embedded.stderr, with_chart.stderr);
+    }
+}

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -29,6 +30,19 @@ const PARTIALS_DIR: &str = "charts/partials/templates/";
 /// A chart's files beyond this size are refused: a chart is some hundred KB.
 const MAX_FILE_BYTES: u64 = 16 << 20;
 
+/// How many pods' renderings are kept, for workloads whose values are alike.
+const CACHED_MAX: usize = 256;
+
+/// What the chart renders for one pod: its init containers, the proxy, the
+/// containers after the pod's own, and the volumes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartPod {
+    pub init_containers: Vec<Value>,
+    pub proxy: Value,
+    pub containers: Vec<Value>,
+    pub volumes: Vec<Value>,
+}
+
 /// The chart, its partials parsed.
 #[derive(Debug)]
 pub struct LinkerdChart {
@@ -42,6 +56,8 @@ pub struct LinkerdChart {
     /// The file each template was defined in, for errors.
     files: BTreeMap<String, String>,
     funcs: Funcs,
+    /// Pods rendered, by what they were rendered from.
+    pods: Mutex<Vec<(String, Arc<ChartPod>)>>,
 }
 
 /// What is wrong with a chart, naming its path (and the file and line).
@@ -162,7 +178,33 @@ impl LinkerdChart {
             templates,
             files: defined,
             funcs,
+            pods: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The pod `render` renders from `key` (all it reads, as text): rendered
+    /// once for workloads whose values are alike (most differ in nothing
+    /// the partials read).
+    pub fn pod(
+        &self,
+        key: String,
+        render: impl FnOnce() -> Result<ChartPod, ChartError>,
+    ) -> Result<Arc<ChartPod>, ChartError> {
+        let found = self.pods.lock().ok().and_then(|pods| {
+            pods.iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, pod)| pod.clone())
+        });
+        if let Some(pod) = found {
+            return Ok(pod);
+        }
+        let pod = Arc::new(render()?);
+        if let Ok(mut pods) = self.pods.lock() {
+            if pods.len() < CACHED_MAX {
+                pods.push((key, pod.clone()));
+            }
+        }
+        Ok(pod)
     }
 
     /// Whether the chart defines the template `name`.
