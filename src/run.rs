@@ -700,8 +700,22 @@ fn read_linkerd_chart(
 }
 
 /// The `--context` files: read like the input, a path that cannot be read named with the flag.
+/// A Linkerd chart a context directory holds (`helm pull --untar -d`) is no
+/// cluster objects: read with `-R`, its files are left out.
 fn read_context(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
-    source::read_all(paths, recursive).map_err(|e| e.given_with("--context"))
+    use crate::mesh::linkerd::chart::CHART_NAME;
+    let holds_chart = paths
+        .iter()
+        .any(|p| p.join(CHART_NAME).join("Chart.yaml").is_file());
+    let read = if recursive && holds_chart {
+        let chart: source::Glob = CHART_NAME
+            .parse()
+            .map_err(|message: String| Error::Usage(message))?;
+        source::read_selected(paths, recursive, &[chart]).map(|(sources, _)| sources)
+    } else {
+        source::read_all(paths, recursive)
+    };
+    read.map_err(|e| e.given_with("--context"))
 }
 
 /// The paths given, or standard input when none are and it is not a terminal.

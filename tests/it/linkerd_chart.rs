@@ -316,6 +316,14 @@ fn the_chart_is_taken_as_a_directory_a_tgz_and_from_the_context() {
                 "- name: _pod_containerName",
                 "- name: FROM_THIS_CHART\n  value: \"yes\"\n- name: _pod_containerName",
             );
+            // The chart's own templates, which are no cluster objects, as
+            // helm pull leaves them: read with -R, they are left out.
+            std::fs::create_dir_all(copy.join("templates")).expect("templates");
+            std::fs::write(
+                copy.join("templates/destination.yaml"),
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Values.name }}\n",
+            )
+            .expect("a chart template");
         } else {
             std::fs::copy(
                 &tgz,
@@ -324,9 +332,13 @@ fn the_chart_is_taken_as_a_directory_a_tgz_and_from_the_context() {
             .expect("copy the .tgz");
         }
         let context = cluster.path().to_string_lossy().to_string();
-        let run = common::run(&["--context", &context], Some(DEPLOYMENT));
-        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
-        assert_eq!(run.stdout, directory.stdout, "{name}");
+        for recursive in [&[][..], &["-R"]] {
+            let mut args = vec!["--context", &context];
+            args.extend(recursive);
+            let run = common::run(&args, Some(DEPLOYMENT));
+            assert_eq!(run.code, 0, "{name} {recursive:?}: {}", run.stderr);
+            assert_eq!(run.stdout, directory.stdout, "{name} {recursive:?}");
+        }
     }
 }
 
