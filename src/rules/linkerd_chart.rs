@@ -20,6 +20,7 @@ use crate::mesh::text_of;
 use crate::profile::{Profile, Rendered};
 
 /// What the chart renders for one workload, besides its values.
+#[derive(Clone, Copy)]
 pub(super) struct ChartInput<'a> {
     pub chart: &'a LinkerdChart,
     pub profile: &'a Profile,
@@ -56,8 +57,34 @@ pub(super) fn cluster_values<'a>(
     }
 }
 
-/// The embedded rendering with the chart's containers and volumes.
-pub(super) fn render(input: &ChartInput<'_>, embedded: &Rendered) -> Result<Rendered, ChartError> {
+/// The embedded rendering with the chart's containers and volumes, and
+/// whether its proxy is a native sidecar: a release from before Linkerd's
+/// native sidecars renders none when asked (no `restartPolicy: Always`),
+/// and its classic proxy is rendered then, as that release's webhook
+/// injects it.
+pub(super) fn render(
+    input: &ChartInput<'_>,
+    embedded: &Rendered,
+) -> Result<(Rendered, bool), ChartError> {
+    let pod = rendered_pod(input, embedded)?;
+    let native = pod.proxy.field("restartPolicy").and_then(Value::as_str) == Some("Always");
+    let pod = match input.native && !native {
+        true => rendered_pod(
+            &ChartInput {
+                native: false,
+                ..*input
+            },
+            embedded,
+        )?,
+        false => pod,
+    };
+    let rendered =
+        embedded.with_containers(pod.init_containers, pod.proxy, pod.containers, pod.volumes);
+    Ok((rendered, input.native && native))
+}
+
+/// The chart's pod for the workload, as written (see [`as_written`]).
+fn rendered_pod(input: &ChartInput<'_>, embedded: &Rendered) -> Result<ChartPod, ChartError> {
     // All the rendering reads, as text: workloads alike share it.
     let mut key = format!("{}\u{0}{}\u{0}", input.pod_inbound_ports, input.native);
     for name in input.values.keys().filter(|name| (input.set)(name)) {
@@ -74,8 +101,7 @@ pub(super) fn render(input: &ChartInput<'_>, embedded: &Rendered) -> Result<Rend
         as_written(&mut pod, embedded, input.native);
         Ok(pod)
     })?;
-    let pod = ChartPod::clone(&pod);
-    Ok(embedded.with_containers(pod.init_containers, pod.proxy, pod.containers, pod.volumes))
+    Ok(ChartPod::clone(&pod))
 }
 
 /// The chart's pod for the workload, with the Helm values built for it.

@@ -681,3 +681,37 @@ fn the_clusters_values_go_over_the_chart_as_over_the_embedded_profile() {
         assert_eq!(embedded.stderr, with_chart.stderr);
     }
 }
+
+#[test]
+fn a_release_without_native_sidecars_gets_a_classic_proxy() {
+    let test = "linkerd_chart::a_release_without_native_sidecars_gets_a_classic_proxy";
+    let Some((_dir, chart)) = release_chart(test) else {
+        return;
+    };
+    // As Linkerd's charts were before native sidecars: nothing makes the
+    // proxy one.
+    edit(
+        &chart.join("charts/partials/templates/_proxy.tpl"),
+        "{{- if .Values.proxy.nativeSidecar }}\nrestartPolicy: Always\n{{- end -}}",
+        "",
+    );
+    let path = chart.to_string_lossy().to_string();
+    for native in [&[][..], &["--native-sidecar", "always"]] {
+        let run = inject(&path, native);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            // First among the containers, the app awaiting it.
+            run.stdout
+                .contains("      containers:\n      - name: linkerd-proxy\n")
+                && !run.stdout.contains("restartPolicy"),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("postStart"), "{}", run.stdout);
+        assert!(
+            run.stderr.contains("renders no native sidecar"),
+            "{}",
+            run.stderr
+        );
+    }
+}

@@ -194,6 +194,11 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         Ok(rendered) => rendered,
         Err(reason) => return unchanged(patcher, before, reason),
     };
+    // A release's chart that renders no native sidecar places its proxy
+    // as a classic one, whatever asked for a native one.
+    let classic_env;
+    let mut env = env;
+    let mut chart_notes = Vec::new();
     if let Some(chart) = &env.profile.linkerd_chart {
         // A Linkerd release's own chart renders the containers and volumes.
         let settings = with_webhook.as_ref().or(annotations);
@@ -215,7 +220,19 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             pod_inbound_ports: &pod.vars.inbound_ports,
             native: native_by_default(&rendered, env),
         };
-        rendered = linkerd_chart::render(&input, &rendered)?;
+        let native;
+        (rendered, native) = linkerd_chart::render(&input, &rendered)?;
+        if input.native && !native {
+            chart_notes.push(Note::info(format!(
+                "the chart {} renders no native sidecar (its partials.proxy writes no restartPolicy: Always): the proxy is a classic sidecar, as that release's webhook injects it",
+                chart.origin
+            )));
+            classic_env = Env {
+                native: Some(NativeChoice::Never),
+                ..env.clone()
+            };
+            env = &classic_env;
+        }
     }
     if let Some(injector) = &env.profile.cluster_injector {
         // The cluster's own templates render the sidecar; the profile's
@@ -259,6 +276,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .into_iter()
         .chain(ignored)
         .map(Note::warning)
+        .chain(chart_notes)
         .collect();
 
     let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes);
