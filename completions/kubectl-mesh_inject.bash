@@ -59,7 +59,7 @@ _kubectl__mesh_inject() {
 
     case "${cmd}" in
         kubectl__mesh_inject)
-            opts="-f -R -n -o -q -v -h -V --filename --recursive --exclude --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help --version inject uninject config admit version help"
+            opts="-f -R -n -o -q -v -h -V --filename --recursive --exclude --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help --version inject uninject config admit version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -129,6 +129,10 @@ _kubectl__mesh_inject() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --linkerd-chart)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -137,7 +141,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__admit)
-            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --context --kube-version --trace --compare --output --native-sidecar --quiet --verbose --report --color --profile --config --set --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --context --linkerd-chart --kube-version --trace --compare --output --native-sidecar --quiet --verbose --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -164,6 +168,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --linkerd-chart)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -335,7 +343,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__inject)
-            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --warn-only --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --output --diff --in-place --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -402,6 +410,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --linkerd-chart)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_mesh_inject_global_optspecs
-    string join \n f/filename= R/recursive exclude= n/namespace= o/output= diff in-place check q/quiet v/verbose report= color= profile= config= set= kube-version= native-sidecar= security-context= context= warn-only h/help V/version
+    string join \n f/filename= R/recursive exclude= n/namespace= o/output= diff in-place check q/quiet v/verbose report= color= profile= config= set= kube-version= native-sidecar= security-context= context= linkerd-chart= warn-only h/help V/version
 end
 
 function __fish_kubectl_mesh_inject_needs_command
@@ -48,6 +48,7 @@ psp\t''
 copy\t''
 off\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l context -d 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the mesh\'s ConfigMaps) that apply to the input; objects in the input itself count too (repeatable). Linkerd\'s proxy needs the trust anchors of its trust-roots ConfigMap: without them nothing is injected' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l linkerd-chart -d 'Linkerd\'s control-plane chart of the cluster\'s release, as `helm pull` writes it (a directory or its .tgz): its partials render the proxy, its init container, the debug container and the volumes. A --context directory holding linkerd-control-plane/ or linkerd-control-plane-*.tgz gives it too' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l diff -d 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
@@ -87,6 +88,7 @@ psp\t''
 copy\t''
 off\t''"
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l context -d 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the mesh\'s ConfigMaps) that apply to the input; objects in the input itself count too (repeatable). Linkerd\'s proxy needs the trust anchors of its trust-roots ConfigMap: without them nothing is injected' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l linkerd-chart -d 'Linkerd\'s control-plane chart of the cluster\'s release, as `helm pull` writes it (a directory or its .tgz): its partials render the proxy, its init container, the debug container and the volumes. A --context directory holding linkerd-control-plane/ or linkerd-control-plane-*.tgz gives it too' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l diff -d 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
@@ -126,6 +128,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l exclude -d 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart\'s templates and kustomize patches are left out without it' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s n -l namespace -d 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l context -d 'Files or directories with cluster objects: LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, MutatingWebhookConfiguration, WebhookEmulation and the mesh\'s ConfigMaps, Linkerd\'s trust anchors among them, which its injector needs (repeatable); objects in the input count too' -r -F
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l linkerd-chart -d 'Linkerd\'s control-plane chart of the cluster\'s release, as `helm pull` writes it (a directory or its .tgz): its partials render what Linkerd\'s webhook injects. A --context directory holding linkerd-control-plane/ or linkerd-control-plane-*.tgz gives it too' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l kube-version -d 'Kubernetes version of the apiserver to replay' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s o -l output -d 'Output on standard output: text (a verdict line per object), or the pods as they would be stored, as yaml or json' -r -f -a "text\t''
 yaml\t''

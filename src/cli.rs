@@ -56,6 +56,12 @@ pub struct AdmitArgs {
     /// input count too.
     #[arg(long, value_name = "PATH")]
     pub context: Vec<PathBuf>,
+    /// Linkerd's control-plane chart of the cluster's release, as `helm pull`
+    /// writes it (a directory or its .tgz): its partials render what Linkerd's
+    /// webhook injects. A --context directory holding linkerd-control-plane/
+    /// or linkerd-control-plane-*.tgz gives it too.
+    #[arg(long, value_name = "PATH")]
+    pub linkerd_chart: Option<PathBuf>,
     /// Kubernetes version of the apiserver to replay.
     #[arg(long, value_name = "X.Y", default_value_t = KubeVersion::CURRENT)]
     pub kube_version: KubeVersion,
@@ -120,6 +126,13 @@ pub struct InjectOptions {
     /// them nothing is injected.
     #[arg(long, value_name = "PATH")]
     pub context: Vec<PathBuf>,
+    /// Linkerd's control-plane chart of the cluster's release, as `helm pull`
+    /// writes it (a directory or its .tgz): its partials render the proxy, its
+    /// init container, the debug container and the volumes. A --context
+    /// directory holding linkerd-control-plane/ or linkerd-control-plane-*.tgz
+    /// gives it too.
+    #[arg(long, value_name = "PATH")]
+    pub linkerd_chart: Option<PathBuf>,
     /// Write the output even when the cluster would reject an injected
     /// workload because of the injection; the rejections are reported as
     /// warnings (one the workload drew before injection too never stops the

@@ -425,16 +425,22 @@ impl ClusterContext {
         let found = path
             .split('.')
             .try_fold(object.documents.get(key)?, |at, step| at.field(step))?;
-        match found {
-            Value::String(text) if !text.is_empty() => Some(text.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            Value::Bool(b) => Some(b.to_string()),
-            // A mapping (the proxy's params) or a list (its additional env),
-            // as JSON for the value to read.
-            Value::Object(map) if !map.is_empty() => Some(found.to_string()),
-            Value::Array(items) if !items.is_empty() => Some(found.to_string()),
-            _ => None,
-        }
+        document_text(found)
+    }
+}
+
+/// A value found in a document (a ConfigMap entry's, a chart's values) as
+/// the text a profile value reads; `None` for an empty one.
+pub(crate) fn document_text(found: &Value) -> Option<String> {
+    match found {
+        Value::String(text) if !text.is_empty() => Some(text.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        // A mapping (the proxy's params) or a list (its additional env),
+        // as JSON for the value to read.
+        Value::Object(map) if !map.is_empty() => Some(found.to_string()),
+        Value::Array(items) if !items.is_empty() => Some(found.to_string()),
+        _ => None,
     }
 }
 

@@ -76,6 +76,9 @@ pub enum ConfigError {
     /// (Istio's injector ConfigMaps), naming the ConfigMap and template line.
     #[error(transparent)]
     Mesh(#[from] crate::mesh::istio::ConfigError),
+    /// A Linkerd release's chart that cannot be read or used.
+    #[error(transparent)]
+    LinkerdChart(Box<crate::mesh::linkerd::chart::ChartError>),
 }
 
 /// A message tied to a place in a source.
@@ -188,6 +191,12 @@ impl Error {
             Error::Flag { error, .. } => error.snippet(),
             _ => None,
         }
+    }
+}
+
+impl From<crate::mesh::linkerd::chart::ChartError> for ConfigError {
+    fn from(error: crate::mesh::linkerd::chart::ChartError) -> Self {
+        ConfigError::LinkerdChart(Box::new(error))
     }
 }
 

@@ -1,7 +1,7 @@
 //! A whole run: read every source, process it, then write the chosen output.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -445,7 +445,7 @@ fn write_report(
 
 /// `admit`: the admission chain for every pod of the input.
 fn admit(args: AdmitArgs) -> Result<Status, Error> {
-    let settings = crate::admit::Settings {
+    let mut settings = crate::admit::Settings {
         run: settings(
             Action::Inject,
             &args.profile,
@@ -455,6 +455,11 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
         )?,
         compare: args.compare,
     };
+    with_linkerd_chart(
+        &mut settings.run.profile,
+        args.linkerd_chart.as_deref(),
+        &args.context,
+    )?;
     let input = &args.input;
     let (sources, skipped) =
         source::read_selected(&input_paths(input)?, input.recursive, &input.exclude)?;
@@ -600,15 +605,117 @@ fn settings_and_cluster(
     action: Action,
     args: &InjectArgs,
 ) -> Result<(Settings, Result<pipeline::Loaded, Error>), Error> {
-    let settings = settings_of(action, args)?;
+    let mut settings = settings_of(action, args)?;
+    with_linkerd_chart(
+        &mut settings.profile,
+        args.options.linkerd_chart.as_deref(),
+        &args.options.context,
+    )?;
     let loaded = read_context(&args.options.context, args.common.input.recursive)
         .and_then(|context| pipeline::load(&context, &settings));
     Ok((settings, loaded))
 }
 
+/// `profile` with Linkerd's chart, when `--linkerd-chart` (`given`) or a
+/// `--context` directory gives one: the release's defaults become the
+/// profile's (what the tool decides in its own code, the opaque ports it
+/// marks and the proxy version it records, follows them) and its partials
+/// render the sidecar.
+fn with_linkerd_chart(
+    profile: &mut Profile,
+    given: Option<&Path>,
+    context: &[PathBuf],
+) -> Result<(), Error> {
+    let Some(path) = linkerd_chart_path(given, context)? else {
+        return Ok(());
+    };
+    let chart = read_linkerd_chart(&path, profile.mesh)?;
+    let (config_map, key) = crate::mesh::linkerd::chart::CLUSTER_VALUES;
+    *profile = profile.with_defaults_from(&chart.values, config_map, key);
+    profile.linkerd_chart = Some(Arc::new(chart));
+    Ok(())
+}
+
+/// Linkerd's chart: the one `--linkerd-chart` names, else the one a
+/// `--context` directory holds as `helm pull` leaves it
+/// (`linkerd-control-plane/`, or `linkerd-control-plane-VERSION.tgz`).
+fn linkerd_chart_path(given: Option<&Path>, context: &[PathBuf]) -> Result<Option<PathBuf>, Error> {
+    use crate::mesh::linkerd::chart::{CHART_NAME, ChartError};
+    if let Some(given) = given {
+        return Ok(Some(given.to_path_buf()));
+    }
+    let mut found = Vec::new();
+    for dir in context.iter().filter(|p| p.is_dir()) {
+        let untarred = dir.join(CHART_NAME);
+        if untarred.join("Chart.yaml").is_file() {
+            found.push(untarred);
+        }
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut archives: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+                    n.starts_with(&format!("{CHART_NAME}-")) && n.ends_with(".tgz")
+                })
+            })
+            .collect();
+        archives.sort();
+        found.extend(archives);
+    }
+    match found.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one.clone())),
+        several => Err(ConfigError::from(ChartError::Read {
+            origin: several
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            message:
+                "--context holds several Linkerd charts: keep one, or name it with --linkerd-chart"
+                    .into(),
+        })
+        .into()),
+    }
+}
+
+/// The chart at `path`, for a profile of `mesh`.
+fn read_linkerd_chart(
+    path: &Path,
+    mesh: crate::mesh::Mesh,
+) -> Result<crate::mesh::linkerd::chart::LinkerdChart, Error> {
+    use crate::mesh::linkerd::chart::{ChartError, LinkerdChart};
+    if mesh != crate::mesh::Mesh::Linkerd {
+        return Err(ConfigError::from(ChartError::Read {
+            origin: path.display().to_string(),
+            message: "a Linkerd chart renders Linkerd's proxy: use it with the linkerd profile"
+                .into(),
+        })
+        .into());
+    }
+    Ok(LinkerdChart::read(path).map_err(ConfigError::from)?)
+}
+
 /// The `--context` files: read like the input, a path that cannot be read named with the flag.
+/// A Linkerd chart a context directory holds (`helm pull --untar -d`) is no
+/// cluster objects: read with `-R`, its files are left out.
 fn read_context(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
-    source::read_all(paths, recursive).map_err(|e| e.given_with("--context"))
+    use crate::mesh::linkerd::chart::CHART_NAME;
+    let holds_chart = paths
+        .iter()
+        .any(|p| p.join(CHART_NAME).join("Chart.yaml").is_file());
+    let read = if recursive && holds_chart {
+        let chart: source::Glob = CHART_NAME
+            .parse()
+            .map_err(|message: String| Error::Usage(message))?;
+        source::read_selected(paths, recursive, &[chart]).map(|(sources, _)| sources)
+    } else {
+        source::read_all(paths, recursive)
+    };
+    read.map_err(|e| e.given_with("--context"))
 }
 
 /// The paths given, or standard input when none are and it is not a terminal.

@@ -100,29 +100,67 @@ impl Exec<'_> {
                     Some(pipe) => self.pipe(pipe, dot)?,
                     None => Value::Nil,
                 };
-                let list = self
-                    .trees
-                    .get(name)
-                    .ok_or_else(|| self.error(*line, format!("no such template {name:?}")))?;
-                if self.depth >= MAX_DEPTH {
-                    return Err(
-                        self.error(*line, format!("template {name:?} calls itself too deeply"))
-                    );
-                }
-                let saved_vars =
-                    std::mem::replace(&mut self.vars, vec![("$".to_string(), data.clone())]);
-                let saved_name = std::mem::replace(&mut self.template, name.clone());
-                self.depth += 1;
-                let result = self.walk(list, &data);
-                self.depth -= 1;
-                self.template = saved_name;
-                self.vars = saved_vars;
-                result?;
+                self.run_template(name, data, *line)?;
             }
             Node::Break => return Ok(Flow::Break),
             Node::Continue => return Ok(Flow::Continue),
         }
         Ok(Flow::Next)
+    }
+
+    /// Run the template `name` with `data` as dot, writing to the output.
+    fn run_template(&mut self, name: &str, data: Value, line: usize) -> Result<(), Error> {
+        let list = self
+            .trees
+            .get(name)
+            .ok_or_else(|| self.error(line, format!("no such template {name:?}")))?;
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(line, format!("template {name:?} calls itself too deeply")));
+        }
+        let saved_vars = std::mem::replace(&mut self.vars, vec![("$".to_string(), data.clone())]);
+        let saved_name = std::mem::replace(&mut self.template, name.to_string());
+        self.depth += 1;
+        let result = self.walk(list, &data);
+        self.depth -= 1;
+        self.template = saved_name;
+        self.vars = saved_vars;
+        result.map(|_| ())
+    }
+
+    /// Helm's `include NAME DATA`: the template's output as a string (Go's
+    /// `template` action writes it; `include` lets a pipeline go on with it).
+    fn include(&mut self, args: &[Value], line: usize) -> Result<Value, Error> {
+        let (Some(name), data) = (args.first(), args.get(1)) else {
+            return Err(self.error(
+                line,
+                "error calling include: wrong number of args: want 2 got 0",
+            ));
+        };
+        if args.len() != 2 {
+            return Err(self.error(
+                line,
+                format!(
+                    "error calling include: wrong number of args: want 2 got {}",
+                    args.len()
+                ),
+            ));
+        }
+        let Some(name) = name.as_str() else {
+            return Err(self.error(
+                line,
+                "error calling include: the template's name is not a string",
+            ));
+        };
+        if !self.trees.contains_key(name) {
+            return Err(self.error(
+                line,
+                format!("error calling include: template: no template {name:?} associated with template {:?}", self.template),
+            ));
+        }
+        let outer = std::mem::take(&mut self.out);
+        let result = self.run_template(name, data.cloned().unwrap_or(Value::Nil), line);
+        let text = std::mem::replace(&mut self.out, outer);
+        result.map(|()| Value::str(text))
     }
 
     /// Run `f` with the variables it declares dropped afterwards.
@@ -299,6 +337,9 @@ impl Exec<'_> {
             values.push(self.operand(arg, dot, line)?);
         }
         values.extend(previous);
+        if name == "include" {
+            return self.include(&values, line);
+        }
         let func = self
             .funcs
             .get(name)

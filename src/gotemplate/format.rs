@@ -164,8 +164,19 @@ pub fn to_yaml(value: &Value) -> String {
     }
 }
 
+/// The value as Go's JSON encoding hands it to the YAML writer: keys
+/// sorted, and a float with no fraction an integer (`encoding/json`
+/// writes float64 3 as `3`, which YAML reads back as an int).
 fn sort_keys(json: serde_json::Value) -> serde_json::Value {
     match json {
+        serde_json::Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(0.0);
+            if f.fract() == 0.0 && f.abs() < 1e15 {
+                serde_json::Value::from(f as i64)
+            } else {
+                serde_json::Value::Number(n)
+            }
+        }
         serde_json::Value::Object(map) => {
             let mut entries: Vec<_> = map.into_iter().collect();
             entries.sort_by(|a, b| a.0.cmp(&b.0));

@@ -29,7 +29,13 @@ pub const BUILTINS: &[(&str, Func)] = &[
 ];
 
 /// Helm's additions that charts (and injection templates) use.
-pub const HELM: &[(&str, Func)] = &[("toYaml", to_yaml_func)];
+pub const HELM: &[(&str, Func)] = &[
+    ("toYaml", to_yaml_func),
+    ("fromYaml", from_yaml),
+    ("required", required),
+    // Run by the evaluator, which holds the templates (see `exec.rs`).
+    ("include", include_outside),
+];
 
 /// The functions of these that read only part of their arguments.
 pub const READ_IN_PART: &[(&str, Reads)] = &[
@@ -444,4 +450,44 @@ fn to_yaml_func(args: &[Value]) -> Result {
     arity(args, 1)?;
     let text = to_yaml(arg(args, 0));
     Ok(Value::str(text.strip_suffix('\n').unwrap_or(&text)))
+}
+
+/// Helm's `fromYaml`: a YAML mapping as a map (numbers as Go's JSON decoder
+/// reads them, float64); text that is not one gives a map whose `Error`
+/// holds why, as Helm gives it.
+fn from_yaml(args: &[Value]) -> Result {
+    arity(args, 1)?;
+    let text = string(args, 0)?;
+    let error = |message: String| Value::from_json(&serde_json::json!({ "Error": message }));
+    let parsed = crate::yaml::parse_stream(text)
+        .map_err(|e| format!("line {}: {}", e.line, e.message))
+        .and_then(
+            |documents| match documents.first().and_then(|d| d.root.as_ref()) {
+                None => Ok(serde_json::Value::Object(Default::default())),
+                Some(root) => crate::yaml::value::to_value(root).map_err(|e| e.message),
+            },
+        );
+    Ok(match parsed {
+        Ok(serde_json::Value::Null) => Value::from_json(&serde_json::json!({})),
+        Ok(json @ serde_json::Value::Object(_)) => Value::from_json(&json),
+        Ok(_) => error("cannot unmarshal a non-mapping into map[string]interface {}".into()),
+        Err(message) => error(message),
+    })
+}
+
+/// Helm's `required MESSAGE VALUE`: the value, or the message as the error
+/// when it is nil or the empty string.
+fn required(args: &[Value]) -> Result {
+    arity(args, 2)?;
+    let message = string(args, 0)?;
+    match arg(args, 1) {
+        Value::Nil | Value::Zero => Err(message.to_string()),
+        Value::Str(s) if s.is_empty() => Err(message.to_string()),
+        value => Ok(value.clone()),
+    }
+}
+
+/// `include` called as a plain function, where no template runs it.
+fn include_outside(_: &[Value]) -> Result {
+    Err("include runs only inside a template".to_string())
 }

@@ -139,6 +139,34 @@ impl Template {
         exec::execute(&self.trees, funcs, &self.name, data, None)
     }
 
+    /// The names of the templates it holds: its own and those it defines.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.trees.keys().map(String::as_str)
+    }
+
+    /// Whether it holds a template of that name.
+    pub fn has(&self, name: &str) -> bool {
+        self.trees.contains_key(name)
+    }
+
+    /// This set with the templates of `other` added, one of the same name
+    /// replaced by other's: as Helm gathers a chart's files into one set,
+    /// where any file's template may `include` another file's.
+    pub fn with_templates_of(mut self, other: Template) -> Template {
+        self.trees.extend(other.trees);
+        self
+    }
+
+    /// Run its template `name` (one it defines) with `data` as dot.
+    pub fn execute_template(
+        &self,
+        name: &str,
+        data: &Value,
+        funcs: &Funcs,
+    ) -> Result<String, Error> {
+        exec::execute(&self.trees, funcs, name, data, None)
+    }
+
     /// Run it with `data` as dot, and say which function calls were given
     /// a string `watched` picks (in the part of an argument they read),
     /// with what they answered: all that the text can depend on of such
@@ -277,6 +305,59 @@ mod tests {
     fn defines_templates_and_blocks() {
         let text = r#"{{ define "r" }}[{{ .n }}]{{ end }}{{ template "r" . }}{{ block "b" .n }}<{{ . }}>{{ end }}"#;
         assert_eq!(ok(text, json!({"n": 5})), "[5]<5>");
+    }
+
+    #[test]
+    fn include_gives_a_templates_output_to_the_pipeline() {
+        let text = r#"{{ define "r" }}a: {{ .n }}{{ end }}{{ include "r" . | nindent 2 }}|{{ include "r" (dict "n" 2) | upper }}"#;
+        assert_eq!(ok(text, json!({"n": 5})), "\n  a: 5|A: 2");
+        // Nested includes, and the caller's output untouched.
+        let text = r#"{{ define "in" }}<{{ . }}>{{ end }}{{ define "out" }}[{{ include "in" . }}]{{ end }}x{{ include "out" "y" }}z"#;
+        assert_eq!(ok(text, json!({})), "x[<y>]z");
+        let missing = run(r#"{{ include "nope" . }}"#, json!({})).unwrap_err();
+        assert!(
+            missing.message.contains("no template \"nope\""),
+            "{missing:?}"
+        );
+        // An error inside names the template that failed, and its line.
+        let text = "{{ define \"bad\" }}\n{{ fail \"no\" }}{{ end }}{{ include \"bad\" . }}";
+        let error = run(text, json!({})).unwrap_err();
+        assert_eq!((error.template.as_str(), error.line), ("bad", 2));
+    }
+
+    #[test]
+    fn required_and_from_yaml_behave_as_in_helm() {
+        assert_eq!(ok(r#"{{ required "need x" .x }}"#, json!({"x": 3})), "3");
+        let error = run(r#"{{ required "need x" .x }}"#, json!({})).unwrap_err();
+        assert_eq!(error.message, "error calling required: need x");
+        assert!(run(r#"{{ required "need x" .x }}"#, json!({"x": ""})).is_err());
+        assert_eq!(
+            ok(
+                r#"{{ (fromYaml "a: 1\nb: [x]").b }}|{{ (fromYaml "a: 1").a }}"#,
+                json!({})
+            ),
+            "[x]|1"
+        );
+        assert_eq!(
+            ok(r#"{{ (fromYaml "- x").Error }}"#, json!({})),
+            "cannot unmarshal a non-mapping into map[string]interface {}"
+        );
+    }
+
+    #[test]
+    fn template_sets_gather_the_defines_of_several_files() {
+        let funcs = Funcs::default();
+        let a = Template::parse(
+            "a.tpl",
+            r#"{{ define "a" }}A{{ include "b" . }}{{ end }}"#,
+            &funcs,
+        )
+        .unwrap();
+        let b = Template::parse("b.tpl", r#"{{ define "b" }}B{{ end }}"#, &funcs).unwrap();
+        let set = a.with_templates_of(b);
+        assert!(set.has("a") && set.has("b"));
+        let out = set.execute_template("a", &Value::Nil, &funcs).unwrap();
+        assert_eq!(out, "AB");
     }
 
     #[test]

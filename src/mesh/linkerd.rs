@@ -1,6 +1,9 @@
 //! Values Linkerd's injector derives (linkerd2 `pkg/inject/inject.go` and
 //! the chart partial `charts/partials/templates/_proxy.tpl`, edge-26.8.3).
 
+pub mod chart;
+pub mod chart_values;
+
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -262,7 +265,7 @@ fn flag_with(flag: &str, value: String) -> Value {
 /// The close-wait timeout in whole seconds: a Go duration (`90s`, `1m30s`,
 /// the annotation's form) or a number of seconds (the cluster's values'
 /// `closeWaitTimeoutSecs`). `None` when it is neither.
-fn close_wait_seconds(text: &str) -> Option<u64> {
+pub(crate) fn close_wait_seconds(text: &str) -> Option<u64> {
     let text = text.trim();
     if text.is_empty() {
         return Some(0);

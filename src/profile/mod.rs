@@ -124,6 +124,11 @@ pub struct Profile {
     /// mesh's containers instead of this profile's.
     #[serde(skip)]
     pub cluster_injector: Option<Arc<ClusterInjector>>,
+    /// A Linkerd release's own control-plane chart (`--linkerd-chart`, or
+    /// found in `--context`): its partials render the containers and
+    /// volumes instead of this profile's.
+    #[serde(skip)]
+    pub linkerd_chart: Option<Arc<crate::mesh::linkerd::chart::LinkerdChart>>,
 }
 
 /// Where the mesh's webhook never injects: a workload there is skipped
@@ -542,6 +547,24 @@ pub fn embedded_text(name: &str) -> Result<(&'static str, &'static str), Error> 
 mod tests {
     use super::render::{answers, lookup};
     use super::*;
+
+    #[test]
+    fn a_releases_values_document_gives_the_profiles_defaults() {
+        let profile = Profile::embedded("linkerd").unwrap();
+        let document = serde_json::json!({"linkerdVersion": "edge-99.9.9",
+            "proxy": {"image": {"version": ""}, "ports": {"admin": 5191}, "logLevel": "debug"},
+            "identityTrustAnchorsPEM": ""});
+        let with = profile.with_defaults_from(&document, "linkerd-config", "values");
+        assert_eq!(with.values["proxyVersion"], "edge-99.9.9");
+        assert_eq!(with.values["adminPort"], 5191);
+        assert_eq!(with.values["logLevel"], "debug");
+        // Empty in the document: the profile's own.
+        assert_eq!(
+            with.values["trustAnchorsPEM"],
+            profile.values["trustAnchorsPEM"]
+        );
+        assert_eq!(with.values["inboundPort"], profile.values["inboundPort"]);
+    }
     use serde_json::json;
 
     /// A run does not check what an embedded profile renders: this does.

@@ -352,6 +352,37 @@ impl Rendered {
         }
     }
 
+    /// This rendering's metadata and placement settings with other
+    /// containers and volumes (a release's own chart's, rendered in place of
+    /// the profile's), to be placed as the profile's are.
+    pub fn with_containers(
+        &self,
+        init_containers: Vec<Value>,
+        proxy: Value,
+        containers: Vec<Value>,
+        volumes: Vec<Value>,
+    ) -> Rendered {
+        Rendered {
+            metadata: self.metadata.clone(),
+            shared: Arc::new(RenderedContainers {
+                init_containers,
+                proxy,
+                containers,
+                // The chart's proxy is rendered native or classic already.
+                native: Map::new(),
+                classic_first: Map::new(),
+                sidecar: self.sidecar.clone(),
+                quota_defaults: self.quota_defaults.clone(),
+                volumes,
+                app_containers: Vec::new(),
+                pod_fields: Map::new(),
+                pull_secrets: None,
+                by_mesh_template: false,
+                marks: ContainerMarks::default(),
+            }),
+        }
+    }
+
     /// Whether `other` shares this rendering's containers (rendered once for both).
     pub fn shares_containers(&self, other: &Rendered) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)

@@ -536,6 +536,35 @@ impl Profile {
         values
     }
 
+    /// This profile with its values taken from `document`, a document of
+    /// the values the ConfigMap `config_map`'s `key` holds (a Linkerd
+    /// release's chart's `values.yaml`, which `linkerd-config` holds for an
+    /// installed release): each at the `path` its `valuesFromObjects` entry
+    /// gives, of the value's own type, a later entry winning. A value the
+    /// document leaves empty keeps the profile's.
+    pub fn with_defaults_from(&self, document: &Value, config_map: &str, key: &str) -> Profile {
+        let mut profile = self.clone();
+        for source in &self.values_from_objects {
+            let Some(path) = source.path.as_deref() else {
+                continue;
+            };
+            if source.name != config_map || source.key != key {
+                continue;
+            }
+            let found = path
+                .split('.')
+                .try_fold(document, |at, step| at.as_object()?.get(step))
+                .and_then(crate::cluster::document_text);
+            let Some(text) = found else {
+                continue;
+            };
+            let current = self.values.get(&source.value).unwrap_or(&Value::Null);
+            let typed = typed_like(current, &text).unwrap_or(Value::String(text));
+            profile.values.insert(source.value.clone(), typed);
+        }
+        profile
+    }
+
     /// How an annotation setting `value` merges, if it does.
     pub fn merge_of(&self, value: &str) -> Option<Merge> {
         self.overrides

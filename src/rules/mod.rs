@@ -1,6 +1,7 @@
 //! The rules: pure functions from an object to a plan (a JSON Patch and its result).
 
 pub mod inject;
+mod linkerd_chart;
 mod mesh_template;
 pub mod plan;
 pub mod record;

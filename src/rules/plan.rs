@@ -126,6 +126,10 @@ pub enum PlanError {
     /// the ConfigMap, so it stops the run as a refusal does.
     #[error(transparent)]
     MeshTemplate(#[from] crate::mesh::istio::ConfigError),
+    /// A Linkerd release's chart that fails to render the workload's
+    /// sidecar (or lacks a partial): the user's to fix, as above.
+    #[error(transparent)]
+    LinkerdChart(Box<crate::mesh::linkerd::chart::ChartError>),
 }
 
 impl PlanError {
@@ -366,6 +370,12 @@ fn pointer(path: &[String]) -> String {
 /// `prefix` followed by `rest`, as owned pointer tokens.
 pub fn path(prefix: &[&str], rest: &[&str]) -> Vec<String> {
     prefix.iter().chain(rest).map(|s| s.to_string()).collect()
+}
+
+impl From<crate::mesh::linkerd::chart::ChartError> for PlanError {
+    fn from(error: crate::mesh::linkerd::chart::ChartError) -> Self {
+        PlanError::LinkerdChart(Box::new(error))
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 /// The settings of a case, as the tool takes them; `None` when the tool has
 /// no equivalent yet.
-fn flags(settings: &str) -> Option<Vec<&'static str>> {
+pub(crate) fn flags(settings: &str) -> Option<Vec<&'static str>> {
     Some(match settings {
         // The version is the profile's, read from the golden (see below).
         "defaults"
@@ -114,7 +114,7 @@ fn objects(text: &str) -> Vec<Value> {
 }
 
 /// The proxy version a golden was rendered with (its test's placeholder).
-fn proxy_version(golden: &str) -> String {
+pub(crate) fn proxy_version(golden: &str) -> String {
     golden
         .lines()
         .find_map(|l| l.trim().strip_prefix("linkerd.io/proxy-version: "))

@@ -28,6 +28,7 @@ mod istio_real_cluster;
 mod istio_templates;
 mod istio_uninject;
 mod kubectl_reader;
+mod linkerd_chart;
 mod linkerd_goldens;
 mod linkerd_settings;
 mod mesh_goldens_reinjected;

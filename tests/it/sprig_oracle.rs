@@ -346,6 +346,46 @@ fn generated() -> Vec<Case> {
     cases
 }
 
+/// Helm's functions that charts use (Linkerd's partials): `include`,
+/// `required`, `toYaml` and `fromYaml`, against the harness's Helm-like
+/// definitions of them (sigs.k8s.io/yaml, as Helm's engine).
+fn helm_functions() -> Vec<Case> {
+    let templates = [
+        r#"{{ define "r" }}a: {{ .n }}{{ end }}{{ include "r" . | nindent 2 }}|{{ include "r" (dict "n" "x") | upper }}"#,
+        r#"{{ define "in" }}<{{ . }}>{{ end }}{{ define "out" }}[{{ include "in" . }}]{{ end }}x{{ include "out" "y" }}z"#,
+        r#"{{ define "e" }}{{ fail "inner" }}{{ end }}{{ include "e" . }}"#,
+        r#"{{ include "missing" . }}"#,
+        // Not `.l`: go-yaml v2 quotes YAML 1.1's one-letter booleans (`"y"`),
+        // which the tool writes plain; both read back as the string.
+        r#"{{ toYaml .m }}|{{ toYaml .nums }}|{{ toYaml .nested | nindent 4 }}"#,
+        r#"{{ toYaml (list "true" "1" "a: b" "" "x
+y" "- z" "null" "~" "1.5" "0x1F") }}"#,
+        r#"{{ toYaml (dict "env" (list (dict "name" "A" "value" "1") (dict "name" "B" "valueFrom" (dict "fieldRef" (dict "fieldPath" "x"))))) }}"#,
+        r#"{{ toYaml .s }}|{{ toYaml .f }}|{{ toYaml .g }}|{{ toYaml .t }}|{{ toYaml .e }}|{{ toYaml .em }}"#,
+        r#"{{ (fromYaml "a: 1
+b:
+  c: [1, 2]
+").b.c }}|{{ fromYaml "a: 1
+b: x" | toJson }}"#,
+        r#"{{ fromYaml "name: x
+args:
+- --a
+- "1"
+" | toPrettyJson }}"#,
+        r#"{{ fromYaml "" | toJson }}"#,
+        r#"{{ required "need s" .s }}|{{ required "need f" .f }}|{{ required "need e" .e }}"#,
+        r#"{{ required "need it" .missing }}"#,
+        r#"{{ required "need it" "" }}"#,
+    ];
+    templates
+        .into_iter()
+        .map(|t| Case {
+            template: t.to_string(),
+            data: data(),
+        })
+        .collect()
+}
+
 /// Cases written by hand, for behaviour the spread does not reach.
 fn hand_written() -> Vec<Case> {
     let templates = [
@@ -646,6 +686,7 @@ fn templates_render_as_go_renders_them_with_sprig() {
     };
     let mut cases = generated();
     cases.extend(hand_written());
+    cases.extend(helm_functions());
     cases.extend(crypto_cases(&oracle));
     let verdicts = go_verdicts(&oracle, &cases);
     assert_eq!(verdicts.len(), cases.len());

@@ -22,7 +22,8 @@ use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::uninject::{injection_found, record_present, remove_injection};
 use super::{
-    Env, PodPaths, SecurityMode, mesh_template, resources, security, shutdown, template_problem,
+    Env, PodPaths, SecurityMode, linkerd_chart, mesh_template, resources, security, shutdown,
+    template_problem,
 };
 use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
@@ -173,13 +174,16 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .filter(|(key, _)| is_setting(key) && annotations.is_none_or(|a| !a.contains_key(*key)))
         .map(|(key, value)| (key.clone(), value.clone()))
         .collect();
+    // The annotations the values were read from, when other than the pod's.
+    let mut with_webhook = None;
     if !new_settings.is_empty() && env.profile.mesh.renders_after_webhook_annotations() {
-        let mut with_webhook = annotations.cloned().unwrap_or_default();
-        with_webhook.extend(new_settings);
-        (filled, ignored) = match filled_with(Some(&with_webhook)) {
+        let mut all = annotations.cloned().unwrap_or_default();
+        all.extend(new_settings);
+        (filled, ignored) = match filled_with(Some(&all)) {
             Ok(filled) => filled,
             Err(reason) => return unchanged(patcher, before, reason),
         };
+        with_webhook = Some(all);
     }
     // With the cluster's own templates, theirs are the containers.
     let rendered = match &env.profile.cluster_injector {
@@ -190,6 +194,46 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         Ok(rendered) => rendered,
         Err(reason) => return unchanged(patcher, before, reason),
     };
+    // A release's chart that renders no native sidecar places its proxy
+    // as a classic one, whatever asked for a native one.
+    let classic_env;
+    let mut env = env;
+    let mut chart_notes = Vec::new();
+    if let Some(chart) = &env.profile.linkerd_chart {
+        // A Linkerd release's own chart renders the containers and volumes.
+        let settings = with_webhook.as_ref().or(annotations);
+        let from_annotations = env
+            .profile
+            .annotation_values(settings, &mut Vec::new())
+            .unwrap_or_default();
+        let set = |name: &str| {
+            env.flags.contains_key(name) || from_annotations.iter().any(|(n, _)| n == name)
+        };
+        let namespace = crate::mesh::text_of(filled.values(), "controlPlaneNamespace");
+        let input = linkerd_chart::ChartInput {
+            chart,
+            profile: env.profile,
+            values: filled.values(),
+            set: &set,
+            cluster_values: linkerd_chart::cluster_values(env.cluster, &namespace)
+                .map_err(PlanError::Refused)?,
+            pod_inbound_ports: &pod.vars.inbound_ports,
+            native: native_by_default(&rendered, env),
+        };
+        let native;
+        (rendered, native) = linkerd_chart::render(&input, &rendered)?;
+        if input.native && !native {
+            chart_notes.push(Note::info(format!(
+                "the chart {} renders no native sidecar (its partials.proxy writes no restartPolicy: Always): the proxy is a classic sidecar, as that release's webhook injects it",
+                chart.origin
+            )));
+            classic_env = Env {
+                native: Some(NativeChoice::Never),
+                ..env.clone()
+            };
+            env = &classic_env;
+        }
+    }
     if let Some(injector) = &env.profile.cluster_injector {
         // The cluster's own templates render the sidecar; the profile's
         // rendering keeps what Istio's code (not its template) decides.
@@ -232,6 +276,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .into_iter()
         .chain(ignored)
         .map(Note::warning)
+        .chain(chart_notes)
         .collect();
 
     let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes);

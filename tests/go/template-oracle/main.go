@@ -1,5 +1,7 @@
 // Command template-oracle renders Go text/template programs with the Sprig
-// v3 functions, for the differential test of the tool's template engine.
+// v3 functions, for the differential test of the tool's template engine,
+// and the few functions Helm adds that charts use (include, required,
+// toYaml and fromYaml through sigs.k8s.io/yaml, as Helm writes them).
 //
 // It reads a JSON list of cases, each {"template": "...", "data": ...}, on
 // standard input, and writes a JSON list of results in the same order, each
@@ -13,9 +15,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"text/template"
 
 	"github.com/Masterminds/sprig"
+	"sigs.k8s.io/yaml"
 )
 
 type testCase struct {
@@ -35,7 +39,8 @@ func render(c testCase) (out string, err error) {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	t, err := template.New("t").Funcs(sprig.TxtFuncMap()).Parse(c.Template)
+	t := template.New("t")
+	t, err = t.Funcs(sprig.TxtFuncMap()).Funcs(helmFuncs(t)).Parse(c.Template)
 	if err != nil {
 		return "", err
 	}
@@ -44,6 +49,41 @@ func render(c testCase) (out string, err error) {
 		return "", err
 	}
 	return buf.String(), nil
+}
+
+// helmFuncs are Helm's additions as its engine defines them: include runs
+// a template of t's set into a string.
+func helmFuncs(t *template.Template) template.FuncMap {
+	return template.FuncMap{
+		"include": func(name string, data interface{}) (string, error) {
+			var buf strings.Builder
+			err := t.ExecuteTemplate(&buf, name, data)
+			return buf.String(), err
+		},
+		"required": func(warn string, val interface{}) (interface{}, error) {
+			if val == nil {
+				return val, fmt.Errorf("%s", warn)
+			}
+			if s, ok := val.(string); ok && s == "" {
+				return val, fmt.Errorf("%s", warn)
+			}
+			return val, nil
+		},
+		"toYaml": func(v interface{}) string {
+			data, err := yaml.Marshal(v)
+			if err != nil {
+				return ""
+			}
+			return strings.TrimSuffix(string(data), "\n")
+		},
+		"fromYaml": func(text string) map[string]interface{} {
+			m := map[string]interface{}{}
+			if err := yaml.Unmarshal([]byte(text), &m); err != nil {
+				m["Error"] = err.Error()
+			}
+			return m
+		},
+	}
 }
 
 func main() {
