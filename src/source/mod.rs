@@ -190,9 +190,23 @@ pub fn read(path: Option<&Path>) -> Result<Source, Error> {
             buf
         }
     };
+    let name = || path.map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
+    if let Some(encoding) = utf16_or_32(&bytes) {
+        // kubectl reads these by their byte order mark; the tool edits UTF-8
+        // text only, and says which encoding it found and how to convert it.
+        return Err(Error::Document(Located::at(
+            &name(),
+            "",
+            1,
+            0,
+            format!(
+                "the input is {encoding} (by its byte order mark), which kubectl reads but this tool does not: convert it first, e.g. `iconv -f {encoding} -t UTF-8`"
+            ),
+        )));
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
-        let name = path.map_or_else(|| "<stdin>".to_string(), |p| p.display().to_string());
+        let name = name();
         let bytes = e.into_bytes();
         let shown = String::from_utf8_lossy(&bytes);
         let document = document_at(shown.get(..offset).unwrap_or(&shown));
@@ -209,6 +223,18 @@ pub fn read(path: Option<&Path>) -> Result<Source, Error> {
         text,
         found_in: None,
     })
+}
+
+/// The encoding a UTF-16 or UTF-32 byte order mark at the start of `bytes`
+/// names, if one is there.
+fn utf16_or_32(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0xFF, 0xFE, 0, 0, ..] => Some("UTF-32LE"),
+        [0, 0, 0xFE, 0xFF, ..] => Some("UTF-32BE"),
+        [0xFF, 0xFE, ..] => Some("UTF-16LE"),
+        [0xFE, 0xFF, ..] => Some("UTF-16BE"),
+        _ => None,
+    }
 }
 
 /// The size of standard input when it is a file (`< file`), so that it is

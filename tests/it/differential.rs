@@ -52,10 +52,10 @@
 //!     line break`); saphyr-parser, and so the tool, read it, and the tool's
 //!     output keeps it. Allowed where libyaml says so of a tag.
 //!
-//! Not seen here, since both read them alike and kubectl otherwise: `y`, `Y`,
-//! `n`, `N` are booleans to go-yaml v2 and strings to both (the editor's
-//! quoting writes the string `y` plain); `!!binary` text, which kubectl
-//! decodes from base64.
+//! Not seen here: `y`, `Y`, `n`, `N` are booleans to go-yaml v2 and the tool,
+//! strings to libyaml's YAML 1.2 reading (`tests/it/kubectl_reader.rs`
+//! compares the tool with kubectl's own reader); `!!binary` text, which
+//! kubectl decodes from base64.
 
 use crate::common;
 

@@ -309,3 +309,134 @@ fn kubectl_reads_every_string_the_tool_writes_as_that_string() {
             .join("\n")
     );
 }
+
+/// A Deployment, with `EXTRA` replaced by more pod spec lines.
+const WEB: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+EXTRA      containers:
+        - name: web
+          image: nginx
+";
+
+fn inject(text: &str) -> common::Run {
+    common::run(
+        &common::with_anchors(&["-q"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        Some(text),
+    )
+}
+
+/// What kubectl reads as a host-network pod is one to the tool too: no
+/// proxy (it would capture the node's traffic).
+#[test]
+fn a_yaml_1_1_boolean_is_read_as_kubectl_reads_it() {
+    let run = common::run(
+        &common::with_anchors(&["--warn-only"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        Some(&WEB.replace("EXTRA", "      hostNetwork: y\n")),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains("linkerd-proxy"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("hostNetwork is enabled"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// A key hidden after a Unicode line break in a comment (kubectl reads it,
+/// a YAML 1.2 reader does not) stops the run, naming the character and
+/// where it is, and nothing is written.
+#[test]
+fn a_unicode_line_break_where_kubectl_reads_a_line_break_is_refused() {
+    let hidden = WEB.replace("EXTRA", "      # a note\u{2028}      hostNetwork: true\n");
+    let run = inject(&hidden);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+    assert!(
+        run.stderr.contains("line 13:")
+            && run
+                .stderr
+                .contains("a line separator (U+2028), which kubectl reads as a line break"),
+        "{}",
+        run.stderr
+    );
+    // Inside quotes both read the character.
+    let quoted = WEB.replace("EXTRA", "      hostname: \"a\u{2028}b\"\n");
+    assert_eq!(inject(&quoted).code, 0);
+}
+
+/// What kubectl takes, the tool takes, and its edits keep the bytes: a tab
+/// after a key's colon, a byte order mark starting a later document (files
+/// saved on Windows, then concatenated), JSON's escaped surrogate pairs,
+/// and a stream of JSON objects one per line; uninject gives each back.
+#[test]
+fn inputs_kubectl_reads_are_injected_and_given_back() {
+    let json_line = |name: &str| {
+        format!(
+            r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"{name}"}},"spec":{{"selector":{{"matchLabels":{{"app":"{name}"}}}},"template":{{"metadata":{{"labels":{{"app":"{name}","emoji":"\ud83d\ude00"}}}},"spec":{{"containers":[{{"name":"{name}","image":"nginx"}}]}}}}}}}}"#
+        )
+    };
+    let inputs = [
+        (
+            "a tab after a colon",
+            WEB.replace("image: nginx", "image:\tnginx"),
+        ),
+        (
+            "a byte order mark starting a later document",
+            format!(
+                "{}---\n\u{feff}{}",
+                WEB.replace("EXTRA", ""),
+                WEB.replace("EXTRA", "").replace("web", "api")
+            ),
+        ),
+        (
+            "NDJSON with surrogate pairs",
+            format!("{}\n{}\n", json_line("web"), json_line("api")),
+        ),
+    ];
+    for ((what, text), workloads) in inputs.into_iter().zip([1, 2, 2]) {
+        let text = text.replace("EXTRA", "");
+        let run = inject(&text);
+        assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+        let injected = run.stdout.matches("linkerd2-proxy-init").count();
+        assert_eq!(injected, workloads, "{what}: {}", run.stdout);
+        let back = common::run(&["uninject", "-q"], Some(&run.stdout));
+        assert_eq!(back.stdout, text, "{what}");
+    }
+}
+
+/// UTF-16 and UTF-32, which kubectl reads by their byte order mark, are
+/// refused with the encoding named and how to convert it.
+#[test]
+fn utf16_input_is_refused_naming_its_encoding() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("utf16.yaml");
+    let mut bytes = vec![0xFF, 0xFE];
+    for unit in WEB.replace("EXTRA", "").encode_utf16() {
+        bytes.extend(unit.to_le_bytes());
+    }
+    std::fs::write(&path, bytes).expect("write");
+    let run = common::run(&["-f", path.to_str().expect("path")], None);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("UTF-16LE (by its byte order mark)")
+            && run.stderr.contains("iconv -f UTF-16LE -t UTF-8"),
+        "{}",
+        run.stderr
+    );
+}

@@ -8,9 +8,12 @@
 //! what the parser refuses for indentation that kubectl takes; `checks.rs`,
 //! what the stream is refused for (characters, keys, tags JSON cannot hold).
 
+use std::borrow::Cow;
+
 use saphyr_parser::Marker;
 
 mod checks;
+mod json;
 mod lenient;
 mod pass;
 
@@ -138,6 +141,75 @@ pub fn each_document<'a>(
     from: usize,
     to: usize,
     mut each: impl FnMut(Document<'a>),
+) -> Result<(), SyntaxError> {
+    read_part(text, from, to, &mut each)
+}
+
+/// [`each_document`], with JSON streams read as kubectl reads them (see
+/// `json.rs`): one value after another, each as its own document; escaped
+/// surrogate pairs as the characters they write.
+fn read_part<'a>(
+    text: &'a str,
+    from: usize,
+    to: usize,
+    each: &mut dyn FnMut(Document<'a>),
+) -> Result<(), SyntaxError> {
+    let part = text.get(from..to).unwrap_or_default();
+    if !json::is_json(part) {
+        return read_yaml(text, from, to, each);
+    }
+    if let Some(values) = json::values(part) {
+        let mut before = 0;
+        for (start, end) in values {
+            let mut count = 0;
+            let mut numbered = |mut document: Document<'a>| {
+                count += 1;
+                document.index += before;
+                each(document);
+            };
+            read_part(text, from + start, from + end, &mut numbered).map_err(|error| {
+                SyntaxError {
+                    document: error.document + before,
+                    ..error
+                }
+            })?;
+            before += count;
+        }
+        return Ok(());
+    }
+    let pairs = json::surrogate_pairs(part);
+    if pairs.is_empty() {
+        return read_yaml(text, from, to, each);
+    }
+    let input = json::without_surrogates(part, &pairs);
+    let absolute: Vec<usize> = pairs.iter().map(|p| from + p).collect();
+    let pass = Pass {
+        text,
+        offsets: Offsets::new(part, from),
+        before: 0,
+        skip: 0,
+        padded: &[],
+    };
+    let mut restored = |mut document: Document<'a>| {
+        if let Some(root) = &mut document.root {
+            json::restore_pairs(text, root, &absolute);
+        }
+        each(document);
+    };
+    pass.read(
+        &input,
+        |value| Cow::Owned(value.into_owned()),
+        &mut restored,
+    )
+    .map_err(|stop| stop.error)
+}
+
+/// [`each_document`] for YAML (and JSON read as YAML).
+fn read_yaml<'a>(
+    text: &'a str,
+    from: usize,
+    to: usize,
+    each: &mut dyn FnMut(Document<'a>),
 ) -> Result<(), SyntaxError> {
     let Some(part) = text.get(from..to) else {
         return Err(SyntaxError {
