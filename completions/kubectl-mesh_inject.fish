@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_mesh_inject_global_optspecs
-    string join \n f/filename= R/recursive exclude= n/namespace= o/output= diff in-place check q/quiet v/verbose report= color= profile= config= set= kube-version= native-sidecar= security-context= context= linkerd-chart= warn-only h/help V/version
+    string join \n f/filename= R/recursive exclude= n/namespace= o/output= diff in-place overwrite-read-only check q/quiet v/verbose report= color= profile= config= set= kube-version= native-sidecar= security-context= context= linkerd-chart= warn-only h/help V/version
 end
 
 function __fish_kubectl_mesh_inject_needs_command
@@ -52,6 +52,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l diff -d 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l overwrite-read-only -d 'With --in-place, rewrite read-only files too (refused otherwise)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s q -l quiet -d 'Print no report on standard error'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s v -l verbose -d 'List every object in the report, also those left as expected (kinds without a pod, workloads already injected); by default the report lists what changed, what was skipped for a reason, warnings and rejections, then the summary'
@@ -92,6 +93,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l diff -d 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l overwrite-read-only -d 'With --in-place, rewrite read-only files too (refused otherwise)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s q -l quiet -d 'Print no report on standard error'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s v -l verbose -d 'List every object in the report, also those left as expected (kinds without a pod, workloads already injected); by default the report lists what changed, what was skipped for a reason, warnings and rejections, then the summary'
@@ -115,6 +117,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s R -l recursive -d 'Descend into subdirectories of directories given with -f'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l diff -d 'Show a unified diff of what would change instead of the manifests; exit 1 when there are differences, 0 when none, as `kubectl diff` does'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l in-place -d 'Rewrite the input files (atomically) instead of printing'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l overwrite-read-only -d 'With --in-place, rewrite read-only files too (refused otherwise)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s q -l quiet -d 'Print no report on standard error'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s v -l verbose -d 'List every object in the report, also those left as expected (kinds without a pod, workloads already injected); by default the report lists what changed, what was skipped for a reason, warnings and rejections, then the summary'

@@ -208,6 +208,9 @@ pub struct CommonArgs {
     /// Rewrite the input files (atomically) instead of printing.
     #[arg(long, group = "mode")]
     pub in_place: bool,
+    /// With --in-place, rewrite read-only files too (refused otherwise).
+    #[arg(long, requires = "in_place")]
+    pub overwrite_read_only: bool,
     /// Write nothing; exit 1 and list the files that would change.
     #[arg(long, group = "mode")]
     pub check: bool,

@@ -295,9 +295,14 @@ pub fn diff(results: &[Processed], color: bool) -> String {
 /// directory, or the run is refused before anything is written; a link named
 /// on the command line is written through, with a note (returned). Temporary
 /// files a killed run left beside the inputs are removed first.
-pub fn write_in_place(results: &[Processed]) -> Result<Vec<String>, Error> {
+pub fn write_in_place(
+    results: &[Processed],
+    overwrite_read_only: bool,
+) -> Result<Vec<String>, Error> {
     let mut notes = Vec::new();
     let mut plans: Vec<(PathBuf, std::borrow::Cow<'_, str>)> = Vec::new();
+    // What each file held when it was read: it must still hold it.
+    let mut read_as: Vec<&str> = Vec::new();
     let mut dirs: Vec<PathBuf> = Vec::new();
     for processed in results {
         let Some(path) = &processed.source.path else {
@@ -333,7 +338,16 @@ pub fn write_in_place(results: &[Processed]) -> Result<Vec<String>, Error> {
                 target.display()
             ));
         }
+        let read_only = std::fs::metadata(&target).is_ok_and(|m| m.permissions().readonly());
+        if read_only && !overwrite_read_only {
+            return Err(Error::Output {
+                path: path.clone(),
+                message: "is read-only: nothing was written (--overwrite-read-only rewrites it)"
+                    .into(),
+            });
+        }
         plans.push((target, processed.text()));
+        read_as.push(&processed.source.text);
     }
     for dir in &dirs {
         remove_stale_temporaries(dir);
@@ -349,6 +363,21 @@ pub fn write_in_place(results: &[Processed]) -> Result<Vec<String>, Error> {
                 return Err(err);
             }
         }
+    }
+    // Another writer (an editor, a checkout) changed a file since it was
+    // read: its change is kept, and nothing is written.
+    let changed = plans.iter().zip(&read_as).find(|((target, _), read)| {
+        std::fs::read(target).map_or(true, |now| now != read.as_bytes())
+    });
+    if let Some(((target, _), _)) = changed {
+        for (temp, _) in &staged {
+            let _ = std::fs::remove_file(temp);
+        }
+        return Err(Error::Output {
+            path: target.clone(),
+            message: "changed since it was read (another program wrote it during the run): nothing was written; run again"
+                .into(),
+        });
     }
     for (index, (temp, target)) in staged.iter().enumerate() {
         if let Err(e) = std::fs::rename(temp, target) {
@@ -546,6 +575,65 @@ mod tests {
         assert_eq!(
             String::from_utf8(out.written).expect("utf-8"),
             pieces.concat()
+        );
+    }
+
+    /// A file rewritten from `read` (as read) to `new`.
+    fn rewrite(path: &Path, read: &str, new: &str) -> Processed {
+        Processed {
+            source: crate::source::Source {
+                path: Some(path.to_path_buf()),
+                text: read.to_string(),
+                found_in: None,
+            },
+            output: crate::pipeline::Output::Text(new.to_string()),
+            objects: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_file_another_program_changed_since_it_was_read_is_left_with_its_change() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (a, b) = (dir.path().join("a.yaml"), dir.path().join("b.yaml"));
+        std::fs::write(&a, "a: 1\n").expect("write");
+        // Read as `b: 1`, then an editor saved `b: 2`.
+        std::fs::write(&b, "b: 2\n").expect("write");
+        let results = [
+            rewrite(&a, "a: 1\n", "a: 9\n"),
+            rewrite(&b, "b: 1\n", "b: 9\n"),
+        ];
+        let err = write_in_place(&results, false).expect_err("refused");
+        assert!(
+            err.to_string().contains("changed since it was read"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("b.yaml"), "{err}");
+        // Neither file is written, and no temporary is left.
+        assert_eq!(std::fs::read_to_string(&a).expect("a"), "a: 1\n");
+        assert_eq!(std::fs::read_to_string(&b).expect("b"), "b: 2\n");
+        assert_eq!(std::fs::read_dir(dir.path()).expect("dir").count(), 2);
+    }
+
+    #[test]
+    fn a_read_only_file_is_rewritten_only_when_asked() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("a.yaml");
+        std::fs::write(&path, "a: 1\n").expect("write");
+        let mut permissions = std::fs::metadata(&path).expect("meta").permissions();
+        permissions.set_readonly(true);
+        std::fs::set_permissions(&path, permissions).expect("read-only");
+        let results = [rewrite(&path, "a: 1\n", "a: 9\n")];
+        let err = write_in_place(&results, false).expect_err("refused");
+        assert!(err.to_string().contains("is read-only"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).expect("a"), "a: 1\n");
+        write_in_place(&results, true).expect("asked");
+        assert_eq!(std::fs::read_to_string(&path).expect("a"), "a: 9\n");
+        assert!(
+            std::fs::metadata(&path)
+                .expect("meta")
+                .permissions()
+                .readonly()
         );
     }
 

@@ -295,7 +295,7 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
         output::to_stderr(&lines)
     } else if common.in_place {
         // On a failure, nothing below runs: no note or report claims a write.
-        let notes = output::write_in_place(results)?;
+        let notes = output::write_in_place(results, common.overwrite_read_only)?;
         if common.report.quiet {
             return Ok(());
         }
