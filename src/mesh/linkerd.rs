@@ -500,7 +500,33 @@ fn cores(
     if max == "0" {
         max.clear();
     }
-    (min, max, text_of(values, "proxyWorkersMaxCPURatio"))
+    let ratio = text_of(values, "proxyWorkersMaxCPURatio");
+    let ratio = match ratio.trim().parse::<f64>() {
+        Ok(number) if number != 0.0 => go_float_text(number),
+        // Go's zero float is no ratio at all: the chart writes none.
+        Ok(_) => String::new(),
+        Err(_) => ratio,
+    };
+    (min, max, ratio)
+}
+
+/// A float64 as Go's `fmt.Sprint` writes it (the chart's `quote` of the
+/// parsed ratio): the shortest text that reads back as the same number, in
+/// exponent form (`1e-05`, two exponent digits at least) when the exponent
+/// is below -4 or 21 and above, so `0.10` is `0.1`.
+pub fn go_float_text(number: f64) -> String {
+    let scientific = format!("{number:e}");
+    let Some((mantissa, exponent)) = scientific.split_once('e') else {
+        return number.to_string();
+    };
+    let Ok(exponent) = exponent.parse::<i32>() else {
+        return number.to_string();
+    };
+    if (-4..21).contains(&exponent) {
+        return number.to_string();
+    }
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exponent.abs())
 }
 
 /// What Linkerd's webhook writes on a Service (`own` its annotations,
@@ -567,6 +593,32 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_are_written_as_go_prints_them() {
+        for (number, text) in [
+            (0.10, "0.1"),
+            (0.5, "0.5"),
+            (0.125, "0.125"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (0.000_012_5, "1.25e-05"),
+            (1e21, "1e+21"),
+            (123456.0, "123456"),
+        ] {
+            assert_eq!(go_float_text(number), text, "{number}");
+        }
+    }
+
+    #[test]
+    fn the_cpu_ratio_is_written_as_the_parsed_number() {
+        for (given, written) in [("0.10", "0.1"), ("0.250", "0.25"), ("0", ""), ("", "")] {
+            let mut values = Map::new();
+            values.insert("proxyWorkersMaxCPURatio".into(), Value::from(given));
+            complete(&mut values, &|_| false);
+            assert_eq!(text_of(&values, "proxyCoresMaxRatio"), written, "{given}");
+        }
+    }
     use serde_json::json;
 
     fn completed(values: Value) -> Map<String, Value> {

@@ -27,6 +27,7 @@ mod istio_pods;
 mod istio_real_cluster;
 mod istio_templates;
 mod istio_uninject;
+mod linkerd_config;
 mod linkerd_goldens;
 mod linkerd_settings;
 mod mesh_goldens_reinjected;

@@ -336,7 +336,11 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     let hints = std::mem::take(&mut sidecar.hints);
     // What placing needs of the pod; the rest borrows the object being patched.
     let placed_in = PlacedIn {
-        app_container: pod.app_container_names.into_iter().next(),
+        app_container: pod
+            .app_container_names
+            .into_iter()
+            .next()
+            .filter(|_| env.profile.mesh.names_default_container()),
         name: pod.vars.name,
         volumes_first: env.profile.mesh.puts_its_volumes_first(),
         merges_user_containers: merges_user_containers(env),
@@ -531,7 +535,12 @@ mod tests {
                 .field("restartPolicy")
                 .is_none()
         );
-        assert_eq!(pod["metadata"]["annotations"][DEFAULT_CONTAINER], "app");
+        // Linkerd's injector never names the default container.
+        assert!(
+            pod["metadata"]["annotations"]
+                .get(DEFAULT_CONTAINER)
+                .is_none()
+        );
         let back = uninject(
             &plan.result,
             &WorkloadTypes::with(&[])
