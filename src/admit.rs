@@ -91,7 +91,9 @@ pub fn admit_all(
         .profile
         .configured_by(&cluster, &settings.run.flags)?;
     let profile = configured.as_ref().unwrap_or(&settings.run.profile);
+    let run_notes = profile.check_objects(&cluster, &settings.run.flags)?;
     let env = |cluster, security| Env {
+        run_notes: &run_notes,
         profile,
         flags: &settings.run.flags,
         native: settings.run.native,

@@ -35,7 +35,32 @@ pub const DERIVED: &[&str] = &[
     "debugImageRef",
     "debugPullPolicy",
     "proxyAwait",
+    "proxySecurity",
+    "initCapabilitiesAdd",
+    "initCapabilitiesDrop",
+    "proxySAMount",
+    "identityTokenFile",
+    "validatorConnectAddr",
+    "validatorListenAddr",
+    "validatorSecurity",
+    "tracingEnv",
 ];
+
+/// The probes' numbers: a zero is no field (Kubernetes' default), as Go
+/// writes a zero it omits.
+const PROBE_NUMBERS: [&str; 7] = [
+    "livenessProbeInitialDelaySeconds",
+    "livenessProbeTimeoutSeconds",
+    "readinessProbeInitialDelaySeconds",
+    "readinessProbeTimeoutSeconds",
+    "startupProbeInitialDelaySeconds",
+    "startupProbePeriodSeconds",
+    "startupProbeFailureThreshold",
+];
+
+/// The xtables lock's volume, the one Linkerd's injector adds whatever
+/// `proxyInit.xtMountPath.name` says.
+const XTABLES_VOLUME: &str = "linkerd-proxy-init-xtables-lock";
 
 /// The values that hold the proxy's resource quantities.
 const RESOURCES: [&str; 6] = [
@@ -218,12 +243,256 @@ pub fn complete(values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> 
     values.insert("proxyAwait".into(), Value::Bool(awaits));
     values.insert("debugImageRef".into(), Value::String(debug_image));
     values.insert("debugPullPolicy".into(), Value::String(debug_pull));
+    complete_partials(values, ipv4_only);
+}
+
+/// The values the chart's partials read beside the env: the probes'
+/// numbers, the proxy's and the init container's security, the service
+/// account token's mount, the identity token's file, the network
+/// validator's addresses and security, and tracing's env.
+fn complete_partials(values: &mut Map<String, Value>, ipv4_only: bool) {
+    for name in PROBE_NUMBERS {
+        if values.get(name).is_some_and(|v| v.as_u64() == Some(0)) {
+            values.insert(name.into(), Value::String(String::new()));
+        }
+    }
+    let names = |map: Option<&Map<String, Value>>, key: &str| -> Vec<Value> {
+        map.and_then(|m| m.get(key))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let proxy_caps = non_empty_map(values, "proxyCapabilities");
+    let security = match non_empty_map(values, "proxySecurityContext") {
+        Some(given) => Value::Object(given),
+        None => {
+            let mut context = Map::new();
+            context.insert("allowPrivilegeEscalation".into(), Value::Bool(false));
+            let mut caps = Map::new();
+            for key in ["add", "drop"] {
+                let list = names(proxy_caps.as_ref(), key);
+                if !list.is_empty() {
+                    caps.insert(key.into(), Value::Array(list));
+                }
+            }
+            if !caps.is_empty() {
+                context.insert("capabilities".into(), Value::Object(caps));
+            }
+            context.insert("readOnlyRootFilesystem".into(), Value::Bool(true));
+            context.insert("runAsNonRoot".into(), Value::Bool(true));
+            let uid = values.get("proxyUID").cloned().unwrap_or(Value::Null);
+            context.insert("runAsUser".into(), uid);
+            if let Some(group) = values.get("proxyGroup").filter(|g| g.is_number()) {
+                context.insert("runAsGroup".into(), group.clone());
+            }
+            context.insert(
+                "seccompProfile".into(),
+                serde_json::json!({"type": "RuntimeDefault"}),
+            );
+            Value::Object(context)
+        }
+    };
+    values.insert("proxySecurity".into(), security);
+    // The init container adds the proxy's capabilities and drops what the
+    // proxy drops but what its rules need; else the cluster's own for it.
+    let (extra_add, drop) = match &proxy_caps {
+        Some(caps) => {
+            let drop = names(Some(caps), "drop")
+                .into_iter()
+                .filter(|c| !matches!(c.as_str(), Some("NET_RAW" | "NET_ADMIN")))
+                .collect();
+            (names(Some(caps), "add"), drop)
+        }
+        None => {
+            let init = non_empty_map(values, "proxyInitCapabilities");
+            (names(init.as_ref(), "add"), names(init.as_ref(), "drop"))
+        }
+    };
+    let mut add = vec![Value::from("NET_ADMIN"), Value::from("NET_RAW")];
+    add.extend(extra_add);
+    values.insert("initCapabilitiesAdd".into(), Value::Array(add));
+    let drop = if drop.is_empty() {
+        Value::String(String::new())
+    } else {
+        Value::Array(drop)
+    };
+    values.insert("initCapabilitiesDrop".into(), drop);
+    let mount = non_empty_map(values, "proxySAMountPath").map_or(Vec::new(), |given| {
+        let field = |key: &str| given.get(key).cloned().unwrap_or(Value::Null);
+        let read_only = given.get("readOnly").and_then(Value::as_bool) == Some(true);
+        vec![serde_json::json!({
+            "mountPath": field("mountPath"),
+            "name": field("name"),
+            "readOnly": read_only,
+        })]
+    });
+    values.insert("proxySAMount".into(), Value::Array(mount));
+    let projected = text_of(values, "serviceAccountTokenProjection") != "false";
+    let token = if projected {
+        "/var/run/secrets/tokens/linkerd-identity-token"
+    } else {
+        "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    };
+    values.insert("identityTokenFile".into(), Value::String(token.into()));
+    let or = |own: &str, v4: &str, v6: &str| {
+        let own = text_of(values, own);
+        match (own.is_empty(), ipv4_only) {
+            (false, _) => own,
+            (true, true) => v4.to_string(),
+            (true, false) => v6.to_string(),
+        }
+    };
+    let connect = or(
+        "networkValidatorConnectAddr",
+        "1.1.1.1:20001",
+        "[fd00::1]:20001",
+    );
+    let listen = or("networkValidatorListenAddr", "0.0.0.0:4140", "[::]:4140");
+    values.insert("validatorConnectAddr".into(), Value::String(connect));
+    values.insert("validatorListenAddr".into(), Value::String(listen));
+    let validator = if text_of(values, "networkValidatorEnableSecurityContext") == "false" {
+        Value::String(String::new())
+    } else {
+        non_empty_map(values, "networkValidatorSecurityContext").map_or_else(
+            || {
+                serde_json::json!({
+                    "allowPrivilegeEscalation": false,
+                    "capabilities": {"drop": ["ALL"]},
+                    "readOnlyRootFilesystem": true,
+                    "runAsGroup": 65534,
+                    "runAsNonRoot": true,
+                    "runAsUser": 65534,
+                    "seccompProfile": {"type": "RuntimeDefault"},
+                })
+            },
+            Value::Object,
+        )
+    };
+    values.insert("validatorSecurity".into(), validator);
+    let tracing = tracing_env(values);
+    values.insert("tracingEnv".into(), Value::Array(tracing));
+}
+
+/// The mapping `values[name]`, when it is one with entries.
+fn non_empty_map(values: &Map<String, Value>, name: &str) -> Option<Map<String, Value>> {
+    match values.get(name) {
+        Some(Value::Object(map)) if !map.is_empty() => Some(map.clone()),
+        _ => None,
+    }
+}
+
+/// The proxy's tracing env, as the chart writes it when tracing is
+/// enabled: where the pod's labels are mounted, the protocol
+/// (`opentelemetry` by default), the service name, the collector's address
+/// and identity, and the spans' attributes (`key=value` lines in key order).
+fn tracing_env(values: &Map<String, Value>) -> Vec<Value> {
+    if text_of(values, "tracingEnabled") != "true" {
+        return Vec::new();
+    }
+    let entry = |name: &str, value: String| serde_json::json!({"name": name, "value": value});
+    let protocol = match text_of(values, "tracingProtocol") {
+        empty if empty.is_empty() => "opentelemetry".to_string(),
+        given => given,
+    };
+    let identity = format!(
+        "{}.{}.serviceaccount.identity.{}.{}",
+        text_of(values, "tracingCollectorServiceAccount"),
+        text_of(values, "tracingCollectorNamespace"),
+        text_of(values, "controlPlaneNamespace"),
+        text_of(values, "trustDomain"),
+    );
+    vec![
+        entry(
+            "LINKERD2_PROXY_TRACE_ATTRIBUTES_PATH",
+            "/var/run/linkerd/podinfo/labels".into(),
+        ),
+        entry(
+            "LINKERD2_PROXY_TRACE_ANNOTATIONS_PATH",
+            "/var/run/linkerd/podinfo/annotations".into(),
+        ),
+        entry("LINKERD2_PROXY_TRACE_PROTOCOL", protocol),
+        entry(
+            "LINKERD2_PROXY_TRACE_SERVICE_NAME",
+            text_of(values, "tracingServiceName"),
+        ),
+        entry(
+            "LINKERD2_PROXY_TRACE_COLLECTOR_SVC_ADDR",
+            text_of(values, "tracingCollectorEndpoint"),
+        ),
+        entry("LINKERD2_PROXY_TRACE_COLLECTOR_SVC_NAME", identity),
+        entry(
+            "LINKERD2_PROXY_TRACE_EXTRA_ATTRIBUTES",
+            trace_attributes(values.get("tracingLabels"), None, None),
+        ),
+    ]
+}
+
+/// The spans' attributes as the chart writes them (`key=value` lines in
+/// key order): the cluster's `labels`, and, as Linkerd's webhook adds them
+/// for a pod, `service.name` from its `app.kubernetes.io/instance` (else
+/// `app.kubernetes.io/name`) label and each `resource.opentelemetry.io/`
+/// annotation's name and value, over them.
+pub fn trace_attributes(
+    labels: Option<&Value>,
+    pod_labels: Option<&Map<String, Value>>,
+    pod_annotations: Option<&Map<String, Value>>,
+) -> String {
+    let mut attributes: Vec<(String, String)> = Vec::new();
+    let mut set = |key: &str, value: &Value| {
+        let value = match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        attributes.retain(|(k, _)| k != key);
+        attributes.push((key.to_string(), value));
+    };
+    for (key, value) in labels.and_then(Value::as_object).into_iter().flatten() {
+        set(key, value);
+    }
+    let label = |key: &str| pod_labels.and_then(|l| l.get(key));
+    if let Some(name) =
+        label("app.kubernetes.io/instance").or_else(|| label("app.kubernetes.io/name"))
+    {
+        set("service.name", name);
+    }
+    for (key, value) in pod_annotations.into_iter().flatten() {
+        if let Some(attribute) = key.strip_prefix("resource.opentelemetry.io/") {
+            set(attribute, value);
+        }
+    }
+    attributes.sort();
+    attributes
+        .iter()
+        .map(|(k, v)| format!("{k}={v}\n"))
+        .collect()
 }
 
 /// Why Linkerd's injector would fail on these values, if it would: its
 /// chart refuses an iptables mode other than nft or legacy, and a
 /// close-wait timeout unless the init container runs as root.
 pub fn refusal(values: &Map<String, Value>) -> Option<String> {
+    if text_of(values, "tracingEnabled") == "true" {
+        for (name, path) in [
+            (
+                "tracingCollectorEndpoint",
+                "proxy.tracing.collector.endpoint",
+            ),
+            (
+                "tracingCollectorServiceAccount",
+                "proxy.tracing.collector.meshIdentity.serviceAccountName",
+            ),
+            (
+                "tracingCollectorNamespace",
+                "proxy.tracing.collector.meshIdentity.namespace",
+            ),
+        ] {
+            if text_of(values, name).is_empty() {
+                return Some(format!(
+                    "Linkerd's injector fails on it: {path} ({name}) must be set if proxy tracing is enabled"
+                ));
+            }
+        }
+    }
     let mode = text_of(values, "iptablesMode");
     if let Err(problem) = check_value("iptablesMode", &mode) {
         return Some(format!(
@@ -245,6 +514,10 @@ pub fn check_value(name: &str, raw: &str) -> Result<(), String> {
     match name {
         "iptablesMode" if !matches!(raw, "" | "nft" | "legacy") => Err(format!(
             "{raw:?} is not nft or legacy, the iptables Linkerd's init container runs"
+        )),
+        "proxyInitXtablesMountName" if raw != XTABLES_VOLUME => Err(format!(
+            "{raw:?}: Linkerd's injector adds the volume {XTABLES_VOLUME} whatever this names, \
+             so the init container would mount a volume the pod lacks, which the apiserver refuses"
         )),
         _ => Ok(()),
     }

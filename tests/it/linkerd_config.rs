@@ -56,7 +56,7 @@ fn run(input: &str, args: &[&str]) -> common::Run {
 fn inject_with(values: &str, annotations: &str, args: &[&str]) -> (Value, String) {
     let input = format!("{}---\n{}", linkerd_config(values), deployment(annotations));
     let run = run(&input, args);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 0, "{values}: {}", run.stderr);
     let object = common::values(&run.stdout)
         .into_iter()
         .flatten()
@@ -126,5 +126,499 @@ fn a_classic_linkerd_proxy_names_no_default_container() {
             .get("kubectl.kubernetes.io/default-container")
             .is_none(),
         "{object:#}"
+    );
+}
+
+/// `linkerd-config` values and what the chart renders for them, field by
+/// field: one case per value the partials read (worked out from
+/// `_proxy.tpl`, `_proxy-init.tpl`, `_network-validator.tpl`,
+/// `_volumes.tpl`, `_capabilities.tpl` and the injector's `patch.json`).
+#[test]
+fn every_value_of_linkerd_config_is_rendered_as_the_chart_renders_it() {
+    type Check = fn(&Value);
+    let cases: Vec<(&str, &str, &[&str], Check)> = vec![
+        ("proxy.accessLog", "proxy:\n  accessLog: json", &[], |o| {
+            assert_eq!(env(o, "LINKERD2_PROXY_ACCESS_LOG").as_deref(), Some("json"));
+        }),
+        (
+            "proxy.disableInboundProtocolDetectTimeout",
+            "proxy:\n  disableInboundProtocolDetectTimeout: true",
+            &[],
+            |o| {
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_INBOUND_DETECT_TIMEOUT").as_deref(),
+                    Some("365d")
+                );
+                assert_eq!(env(o, "LINKERD2_PROXY_OUTBOUND_DETECT_TIMEOUT"), None);
+            },
+        ),
+        (
+            "proxy.disableOutboundProtocolDetectTimeout",
+            "proxy:\n  disableOutboundProtocolDetectTimeout: true",
+            &[],
+            |o| {
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_OUTBOUND_DETECT_TIMEOUT").as_deref(),
+                    Some("365d")
+                );
+            },
+        ),
+        (
+            "proxy.enableExternalProfiles",
+            "proxy:\n  enableExternalProfiles: true",
+            &[],
+            |o| {
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_DESTINATION_PROFILE_SUFFIXES").as_deref(),
+                    Some(".")
+                );
+            },
+        ),
+        (
+            "proxy.requireIdentityOnInboundPorts",
+            "proxy:\n  requireIdentityOnInboundPorts: \"8080,9090\"",
+            &[],
+            |o| {
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_INBOUND_PORTS_REQUIRE_IDENTITY").as_deref(),
+                    Some("8080,9090")
+                );
+            },
+        ),
+        (
+            "proxy.requireTLSOnInboundPorts",
+            "proxy:\n  requireTLSOnInboundPorts: \"8443\"",
+            &[],
+            |o| {
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_INBOUND_PORTS_REQUIRE_TLS").as_deref(),
+                    Some("8443")
+                );
+            },
+        ),
+        (
+            "proxy.shutdownGracePeriod",
+            "proxy:\n  shutdownGracePeriod: 45s",
+            &[],
+            |o| {
+                // As the cluster's values say it: only an annotation's is rewritten in ms.
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_SHUTDOWN_GRACE_PERIOD").as_deref(),
+                    Some("45s")
+                );
+            },
+        ),
+        (
+            "proxy.livenessProbe and readinessProbe",
+            "proxy:\n  livenessProbe: {initialDelaySeconds: 30, timeoutSeconds: 5}\n  readinessProbe: {initialDelaySeconds: 0, timeoutSeconds: 3}",
+            &[],
+            |o| {
+                let proxy = container(o, "linkerd-proxy");
+                assert_eq!(
+                    proxy["livenessProbe"],
+                    json!({"httpGet": {"path": "/live", "port": 4191}, "initialDelaySeconds": 30, "timeoutSeconds": 5})
+                );
+                // A zero is no field, as Go leaves it out.
+                assert_eq!(
+                    proxy["readinessProbe"],
+                    json!({"httpGet": {"path": "/ready", "port": 4191}, "timeoutSeconds": 3})
+                );
+            },
+        ),
+        (
+            "proxy.startupProbe",
+            "proxy:\n  startupProbe: {initialDelaySeconds: 4, periodSeconds: 2, failureThreshold: 60}",
+            &[],
+            |o| {
+                assert_eq!(
+                    container(o, "linkerd-proxy")["startupProbe"],
+                    json!({"httpGet": {"path": "/ready", "port": 4191}, "initialDelaySeconds": 4, "periodSeconds": 2, "failureThreshold": 60})
+                );
+            },
+        ),
+        (
+            "proxy.await false",
+            "proxy:\n  await: false",
+            &["--kube-version", "1.28"],
+            |o| {
+                let names: Vec<&Value> = pod(o)["spec"]["containers"]
+                    .as_array()
+                    .expect("containers")
+                    .iter()
+                    .map(|c| &c["name"])
+                    .collect();
+                assert_eq!(names, [&json!("app"), &json!("linkerd-proxy")]);
+                assert!(container(o, "linkerd-proxy").get("lifecycle").is_none());
+            },
+        ),
+        (
+            "proxy.await false, native",
+            "proxy:\n  await: false",
+            &[],
+            |o| {
+                assert!(container(o, "linkerd-proxy").get("startupProbe").is_none());
+            },
+        ),
+        (
+            "proxy.nativeSidecar false",
+            "proxy:\n  nativeSidecar: false",
+            &[],
+            |o| {
+                assert_eq!(pod(o)["spec"]["containers"][0]["name"], "linkerd-proxy");
+            },
+        ),
+        (
+            "proxy.nativeSidecar true before 1.29",
+            "proxy:\n  nativeSidecar: true",
+            &["--kube-version", "1.28", "--warn-only"],
+            |o| {
+                assert_eq!(container(o, "linkerd-proxy")["restartPolicy"], "Always");
+            },
+        ),
+        (
+            "proxy.capabilities",
+            "proxy:\n  capabilities:\n    add: [NET_BIND_SERVICE]\n    drop: [ALL, NET_RAW]",
+            &[],
+            |o| {
+                assert_eq!(
+                    container(o, "linkerd-proxy")["securityContext"]["capabilities"],
+                    json!({"add": ["NET_BIND_SERVICE"], "drop": ["ALL", "NET_RAW"]})
+                );
+                // The init container adds them too, and drops them but what its rules need.
+                assert_eq!(
+                    container(o, "linkerd-init")["securityContext"]["capabilities"],
+                    json!({"add": ["NET_ADMIN", "NET_RAW", "NET_BIND_SERVICE"], "drop": ["ALL"]})
+                );
+            },
+        ),
+        (
+            "proxyInit.capabilities",
+            "proxyInit:\n  capabilities:\n    add: [SYS_PTRACE]\n    drop: [MKNOD]",
+            &[],
+            |o| {
+                assert_eq!(
+                    container(o, "linkerd-init")["securityContext"]["capabilities"],
+                    json!({"add": ["NET_ADMIN", "NET_RAW", "SYS_PTRACE"], "drop": ["MKNOD"]})
+                );
+                assert!(
+                    container(o, "linkerd-proxy")["securityContext"]
+                        .get("capabilities")
+                        .is_none()
+                );
+            },
+        ),
+        (
+            "proxy.securityContext",
+            "proxy:\n  securityContext: {runAsUser: 1234, runAsNonRoot: true}",
+            &[],
+            |o| {
+                assert_eq!(
+                    container(o, "linkerd-proxy")["securityContext"],
+                    json!({"runAsUser": 1234, "runAsNonRoot": true})
+                );
+            },
+        ),
+        (
+            "proxy.saMountPath",
+            "proxy:\n  saMountPath: {name: kube-api-access, mountPath: /var/run/secrets/kubernetes.io/serviceaccount, readOnly: true}",
+            &[],
+            |o| {
+                let mount = json!({"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "name": "kube-api-access", "readOnly": true});
+                for name in ["linkerd-proxy", "linkerd-init"] {
+                    let mounts = container(o, name)["volumeMounts"]
+                        .as_array()
+                        .expect("mounts")
+                        .clone();
+                    assert_eq!(mounts.last(), Some(&mount), "{name}");
+                }
+            },
+        ),
+        (
+            "proxyInit.xtMountPath.mountPath",
+            "proxyInit:\n  xtMountPath: {mountPath: /var/run/xtables, name: linkerd-proxy-init-xtables-lock}",
+            &[],
+            |o| {
+                assert_eq!(
+                    container(o, "linkerd-init")["volumeMounts"],
+                    json!([{"name": "linkerd-proxy-init-xtables-lock", "mountPath": "/var/run/xtables"}])
+                );
+            },
+        ),
+        (
+            "identity.serviceAccountTokenProjection false",
+            "identity:\n  serviceAccountTokenProjection: false",
+            &[],
+            |o| {
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_IDENTITY_TOKEN_FILE").as_deref(),
+                    Some("/var/run/secrets/kubernetes.io/serviceaccount/token")
+                );
+                let mounts = container(o, "linkerd-proxy")["volumeMounts"].to_string();
+                assert!(!mounts.contains("linkerd-identity-token"), "{mounts}");
+                let volumes = pod(o)["spec"]["volumes"].to_string();
+                assert!(!volumes.contains("linkerd-identity-token"), "{volumes}");
+            },
+        ),
+        (
+            "networkValidator.*",
+            "cniEnabled: true\nnetworkValidator:\n  logLevel: info\n  logFormat: json\n  connectAddr: 10.9.9.9:20001\n  listenAddr: 0.0.0.0:4141\n  timeout: 30s\n  securityContext: {runAsUser: 1000}",
+            &[],
+            |o| {
+                let validator = container(o, "linkerd-network-validator");
+                assert_eq!(
+                    validator["args"],
+                    json!([
+                        "--log-format",
+                        "json",
+                        "--log-level",
+                        "info",
+                        "--connect-addr",
+                        "10.9.9.9:20001",
+                        "--listen-addr",
+                        "0.0.0.0:4141",
+                        "--timeout",
+                        "30s"
+                    ])
+                );
+                assert_eq!(validator["securityContext"], json!({"runAsUser": 1000}));
+            },
+        ),
+        (
+            "networkValidator defaults with IPv6",
+            "cniEnabled: true\ndisableIPv6: false",
+            &[],
+            |o| {
+                let validator = container(o, "linkerd-network-validator");
+                assert_eq!(
+                    validator["args"],
+                    json!([
+                        "--log-format",
+                        "plain",
+                        "--log-level",
+                        "debug",
+                        "--connect-addr",
+                        "[fd00::1]:20001",
+                        "--listen-addr",
+                        "[::]:4140",
+                        "--timeout",
+                        "10s"
+                    ])
+                );
+                assert_eq!(
+                    validator["securityContext"]["capabilities"],
+                    json!({"drop": ["ALL"]})
+                );
+            },
+        ),
+        (
+            "networkValidator.enableSecurityContext false",
+            "cniEnabled: true\nnetworkValidator:\n  enableSecurityContext: false",
+            &["--security-context", "off"],
+            |o| {
+                assert!(
+                    container(o, "linkerd-network-validator")
+                        .get("securityContext")
+                        .is_none()
+                );
+            },
+        ),
+        (
+            "proxy.tracing.*",
+            "proxy:\n  tracing:\n    enabled: true\n    traceServiceName: my-proxy\n    labels: {team: a}\n    collector:\n      endpoint: collector.tracing:4317\n      meshIdentity: {serviceAccountName: collector, namespace: tracing}",
+            &[],
+            |o| {
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_TRACE_ATTRIBUTES_PATH").as_deref(),
+                    Some("/var/run/linkerd/podinfo/labels")
+                );
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_TRACE_ANNOTATIONS_PATH").as_deref(),
+                    Some("/var/run/linkerd/podinfo/annotations")
+                );
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_TRACE_PROTOCOL").as_deref(),
+                    Some("opentelemetry")
+                );
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_TRACE_SERVICE_NAME").as_deref(),
+                    Some("my-proxy")
+                );
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_TRACE_COLLECTOR_SVC_ADDR").as_deref(),
+                    Some("collector.tracing:4317")
+                );
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_TRACE_COLLECTOR_SVC_NAME").as_deref(),
+                    Some("collector.tracing.serviceaccount.identity.linkerd.cluster.local")
+                );
+                assert_eq!(
+                    env(o, "LINKERD2_PROXY_TRACE_EXTRA_ATTRIBUTES").as_deref(),
+                    Some("team=a\n")
+                );
+                let mounts = container(o, "linkerd-proxy")["volumeMounts"]
+                    .as_array()
+                    .expect("mounts")
+                    .clone();
+                assert!(mounts.contains(
+                    &json!({"name": "linkerd-podinfo", "mountPath": "/var/run/linkerd/podinfo"})
+                ));
+                let volumes = pod(o)["spec"]["volumes"]
+                    .as_array()
+                    .expect("volumes")
+                    .clone();
+                assert!(volumes.contains(&json!({"name": "linkerd-podinfo", "downwardAPI": {"items": [{"fieldRef": {"fieldPath": "metadata.labels"}, "path": "labels"}]}})));
+            },
+        ),
+    ];
+    for (what, values, args, check) in cases {
+        let (object, report) = inject_with(values, "", args);
+        assert!(
+            !report.contains("not known to this tool"),
+            "{what}: {report}"
+        );
+        check(&object);
+    }
+}
+
+#[test]
+fn tracing_adds_the_pods_service_name_and_attributes_as_the_webhook_does() {
+    let values = "proxy:\n  tracing:\n    enabled: true\n    labels: {team: a, zone: z}\n    collector:\n      endpoint: collector.tracing:4317\n      meshIdentity: {serviceAccountName: collector, namespace: tracing}";
+    let input = format!(
+        "{}---\n{}",
+        linkerd_config(values),
+        deployment(r#"resource.opentelemetry.io/zone: eu, resource.opentelemetry.io/deployment.environment: prod"#)
+            .replace("labels: {app: web}\n      annotations", "labels: {app: web, app.kubernetes.io/name: shop-web}\n      annotations")
+    );
+    let traced = run(&input, &[]);
+    assert_eq!(traced.code, 0, "{}", traced.stderr);
+    let object = common::values(&traced.stdout)
+        .into_iter()
+        .flatten()
+        .find(|v| v["kind"] == "Deployment")
+        .expect("the Deployment");
+    assert_eq!(
+        env(&object, "LINKERD2_PROXY_TRACE_EXTRA_ATTRIBUTES").as_deref(),
+        Some("deployment.environment=prod\nservice.name=shop-web\nteam=a\nzone=eu\n")
+    );
+    // Without its collector, Linkerd's chart fails: the workload is left as it is.
+    let (_, report) = {
+        let input = format!(
+            "{}---\n{}",
+            linkerd_config("proxy:\n  tracing:\n    enabled: true"),
+            deployment("")
+        );
+        let run = run(&input, &[]);
+        (run.code, run.stderr)
+    };
+    assert!(
+        report.contains("proxy.tracing.collector.endpoint (tracingCollectorEndpoint) must be set if proxy tracing is enabled"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_key_the_tool_does_not_know_is_a_warning_naming_it_once() {
+    let input = format!(
+        "{}---\n{}---\n{}",
+        linkerd_config(
+            "controllerReplicas: 3\npolicyController:\n  logLevel: debug\nproxy:\n  newKnob: 1\n  logLevel: debug\nbrandNew: {a: 1}"
+        ),
+        deployment(""),
+        deployment("").replace("name: web\n  namespace", "name: api\n  namespace")
+    );
+    let run = run(&input, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let warning = "warning: ConfigMap linkerd/linkerd-config: values: proxy.newKnob, brandNew.a are not known to this tool, so not applied: a proxy injected here may differ from the one the cluster's injector writes\n";
+    assert_eq!(run.stderr.matches(warning).count(), 1, "{}", run.stderr);
+    // Known settings of the control plane's own say nothing.
+    assert!(!run.stderr.contains("controllerReplicas"), "{}", run.stderr);
+    assert!(!run.stderr.contains("policyController"), "{}", run.stderr);
+}
+
+#[test]
+fn unreadable_values_stop_the_run_naming_the_configmap_file_and_line() {
+    let input = format!(
+        "{}---\n{}",
+        linkerd_config("linkerdVersion: edge-1\nproxy: [unclosed\nother: 1"),
+        deployment("")
+    );
+    let run = run(&input, &[]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.starts_with(
+            "error: <stdin>: document 1, line 10:10: ConfigMap linkerd/linkerd-config: data.values does not read as YAML: "
+        ),
+        "{}",
+        run.stderr
+    );
+    // In --context too, and as a List of ConfigMaps (kubectl get cm a b -o yaml).
+    let dir = tempfile::tempdir().expect("a directory");
+    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: linkerd-config, namespace: linkerd}\n  data:\n    values: \"proxy: [x\"\n";
+    let file = dir.path().join("linkerd.yaml");
+    std::fs::write(&file, list).expect("written");
+    let path = file.to_str().expect("UTF-8");
+    let run = common::run(&["--context", path, "-f", "-"], Some(&deployment("")));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr.starts_with(&format!("error: {path}: document 1, line 8:13: ConfigMap linkerd/linkerd-config: data.values does not read as YAML")),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn values_are_checked_as_their_set_flags_are() {
+    let cases = [
+        (
+            "proxy:\n  ports:\n    admin: notaport",
+            "values: proxy.ports.admin (the profile's adminPort): expected a whole number of 0 or more, got \"notaport\"",
+        ),
+        (
+            "proxy:\n  logFormat: xml",
+            "values: proxy.logFormat (the profile's logFormat): \"xml\" is not one of json, plain",
+        ),
+        (
+            "proxy:\n  resources:\n    cpu:\n      limit: lots",
+            "values: proxy.resources.cpu.limit (the profile's proxyCPULimit): \"lots\" is not a quantity such as 100m or 1Gi",
+        ),
+        (
+            "proxy:\n  await: maybe",
+            "values: proxy.await (the profile's proxyPosition): \"maybe\" is not one of true, false",
+        ),
+        (
+            "proxy:\n  enableShutdownEndpoint: sometimes",
+            "values: proxy.enableShutdownEndpoint (the profile's enableShutdownEndpoint): expected true or false, got \"sometimes\"",
+        ),
+        (
+            "proxyInit:\n  closeWaitTimeoutSecs: soon",
+            "values: proxyInit.closeWaitTimeoutSecs (the profile's closeWaitTimeout): \"soon\" is not a duration such as 90s or 1m30s, not negative",
+        ),
+        (
+            "proxyInit:\n  xtMountPath: {name: other, mountPath: /run}",
+            "values: proxyInit.xtMountPath.name (the profile's proxyInitXtablesMountName): \"other\": Linkerd's injector adds the volume linkerd-proxy-init-xtables-lock",
+        ),
+    ];
+    for (values, message) in cases {
+        let input = format!("{}---\n{}", linkerd_config(values), deployment(""));
+        let run = run(&input, &[]);
+        assert_eq!(run.code, 2, "{values}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{values}");
+        assert!(
+            run.stderr
+                .contains(&format!("ConfigMap linkerd/linkerd-config: {message}")),
+            "{values}: {}",
+            run.stderr
+        );
+    }
+    // The same words as --set of the value.
+    let flagged = run(&deployment(""), &["--set", "adminPort=notaport"]);
+    assert!(
+        flagged
+            .stderr
+            .contains("--set adminPort: expected a whole number of 0 or more, got \"notaport\""),
+        "{}",
+        flagged.stderr
     );
 }

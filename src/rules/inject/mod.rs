@@ -44,6 +44,20 @@ use place::*;
 pub(crate) use place::{apply_edits, ensure};
 use sidecar::*;
 
+/// Set the value of `container`'s env var `name`, where it has one.
+fn set_env_value(container: &mut Value, name: &str, value: String) {
+    let entries = container
+        .get_mut("env")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten();
+    for entry in entries.filter(|e| e.field("name").and_then(Value::as_str) == Some(name)) {
+        if let Some(Value::Object(entry)) = Some(entry) {
+            entry.insert("value".into(), Value::String(value.clone()));
+        }
+    }
+}
+
 /// Annotation naming the container `kubectl logs/exec` use by default.
 const DEFAULT_CONTAINER: &str = "kubectl.kubernetes.io/default-container";
 
@@ -232,9 +246,29 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .into_iter()
         .chain(ignored)
         .map(Note::warning)
+        .chain(env.run_notes.iter().cloned())
         .collect();
 
     let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes);
+    if env.profile.mesh == Mesh::Linkerd {
+        // Linkerd's webhook adds the pod's own service name and
+        // OpenTelemetry attributes to the spans' (its labels and
+        // annotations, the namespace's inherited ones among them).
+        let labels = patcher
+            .get(&paths.metadata)
+            .and_then(|m| m.field("labels"))
+            .and_then(Value::as_object);
+        let attributes = |values: &Map<String, Value>| {
+            crate::mesh::linkerd::trace_attributes(values.get("tracingLabels"), labels, annotations)
+        };
+        if let Some(proxy) = sidecar.proxy.as_mut() {
+            set_env_value(
+                proxy,
+                "LINKERD2_PROXY_TRACE_EXTRA_ATTRIBUTES",
+                attributes(filled.values()),
+            );
+        }
+    }
     if env.profile.mesh == Mesh::Istio {
         // Istio decides on the pod as its template left it, the template's
         // annotation over the pod's own (the embedded profile's annotations
@@ -464,6 +498,7 @@ mod tests {
                 namespace: "default",
                 namespace_assumed: false,
                 cluster: &self.cluster,
+                run_notes: &[],
             }
         }
 
