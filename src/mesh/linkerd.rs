@@ -75,7 +75,9 @@ const RESOURCES: [&str; 6] = [
 /// Add Linkerd's derived values to `values`:
 /// - `trustAnchorsPEM` as the proxy's env carries it (trimmed, one final
 ///   line break: the chart writes it `| trim` into a literal block), and
-///   `trustRootSHA256`, the hex SHA-256 of it (`linkerd.io/trust-root-sha256`);
+///   `trustRootSHA256`, the hex SHA-256 of the anchors as given
+///   (`linkerd.io/trust-root-sha256`: Linkerd's webhook hashes the file it
+///   mounts from the trust-roots ConfigMap, `|-` or `|` as written);
 /// - the resource quantities in Kubernetes' canonical form (`0.5` → `500m`);
 /// - `proxyCoresMin` and `proxyCoresMax`, the proxy's worker threads: the CPU
 ///   request and limit in whole cores, rounded up (at least 1; no maximum
@@ -95,19 +97,22 @@ const RESOURCES: [&str; 6] = [
 ///   its security (privileged for a close-wait timeout, root when asked);
 /// - the debug container's image and pull policy, the proxy's by default.
 pub fn complete(values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> bool) {
-    let anchors = text_of(values, "trustAnchorsPEM");
-    let anchors = anchors.trim();
-    let (anchors, hash) = if anchors.is_empty() {
-        (String::new(), String::new())
-    } else {
-        let anchors = format!("{anchors}\n");
-        let hash = hex(&Sha256::digest(anchors.as_bytes()));
-        (anchors, hash)
-    };
-    if values.contains_key("trustAnchorsPEM") {
-        values.insert("trustAnchorsPEM".into(), Value::String(anchors));
+    // Linkerd hashes the anchors as given (the file mounted from the
+    // trust-roots ConfigMap, final line break or not); the env carries them
+    // trimmed with one final line break. Values completed already keep theirs.
+    if !values.contains_key("trustRootSHA256") {
+        let given = text_of(values, "trustAnchorsPEM");
+        let (anchors, hash) = if given.trim().is_empty() {
+            (String::new(), String::new())
+        } else {
+            let hash = hex(&Sha256::digest(given.as_bytes()));
+            (format!("{}\n", given.trim()), hash)
+        };
+        if values.contains_key("trustAnchorsPEM") {
+            values.insert("trustAnchorsPEM".into(), Value::String(anchors));
+        }
+        values.insert("trustRootSHA256".into(), Value::String(hash));
     }
-    values.insert("trustRootSHA256".into(), Value::String(hash));
 
     // Resources as Kubernetes writes quantities (`0.5` is `500m`).
     for name in RESOURCES {
@@ -515,12 +520,44 @@ pub fn check_value(name: &str, raw: &str) -> Result<(), String> {
         "iptablesMode" if !matches!(raw, "" | "nft" | "legacy") => Err(format!(
             "{raw:?} is not nft or legacy, the iptables Linkerd's init container runs"
         )),
+        "trustAnchorsPEM" if !raw.trim().is_empty() => check_anchors(raw),
         "proxyInitXtablesMountName" if raw != XTABLES_VOLUME => Err(format!(
             "{raw:?}: Linkerd's injector adds the volume {XTABLES_VOLUME} whatever this names, \
              so the init container would mount a volume the pod lacks, which the apiserver refuses"
         )),
         _ => Ok(()),
     }
+}
+
+/// Whether `pem` is trust anchors a proxy can take: one or more PEM blocks,
+/// each an X.509 certificate (what Linkerd's identity reads them as).
+pub fn check_anchors(pem: &str) -> Result<(), String> {
+    use x509_cert::der::DecodePem;
+    const BEGIN: &str = "-----BEGIN ";
+    const END: &str = "-----END ";
+    let mut rest = pem;
+    let mut count = 0;
+    while let Some(start) = rest.find(BEGIN) {
+        count += 1;
+        let block = rest.get(start..).unwrap_or_default();
+        let Some(end) = block.find(END) else {
+            return Err(format!("PEM block {count} has no END line"));
+        };
+        let after = block.get(end + END.len()..).unwrap_or_default();
+        let close = after
+            .find("-----")
+            .map_or(after.len(), |i| i + "-----".len());
+        let length = end + END.len() + close;
+        let text = block.get(..length).unwrap_or(block);
+        x509_cert::Certificate::from_pem(text.as_bytes()).map_err(|e| {
+            format!("PEM block {count} is not an X.509 certificate ({e}); the trust anchors are the PEM of the ca-bundle.crt of the cluster's linkerd-identity-trust-roots ConfigMap")
+        })?;
+        rest = block.get(length..).unwrap_or_default();
+    }
+    if count == 0 {
+        return Err("no PEM block (-----BEGIN CERTIFICATE-----): the trust anchors are the PEM of the ca-bundle.crt of the cluster's linkerd-identity-trust-roots ConfigMap".into());
+    }
+    Ok(())
 }
 
 /// `[flag, value]`, or nothing for an empty value: an optional argument.
@@ -907,15 +944,59 @@ mod tests {
     const PEM_SHA256: &str = "a0278171ab77da84cdf84cc11c10e4d8923a3aadc855775d8aae2b6a9333415e";
 
     #[test]
-    fn the_trust_root_hash_is_of_the_anchors_with_one_final_line_break() {
-        // echo -n 'PEM\n' | sha256sum, whatever the spaces around the PEM.
+    fn the_trust_root_hash_is_of_the_anchors_as_given() {
+        // The env carries them with one final line break, whatever the
+        // spaces around; the hash is of the text as given, as Linkerd's
+        // webhook hashes the file it mounts (`|-` has no final line break).
         for pem in ["PEM", "PEM\n", "\n PEM \n\n"] {
             let values = completed(json!({"trustAnchorsPEM": pem}));
             assert_eq!(values["trustAnchorsPEM"], "PEM\n");
-            assert_eq!(values["trustRootSHA256"], PEM_SHA256);
+            assert_eq!(
+                values["trustRootSHA256"],
+                hex(&Sha256::digest(pem.as_bytes())),
+                "{pem:?}"
+            );
         }
+        // echo 'PEM' | sha256sum
+        let values = completed(json!({"trustAnchorsPEM": "PEM\n"}));
+        assert_eq!(values["trustRootSHA256"], PEM_SHA256);
+        // Completing again keeps the hash of the text as given.
+        let mut again = values.clone();
+        complete(&mut again, &|_| false);
+        assert_eq!(again["trustRootSHA256"], PEM_SHA256);
         let none = completed(json!({"trustAnchorsPEM": ""}));
         assert_eq!(none["trustRootSHA256"], "");
+    }
+
+    #[test]
+    fn trust_anchors_must_be_x509_certificates() {
+        let valid = include_str!("../../testdata/trust-anchors/a.pem");
+        let other = include_str!("../../testdata/trust-anchors/b.pem");
+        assert_eq!(check_anchors(valid), Ok(()));
+        assert_eq!(check_anchors(valid.trim_end()), Ok(()));
+        assert_eq!(check_anchors(&format!("{valid}{other}")), Ok(()));
+        let fake = "-----BEGIN CERTIFICATE-----\nTEST\n-----END CERTIFICATE-----\n";
+        for (pem, problem) in [
+            (fake.to_string(), "PEM block 1 is not an X.509 certificate"),
+            (
+                format!("{valid}{fake}"),
+                "PEM block 2 is not an X.509 certificate",
+            ),
+            ("hello".to_string(), "no PEM block"),
+            (
+                valid.replace("-----END CERTIFICATE-----", ""),
+                "PEM block 1 has no END line",
+            ),
+            (
+                "-----BEGIN PRIVATE KEY-----\nMAA=\n-----END PRIVATE KEY-----\n".to_string(),
+                "PEM block 1 is not an X.509 certificate",
+            ),
+        ] {
+            let refused = check_anchors(&pem).expect_err(problem);
+            assert!(refused.starts_with(problem), "{refused}");
+        }
+        assert!(check_value("trustAnchorsPEM", fake).is_err());
+        assert_eq!(check_value("trustAnchorsPEM", ""), Ok(()));
     }
 
     #[test]
