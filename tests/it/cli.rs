@@ -268,8 +268,9 @@ fn check_lists_stale_files_and_exits_1() {
         run.stderr,
         format!(
             "would inject: {stale}\n  deployment/web: not injected\n\
-             fix: kubectl mesh-inject -q --in-place -f {d} --context {}\n",
+             fix: kubectl mesh-inject --context {} --context {} -q --in-place -f {d}\n",
             common::cluster().display(),
+            common::testdata("cluster-settings").display(),
             stale = stale.display()
         )
     );

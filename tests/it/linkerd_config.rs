@@ -622,3 +622,89 @@ fn values_are_checked_as_their_set_flags_are() {
         flagged.stderr
     );
 }
+
+/// The cluster's version: `linkerdVersion` and `proxy.image.*` of
+/// `linkerd-config`, as the chart reads them (an empty `proxy.image.version`
+/// is `linkerdVersion`, an empty `pullPolicy` the control plane's).
+#[test]
+fn the_proxy_is_the_version_the_cluster_runs() {
+    let cases = [
+        (
+            "linkerdVersion: edge-26.9.1",
+            "cr.l5d.io/linkerd/proxy:edge-26.9.1",
+            "IfNotPresent",
+        ),
+        (
+            "linkerdVersion: edge-26.9.1\nproxy:\n  image: {version: \"\"}",
+            "cr.l5d.io/linkerd/proxy:edge-26.9.1",
+            "IfNotPresent",
+        ),
+        (
+            "linkerdVersion: edge-26.9.1\nimagePullPolicy: Always\nproxy:\n  image: {name: registry.example/proxy, version: stable-2.14.10, pullPolicy: \"\"}",
+            "registry.example/proxy:stable-2.14.10",
+            "Always",
+        ),
+        (
+            "linkerdVersion: edge-26.9.1\nproxy:\n  image: {pullPolicy: Never}",
+            "cr.l5d.io/linkerd/proxy:edge-26.9.1",
+            "Never",
+        ),
+    ];
+    for (values, image, policy) in cases {
+        let (object, report) = inject_with(values, "", &[]);
+        for name in ["linkerd-proxy", "linkerd-init"] {
+            assert_eq!(container(&object, name)["image"], image, "{values}: {name}");
+            assert_eq!(
+                container(&object, name)["imagePullPolicy"],
+                policy,
+                "{values}: {name}"
+            );
+        }
+        let version = image.rsplit(':').next().expect("a tag");
+        assert_eq!(
+            pod(&object)["metadata"]["annotations"]["linkerd.io/proxy-version"],
+            version,
+            "{values}"
+        );
+        assert!(!report.contains("embedded profile's"), "{report}");
+    }
+}
+
+/// Without the cluster's configuration, the proxy's version is the embedded
+/// profile's: the report says so once, with how to take the cluster's.
+#[test]
+fn an_embedded_proxy_version_is_said_once_with_how_to_take_the_clusters() {
+    let roots = common::cluster().join("linkerd-trust-roots.yaml");
+    let roots = roots.to_str().expect("UTF-8");
+    let two = format!(
+        "{}---\n{}",
+        deployment(""),
+        deployment("").replace("name: web\n  namespace", "name: api\n  namespace")
+    );
+    let run = common::run_as_given(&["--context", roots, "-f", "-"], Some(&two));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let note = "note: the proxy version edge-26.5.2 is the embedded profile's, not your cluster's (no linkerd-config in the input or --context, no --set proxyVersion); to inject the version your cluster runs, save its configuration:\n  kubectl get configmap -n linkerd linkerd-config linkerd-identity-trust-roots -o yaml > cluster/linkerd.yaml\nthen run with --context cluster/\n";
+    assert_eq!(run.stderr.matches(note).count(), 1, "{}", run.stderr);
+    // A version given, or the cluster's configuration: nothing to say.
+    for args in [
+        vec!["--context", roots, "--set", "proxyVersion=edge-26.9.1"],
+        vec![
+            "--context",
+            roots,
+            "--context",
+            "testdata/linkerd-config/linkerd-config.yaml",
+        ],
+    ] {
+        let run = common::run_as_given(&[&args[..], &["-f", "-"]].concat(), Some(&two));
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            !run.stderr.contains("embedded profile's"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    // A workload whose annotation gives its version is not the embedded profile's.
+    let annotated = deployment(r#"config.linkerd.io/proxy-version: edge-26.9.1"#);
+    let run = common::run_as_given(&["--context", roots, "-f", "-"], Some(&annotated));
+    assert!(!run.stderr.contains("embedded profile's"), "{}", run.stderr);
+}

@@ -44,6 +44,17 @@ use place::*;
 pub(crate) use place::{apply_edits, ensure};
 use sidecar::*;
 
+/// Whether a note of the run is about this workload: the one on the
+/// embedded profile's proxy version is not about a workload whose
+/// annotation sets another.
+fn run_note_applies(note: &Note, values: &Map<String, Value>, env: &Env<'_>) -> bool {
+    let about_version = env.profile.mesh == Mesh::Linkerd
+        && note
+            .text
+            .starts_with(crate::mesh::linkerd::EMBEDDED_VERSION_NOTE);
+    !about_version || values.get("proxyVersion") == env.profile.values.get("proxyVersion")
+}
+
 /// Set the value of `container`'s env var `name`, where it has one.
 fn set_env_value(container: &mut Value, name: &str, value: String) {
     let entries = container
@@ -246,7 +257,12 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .into_iter()
         .chain(ignored)
         .map(Note::warning)
-        .chain(env.run_notes.iter().cloned())
+        .chain(
+            env.run_notes
+                .iter()
+                .filter(|n| run_note_applies(n, filled.values(), env))
+                .cloned(),
+        )
         .collect();
 
     let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes);

@@ -102,7 +102,17 @@ pub fn with_anchors<S: AsRef<str>>(args: &[S]) -> Vec<String> {
         // First, so that a test's own context (its linkerd-config) wins.
         let at = usize::from(args.first().is_some_and(|a| !a.starts_with('-')));
         let sample = cluster().to_str().expect("a UTF-8 path").to_string();
-        given.splice(at..at, ["--context".to_string(), sample]);
+        let settings = testdata("cluster-settings");
+        let settings = settings.to_str().expect("a UTF-8 path").to_string();
+        given.splice(
+            at..at,
+            [
+                "--context".to_string(),
+                sample,
+                "--context".to_string(),
+                settings,
+            ],
+        );
     }
     given
 }
