@@ -708,3 +708,48 @@ fn an_embedded_proxy_version_is_said_once_with_how_to_take_the_clusters() {
     let run = common::run_as_given(&["--context", roots, "-f", "-"], Some(&annotated));
     assert!(!run.stderr.contains("embedded profile's"), "{}", run.stderr);
 }
+
+/// A `--set` over a pod's own annotation rewrites the annotation, as
+/// `linkerd inject` writes its flags: the proxy and the annotation agree,
+/// the report says so, a re-injection with the flag changes nothing and
+/// `--check` with it passes; uninject gives the pod's own back.
+#[test]
+fn a_flag_over_a_pods_annotation_rewrites_it() {
+    let original = deployment(r#"config.linkerd.io/admin-port: "5555""#);
+    let run = run(&original, &["--set", "adminPort=1234"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "note: deployment/web: its annotation config.linkerd.io/admin-port: \"5555\" is rewritten \"1234\", as --set gives it\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    let object = common::values(&run.stdout)
+        .into_iter()
+        .flatten()
+        .next()
+        .expect("the Deployment");
+    assert_eq!(
+        pod(&object)["metadata"]["annotations"]["config.linkerd.io/admin-port"],
+        "1234"
+    );
+    let proxy = container(&object, "linkerd-proxy");
+    assert_eq!(
+        proxy["ports"][1],
+        json!({"containerPort": 1234, "name": "linkerd-admin"})
+    );
+    // Injecting again with the flag changes nothing; --check with it passes.
+    let again = common::run(&["--set", "adminPort=1234", "-f", "-"], Some(&run.stdout));
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(again.stdout, run.stdout);
+    let check = common::run(
+        &["--set", "adminPort=1234", "--check", "-f", "-"],
+        Some(&run.stdout),
+    );
+    assert_eq!(check.code, 0, "{}", check.stderr);
+    // Uninject gives the pod's own value back.
+    let back = common::run(&["uninject", "-f", "-"], Some(&run.stdout));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(back.stdout, original);
+}

@@ -335,6 +335,31 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             pod.vars.namespace
         )));
     }
+    // A flag over the pod's own annotation rewrites it, as `linkerd inject`
+    // writes its flags: the proxy and the annotation then agree (the pod's
+    // value is kept for uninject, and a re-injection starts from it).
+    for (key, value) in &recorded {
+        let own = pod
+            .annotations
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str);
+        let (Some(own), Some(new)) = (own, value.as_str()) else {
+            continue;
+        };
+        if own != new && !sidecar.changed_annotations.iter().any(|(k, _)| k == key) {
+            sidecar
+                .changed_annotations
+                .push((key.clone(), new.to_string()));
+            // Said whatever the verbosity: the file's own setting changes.
+            sidecar.notes.push(
+                Note::info(format!(
+                    "{}/{}: its annotation {key}: {own:?} is rewritten {new:?}, as --set gives it",
+                    pod.vars.kind, pod.vars.name
+                ))
+                .about_the_run(),
+            );
+        }
+    }
     sidecar.annotations = recorded;
     // The mesh's own template writes these itself.
     if !rendered.by_mesh_template {
