@@ -93,7 +93,9 @@ pub fn admit_all(
     let profile = configured.as_ref().unwrap_or(&settings.run.profile);
     // An Istio revision tag asked for is the revision it points at.
     let flags = crate::mesh::istio::revision::resolve_flags(&settings.run.flags, &cluster);
+    let run_notes = profile.check_objects(&cluster, &settings.run.flags)?;
     let env = |cluster, security| Env {
+        run_notes: &run_notes,
         profile,
         flags: &flags,
         native: settings.run.native,

@@ -221,6 +221,22 @@ fn data_documents(object: &Value) -> Map<String, Value> {
         .collect()
 }
 
+/// Why the text of a ConfigMap's data entry does not read as the mapping
+/// a profile reads from it: the message, and the byte offset in the text
+/// where reading stopped.
+pub fn unreadable_document(text: &str) -> Option<(String, usize)> {
+    let documents = match crate::yaml::parse_stream(text) {
+        Ok(documents) => documents,
+        Err(e) => return Some((e.message, e.offset)),
+    };
+    let root = documents.first().and_then(|d| d.root.as_ref())?;
+    match crate::yaml::value::to_value(root) {
+        Ok(Value::Object(_) | Value::Null) => None,
+        Ok(_) => Some(("does not hold a mapping".to_string(), root.start)),
+        Err(e) => Some((e.message, e.offset)),
+    }
+}
+
 /// Policy objects and ConfigMaps, by namespace.
 #[derive(Debug, Clone, Default)]
 pub struct ClusterContext {
@@ -228,6 +244,9 @@ pub struct ClusterContext {
     /// ConfigMaps are kept only when a profile reads one of these names
     /// (a name ending in `*` stands for every name it begins).
     config_maps: Vec<String>,
+    /// The ConfigMap data entries a profile reads as YAML documents (name,
+    /// key): one that does not read stops the run.
+    documents_read: Vec<(String, String)>,
 }
 
 impl ClusterContext {
@@ -236,7 +255,23 @@ impl ClusterContext {
         ClusterContext {
             objects: Vec::new(),
             config_maps,
+            documents_read: Vec::new(),
         }
+    }
+
+    /// This context, where the data entries `documents` (ConfigMap name,
+    /// key) must read as YAML mappings.
+    pub fn reading_documents(mut self, documents: Vec<(String, String)>) -> Self {
+        self.documents_read = documents;
+        self
+    }
+
+    /// The keys of the ConfigMap `name`'s data that must read as mappings.
+    pub fn documents_of(&self, name: &str) -> impl Iterator<Item = &str> {
+        self.documents_read
+            .iter()
+            .filter(move |(n, _)| n == name)
+            .map(|(_, key)| key.as_str())
     }
 
     /// Whether an object of `kind` named `name` belongs in the context.

@@ -69,6 +69,10 @@ pub enum ConfigError {
     /// The KRM function's `functionConfig`.
     #[error("functionConfig: {0}")]
     FunctionConfig(String),
+    /// A value of the cluster's configuration (a ConfigMap in the input or
+    /// context) that the profile cannot take, naming the object and place.
+    #[error("{0}")]
+    ClusterValue(String),
     /// A declaration of an emulated webhook (`admit`) that cannot be right.
     #[error("{0}")]
     WebhookEmulation(String),

@@ -20,6 +20,9 @@ pub enum NoteKind {
 pub struct Note {
     pub kind: NoteKind,
     pub text: String,
+    /// About the run rather than the object (the cluster's configuration):
+    /// the text report says it once, whatever the verbosity.
+    pub for_run: bool,
 }
 
 impl Note {
@@ -27,6 +30,7 @@ impl Note {
         Note {
             kind: NoteKind::Info,
             text: text.into(),
+            for_run: false,
         }
     }
 
@@ -34,7 +38,14 @@ impl Note {
         Note {
             kind: NoteKind::Warning,
             text: text.into(),
+            for_run: false,
         }
+    }
+
+    /// This note, about the run: said once in the text report.
+    pub fn about_the_run(mut self) -> Self {
+        self.for_run = true;
+        self
     }
 
     pub fn is_warning(&self) -> bool {

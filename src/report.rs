@@ -95,7 +95,7 @@ fn worth_a_line(object: &ObjectResult) -> bool {
     !object.outcome.is_routine()
         || !object.verdicts.is_empty()
         || !object.hints.is_empty()
-        || object.notes.iter().any(Note::is_warning)
+        || object.notes.iter().any(|n| n.is_warning() && !n.for_run)
 }
 
 /// The whole report: a line per object worth one (every object with `-v`;
@@ -123,6 +123,7 @@ pub fn render(
         .flat_map(|p| &p.objects)
         .filter(|o| verbose || worth_a_line(o))
         .flat_map(|o| &o.notes)
+        .filter(|n| !n.for_run)
     {
         match note_counts.iter_mut().find(|(n, _)| *n == note) {
             Some((_, count)) => *count += 1,
@@ -153,7 +154,7 @@ pub fn render(
                 for line in verdict_lines(object, warn_only, paint) {
                     let _ = writeln!(out, "  {line}");
                 }
-                for note in object.notes.iter().filter(|n| !shared(n)) {
+                for note in object.notes.iter().filter(|n| !shared(n) && !n.for_run) {
                     let _ = writeln!(out, "  {}", paint.note(note));
                 }
             }
@@ -184,6 +185,22 @@ pub fn render(
     }
     for (note, count) in note_counts.iter().filter(|(_, count)| *count > 1) {
         let _ = writeln!(out, "{} ({count} objects)", paint.note(note));
+    }
+    // What is said of the run (the cluster's configuration), once.
+    let mut about_the_run: Vec<&Note> = Vec::new();
+    for note in results
+        .iter()
+        .flat_map(|p| &p.objects)
+        .flat_map(|o| &o.notes)
+        .filter(|n| n.for_run)
+    {
+        if !about_the_run.contains(&note) {
+            about_the_run.push(note);
+        }
+    }
+    for note in about_the_run {
+        let label = if note.is_warning() { "" } else { "note: " };
+        let _ = writeln!(out, "{label}{}", paint.note(note));
     }
     let [injected, uninjected, unchanged, skipped, changed, annotated] = counts;
     // What was done, or what would be: "2 injected", "2 to inject".

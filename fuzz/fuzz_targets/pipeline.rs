@@ -27,8 +27,8 @@ use serde_json::{Map, Value};
 /// Two trust anchors for the linkerd profile, as a rotation replaces one by
 /// the other (a literal block, then a quoted value with a final line break).
 const ANCHORS: [&str; 2] = [
-    "-----BEGIN CERTIFICATE-----\nMIIBaTCCAQ+gAwIBAgIU\n-----END CERTIFICATE-----",
-    "-----BEGIN CERTIFICATE-----\nMIIBbDCCAROgAwIBAgIUfqq\n-----END CERTIFICATE-----\n",
+    include_str!("../../testdata/trust-anchors/a.pem"),
+    include_str!("../../testdata/trust-anchors/b.pem"),
 ];
 
 /// The settings `choice` picks: bit 0 the profile, bit 1 a wait before

@@ -38,7 +38,32 @@ pub const DERIVED: &[&str] = &[
     "debugImageRef",
     "debugPullPolicy",
     "proxyAwait",
+    "proxySecurity",
+    "initCapabilitiesAdd",
+    "initCapabilitiesDrop",
+    "proxySAMount",
+    "identityTokenFile",
+    "validatorConnectAddr",
+    "validatorListenAddr",
+    "validatorSecurity",
+    "tracingEnv",
 ];
+
+/// The probes' numbers: a zero is no field (Kubernetes' default), as Go
+/// writes a zero it omits.
+const PROBE_NUMBERS: [&str; 7] = [
+    "livenessProbeInitialDelaySeconds",
+    "livenessProbeTimeoutSeconds",
+    "readinessProbeInitialDelaySeconds",
+    "readinessProbeTimeoutSeconds",
+    "startupProbeInitialDelaySeconds",
+    "startupProbePeriodSeconds",
+    "startupProbeFailureThreshold",
+];
+
+/// The xtables lock's volume, the one Linkerd's injector adds whatever
+/// `proxyInit.xtMountPath.name` says.
+const XTABLES_VOLUME: &str = "linkerd-proxy-init-xtables-lock";
 
 /// The values that hold the proxy's resource quantities.
 const RESOURCES: [&str; 6] = [
@@ -53,7 +78,9 @@ const RESOURCES: [&str; 6] = [
 /// Add Linkerd's derived values to `values`:
 /// - `trustAnchorsPEM` as the proxy's env carries it (trimmed, one final
 ///   line break: the chart writes it `| trim` into a literal block), and
-///   `trustRootSHA256`, the hex SHA-256 of it (`linkerd.io/trust-root-sha256`);
+///   `trustRootSHA256`, the hex SHA-256 of the anchors as given
+///   (`linkerd.io/trust-root-sha256`: Linkerd's webhook hashes the file it
+///   mounts from the trust-roots ConfigMap, `|-` or `|` as written);
 /// - the resource quantities in Kubernetes' canonical form (`0.5` → `500m`);
 /// - `proxyCoresMin` and `proxyCoresMax`, the proxy's worker threads: the CPU
 ///   request and limit in whole cores, rounded up (at least 1; no maximum
@@ -73,19 +100,22 @@ const RESOURCES: [&str; 6] = [
 ///   its security (privileged for a close-wait timeout, root when asked);
 /// - the debug container's image and pull policy, the proxy's by default.
 pub fn complete(values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> bool) {
-    let anchors = text_of(values, "trustAnchorsPEM");
-    let anchors = anchors.trim();
-    let (anchors, hash) = if anchors.is_empty() {
-        (String::new(), String::new())
-    } else {
-        let anchors = format!("{anchors}\n");
-        let hash = hex(&Sha256::digest(anchors.as_bytes()));
-        (anchors, hash)
-    };
-    if values.contains_key("trustAnchorsPEM") {
-        values.insert("trustAnchorsPEM".into(), Value::String(anchors));
+    // Linkerd hashes the anchors as given (the file mounted from the
+    // trust-roots ConfigMap, final line break or not); the env carries them
+    // trimmed with one final line break. Values completed already keep theirs.
+    if !values.contains_key("trustRootSHA256") {
+        let given = text_of(values, "trustAnchorsPEM");
+        let (anchors, hash) = if given.trim().is_empty() {
+            (String::new(), String::new())
+        } else {
+            let hash = hex(&Sha256::digest(given.as_bytes()));
+            (format!("{}\n", given.trim()), hash)
+        };
+        if values.contains_key("trustAnchorsPEM") {
+            values.insert("trustAnchorsPEM".into(), Value::String(anchors));
+        }
+        values.insert("trustRootSHA256".into(), Value::String(hash));
     }
-    values.insert("trustRootSHA256".into(), Value::String(hash));
 
     // Resources as Kubernetes writes quantities (`0.5` is `500m`).
     for name in RESOURCES {
@@ -221,12 +251,268 @@ pub fn complete(values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> 
     values.insert("proxyAwait".into(), Value::Bool(awaits));
     values.insert("debugImageRef".into(), Value::String(debug_image));
     values.insert("debugPullPolicy".into(), Value::String(debug_pull));
+    complete_partials(values, ipv4_only);
+}
+
+/// The values the chart's partials read beside the env: the probes'
+/// numbers, the proxy's and the init container's security, the service
+/// account token's mount, the identity token's file, the network
+/// validator's addresses and security, and tracing's env.
+fn complete_partials(values: &mut Map<String, Value>, ipv4_only: bool) {
+    for name in PROBE_NUMBERS {
+        if values.get(name).is_some_and(|v| v.as_u64() == Some(0)) {
+            values.insert(name.into(), Value::String(String::new()));
+        }
+    }
+    let names = |map: Option<&Map<String, Value>>, key: &str| -> Vec<Value> {
+        map.and_then(|m| m.get(key))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let proxy_caps = non_empty_map(values, "proxyCapabilities");
+    let security = match non_empty_map(values, "proxySecurityContext") {
+        Some(given) => Value::Object(given),
+        None => {
+            let mut context = Map::new();
+            context.insert("allowPrivilegeEscalation".into(), Value::Bool(false));
+            let mut caps = Map::new();
+            for key in ["add", "drop"] {
+                let list = names(proxy_caps.as_ref(), key);
+                if !list.is_empty() {
+                    caps.insert(key.into(), Value::Array(list));
+                }
+            }
+            if !caps.is_empty() {
+                context.insert("capabilities".into(), Value::Object(caps));
+            }
+            context.insert("readOnlyRootFilesystem".into(), Value::Bool(true));
+            context.insert("runAsNonRoot".into(), Value::Bool(true));
+            let uid = values.get("proxyUID").cloned().unwrap_or(Value::Null);
+            context.insert("runAsUser".into(), uid);
+            if let Some(group) = values.get("proxyGroup").filter(|g| g.is_number()) {
+                context.insert("runAsGroup".into(), group.clone());
+            }
+            context.insert(
+                "seccompProfile".into(),
+                serde_json::json!({"type": "RuntimeDefault"}),
+            );
+            Value::Object(context)
+        }
+    };
+    values.insert("proxySecurity".into(), security);
+    // The init container adds the proxy's capabilities and drops what the
+    // proxy drops but what its rules need; else the cluster's own for it.
+    let (extra_add, drop) = match &proxy_caps {
+        Some(caps) => {
+            let drop = names(Some(caps), "drop")
+                .into_iter()
+                .filter(|c| !matches!(c.as_str(), Some("NET_RAW" | "NET_ADMIN")))
+                .collect();
+            (names(Some(caps), "add"), drop)
+        }
+        None => {
+            let init = non_empty_map(values, "proxyInitCapabilities");
+            (names(init.as_ref(), "add"), names(init.as_ref(), "drop"))
+        }
+    };
+    let mut add = vec![Value::from("NET_ADMIN"), Value::from("NET_RAW")];
+    add.extend(extra_add);
+    values.insert("initCapabilitiesAdd".into(), Value::Array(add));
+    let drop = if drop.is_empty() {
+        Value::String(String::new())
+    } else {
+        Value::Array(drop)
+    };
+    values.insert("initCapabilitiesDrop".into(), drop);
+    let mount = non_empty_map(values, "proxySAMountPath").map_or(Vec::new(), |given| {
+        let field = |key: &str| given.get(key).cloned().unwrap_or(Value::Null);
+        let read_only = given.get("readOnly").and_then(Value::as_bool) == Some(true);
+        vec![serde_json::json!({
+            "mountPath": field("mountPath"),
+            "name": field("name"),
+            "readOnly": read_only,
+        })]
+    });
+    values.insert("proxySAMount".into(), Value::Array(mount));
+    let projected = text_of(values, "serviceAccountTokenProjection") != "false";
+    let token = if projected {
+        "/var/run/secrets/tokens/linkerd-identity-token"
+    } else {
+        "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    };
+    values.insert("identityTokenFile".into(), Value::String(token.into()));
+    let or = |own: &str, v4: &str, v6: &str| {
+        let own = text_of(values, own);
+        match (own.is_empty(), ipv4_only) {
+            (false, _) => own,
+            (true, true) => v4.to_string(),
+            (true, false) => v6.to_string(),
+        }
+    };
+    let connect = or(
+        "networkValidatorConnectAddr",
+        "1.1.1.1:20001",
+        "[fd00::1]:20001",
+    );
+    let listen = or("networkValidatorListenAddr", "0.0.0.0:4140", "[::]:4140");
+    values.insert("validatorConnectAddr".into(), Value::String(connect));
+    values.insert("validatorListenAddr".into(), Value::String(listen));
+    let validator = if text_of(values, "networkValidatorEnableSecurityContext") == "false" {
+        Value::String(String::new())
+    } else {
+        non_empty_map(values, "networkValidatorSecurityContext").map_or_else(
+            || {
+                serde_json::json!({
+                    "allowPrivilegeEscalation": false,
+                    "capabilities": {"drop": ["ALL"]},
+                    "readOnlyRootFilesystem": true,
+                    "runAsGroup": 65534,
+                    "runAsNonRoot": true,
+                    "runAsUser": 65534,
+                    "seccompProfile": {"type": "RuntimeDefault"},
+                })
+            },
+            Value::Object,
+        )
+    };
+    values.insert("validatorSecurity".into(), validator);
+    let tracing = tracing_env(values);
+    values.insert("tracingEnv".into(), Value::Array(tracing));
+}
+
+/// The mapping `values[name]`, when it is one with entries.
+fn non_empty_map(values: &Map<String, Value>, name: &str) -> Option<Map<String, Value>> {
+    match values.get(name) {
+        Some(Value::Object(map)) if !map.is_empty() => Some(map.clone()),
+        _ => None,
+    }
+}
+
+/// The proxy's tracing env, as the chart writes it when tracing is
+/// enabled: where the pod's labels are mounted, the protocol
+/// (`opentelemetry` by default), the service name, the collector's address
+/// and identity, and the spans' attributes (`key=value` lines in key order).
+fn tracing_env(values: &Map<String, Value>) -> Vec<Value> {
+    if text_of(values, "tracingEnabled") != "true" {
+        return Vec::new();
+    }
+    let entry = |name: &str, value: String| serde_json::json!({"name": name, "value": value});
+    let protocol = match text_of(values, "tracingProtocol") {
+        empty if empty.is_empty() => "opentelemetry".to_string(),
+        given => given,
+    };
+    let identity = format!(
+        "{}.{}.serviceaccount.identity.{}.{}",
+        text_of(values, "tracingCollectorServiceAccount"),
+        text_of(values, "tracingCollectorNamespace"),
+        text_of(values, "controlPlaneNamespace"),
+        text_of(values, "trustDomain"),
+    );
+    vec![
+        entry(
+            "LINKERD2_PROXY_TRACE_ATTRIBUTES_PATH",
+            "/var/run/linkerd/podinfo/labels".into(),
+        ),
+        entry(
+            "LINKERD2_PROXY_TRACE_ANNOTATIONS_PATH",
+            "/var/run/linkerd/podinfo/annotations".into(),
+        ),
+        entry("LINKERD2_PROXY_TRACE_PROTOCOL", protocol),
+        entry(
+            "LINKERD2_PROXY_TRACE_SERVICE_NAME",
+            text_of(values, "tracingServiceName"),
+        ),
+        entry(
+            "LINKERD2_PROXY_TRACE_COLLECTOR_SVC_ADDR",
+            text_of(values, "tracingCollectorEndpoint"),
+        ),
+        entry("LINKERD2_PROXY_TRACE_COLLECTOR_SVC_NAME", identity),
+        entry(
+            "LINKERD2_PROXY_TRACE_EXTRA_ATTRIBUTES",
+            trace_attributes(values.get("tracingLabels"), None, None),
+        ),
+    ]
+}
+
+/// The spans' attributes as the chart writes them (`key=value` lines in
+/// key order): the cluster's `labels`, and, as Linkerd's webhook adds them
+/// for a pod, `service.name` from its `app.kubernetes.io/instance` (else
+/// `app.kubernetes.io/name`) label and each `resource.opentelemetry.io/`
+/// annotation's name and value, over them.
+pub fn trace_attributes(
+    labels: Option<&Value>,
+    pod_labels: Option<&Map<String, Value>>,
+    pod_annotations: Option<&Map<String, Value>>,
+) -> String {
+    let mut attributes: Vec<(String, String)> = Vec::new();
+    let mut set = |key: &str, value: &Value| {
+        let value = match value {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        attributes.retain(|(k, _)| k != key);
+        attributes.push((key.to_string(), value));
+    };
+    for (key, value) in labels.and_then(Value::as_object).into_iter().flatten() {
+        set(key, value);
+    }
+    let label = |key: &str| pod_labels.and_then(|l| l.get(key));
+    if let Some(name) =
+        label("app.kubernetes.io/instance").or_else(|| label("app.kubernetes.io/name"))
+    {
+        set("service.name", name);
+    }
+    for (key, value) in pod_annotations.into_iter().flatten() {
+        if let Some(attribute) = key.strip_prefix("resource.opentelemetry.io/") {
+            set(attribute, value);
+        }
+    }
+    attributes.sort();
+    attributes
+        .iter()
+        .map(|(k, v)| format!("{k}={v}\n"))
+        .collect()
+}
+
+/// How the note on a proxy version that is the embedded profile's begins.
+pub const EMBEDDED_VERSION_NOTE: &str = "the proxy version ";
+
+/// What the report says when the proxy's version is the embedded
+/// profile's, `version`, and not the cluster's (whose control plane runs in
+/// `namespace`): how to take the cluster's.
+pub fn embedded_version_note(version: &str, namespace: &str) -> String {
+    format!(
+        "{EMBEDDED_VERSION_NOTE}{version} is the embedded profile's, not your cluster's (no linkerd-config in the input or --context, no --set proxyVersion); to inject the version your cluster runs, save its configuration:\n  kubectl get configmap -n {namespace} linkerd-config linkerd-identity-trust-roots -o yaml > cluster/linkerd.yaml\nthen run with --context cluster/"
+    )
 }
 
 /// Why Linkerd's injector would fail on these values, if it would: its
 /// chart refuses an iptables mode other than nft or legacy, and a
 /// close-wait timeout unless the init container runs as root.
 pub fn refusal(values: &Map<String, Value>) -> Option<String> {
+    if text_of(values, "tracingEnabled") == "true" {
+        for (name, path) in [
+            (
+                "tracingCollectorEndpoint",
+                "proxy.tracing.collector.endpoint",
+            ),
+            (
+                "tracingCollectorServiceAccount",
+                "proxy.tracing.collector.meshIdentity.serviceAccountName",
+            ),
+            (
+                "tracingCollectorNamespace",
+                "proxy.tracing.collector.meshIdentity.namespace",
+            ),
+        ] {
+            if text_of(values, name).is_empty() {
+                return Some(format!(
+                    "Linkerd's injector fails on it: {path} ({name}) must be set if proxy tracing is enabled"
+                ));
+            }
+        }
+    }
     let mode = text_of(values, "iptablesMode");
     if let Err(problem) = check_value("iptablesMode", &mode) {
         return Some(format!(
@@ -249,8 +535,44 @@ pub fn check_value(name: &str, raw: &str) -> Result<(), String> {
         "iptablesMode" if !matches!(raw, "" | "nft" | "legacy") => Err(format!(
             "{raw:?} is not nft or legacy, the iptables Linkerd's init container runs"
         )),
+        "trustAnchorsPEM" if !raw.trim().is_empty() => check_anchors(raw),
+        "proxyInitXtablesMountName" if raw != XTABLES_VOLUME => Err(format!(
+            "{raw:?}: Linkerd's injector adds the volume {XTABLES_VOLUME} whatever this names, \
+             so the init container would mount a volume the pod lacks, which the apiserver refuses"
+        )),
         _ => Ok(()),
     }
+}
+
+/// Whether `pem` is trust anchors a proxy can take: one or more PEM blocks,
+/// each an X.509 certificate (what Linkerd's identity reads them as).
+pub fn check_anchors(pem: &str) -> Result<(), String> {
+    use x509_cert::der::DecodePem;
+    const BEGIN: &str = "-----BEGIN ";
+    const END: &str = "-----END ";
+    let mut rest = pem;
+    let mut count = 0;
+    while let Some(start) = rest.find(BEGIN) {
+        count += 1;
+        let block = rest.get(start..).unwrap_or_default();
+        let Some(end) = block.find(END) else {
+            return Err(format!("PEM block {count} has no END line"));
+        };
+        let after = block.get(end + END.len()..).unwrap_or_default();
+        let close = after
+            .find("-----")
+            .map_or(after.len(), |i| i + "-----".len());
+        let length = end + END.len() + close;
+        let text = block.get(..length).unwrap_or(block);
+        x509_cert::Certificate::from_pem(text.as_bytes()).map_err(|e| {
+            format!("PEM block {count} is not an X.509 certificate ({e}); the trust anchors are the PEM of the ca-bundle.crt of the cluster's linkerd-identity-trust-roots ConfigMap")
+        })?;
+        rest = block.get(length..).unwrap_or_default();
+    }
+    if count == 0 {
+        return Err("no PEM block (-----BEGIN CERTIFICATE-----): the trust anchors are the PEM of the ca-bundle.crt of the cluster's linkerd-identity-trust-roots ConfigMap".into());
+    }
+    Ok(())
 }
 
 /// `[flag, value]`, or nothing for an empty value: an optional argument.
@@ -503,7 +825,33 @@ fn cores(
     if max == "0" {
         max.clear();
     }
-    (min, max, text_of(values, "proxyWorkersMaxCPURatio"))
+    let ratio = text_of(values, "proxyWorkersMaxCPURatio");
+    let ratio = match ratio.trim().parse::<f64>() {
+        Ok(number) if number != 0.0 => go_float_text(number),
+        // Go's zero float is no ratio at all: the chart writes none.
+        Ok(_) => String::new(),
+        Err(_) => ratio,
+    };
+    (min, max, ratio)
+}
+
+/// A float64 as Go's `fmt.Sprint` writes it (the chart's `quote` of the
+/// parsed ratio): the shortest text that reads back as the same number, in
+/// exponent form (`1e-05`, two exponent digits at least) when the exponent
+/// is below -4 or 21 and above, so `0.10` is `0.1`.
+pub fn go_float_text(number: f64) -> String {
+    let scientific = format!("{number:e}");
+    let Some((mantissa, exponent)) = scientific.split_once('e') else {
+        return number.to_string();
+    };
+    let Ok(exponent) = exponent.parse::<i32>() else {
+        return number.to_string();
+    };
+    if (-4..21).contains(&exponent) {
+        return number.to_string();
+    }
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!("{mantissa}e{sign}{:02}", exponent.abs())
 }
 
 /// What Linkerd's webhook writes on a Service (`own` its annotations,
@@ -570,6 +918,32 @@ fn hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_are_written_as_go_prints_them() {
+        for (number, text) in [
+            (0.10, "0.1"),
+            (0.5, "0.5"),
+            (0.125, "0.125"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (0.000_012_5, "1.25e-05"),
+            (1e21, "1e+21"),
+            (123456.0, "123456"),
+        ] {
+            assert_eq!(go_float_text(number), text, "{number}");
+        }
+    }
+
+    #[test]
+    fn the_cpu_ratio_is_written_as_the_parsed_number() {
+        for (given, written) in [("0.10", "0.1"), ("0.250", "0.25"), ("0", ""), ("", "")] {
+            let mut values = Map::new();
+            values.insert("proxyWorkersMaxCPURatio".into(), Value::from(given));
+            complete(&mut values, &|_| false);
+            assert_eq!(text_of(&values, "proxyCoresMaxRatio"), written, "{given}");
+        }
+    }
     use serde_json::json;
 
     fn completed(values: Value) -> Map<String, Value> {
@@ -585,15 +959,59 @@ mod tests {
     const PEM_SHA256: &str = "a0278171ab77da84cdf84cc11c10e4d8923a3aadc855775d8aae2b6a9333415e";
 
     #[test]
-    fn the_trust_root_hash_is_of_the_anchors_with_one_final_line_break() {
-        // echo -n 'PEM\n' | sha256sum, whatever the spaces around the PEM.
+    fn the_trust_root_hash_is_of_the_anchors_as_given() {
+        // The env carries them with one final line break, whatever the
+        // spaces around; the hash is of the text as given, as Linkerd's
+        // webhook hashes the file it mounts (`|-` has no final line break).
         for pem in ["PEM", "PEM\n", "\n PEM \n\n"] {
             let values = completed(json!({"trustAnchorsPEM": pem}));
             assert_eq!(values["trustAnchorsPEM"], "PEM\n");
-            assert_eq!(values["trustRootSHA256"], PEM_SHA256);
+            assert_eq!(
+                values["trustRootSHA256"],
+                hex(&Sha256::digest(pem.as_bytes())),
+                "{pem:?}"
+            );
         }
+        // echo 'PEM' | sha256sum
+        let values = completed(json!({"trustAnchorsPEM": "PEM\n"}));
+        assert_eq!(values["trustRootSHA256"], PEM_SHA256);
+        // Completing again keeps the hash of the text as given.
+        let mut again = values.clone();
+        complete(&mut again, &|_| false);
+        assert_eq!(again["trustRootSHA256"], PEM_SHA256);
         let none = completed(json!({"trustAnchorsPEM": ""}));
         assert_eq!(none["trustRootSHA256"], "");
+    }
+
+    #[test]
+    fn trust_anchors_must_be_x509_certificates() {
+        let valid = include_str!("../../testdata/trust-anchors/a.pem");
+        let other = include_str!("../../testdata/trust-anchors/b.pem");
+        assert_eq!(check_anchors(valid), Ok(()));
+        assert_eq!(check_anchors(valid.trim_end()), Ok(()));
+        assert_eq!(check_anchors(&format!("{valid}{other}")), Ok(()));
+        let fake = "-----BEGIN CERTIFICATE-----\nTEST\n-----END CERTIFICATE-----\n";
+        for (pem, problem) in [
+            (fake.to_string(), "PEM block 1 is not an X.509 certificate"),
+            (
+                format!("{valid}{fake}"),
+                "PEM block 2 is not an X.509 certificate",
+            ),
+            ("hello".to_string(), "no PEM block"),
+            (
+                valid.replace("-----END CERTIFICATE-----", ""),
+                "PEM block 1 has no END line",
+            ),
+            (
+                "-----BEGIN PRIVATE KEY-----\nMAA=\n-----END PRIVATE KEY-----\n".to_string(),
+                "PEM block 1 is not an X.509 certificate",
+            ),
+        ] {
+            let refused = check_anchors(&pem).expect_err(problem);
+            assert!(refused.starts_with(problem), "{refused}");
+        }
+        assert!(check_value("trustAnchorsPEM", fake).is_err());
+        assert_eq!(check_value("trustAnchorsPEM", ""), Ok(()));
     }
 
     #[test]

@@ -102,6 +102,13 @@ impl Mesh {
         self == Mesh::Linkerd
     }
 
+    /// Whether the mesh's injector points `kubectl logs/exec` at the app
+    /// with `kubectl.kubernetes.io/default-container` when the proxy is a
+    /// classic sidecar: Istio's does, Linkerd's never writes it.
+    pub fn names_default_container(self) -> bool {
+        self != Mesh::Linkerd
+    }
+
     /// Whether an annotation with a value the mesh cannot use is ignored
     /// with a warning, the default kept (Linkerd), rather than refusing the
     /// pod (Istio's injector fails on its invalid traffic annotations).

@@ -12,6 +12,7 @@ use crate::admission::{self, Verdict};
 use crate::cluster::ClusterContext;
 use crate::error::{Error, Located};
 use crate::json::Field;
+use crate::note::Note;
 use crate::profile::{Prepared, Profile};
 use crate::progress::Progress;
 use crate::rules::{self, Env, Outcome, Plan};
@@ -99,30 +100,44 @@ pub fn process_or_return(
         Err(error) => return Err(Failed { error, sources }),
     };
     let types = WorkloadTypes::with(&settings.profile.workloads);
-    let run =
-        |cluster: &ClusterContext, profile: Option<&Profile>, prepared: &Prepared, gather: bool| {
-            // An Istio revision tag asked for is the revision it points at.
-            let flags = crate::mesh::istio::revision::resolve_flags(&settings.flags, cluster);
-            let env = Env {
-                prepared,
-                keep_patches: settings.keep_patches,
-                profile: profile.unwrap_or(&settings.profile),
-                flags: &flags,
-                native: settings.native,
-                version: settings.version,
-                security: settings.security,
-                namespace: settings.namespace(),
-                namespace_assumed: settings.namespace.is_none(),
-                cluster,
-            };
-            let planner = Planner {
-                settings,
-                env: &env,
-                types: &types,
-            };
-            process_sources(&sources, planner, gather, progress)
+    // The cluster's configuration, checked before anything is planned with it.
+    let checked = |cluster: &ClusterContext, profile: Option<&Profile>| {
+        profile
+            .unwrap_or(&settings.profile)
+            .check_objects(cluster, &settings.flags)
+    };
+    let run = |cluster: &ClusterContext,
+               profile: Option<&Profile>,
+               prepared: &Prepared,
+               gather: bool,
+               run_notes: &[Note]| {
+        // An Istio revision tag asked for is the revision it points at.
+        let flags = crate::mesh::istio::revision::resolve_flags(&settings.flags, cluster);
+        let env = Env {
+            run_notes,
+            prepared,
+            keep_patches: settings.keep_patches,
+            profile: profile.unwrap_or(&settings.profile),
+            flags: &flags,
+            native: settings.native,
+            version: settings.version,
+            security: settings.security,
+            namespace: settings.namespace(),
+            namespace_assumed: settings.namespace.is_none(),
+            cluster,
         };
-    let first = run(&cluster, profile.as_deref(), prepared, true);
+        let planner = Planner {
+            settings,
+            env: &env,
+            types: &types,
+        };
+        process_sources(&sources, planner, gather, progress)
+    };
+    let notes = match checked(&cluster, profile.as_deref()) {
+        Ok(notes) => notes,
+        Err(error) => return Err(Failed { error, sources }),
+    };
+    let first = run(&cluster, profile.as_deref(), prepared, true, &notes);
     match first.stopped {
         // What a refused workload lacks may be in a context object of the
         // input (the trust anchors' ConfigMap after the Deployment): all of
@@ -146,7 +161,17 @@ pub fn process_or_return(
             Ok(profile) => profile,
             Err(error) => return Err(Failed { error, sources }),
         };
-        let second = run(&cluster, profile.as_deref(), &Prepared::default(), false);
+        let notes = match checked(&cluster, profile.as_deref()) {
+            Ok(notes) => notes,
+            Err(error) => return Err(Failed { error, sources }),
+        };
+        let second = run(
+            &cluster,
+            profile.as_deref(),
+            &Prepared::default(),
+            false,
+            &notes,
+        );
         if let Some(stop) = second.stopped {
             return Err(Failed {
                 error: stop.error,
@@ -425,11 +450,118 @@ fn gather_found(
         cluster.wants(kind.unwrap_or_default(), name.unwrap_or_default())
     };
     match workload::list_items(&value) {
-        Some(items) => found.extend(items.iter().filter(|i| wanted(i)).cloned()),
-        None if wanted(&value) => found.push(value),
+        Some(items) => {
+            let nodes = match root.get("items").map(|i| &i.kind) {
+                Some(yaml::NodeKind::Seq { items, .. }) => items.as_slice(),
+                _ => &[],
+            };
+            for (index, item) in items.iter().enumerate().filter(|(_, i)| wanted(i)) {
+                let node = nodes.get(index).unwrap_or(root);
+                check_documents(source, document.index, node, item, cluster)?;
+                found.push(item.clone());
+            }
+        }
+        None if wanted(&value) => {
+            check_documents(source, document.index, root, &value, cluster)?;
+            found.push(value);
+        }
         None => {}
     }
     Ok(())
+}
+
+/// The data entries of a ConfigMap (`object`, at `node` of document
+/// `index` of `source`) that a profile reads as YAML documents must read:
+/// one that does not stops the run, naming the ConfigMap and where in the
+/// file reading stopped (never a value quietly dropped).
+fn check_documents(
+    source: &Source,
+    index: usize,
+    node: &yaml::Node<'_>,
+    object: &Value,
+    cluster: &ClusterContext,
+) -> Result<(), Error> {
+    if object.field("kind").and_then(Value::as_str) != Some("ConfigMap") {
+        return Ok(());
+    }
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_string();
+    let name = text(object.pointer("/metadata/name"));
+    for key in cluster.documents_of(&name) {
+        let Some(entry) = object
+            .pointer(&format!("/data/{key}"))
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        let Some((problem, at)) = crate::cluster::unreadable_document(entry) else {
+            continue;
+        };
+        let entry_node = node.get("data").and_then(|d| d.get(key));
+        let offset =
+            entry_node.map_or(node.start, |n| offset_in_source(&source.text, n, entry, at));
+        let namespace = text(object.pointer("/metadata/namespace"));
+        let namespace = if namespace.is_empty() {
+            String::new()
+        } else {
+            format!("{namespace}/")
+        };
+        return Err(Error::Document(Located::at(
+            &source.name(),
+            &source.text,
+            index,
+            offset,
+            format!(
+                "ConfigMap {namespace}{name}: data.{key} does not read as YAML: {problem}; \
+                 nothing was written (fix the ConfigMap, or save it again with kubectl get -o yaml)"
+            ),
+        )));
+    }
+    Ok(())
+}
+
+/// Where byte `at` of a scalar's `content` (the scalar `node` of `text`)
+/// stands in `text`: for a block scalar, on the same line of its body and
+/// past its indentation; for another style, the scalar itself.
+fn offset_in_source(text: &str, node: &yaml::Node<'_>, content: &str, at: usize) -> usize {
+    let block = matches!(
+        &node.kind,
+        yaml::NodeKind::Scalar {
+            style: yaml::node::ScalarStyle::Literal | yaml::node::ScalarStyle::Folded,
+            ..
+        }
+    );
+    if !block {
+        return node.start;
+    }
+    // Past the last line (an unclosed collection): at the end of that line.
+    let at = at.min(content.trim_end().len());
+    let before = content.get(..at).unwrap_or(content);
+    let line = before.matches('\n').count();
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1);
+    // The body starts on the line after the indicator (where the node
+    // starts at it), else on the node's line.
+    let at_indicator = text
+        .get(node.start..)
+        .is_some_and(|rest| rest.starts_with(['|', '>']));
+    let mut offset = if at_indicator {
+        text.get(node.start..)
+            .and_then(|rest| rest.find('\n'))
+            .map_or(node.start, |i| node.start + i + 1)
+    } else {
+        text.get(..node.start)
+            .and_then(|before| before.rfind('\n'))
+            .map_or(0, |i| i + 1)
+    };
+    for _ in 0..line {
+        match text.get(offset..).and_then(|rest| rest.find('\n')) {
+            Some(i) => offset += i + 1,
+            None => return node.start,
+        }
+    }
+    let indent = text
+        .get(offset..)
+        .map_or(0, |rest| rest.len() - rest.trim_start_matches(' ').len());
+    offset + indent + column
 }
 
 /// Streams above this size are parsed in parallel, cut at document boundaries.
@@ -481,7 +613,8 @@ pub(crate) fn cluster_context(
 ) -> Result<ClusterContext, Error> {
     let context_docs: Vec<Vec<Document<'_>>> =
         context.iter().map(parse).collect::<Result<_, _>>()?;
-    let mut cluster = ClusterContext::new(profile.config_map_names());
+    let mut cluster = ClusterContext::new(profile.config_map_names())
+        .reading_documents(profile.config_map_documents());
     for (source, docs) in context
         .iter()
         .zip(&context_docs)

@@ -104,6 +104,14 @@ impl Profile {
             template::render(hint, &known)
                 .map_err(|e| format!("required value {name:?}: its hint: {e}"))?;
         }
+        // What the mesh cannot take from --set it cannot take from a profile.
+        for (name, value) in &self.values {
+            if let Some(text) = value.as_str().filter(|t| !t.trim().is_empty()) {
+                self.mesh
+                    .check_value(name, text)
+                    .map_err(|e| format!("value {name}: {e}"))?;
+            }
+        }
         if let Some(name) = self
             .mesh
             .derived_names()

@@ -68,6 +68,10 @@ pub struct Profile {
     /// Values read from objects in the input or context (a ConfigMap key).
     #[serde(default)]
     pub values_from_objects: Vec<ValueFromObject>,
+    /// What else the documents `values_from_objects` read may hold without
+    /// a word: settings that never reach an injected pod.
+    #[serde(default)]
+    pub irrelevant_object_paths: Vec<IrrelevantPaths>,
     #[serde(default)]
     pub annotations: Map<String, Value>,
     #[serde(default)]
@@ -333,6 +337,47 @@ pub struct ValueFromObject {
     /// Where the value stands in the mapping the key holds (dot-separated
     /// keys, `proxy.image.version`), for a key that holds a whole document.
     pub path: Option<String>,
+    /// The profile's word for each word the object writes (`true` →
+    /// `first`); a word not listed is refused when the run starts.
+    #[serde(default)]
+    pub map: Map<String, Value>,
+    /// Written after a number read (`s`: seconds as a duration, `60s`).
+    #[serde(default)]
+    pub suffix: Option<String>,
+}
+
+impl ValueFromObject {
+    /// What the profile's value is for `raw`, as read from the object:
+    /// mapped to the profile's word, a number given its unit. `Err` with
+    /// the words allowed when the map has none for it.
+    pub fn reading(&self, raw: String) -> Result<String, String> {
+        let raw = match &self.suffix {
+            Some(unit) if raw.parse::<f64>().is_ok() => format!("{raw}{unit}"),
+            _ => raw,
+        };
+        if self.map.is_empty() {
+            return Ok(raw);
+        }
+        match self.map.get(&raw) {
+            Some(Value::String(word)) => Ok(word.clone()),
+            Some(other) => Ok(other.to_string()),
+            None => {
+                let words: Vec<&str> = self.map.keys().map(String::as_str).collect();
+                Err(format!("{raw:?} is not one of {}", words.join(", ")))
+            }
+        }
+    }
+}
+
+/// Paths of a document that a profile's `valuesFromObjects` read from
+/// (the ConfigMap `name`'s `key`) which never reach an injected pod: known,
+/// so not warned about. A path stands for everything under it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IrrelevantPaths {
+    pub name: String,
+    pub key: String,
+    pub paths: Vec<String>,
 }
 
 /// How another mesh's proxy is recognised.
@@ -385,6 +430,20 @@ impl Profile {
 
     /// The ConfigMaps a cluster context keeps for this profile: those it
     /// reads values from, and its mesh's injector configuration.
+    /// The ConfigMap data entries the profile reads as YAML documents
+    /// (name, key): those its `valuesFromObjects` read at a path.
+    pub fn config_map_documents(&self) -> Vec<(String, String)> {
+        let mut documents: Vec<(String, String)> = self
+            .values_from_objects
+            .iter()
+            .filter(|v| v.kind == "ConfigMap" && v.path.is_some())
+            .map(|v| (v.name.clone(), v.key.clone()))
+            .collect();
+        documents.sort();
+        documents.dedup();
+        documents
+    }
+
     pub fn config_map_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
             .values_from_objects

@@ -6,8 +6,10 @@
 use serde_json::{Map, Value};
 
 use super::{Merge, Override, Profile, Validate, ValueFromObject, template};
+use crate::cluster::ClusterContext;
 use crate::error::{ConfigError, Error};
 use crate::json::Field;
+use crate::note::Note;
 use crate::yaml;
 
 /// The annotation `key` of `annotations`: a pod has few, so comparing
@@ -419,7 +421,11 @@ impl Profile {
             }
             let namespace = namespaces.get(at).map_or("", |(_, n)| n.as_str());
             match object_value(source, namespace) {
-                Some(Some(value)) => found.push((source.value.clone(), value)),
+                // A word the map lacks was refused when the run started.
+                Some(Some(value)) => found.push((
+                    source.value.clone(),
+                    source.reading(value.clone()).unwrap_or(value),
+                )),
                 Some(None) => {}
                 None => missing.push(object),
             }
@@ -600,6 +606,170 @@ impl Profile {
                 }
             })
             .collect()
+    }
+}
+
+impl Profile {
+    /// The cluster's configuration checked once a run: every value the
+    /// profile reads from the objects of `cluster` (those `flags` do not
+    /// set) must be one it can take, as `--set` would take it (the same
+    /// words, an error naming the object and the place in it); and every
+    /// key of a document it reads that it neither reads nor knows as
+    /// irrelevant to injection is a warning naming it.
+    pub fn check_objects(
+        &self,
+        cluster: &ClusterContext,
+        flags: &Map<String, Value>,
+    ) -> Result<Vec<Note>, Error> {
+        let lookup = |name: &str| {
+            name.strip_prefix("values.")
+                .and_then(|v| flags.get(v).or_else(|| self.values.get(v)))
+                .cloned()
+        };
+        let namespace_of = |source: &ValueFromObject| {
+            template::render(&Value::String(source.namespace.clone()), &lookup)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        for source in self
+            .values_from_objects
+            .iter()
+            .filter(|s| !flags.contains_key(&s.value))
+        {
+            let namespace = namespace_of(source);
+            let Some(Some(raw)) = cluster.source_value(source, &namespace) else {
+                continue;
+            };
+            let place = match &source.path {
+                Some(path) => format!("{}: {path}", source.key),
+                None => source.key.clone(),
+            };
+            let refused = |message: String| -> Error {
+                ConfigError::ClusterValue(format!(
+                    "{} {namespace}/{}: {place} (the profile's {}): {message}",
+                    source.kind, source.name, source.value
+                ))
+                .into()
+            };
+            let read = source.reading(raw).map_err(refused)?;
+            if let Err(error) = self.parse_assignment(&format!("{}={read}", source.value), flags) {
+                let message = match error {
+                    Error::Config(ConfigError::Set { message, .. }) => message,
+                    other => other.to_string(),
+                };
+                return Err(refused(message));
+            }
+        }
+        let mut notes = Vec::new();
+        if let Some(note) = self.embedded_version_note(cluster, flags, &namespace_of) {
+            notes.push(note);
+        }
+        for (name, key) in self.config_map_documents() {
+            let sources = || {
+                self.values_from_objects
+                    .iter()
+                    .filter(|s| s.name == name && s.key == key)
+            };
+            let Some(namespace) = sources().next().map(namespace_of) else {
+                continue;
+            };
+            let Some(document) = cluster.config_map_document(&namespace, &name, &key) else {
+                continue;
+            };
+            let mut known: Vec<&str> = sources().filter_map(|s| s.path.as_deref()).collect();
+            known.extend(
+                self.irrelevant_object_paths
+                    .iter()
+                    .filter(|i| i.name == name && i.key == key)
+                    .flat_map(|i| i.paths.iter().map(String::as_str)),
+            );
+            let mut unknown = Vec::new();
+            unknown_paths(document, String::new(), &known, &mut unknown);
+            if !unknown.is_empty() {
+                notes.push(
+                    Note::warning(format!(
+                        "ConfigMap {namespace}/{name}: {key}: {} not known to this tool, so not applied: \
+                         a proxy injected here may differ from the one the cluster's injector writes",
+                        match unknown.as_slice() {
+                            [one] => format!("{one} is"),
+                            many => format!("{} are", many.join(", ")),
+                        }
+                    ))
+                    .about_the_run(),
+                );
+            }
+        }
+        Ok(notes)
+    }
+}
+
+impl Profile {
+    /// For Linkerd, when the proxy's version is the embedded profile's own
+    /// (no object in `cluster` the version is read from, no `--set
+    /// proxyVersion`): the note that says so, and how to take the
+    /// cluster's.
+    fn embedded_version_note(
+        &self,
+        cluster: &ClusterContext,
+        flags: &Map<String, Value>,
+        namespace_of: &dyn Fn(&ValueFromObject) -> String,
+    ) -> Option<Note> {
+        if self.mesh != crate::mesh::Mesh::Linkerd || flags.contains_key("proxyVersion") {
+            return None;
+        }
+        let from_cluster = self
+            .values_from_objects
+            .iter()
+            .filter(|s| s.value == "proxyVersion")
+            .any(|s| cluster.source_value(s, &namespace_of(s)).is_some());
+        let version = self.values.get("proxyVersion")?;
+        let embedded = Profile::embedded(&self.name).ok()?;
+        if from_cluster || embedded.values.get("proxyVersion") != Some(version) {
+            return None;
+        }
+        let version = version.as_str().unwrap_or_default();
+        let namespace = self
+            .values
+            .get("controlPlaneNamespace")
+            .and_then(Value::as_str)
+            .unwrap_or("linkerd");
+        Some(
+            Note::info(crate::mesh::linkerd::embedded_version_note(
+                version, namespace,
+            ))
+            .about_the_run(),
+        )
+    }
+}
+
+/// The paths of `value`'s leaves (at `at`) that no path of `known` is or
+/// holds, added to `unknown`: empty mappings and nulls say nothing.
+fn unknown_paths(value: &Value, at: String, known: &[&str], unknown: &mut Vec<String>) {
+    let covered = |path: &str| {
+        known.iter().any(|k| {
+            path == *k
+                || path
+                    .strip_prefix(k)
+                    .is_some_and(|rest| rest.starts_with('.'))
+        })
+    };
+    if !at.is_empty() && covered(&at) {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map {
+                let path = if at.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{at}.{key}")
+                };
+                unknown_paths(inner, path, known, unknown);
+            }
+        }
+        Value::Null => {}
+        _ => unknown.push(at),
     }
 }
 

@@ -57,6 +57,9 @@ pub struct Env<'a> {
     pub prepared: &'a Prepared,
     /// Keep each plan's patch operations (for `-o patch`).
     pub keep_patches: bool,
+    /// What the run says of the cluster's configuration: every workload
+    /// injected carries it, and the report says it once.
+    pub run_notes: &'a [crate::note::Note],
 }
 
 /// Where a workload's pod metadata and spec live, and the fields of them

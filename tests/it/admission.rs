@@ -569,7 +569,7 @@ fn pod_security_policy_verdicts_up_to_1_24() {
 #[test]
 fn the_readme_example_is_what_the_tool_prints() {
     let readme = std::fs::read_to_string(common::repo().join("README.md")).expect("README");
-    let command = "$ kubectl mesh-inject -f testdata/admission/web.yaml --context testdata/admission/namespace.yaml --context testdata/cluster/\n";
+    let command = "$ kubectl mesh-inject -f testdata/admission/web.yaml --context testdata/admission/namespace.yaml --context testdata/cluster/ --context testdata/linkerd-config/\n";
     let start = readme.find(command).expect("the example is in the README") + command.len();
     let end = start + readme[start..].find("$ echo $?").expect("the example ends");
     // The README's command exactly, its trust anchors included.
@@ -581,6 +581,8 @@ fn the_readme_example_is_what_the_tool_prints() {
         "testdata/admission/namespace.yaml",
         "--context",
         "testdata/cluster/",
+        "--context",
+        "testdata/linkerd-config/",
     ]);
     let run: common::Run = cmd.output().expect("runs").into();
     assert_eq!(run.code, 1);

@@ -268,8 +268,9 @@ fn check_lists_stale_files_and_exits_1() {
         run.stderr,
         format!(
             "would inject: {stale}\n  deployment/web: not injected\n\
-             fix: kubectl mesh-inject -q --in-place -f {d} --context {}\n",
+             fix: kubectl mesh-inject --context {} --context {} -q --in-place -f {d}\n",
             common::cluster().display(),
+            common::testdata("cluster-settings").display(),
             stale = stale.display()
         )
     );
@@ -377,7 +378,7 @@ fn set_overrides_profile_values_and_rejects_unknown_names() {
         "{}",
         unknown.stderr
     );
-    let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+    let pem = common::ANCHOR_A;
     let with_anchors = common::run(
         &["--set", &format!("trustAnchorsPEM={pem}")],
         Some(&example_text()),
@@ -1585,14 +1586,25 @@ fn settings_on_the_namespace_are_inherited_and_the_pods_own_win() {
     assert!(run.stdout.contains("runAsUser: 3000"), "{}", run.stdout);
 }
 
-/// Linkerd's `linkerd-config` ConfigMap, as `kubectl get cm -o yaml` writes it.
-const LINKERD_CONFIG: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: linkerd-config\n  namespace: linkerd\ndata:\n  values: |\n    linkerdVersion: edge-26.9.1\n    identityTrustAnchorsPEM: |\n      -----BEGIN CERTIFICATE-----\n      FROM-CONFIG\n      -----END CERTIFICATE-----\n    proxy:\n      logLevel: debug\n      ports:\n        admin: 9991\n      image:\n        version: \"\"\n    proxyInit:\n      ignoreInboundPorts: \"25\"\n";
+/// Linkerd's `linkerd-config` ConfigMap, as `kubectl get cm -o yaml` writes
+/// it, with `pem` as its trust anchors.
+fn linkerd_config(pem: &str) -> String {
+    let pem: String = pem.lines().map(|l| format!("      {l}\n")).collect();
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: linkerd-config\n  namespace: linkerd\ndata:\n  values: |\n    linkerdVersion: edge-26.9.1\n    identityTrustAnchorsPEM: |\n{pem}    proxy:\n      logLevel: debug\n      ports:\n        admin: 9991\n      image:\n        version: \"\"\n    proxyInit:\n      ignoreInboundPorts: \"25\"\n"
+    )
+}
+
+/// A line of `pem` that tells it from another certificate.
+fn pem_line(pem: &str) -> &str {
+    pem.lines().nth(2).expect("a line of the certificate")
+}
 
 #[test]
 fn the_clusters_own_configuration_supplies_the_values() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("linkerd-config.yaml");
-    std::fs::write(&config, LINKERD_CONFIG).expect("write");
+    std::fs::write(&config, linkerd_config(common::ANCHOR_A)).expect("write");
     let config = config.to_str().expect("path");
     // The anchors come from the cluster's own ConfigMaps here: no sample ones.
     let workload = deployment_in("apps", "", "");
@@ -1604,7 +1616,7 @@ fn the_clusters_own_configuration_supplies_the_values() {
     assert!(out.contains("value: debug,[{headers}]"), "{out}");
     assert!(out.contains("containerPort: 9991"), "{out}");
     assert!(out.contains("- 4190,9991,25\n"), "{out}");
-    assert!(out.contains("FROM-CONFIG"), "{out}");
+    assert!(out.contains(pem_line(common::ANCHOR_A)), "{out}");
     // The pod's annotation beats the cluster's configuration; a flag beats both.
     let annotated = deployment_in("apps", "config.linkerd.io/proxy-log-level: info", "");
     let out = common::run_as_given(&["-q", "--context", config], Some(&annotated)).stdout;
@@ -1617,9 +1629,13 @@ fn the_clusters_own_configuration_supplies_the_values() {
     assert!(flagged.contains("value: trace,[{headers}]"), "{flagged}");
     // The trust-roots ConfigMap, when there, is the anchors' source.
     let roots = dir.path().join("roots.yaml");
+    let roots_pem: String = common::ANCHOR_B
+        .lines()
+        .map(|l| format!("    {l}\n"))
+        .collect();
     std::fs::write(
         &roots,
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: linkerd-identity-trust-roots, namespace: linkerd}\ndata:\n  ca-bundle.crt: |\n    FROM-ROOTS\n",
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: linkerd-identity-trust-roots, namespace: linkerd}}\ndata:\n  ca-bundle.crt: |\n{roots_pem}"),
     )
     .expect("write");
     let out = common::run_as_given(
@@ -1634,7 +1650,7 @@ fn the_clusters_own_configuration_supplies_the_values() {
     )
     .stdout;
     assert!(
-        out.contains("FROM-ROOTS") && !out.contains("FROM-CONFIG"),
+        out.contains(pem_line(common::ANCHOR_B)) && !out.contains(pem_line(common::ANCHOR_A)),
         "{out}"
     );
 }

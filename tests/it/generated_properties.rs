@@ -677,10 +677,7 @@ struct Mode {
 }
 
 /// Two self-signed trust anchors, as a rotation replaces one by the other.
-const ANCHORS: [&str; 2] = [
-    "-----BEGIN CERTIFICATE-----\nMIIBaTCCAQ+gAwIBAgIUKyXtAJnt\nQ2QwMDAwMDAwMDAwMDAwMDAwMDAw\n-----END CERTIFICATE-----",
-    "-----BEGIN CERTIFICATE-----\nMIIBbDCCAROgAwIBAgIUfqqIix9X\nRGVwbG95IGFub3RoZXIgYW5jaG9y\n-----END CERTIFICATE-----\n",
-];
+const ANCHORS: [&str; 2] = [common::ANCHOR_A, common::ANCHOR_B];
 
 fn mode() -> impl Strategy<Value = Mode> {
     let linkerd_values = proptest::collection::vec(

@@ -8,8 +8,10 @@ use crate::common;
 use serde_json::Value;
 
 /// Trust anchors for the runs (their content is not checked here).
-const ANCHORS: &str =
-    "trustAnchorsPEM=-----BEGIN CERTIFICATE-----\nTEST\n-----END CERTIFICATE-----";
+const ANCHORS: &str = concat!(
+    "trustAnchorsPEM=",
+    include_str!("../../testdata/trust-anchors/a.pem")
+);
 
 /// A Deployment in namespace `shop` with `annotations` on its pod template
 /// and a container exposing `http` (8080) and `mysql` (3306).

@@ -29,6 +29,7 @@ mod istio_templates;
 mod istio_uninject;
 mod kubectl_reader;
 mod linkerd_chart;
+mod linkerd_config;
 mod linkerd_goldens;
 mod linkerd_settings;
 mod mesh_goldens_reinjected;

@@ -314,8 +314,14 @@ fn idempotent_and_reversible_in_every_mode() {
 /// change), and uninject still restores the original.
 #[test]
 fn injecting_with_other_settings_converges_on_every_file() {
-    const FIRST: &str = "trustAnchorsPEM=-----BEGIN CERTIFICATE-----\nMIIBaTCCAQ+gAwIBAgIU\n-----END CERTIFICATE-----";
-    const THEN: &str = "trustAnchorsPEM=-----BEGIN CERTIFICATE-----\nMIIBbDCCAROgAwIBAgIUfqq\n-----END CERTIFICATE-----\n";
+    const FIRST: &str = concat!(
+        "trustAnchorsPEM=",
+        include_str!("../../testdata/trust-anchors/a.pem")
+    );
+    const THEN: &str = concat!(
+        "trustAnchorsPEM=",
+        include_str!("../../testdata/trust-anchors/b.pem")
+    );
     let pairs: [(&[&str], &[&str], &[&str]); 2] = [
         (
             &["--set", FIRST],

@@ -97,10 +97,11 @@ fn proxies(output: &str) -> Vec<(String, String)> {
 }
 
 /// Every proxy of `output` carries `pem` (as the proxy takes it: trimmed,
-/// one final line break) and the pod its SHA-256; there are `count` of them.
+/// one final line break) and the pod the SHA-256 of `pem` as it was given
+/// (as Linkerd's webhook hashes the file it mounts); there are `count` of them.
 fn assert_anchored(output: &str, pem: &str, count: usize, what: &str) {
     let carried = format!("{}\n", pem.trim());
-    let hash: String = Sha256::digest(carried.as_bytes())
+    let hash: String = Sha256::digest(pem.as_bytes())
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect();
@@ -205,7 +206,8 @@ fn in_place_without_anchors_leaves_every_file_byte_identical() {
 #[test]
 fn anchors_from_each_source_reach_the_proxy() {
     let pem = common::sample_anchors();
-    let other = "-----BEGIN CERTIFICATE-----\nMIIBfromLinkerdConfig\n-----END CERTIFICATE-----\n";
+    // As linkerd-config's literal block gives it: one final line break.
+    let other = common::ANCHOR_B;
     let workload = deployment("web", "");
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("linkerd-config.yaml");
@@ -487,4 +489,86 @@ fn admit_needs_anchors_only_where_the_injector_injects() {
     // The output of inject needs none: the proxy is there.
     let injected = in_repo(&["-q", "--context", cluster], &plain);
     assert_eq!(in_repo(&["admit"], &injected.stdout).code, 0);
+}
+
+/// Linkerd hashes the anchors as its webhook mounts them from the
+/// trust-roots ConfigMap: a `|-` bundle (no final line break) and a `|` one
+/// hash differently, each as `sha256sum` of the file would.
+#[test]
+fn the_hash_is_of_the_anchors_as_the_configmap_holds_them() {
+    let pem = common::ANCHOR_A;
+    let indented: String = pem.lines().map(|l| format!("    {l}\n")).collect();
+    for (style, given) in [("|", pem.to_string()), ("|-", pem.trim_end().to_string())] {
+        let roots = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: linkerd-identity-trust-roots, namespace: linkerd}}\ndata:\n  ca-bundle.crt: {style}\n{indented}"
+        );
+        let input = format!("{roots}---\n{}", deployment("web", ""));
+        let run = common::run_as_given(&["-q", "-f", "-"], Some(&input));
+        assert_eq!(run.code, 0, "{style}: {}", run.stderr);
+        assert_anchored(&run.stdout, &given, 1, style);
+    }
+    // --set takes the text as given too (a PEM without its final line break).
+    let set = format!("trustAnchorsPEM={}", pem.trim_end());
+    let run = common::run_as_given(
+        &["-q", "--set", &set, "-f", "-"],
+        Some(&deployment("web", "")),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_anchored(&run.stdout, pem.trim_end(), 1, "--set");
+}
+
+/// Trust anchors that are not X.509 certificates stop the run (exit 2,
+/// nothing written), naming where they came from.
+#[test]
+fn anchors_that_are_not_certificates_stop_the_run_naming_their_source() {
+    let fake = "-----BEGIN CERTIFICATE-----\nTEST\n-----END CERTIFICATE-----\n";
+    let workload = deployment("web", "");
+    let roots = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: linkerd-identity-trust-roots, namespace: linkerd}\ndata:\n  ca-bundle.crt: |\n    -----BEGIN CERTIFICATE-----\n    TEST\n    -----END CERTIFICATE-----\n";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let profile = dir.path().join("profile.yaml");
+    let config = common::run_as_given(
+        &[
+            "config",
+            "--set",
+            &format!("trustAnchorsPEM={}", common::ANCHOR_A),
+        ],
+        None,
+    );
+    assert_eq!(config.code, 0, "{}", config.stderr);
+    std::fs::write(&profile, config.stdout.replace("MII", "XXMII")).expect("write");
+    let profile = profile.to_str().expect("path");
+    let set = format!("trustAnchorsPEM={fake}");
+    let cases: [(&str, Vec<&str>, String, &str); 4] = [
+        (
+            "--set",
+            vec!["--set", &set],
+            workload.clone(),
+            "--set trustAnchorsPEM: PEM block 1 is not an X.509 certificate",
+        ),
+        (
+            "the trust roots",
+            vec![],
+            format!("{roots}---\n{workload}"),
+            "ConfigMap linkerd/linkerd-identity-trust-roots: ca-bundle.crt (the profile's trustAnchorsPEM): PEM block 1 is not an X.509 certificate",
+        ),
+        (
+            "linkerd-config",
+            vec![],
+            format!("{}---\n{workload}", linkerd_config(fake)),
+            "ConfigMap linkerd/linkerd-config: values: identityTrustAnchorsPEM (the profile's trustAnchorsPEM): PEM block 1 is not an X.509 certificate",
+        ),
+        (
+            "a profile",
+            vec!["--config", profile],
+            workload.clone(),
+            "value trustAnchorsPEM: PEM block 1 is not an X.509 certificate",
+        ),
+    ];
+    for (what, args, input, message) in cases {
+        let args = [&["-f", "-"][..], &args].concat();
+        let run = common::run_as_given(&args, Some(&input));
+        assert_eq!(run.code, 2, "{what}: {}", run.stderr);
+        assert_eq!(run.stdout, "", "{what}");
+        assert!(run.stderr.contains(message), "{what}: {}", run.stderr);
+    }
 }

@@ -45,6 +45,31 @@ use place::*;
 pub(crate) use place::{apply_edits, ensure};
 use sidecar::*;
 
+/// Whether a note of the run is about this workload: the one on the
+/// embedded profile's proxy version is not about a workload whose
+/// annotation sets another.
+fn run_note_applies(note: &Note, values: &Map<String, Value>, env: &Env<'_>) -> bool {
+    let about_version = env.profile.mesh == Mesh::Linkerd
+        && note
+            .text
+            .starts_with(crate::mesh::linkerd::EMBEDDED_VERSION_NOTE);
+    !about_version || values.get("proxyVersion") == env.profile.values.get("proxyVersion")
+}
+
+/// Set the value of `container`'s env var `name`, where it has one.
+fn set_env_value(container: &mut Value, name: &str, value: String) {
+    let entries = container
+        .get_mut("env")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten();
+    for entry in entries.filter(|e| e.field("name").and_then(Value::as_str) == Some(name)) {
+        if let Some(Value::Object(entry)) = Some(entry) {
+            entry.insert("value".into(), Value::String(value.clone()));
+        }
+    }
+}
+
 /// Annotation naming the container `kubectl logs/exec` use by default.
 const DEFAULT_CONTAINER: &str = "kubectl.kubernetes.io/default-container";
 
@@ -277,9 +302,34 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .chain(ignored)
         .map(Note::warning)
         .chain(chart_notes)
+        .chain(
+            env.run_notes
+                .iter()
+                .filter(|n| run_note_applies(n, filled.values(), env))
+                .cloned(),
+        )
         .collect();
 
     let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes);
+    if env.profile.mesh == Mesh::Linkerd {
+        // Linkerd's webhook adds the pod's own service name and
+        // OpenTelemetry attributes to the spans' (its labels and
+        // annotations, the namespace's inherited ones among them).
+        let labels = patcher
+            .get(&paths.metadata)
+            .and_then(|m| m.field("labels"))
+            .and_then(Value::as_object);
+        let attributes = |values: &Map<String, Value>| {
+            crate::mesh::linkerd::trace_attributes(values.get("tracingLabels"), labels, annotations)
+        };
+        if let Some(proxy) = sidecar.proxy.as_mut() {
+            set_env_value(
+                proxy,
+                "LINKERD2_PROXY_TRACE_EXTRA_ATTRIBUTES",
+                attributes(filled.values()),
+            );
+        }
+    }
     if env.profile.mesh == Mesh::Istio {
         // Istio decides on the pod as its template left it, the template's
         // annotation over the pod's own (the embedded profile's annotations
@@ -346,6 +396,31 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             pod.vars.namespace
         )));
     }
+    // A flag over the pod's own annotation rewrites it, as `linkerd inject`
+    // writes its flags: the proxy and the annotation then agree (the pod's
+    // value is kept for uninject, and a re-injection starts from it).
+    for (key, value) in &recorded {
+        let own = pod
+            .annotations
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str);
+        let (Some(own), Some(new)) = (own, value.as_str()) else {
+            continue;
+        };
+        if own != new && !sidecar.changed_annotations.iter().any(|(k, _)| k == key) {
+            sidecar
+                .changed_annotations
+                .push((key.clone(), new.to_string()));
+            // Said whatever the verbosity: the file's own setting changes.
+            sidecar.notes.push(
+                Note::info(format!(
+                    "{}/{}: its annotation {key}: {own:?} is rewritten {new:?}, as --set gives it",
+                    pod.vars.kind, pod.vars.name
+                ))
+                .about_the_run(),
+            );
+        }
+    }
     sidecar.annotations = recorded;
     // The mesh's own template writes these itself.
     if !rendered.by_mesh_template {
@@ -397,7 +472,11 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     let hints = std::mem::take(&mut sidecar.hints);
     // What placing needs of the pod; the rest borrows the object being patched.
     let placed_in = PlacedIn {
-        app_container: pod.app_container_names.into_iter().next(),
+        app_container: pod
+            .app_container_names
+            .into_iter()
+            .next()
+            .filter(|_| env.profile.mesh.names_default_container()),
         name: pod.vars.name,
         volumes_first: env.profile.mesh.puts_its_volumes_first(),
         merges_user_containers: merges_user_containers(env),
@@ -521,6 +600,7 @@ mod tests {
                 namespace: "default",
                 namespace_assumed: false,
                 cluster: &self.cluster,
+                run_notes: &[],
             }
         }
 
@@ -592,7 +672,12 @@ mod tests {
                 .field("restartPolicy")
                 .is_none()
         );
-        assert_eq!(pod["metadata"]["annotations"][DEFAULT_CONTAINER], "app");
+        // Linkerd's injector never names the default container.
+        assert!(
+            pod["metadata"]["annotations"]
+                .get(DEFAULT_CONTAINER)
+                .is_none()
+        );
         let back = uninject(
             &plan.result,
             &WorkloadTypes::with(&[])

@@ -6,7 +6,8 @@ use super::*;
 
 /// What [`place`] reads of the pod.
 pub(super) struct PlacedIn {
-    /// The first app container, which `kubectl logs/exec` default to.
+    /// The first app container, which `kubectl logs/exec` default to
+    /// (`None` when the mesh does not name it).
     pub(super) app_container: Option<String>,
     pub(super) name: String,
     /// The mesh's volumes go before the pod's own (Istio), not after.

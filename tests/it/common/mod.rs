@@ -42,6 +42,11 @@ pub fn command_with<S: AsRef<str>>(args: &[S]) -> Command {
     cmd
 }
 
+/// Self-signed certificates (`testdata/trust-anchors/`): valid trust anchors
+/// that trust nothing; a rotation replaces the first by the second.
+pub const ANCHOR_A: &str = include_str!("../../../testdata/trust-anchors/a.pem");
+pub const ANCHOR_B: &str = include_str!("../../../testdata/trust-anchors/b.pem");
+
 /// The sample trust roots (`testdata/cluster/`): Linkerd's
 /// `linkerd-identity-trust-roots` ConfigMap, as `kubectl get -o yaml` saves it.
 pub fn cluster() -> PathBuf {
@@ -94,8 +99,20 @@ pub fn with_anchors<S: AsRef<str>>(args: &[S]) -> Vec<String> {
     });
     let mut given = args.clone();
     if !(other_command || help || other_profile) {
-        given.push("--context".into());
-        given.push(cluster().to_str().expect("a UTF-8 path").to_string());
+        // First, so that a test's own context (its linkerd-config) wins.
+        let at = usize::from(args.first().is_some_and(|a| !a.starts_with('-')));
+        let sample = cluster().to_str().expect("a UTF-8 path").to_string();
+        let settings = testdata("cluster-settings");
+        let settings = settings.to_str().expect("a UTF-8 path").to_string();
+        given.splice(
+            at..at,
+            [
+                "--context".to_string(),
+                sample,
+                "--context".to_string(),
+                settings,
+            ],
+        );
     }
     given
 }
