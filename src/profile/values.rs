@@ -564,7 +564,18 @@ impl Profile {
             let Some(text) = found else {
                 continue;
             };
+            // In the profile's words, as the cluster's value is read.
+            let Ok(text) = source.reading(text) else {
+                continue;
+            };
             let current = self.values.get(&source.value).unwrap_or(&Value::Null);
+            // A value the profile leaves to the target cluster (`auto`: native
+            // sidecars where Kubernetes runs them) stays so: a release's
+            // default is what it gives where that release runs. A cluster's
+            // own setting (linkerd-config) is followed as it is.
+            if current.as_str() == Some("auto") {
+                continue;
+            }
             let typed = typed_like(current, &text).unwrap_or(Value::String(text));
             profile.values.insert(source.value.clone(), typed);
         }
