@@ -355,9 +355,9 @@ fn helm_functions() -> Vec<Case> {
         r#"{{ define "in" }}<{{ . }}>{{ end }}{{ define "out" }}[{{ include "in" . }}]{{ end }}x{{ include "out" "y" }}z"#,
         r#"{{ define "e" }}{{ fail "inner" }}{{ end }}{{ include "e" . }}"#,
         r#"{{ include "missing" . }}"#,
-        // Not `.l`: go-yaml v2 quotes YAML 1.1's one-letter booleans (`"y"`),
-        // which the tool writes plain; both read back as the string.
-        r#"{{ toYaml .m }}|{{ toYaml .nums }}|{{ toYaml .nested | nindent 4 }}"#,
+        // `.l` holds "y", which go-yaml v2 and the tool quote alike (YAML
+        // 1.1 reads it as a boolean).
+        r#"{{ toYaml .m }}|{{ toYaml .nums }}|{{ toYaml .nested | nindent 4 }}|{{ toYaml .l }}"#,
         r#"{{ toYaml (list "true" "1" "a: b" "" "x
 y" "- z" "null" "~" "1.5" "0x1F") }}"#,
         r#"{{ toYaml (dict "env" (list (dict "name" "A" "value" "1") (dict "name" "B" "valueFrom" (dict "fieldRef" (dict "fieldPath" "x"))))) }}"#,
