@@ -322,12 +322,20 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         let attributes = |values: &Map<String, Value>| {
             crate::mesh::linkerd::trace_attributes(values.get("tracingLabels"), labels, annotations)
         };
-        if let Some(proxy) = sidecar.proxy.as_mut() {
-            set_env_value(
-                proxy,
-                "LINKERD2_PROXY_TRACE_EXTRA_ATTRIBUTES",
-                attributes(filled.values()),
-            );
+        // Only a proxy that traces has the entry (most do not): the
+        // attributes are made for it alone.
+        const TRACE_ATTRIBUTES: &str = "LINKERD2_PROXY_TRACE_EXTRA_ATTRIBUTES";
+        let traces = |proxy: &&mut Value| {
+            proxy
+                .field("env")
+                .and_then(Value::as_array)
+                .is_some_and(|env| {
+                    env.iter()
+                        .any(|e| e.field("name").and_then(Value::as_str) == Some(TRACE_ATTRIBUTES))
+                })
+        };
+        if let Some(proxy) = sidecar.proxy.as_mut().filter(traces) {
+            set_env_value(proxy, TRACE_ATTRIBUTES, attributes(filled.values()));
         }
     }
     if env.profile.mesh == Mesh::Istio {

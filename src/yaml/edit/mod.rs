@@ -274,12 +274,16 @@ pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
     // the end of a file without a final line break takes along (joined
     // deletions too): they go where the deletion starts, that line break
     // before them, not after.
-    let tail_deletions: Vec<(usize, usize)> = edits
-        .iter()
-        .filter(|e| e.text.is_empty() && e.end == text.len() && e.start < e.end)
-        .map(|e| (e.start, e.end))
-        .collect();
-    for edit in edits.iter_mut() {
+    let tail_deletions: Vec<(usize, usize)> = match text.ends_with('\n') {
+        true => Vec::new(),
+        false => edits
+            .iter()
+            .filter(|e| e.text.is_empty() && e.end == text.len() && e.start < e.end)
+            .map(|e| (e.start, e.end))
+            .collect(),
+    };
+    let mut moved = false;
+    for edit in edits.iter_mut().filter(|_| !tail_deletions.is_empty()) {
         if edit.start != edit.end || !edit.text.ends_with_newline() {
             continue;
         }
@@ -298,8 +302,11 @@ pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
         edit.text = Text::Own(format!("{lb}{body}"));
         edit.start = start;
         edit.end = start;
+        moved = true;
     }
-    edits.sort_by_key(|e| (e.start, e.end));
+    if moved {
+        edits.sort_by_key(|e| (e.start, e.end));
+    }
     debug_assert!(
         edits
             .windows(2)

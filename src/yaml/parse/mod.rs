@@ -90,11 +90,12 @@ impl<'a> Offsets<'a> {
         };
         let pad = self.pads.get(line_index).copied().unwrap_or(0);
         let line = self.text.get(line_start..).unwrap_or_default();
-        let col = isize::try_from(mark.col()).unwrap_or(isize::MAX);
-        let within = line
-            .char_indices()
-            .nth(usize::try_from(col - pad).unwrap_or(0))
-            .map_or(line.len(), |(i, _)| i);
+        let col = match pad {
+            0 => mark.col(),
+            // Spaces put before the line, or its byte order mark left out.
+            pad => mark.col().saturating_add_signed(-pad),
+        };
+        let within = line.char_indices().nth(col).map_or(line.len(), |(i, _)| i);
         line_start + within
     }
 }
