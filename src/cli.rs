@@ -239,7 +239,7 @@ pub struct InputArgs {
     pub exclude: Vec<crate::source::Glob>,
     /// Namespace of objects that name none [default: default, and the
     /// report says so for each workload injected there]
-    #[arg(short = 'n', long, value_name = "NAMESPACE")]
+    #[arg(short = 'n', long, value_name = "NAMESPACE", value_parser = namespace_name)]
     pub namespace: Option<String>,
 }
 
@@ -325,5 +325,37 @@ mod tests {
             cli.inject.options.security_context,
             options.security_context
         );
+    }
+}
+
+/// A namespace's name as the apiserver takes one (a DNS-1123 label): what
+/// the tool writes into labels and checks policies with.
+fn namespace_name(name: &str) -> Result<String, String> {
+    let bytes = name.as_bytes();
+    let fits = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    let valid = !name.is_empty()
+        && name.len() <= 63
+        && bytes.iter().all(|b| fits(b) || *b == b'-')
+        && bytes.first().is_some_and(fits)
+        && bytes.last().is_some_and(fits);
+    if valid {
+        Ok(name.to_string())
+    } else {
+        Err("a namespace is a DNS-1123 label: at most 63 lower case letters, digits and '-', starting and ending with a letter or digit".into())
+    }
+}
+
+#[cfg(test)]
+mod namespace_tests {
+    use super::namespace_name;
+
+    #[test]
+    fn namespaces_are_dns_labels() {
+        for good in ["default", "shop-1", "a", "0"] {
+            assert!(namespace_name(good).is_ok(), "{good}");
+        }
+        for bad in ["", "Bad_NS!", "-shop", "shop-", "Shop", &"a".repeat(64)] {
+            assert!(namespace_name(bad).is_err(), "{bad}");
+        }
     }
 }

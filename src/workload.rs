@@ -132,6 +132,61 @@ impl WorkloadTypes {
     }
 }
 
+/// Where the metadata of `object` (a workload of `kind`: its own, and its
+/// pod template's) holds what the API reads only as text, if it does: a
+/// name, generate name or namespace, or a label's or annotation's value,
+/// that is a number, a boolean or a collection. kubectl refuses such an
+/// object (`cannot unmarshal number into Go struct field
+/// ObjectMeta.metadata.name of type string`).
+pub fn metadata_not_text(object: &Value, kind: &WorkloadType) -> Option<String> {
+    let template = kind
+        .template_path()
+        .try_fold(object, |at, step| at.field(step));
+    let places = [("metadata", object.field("metadata"))].into_iter().chain(
+        template.filter(|_| !kind.is_pod()).map(|t| {
+            let at = if kind.path.is_empty() {
+                "metadata"
+            } else {
+                "template metadata"
+            };
+            (at, t.field("metadata"))
+        }),
+    );
+    let shown = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    for (at, metadata) in places {
+        let Some(metadata) = metadata else { continue };
+        for field in ["name", "generateName", "namespace"] {
+            match metadata.field(field) {
+                None | Some(Value::Null | Value::String(_)) => {}
+                Some(other) => {
+                    return Some(format!(
+                        "{at}.{field} is {}, not a string: kubectl refuses the object",
+                        shown(other)
+                    ));
+                }
+            }
+        }
+        for map in ["labels", "annotations"] {
+            let Some(Value::Object(entries)) = metadata.field(map) else {
+                continue;
+            };
+            if let Some((key, value)) = entries
+                .iter()
+                .find(|(_, v)| !matches!(v, Value::String(_) | Value::Null))
+            {
+                return Some(format!(
+                    "{at}.{map}.{key} is {}, not a string: kubectl refuses the object (quote it)",
+                    shown(value)
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// What identifies an object in reports: `deployment/web`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectRef {

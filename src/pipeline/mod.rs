@@ -1000,6 +1000,11 @@ fn plan_object(
         };
         return Ok((Plan::unchanged(object, outcome), Vec::new()));
     };
+    // What kubectl would refuse to read is refused, not injected.
+    if let Some(why) = workload::metadata_not_text(&object, kind) {
+        let workload = reference.map(ToString::to_string).unwrap_or_default();
+        return Err(rules::PlanError::Refused(format!("{workload}: {why}")));
+    }
     let plan = match action {
         Action::Inject => rules::inject(object, kind, env).map_err(|error| match error {
             internal @ rules::PlanError::Internal(_) => internal,

@@ -216,8 +216,8 @@ fn entries_without_a_value_in_a_flow_mapping_take_new_entries_after_them() {
             "{team: , linkerd.io/control-plane-ns: linkerd, ",
         ),
         (
-            "{team: , x: y}",
-            "{team: , x: y, linkerd.io/control-plane-ns: linkerd, ",
+            "{team: , x: z}",
+            "{team: , x: z, linkerd.io/control-plane-ns: linkerd, ",
         ),
         (
             "{a: b, team}",

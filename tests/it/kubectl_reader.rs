@@ -440,3 +440,43 @@ fn utf16_input_is_refused_naming_its_encoding() {
         run.stderr
     );
 }
+
+/// What kubectl reads only as text (a name, a label's or an annotation's
+/// value) written as a number or a boolean is refused as kubectl refuses
+/// the object, naming the field; and a namespace given with -n must be one
+/// the apiserver takes.
+#[test]
+fn metadata_kubectl_reads_only_as_text_is_refused_when_it_is_not() {
+    for (extra, name, field) in [
+        ("", "123", "metadata.name is 123"),
+        ("version: 1", "web", "template metadata.labels.version is 1"),
+        ("ready: y", "web", "template metadata.labels.ready is true"),
+    ] {
+        let text = WEB
+            .replace("EXTRA", "")
+            .replace(
+                "name: web\n  namespace",
+                &format!("name: {name}\n  namespace"),
+            )
+            .replace(
+                "labels: {app: web}\n    spec",
+                &format!("labels: {{app: web, {extra}}}\n    spec"),
+            )
+            .replace(", }", "}");
+        let run = inject(&text);
+        assert_eq!(run.code, 2, "{text}: {}", run.stderr);
+        assert!(run.stdout.is_empty());
+        assert!(
+            run.stderr.contains(field) && run.stderr.contains("kubectl refuses the object"),
+            "{}",
+            run.stderr
+        );
+    }
+    let run = common::run(&["-n", "Bad_NS!", "-f", "-"], Some(""));
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("a namespace is a DNS-1123 label"),
+        "{}",
+        run.stderr
+    );
+}

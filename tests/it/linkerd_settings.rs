@@ -211,7 +211,7 @@ fn a_close_wait_timeout_needs_a_root_init_container_as_linkerds_chart_says() {
     assert_eq!(security["runAsNonRoot"], false);
 
     let (object, report) = inject(
-        &deployment("config.linkerd.io/close-wait-timeout: 90"),
+        &deployment("config.linkerd.io/close-wait-timeout: \"90\""),
         &["--set", "proxyInitRunAsRoot=true"],
     );
     assert!(after(&init_args(&object), "--timeout-close-wait-secs").is_none());
