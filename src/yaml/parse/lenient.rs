@@ -33,13 +33,14 @@ pub(super) fn read_leniently<'a>(
     let directives = part.starts_with('%') || part.contains("\n%");
     let mut pads: BTreeMap<usize, isize> = BTreeMap::new();
     let mut spaced_tabs: Vec<usize> = Vec::new();
-    // Byte order marks at line starts, read without them.
     let (mut start, mut before) = (from, 0);
     loop {
         if stop.misplaced {
             return Err(first);
         }
+        let done = before + stop.done;
         let tab = tab_after_colon(text, &stop).filter(|t| !spaced_tabs.contains(t));
+        // A byte order mark at a line start, read without it.
         let mark =
             byte_order_mark(text, &stop).filter(|&at| !matches!(pads.get(&at), Some(&p) if p < 0));
         if tab.is_some() || mark.is_some() {
@@ -47,74 +48,48 @@ pub(super) fn read_leniently<'a>(
             if let Some(at) = mark {
                 pads.insert(at, -1);
             }
-            let done = before + stop.done;
-            if let Some((marker, documents)) = stop.marker.filter(|_| !directives) {
-                start = marker;
-                before += documents;
-            }
-            let (mut input, offsets) = padded(text, start, to, &pads);
-            space_tabs(&mut input, text, start, &pads, &spaced_tabs);
-            let padded_lines: Vec<usize> = pads
-                .range(start..to)
-                .filter(|(_, n)| **n > 0)
-                .map(|(&line, _)| line)
-                .collect();
-            let pass = Pass {
-                text,
-                offsets,
-                before,
-                skip: done - before,
-                padded: &padded_lines,
+        } else {
+            let Some((at, reached, open)) = stop
+                .scan
+                .filter(|_| indent::is_indentation_complaint(&stop.error.message))
+            else {
+                return Err(stop.error);
             };
-            match pass.read(&input, |value| Cow::Owned(value.into_owned()), each) {
-                Ok(()) => return Ok(()),
-                Err(next) => {
-                    stop = *next;
-                    continue;
+            let Some(construct) = indent::construct_at(text, reached, at, open) else {
+                return Err(stop.error);
+            };
+            let end = match indent::construct_end(text, construct, to) {
+                Ok(end) => end,
+                Err(Some(message)) => {
+                    return Err(SyntaxError {
+                        message: message.to_string(),
+                        line: line_of(text, construct),
+                        column: column_of(text, construct),
+                        offset: construct,
+                        ..stop.error
+                    });
+                }
+                Err(None) => return Err(stop.error),
+            };
+            let pad = isize::try_from(indent::padding_for(text, construct)).unwrap_or(isize::MAX);
+            let mut added = false;
+            for line in indent::continuation_lines(text, construct, end) {
+                let spaces = pads.entry(line).or_insert(0);
+                if *spaces >= 0 && *spaces < pad {
+                    *spaces = pad;
+                    added = true;
                 }
             }
-        }
-        let Some((at, reached, open)) = stop
-            .scan
-            .filter(|_| indent::is_indentation_complaint(&stop.error.message))
-        else {
-            return Err(stop.error);
-        };
-        let done = before + stop.done;
-        let Some(construct) = indent::construct_at(text, reached, at, open) else {
-            return Err(stop.error);
-        };
-        let end = match indent::construct_end(text, construct, to) {
-            Ok(end) => end,
-            Err(Some(message)) => {
-                return Err(SyntaxError {
-                    message: message.to_string(),
-                    line: line_of(text, construct),
-                    column: column_of(text, construct),
-                    offset: construct,
-                    ..stop.error
-                });
+            if !added {
+                return Err(stop.error);
             }
-            Err(None) => return Err(stop.error),
-        };
-        let pad = isize::try_from(indent::padding_for(text, construct)).unwrap_or(isize::MAX);
-        let mut added = false;
-        for line in indent::continuation_lines(text, construct, end) {
-            let spaces = pads.entry(line).or_insert(0);
-            if *spaces >= 0 && *spaces < pad {
-                *spaces = pad;
-                added = true;
-            }
-        }
-        if !added {
-            return Err(stop.error);
         }
         if let Some((marker, documents)) = stop.marker.filter(|_| !directives) {
             start = marker;
             before += documents;
         }
         let (mut input, offsets) = padded(text, start, to, &pads);
-        space_tabs(&mut input, text, start, &pads, &spaced_tabs);
+        space_tabs(&mut input, start, &pads, &spaced_tabs);
         let padded_lines: Vec<usize> = pads
             .range(start..to)
             .filter(|(_, n)| **n > 0)
@@ -177,16 +152,9 @@ fn byte_order_mark(text: &str, stop: &Stop) -> Option<usize> {
     })
 }
 
-/// In `input` (`text` from `start`, with `pads` spaces before lines), a
+/// In `input` (the text from `start`, with `pads` before lines), a
 /// space for each of the tabs at `tabs` (offsets of `text`).
-fn space_tabs(
-    input: &mut String,
-    text: &str,
-    start: usize,
-    pads: &BTreeMap<usize, isize>,
-    tabs: &[usize],
-) {
-    let _ = text;
+fn space_tabs(input: &mut String, start: usize, pads: &BTreeMap<usize, isize>, tabs: &[usize]) {
     let mut bytes = std::mem::take(input).into_bytes();
     for &tab in tabs.iter().filter(|&&t| t >= start) {
         let padding: isize = pads
