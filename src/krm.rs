@@ -34,7 +34,7 @@ pub struct ResourceList {
     /// The settings its `functionConfig` gives.
     pub config: FunctionConfig,
     /// Where each item came from, as kpt and kustomize annotate it.
-    files: Vec<Option<Value>>,
+    files: Files,
     /// How lines added to it are laid out.
     layout: Layout,
     /// The lines of its middle items (all but the first and the last), when
@@ -43,10 +43,41 @@ pub struct ResourceList {
     middle: Option<(usize, usize)>,
 }
 
+/// Where the items of a ResourceList came from.
+#[derive(Debug)]
+enum Files {
+    /// Read with the list, item by item.
+    Read(Vec<Option<Value>>),
+    /// Read when asked, from the lines where each item starts (then where
+    /// the last ends): a large list is not read whole for them.
+    Lines(Vec<usize>),
+}
+
+impl ResourceList {
+    /// Where item `index` of the list (the text `text`) came from.
+    fn file(&self, text: &str, index: usize) -> Option<Value> {
+        match &self.files {
+            Files::Read(files) => files.get(index).cloned().flatten(),
+            Files::Lines(starts) => {
+                let (from, to) = (*starts.get(index)?, *starts.get(index + 1)?);
+                let documents = yaml::parse::parse_range(text, from, to).ok()?;
+                let root = documents.first()?.root.as_ref()?;
+                let NodeKind::Seq { items, .. } = &root.kind else {
+                    return None;
+                };
+                file_of(&yaml::value::to_value(items.first()?).ok()?)
+            }
+        }
+    }
+}
+
 /// The ResourceList in `text`, when the text is one.
 pub fn resource_list(text: &str) -> Option<ResourceList> {
     if !may_be_resource_list(text) {
         return None;
+    }
+    if let Some(list) = resource_list_by_lines(text) {
+        return Some(list);
     }
     // One document is kept, any other only counted.
     let (mut first, mut documents) = (None, 0);
@@ -69,9 +100,45 @@ pub fn resource_list(text: &str) -> Option<ResourceList> {
     let items = value.field("items").and_then(Value::as_array);
     Some(ResourceList {
         config: function_config(&value),
-        files: items.into_iter().flatten().map(file_of).collect(),
+        files: Files::Read(items.into_iter().flatten().map(file_of).collect()),
         layout: yaml::edit::detect_layout(text, root),
         middle: middle_items(text, &document),
+    })
+}
+
+/// The ResourceList in `text` read without its middle items, when its
+/// lines show where each item starts (see [`yaml::parse::list_lines`]): its
+/// first and last items and other entries say what it is and how it is laid
+/// out, and a large list is never parsed whole.
+fn resource_list_by_lines(text: &str) -> Option<ResourceList> {
+    let [list] = yaml::parse::list_lines(text).try_into().ok()?;
+    let (start, end) = list.document;
+    let only_comments_before = yaml::parse::parse_range(text, 0, start)
+        .is_ok_and(|documents| documents.iter().all(|d| d.root.is_none()));
+    if list.kind != KIND || end != text.len() || !only_comments_before {
+        return None;
+    }
+    let starts = list.items;
+    // The first and the last item, and at least one between them.
+    let [_, second, .., last, _] = starts.as_slice() else {
+        return None;
+    };
+    let (from, to) = (*second, *last);
+    let shorter = [text.get(..from)?, text.get(to..)?].concat();
+    let documents = yaml::parse_stream(&shorter).ok()?;
+    let [document] = documents.as_slice() else {
+        return None;
+    };
+    let root = document.root.as_ref()?;
+    let value = yaml::value::to_value(root).ok()?;
+    if !is_resource_list(&value) || document.anchored {
+        return None;
+    }
+    Some(ResourceList {
+        config: function_config(&value),
+        files: Files::Lines(starts),
+        layout: yaml::edit::detect_layout(&shorter, root),
+        middle: Some((from, to)),
     })
 }
 
@@ -263,7 +330,9 @@ pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> V
     let mut results = Vec::new();
     for (index, object) in processed.objects.iter().enumerate() {
         let reference = object.reference.as_ref().map(resource_ref);
-        let file = list.files.get(index).cloned().flatten();
+        // Read only for an item with something to say.
+        let file = std::cell::OnceCell::new();
+        let file = || file.get_or_init(|| list.file(&processed.source.text, index));
         let mut push = |severity: &str, message: String| {
             let mut result = Map::new();
             result.insert("message".into(), json!(message));
@@ -271,7 +340,7 @@ pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> V
             if let Some(reference) = &reference {
                 result.insert("resourceRef".into(), reference.clone());
             }
-            if let Some(file) = &file {
+            if let Some(file) = file() {
                 result.insert("file".into(), file.clone());
             }
             results.push(Value::Object(result));
@@ -637,6 +706,7 @@ mod tests {
             security: crate::rules::SecurityMode::Auto,
             namespace: None,
             keep_values: false,
+            whole_lists: false,
             keep_patches: false,
         };
         let source = crate::source::Source {
@@ -689,15 +759,26 @@ mod tests {
                 ),
                 true,
             ),
-            // An alias may stand for what is left out; two items leave nothing out.
+            // An alias among the items left out stands for an anchor among
+            // them: what is kept reads without them.
             (
                 format!("{head}{items}").replacen("image: nginx", "image: &i nginx", 1).replacen(
                     "image: nginx",
                     "image: *i",
                     1,
                 ),
+                true,
+            ),
+            // An alias in the last item may stand for what is left out.
+            (
+                format!("{head}{items}").replacen("image: nginx", "image: &i nginx", 1).replacen(
+                    "image: nginx",
+                    "image: *i",
+                    2,
+                ),
                 false,
             ),
+            // Two items leave nothing out.
             (format!("{head}items:\n{quota}{}", deployment("a")), false),
             (
                 "{\"apiVersion\": \"config.kubernetes.io/v1\", \"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"ResourceQuota\", \"metadata\": {\"name\": \"q\", \"namespace\": \"shop\"}, \"spec\": {\"hard\": {\"limits.memory\": \"8Gi\"}}}, {\"apiVersion\": \"apps/v1\", \"kind\": \"Deployment\", \"metadata\": {\"name\": \"a\", \"namespace\": \"shop\"}, \"spec\": {\"template\": {\"spec\": {\"containers\": [{\"name\": \"web\", \"image\": \"nginx\"}]}}}}]}\n".to_string(),

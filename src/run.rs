@@ -539,6 +539,7 @@ fn settings(
         security: SecurityMode::Auto,
         namespace: input.namespace.clone(),
         keep_values: false,
+        whole_lists: false,
         keep_patches: false,
     })
 }
@@ -588,6 +589,7 @@ fn settings_of(action: Action, args: &InjectArgs) -> Result<Settings, Error> {
             SecurityContext::Off => SecurityMode::Off,
         },
         keep_values: common.output == Format::Json,
+        whole_lists: false,
         keep_patches: common.output == Format::Patch,
         ..settings(
             action,

@@ -75,6 +75,7 @@ fn settings(choice: u8, second: bool) -> Settings {
         security: SecurityMode::Auto,
         namespace: None,
         keep_values: false,
+        whole_lists: false,
         keep_patches: true,
     }
 }

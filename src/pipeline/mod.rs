@@ -200,13 +200,51 @@ struct Planner<'a> {
     types: &'a WorkloadTypes,
 }
 
-/// A stretch of whole documents of one source: a source, or a part of a large one.
+/// A stretch of whole documents of one source (a source, or a part of a
+/// large one), or of the items of a large `List`.
 struct Unit<'s> {
     /// The source, and where it stands among the sources.
     source: &'s Source,
     index: usize,
     from: usize,
     to: usize,
+    /// Set for a stretch of a `List`'s items.
+    items: Option<ItemsPart>,
+}
+
+/// A stretch of a large `List`'s items, parsed as a sequence of its own:
+/// the list is never parsed, planned or held whole.
+struct ItemsPart {
+    /// The index of its first item in the list.
+    first: usize,
+    /// Where each of its items starts (its `-` line), then where the last ends.
+    starts: Vec<usize>,
+    /// How the list lays out its lines, which new lines in its items follow.
+    layout: yaml::emit::Layout,
+}
+
+/// What a document given to planning holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Holds {
+    /// An object, or a `List` of them.
+    Document,
+    /// The item of a large `List` at `index`, planned as an object of its
+    /// own (its bytes are its lines, from its `-` on), new lines laid out
+    /// as the list's.
+    Item {
+        index: usize,
+        layout: yaml::emit::Layout,
+    },
+}
+
+impl Holds {
+    /// The layout new lines follow, when not the document's own.
+    fn layout(self) -> Option<yaml::emit::Layout> {
+        match self {
+            Holds::Item { layout, .. } => Some(layout),
+            Holds::Document => None,
+        }
+    }
 }
 
 /// The ranges between consecutive cut points.
@@ -227,6 +265,9 @@ struct UnitResult {
     /// The first syntax error, then the first other error.
     syntax: Option<Error>,
     failure: Option<Stop>,
+    /// A stretch of a list's items did not parse as the items it was cut
+    /// at: the list must be read whole.
+    cut_failed: bool,
 }
 
 /// What stopped the processing of a document.
@@ -274,24 +315,137 @@ fn process_sources(
     gather: bool,
     progress: Option<&Progress>,
 ) -> Pass {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The values of whole documents are kept: a list is then planned whole.
+    let settings = planner.settings;
+    let cut_lists = !settings.keep_values && !settings.whole_lists;
+    let pass = process_units(sources, planner, gather, progress, cut_lists);
+    match pass {
+        // A list cut where its lines showed items, but its text holds them
+        // otherwise: it is read whole, as the parser reads it.
+        Err(CutFailed) => process_units(sources, planner, gather, progress, false)
+            .unwrap_or_else(|CutFailed| unreachable_pass()),
+        Ok(pass) => pass,
+    }
+}
+
+/// A stretch of a list's items did not parse as the items it was cut at.
+struct CutFailed;
+
+/// A pass that cannot happen: stretches of lists only fail when lists are cut.
+fn unreachable_pass() -> Pass {
+    Pass {
+        rendered: Vec::new(),
+        found: Vec::new(),
+        stopped: Some(Stop::from(Error::Internal(
+            "a list read whole failed as a cut one".into(),
+        ))),
+    }
+}
+
+/// The units `sources` are processed in: each source whole, or cut at
+/// document boundaries when large, with a large `List`'s items (when
+/// `cut_lists`) in stretches of their own.
+fn units_of(sources: &[Source], threads: usize, cut_lists: bool) -> Vec<Unit<'_>> {
     let mut units = Vec::new();
     for (index, source) in sources.iter().enumerate() {
         let text = source.text.as_str();
-        let points = if text.len() >= SPLIT_MIN_BYTES && threads > 1 {
-            let parts =
-                (text.len() / STRETCH_MIN_BYTES).clamp(threads, threads * STRETCHES_PER_CORE);
-            yaml::parse::split_points(text, parts)
-        } else {
-            vec![0, text.len()]
-        };
-        units.extend(ranges(&points).map(|(from, to)| Unit {
+        let unit = |from, to, items| Unit {
             source,
             index,
             from,
             to,
-        }));
+            items,
+        };
+        // Lists are read item by item whatever their size: a small one as
+        // a large one, in one stretch.
+        let lists: Vec<yaml::parse::ListLines> = match cut_lists {
+            true => yaml::parse::list_lines(text)
+                .into_iter()
+                .filter(|list| workload::is_list_kind(&list.kind))
+                .collect(),
+            false => Vec::new(),
+        };
+        let large = text.len() >= SPLIT_MIN_BYTES;
+        if !large && lists.is_empty() {
+            units.push(unit(0, text.len(), None));
+            continue;
+        }
+        let parts = (text.len() / STRETCH_MIN_BYTES).clamp(threads, threads * STRETCHES_PER_CORE);
+        let mut points = match threads {
+            _ if !large => vec![0, text.len()],
+            1 => vec![0, text.len()],
+            _ => yaml::parse::split_points(text, parts),
+        };
+        points.extend(lists.iter().flat_map(|l| [l.document.0, l.document.1]));
+        points.sort_unstable();
+        points.dedup();
+        for (from, to) in ranges(&points) {
+            let list = lists.iter().find(|l| l.document == (from, to));
+            let Some((list, layout)) = list.and_then(|l| Some((l, list_layout(text, l)?))) else {
+                units.push(unit(from, to, None));
+                continue;
+            };
+            // About `parts` stretches to the source, never fewer than one a
+            // core for a large list that is most of it.
+            let size = (text.len() / parts).max(STRETCH_MIN_BYTES);
+            let mut first = 0;
+            let starts = &list.items;
+            while first + 1 < starts.len() {
+                let begin = starts.get(first).copied().unwrap_or_default();
+                let mut next = first + 1;
+                while next + 1 < starts.len()
+                    && starts.get(next).copied().unwrap_or_default() - begin < size
+                {
+                    next += 1;
+                }
+                let end = starts.get(next).copied().unwrap_or(to);
+                let part = ItemsPart {
+                    first,
+                    starts: starts.get(first..=next).unwrap_or_default().to_vec(),
+                    layout,
+                };
+                units.push(unit(begin, end, Some(part)));
+                first = next;
+            }
+        }
     }
+    units
+}
+
+/// Most items read to learn how a list lays out its lines before it is
+/// read whole instead.
+const LAYOUT_ITEMS_MAX: usize = 8;
+
+/// How the whole of `list` lays out its lines, learnt from its first items
+/// as from the whole document (the entries before them, then the items in
+/// order); `None` when they do not show it.
+fn list_layout(text: &str, list: &yaml::parse::ListLines) -> Option<yaml::emit::Layout> {
+    let (start, _) = list.document;
+    list.items
+        .iter()
+        .skip(1)
+        .take(LAYOUT_ITEMS_MAX)
+        .find_map(|&end| {
+            let documents = yaml::parse::parse_range(text, start, end).ok()?;
+            let root = documents.first()?.root.as_ref()?;
+            match yaml::edit::detect_layout_shown(text, root) {
+                (layout, true) => Some(layout),
+                (_, false) => None,
+            }
+        })
+}
+
+/// [`process_sources`], with large lists cut into stretches of items when
+/// `cut_lists`.
+fn process_units(
+    sources: &[Source],
+    planner: Planner<'_>,
+    gather: bool,
+    progress: Option<&Progress>,
+    cut_lists: bool,
+) -> Result<Pass, CutFailed> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let units = units_of(sources, threads, cut_lists);
     if let Some(progress) = progress {
         progress.start_pass(sources.iter().map(|s| s.text.len()).sum());
     }
@@ -302,6 +456,9 @@ fn process_sources(
         }
         result
     });
+    if results.iter().any(|r| r.cut_failed) {
+        return Err(CutFailed);
+    }
 
     // Room for each source's objects, so that gathering them from its units
     // copies each once (its edits are kept as its units made them).
@@ -352,11 +509,11 @@ fn process_sources(
         }
         found.extend(result.found);
     }
-    Pass {
+    Ok(Pass {
         rendered,
         found,
         stopped: syntax.map(Stop::from).or(failure),
-    }
+    })
 }
 
 /// What a core keeps from one document to the next, to spend less on each.
@@ -387,34 +544,128 @@ fn process_unit(
         found: Vec::new(),
         syntax: None,
         failure: None,
+        cut_failed: false,
     };
     let parsed = yaml::parse::each_document(text, unit.from, unit.to, |document| {
-        result.documents = document.index;
-        // After a refusal, gathering goes on: a later context object may
-        // supply what the refused workload lacked.
-        let refused = result.failure.as_ref().is_some_and(|stop| stop.refusal);
-        if result.failure.is_some() && !(gather && refused) {
+        let Some(part) = &unit.items else {
+            let here = (unit, name.as_str());
+            return process_document(
+                document,
+                Holds::Document,
+                here,
+                planner,
+                gather,
+                scratch,
+                &mut result,
+            );
+        };
+        // The list's items, and only them, as a sequence of their own:
+        // each is planned as the object it is.
+        let Some(items) = item_documents(document, &part.starts) else {
+            result.cut_failed = true;
             return;
+        };
+        // The list document is counted by its first stretch.
+        let opens = part.first == 0;
+        if opens {
+            result.documents = 1;
         }
-        if gather {
-            let found = &mut result.found;
-            if let Err(err) = gather_found(source, &document, planner.env.cluster, found) {
-                result.failure = Some(err.into());
-                return;
+        for (index, mut item) in (part.first..).zip(items) {
+            // An empty item is no object, as in a list read whole.
+            if item.root.as_ref().is_some_and(is_null) {
+                continue;
             }
-        }
-        if !refused {
-            let out = &mut result.rendered;
-            let done = render_document(source, &name, &document, planner, scratch, out);
-            result.failure = done.err();
+            item.index = usize::from(opens);
+            let here = (unit, name.as_str());
+            let holds = Holds::Item {
+                index,
+                layout: part.layout,
+            };
+            process_document(item, holds, here, planner, gather, scratch, &mut result);
         }
     });
     if let Err(e) = parsed {
+        result.cut_failed = unit.items.is_some();
         result.syntax = Some(Error::Document(Located::at(
             &name, text, e.document, e.offset, e.message,
         )));
     }
     result
+}
+
+/// The items of `document`, a stretch of a list's items parsed as a
+/// sequence, as documents of their own (each from its line in `starts`
+/// to the next): `None` unless it is that sequence, one item a line of
+/// `starts`, without anchors or aliases.
+fn item_documents<'a>(document: Document<'a>, starts: &[usize]) -> Option<Vec<Document<'a>>> {
+    let Some(Node {
+        kind: yaml::NodeKind::Seq { items, flow: false },
+        ..
+    }) = document.root
+    else {
+        return None;
+    };
+    // An alias may stand for an anchor in another stretch.
+    if document.index != 1 || document.anchored || items.len() + 1 != starts.len() {
+        return None;
+    }
+    let ranges = ranges(starts);
+    Some(
+        items
+            .into_iter()
+            .zip(ranges)
+            .map(|(item, (start, end))| Document {
+                index: document.index,
+                root: Some(item),
+                start,
+                end,
+                anchored: document.anchored,
+            })
+            .collect(),
+    )
+}
+
+/// Whether `node` is a null scalar (`~`, `null`, empty).
+fn is_null(node: &Node<'_>) -> bool {
+    match &node.kind {
+        yaml::NodeKind::Scalar { text, style, tag } => {
+            yaml::value::resolve_scalar(text, *style, tag.as_deref()).is_null()
+        }
+        _ => false,
+    }
+}
+
+/// Gather (with `gather`) and render one document of `unit`, what it
+/// `holds`, into `result`.
+fn process_document(
+    document: Document<'_>,
+    holds: Holds,
+    (unit, name): (&Unit<'_>, &str),
+    planner: Planner<'_>,
+    gather: bool,
+    scratch: &mut Scratch,
+    result: &mut UnitResult,
+) {
+    let source = unit.source;
+    result.documents = result.documents.max(document.index);
+    // After a refusal, gathering goes on: a later context object may
+    // supply what the refused workload lacked.
+    let refused = result.failure.as_ref().is_some_and(|stop| stop.refusal);
+    if result.failure.is_some() && !(gather && refused) {
+        return;
+    }
+    if gather {
+        let found = &mut result.found;
+        if let Err(err) = gather_found(source, &document, planner.env.cluster, found) {
+            result.failure = Some(err.into());
+            return;
+        }
+    }
+    if !refused {
+        let out = &mut result.rendered;
+        let done = render_document(source, name, &document, holds, planner, scratch, out);
+        result.failure = done.err();
+    }
 }
 
 /// Add the context objects of `document` (itself, or the items of a `List`)
@@ -677,6 +928,7 @@ fn render_document(
     source: &Source,
     name: &str,
     document: &Document<'_>,
+    holds: Holds,
     planner: Planner<'_>,
     scratch: &mut Scratch,
     out: &mut Rendered,
@@ -729,19 +981,23 @@ fn render_document(
     let planned = plan_document(
         value,
         document.index,
+        holds,
         settings.action,
         planner,
         &mut out.objects,
     )
     .map_err(|unplanned| {
         // At the list item the error is about, else at the document.
-        let at = unplanned
-            .item
-            .and_then(|index| match &root.get("items")?.kind {
-                yaml::NodeKind::Seq { items, .. } => items.get(index),
-                _ => None,
-            })
-            .map_or(root.start, |item| item.start);
+        let at = match holds {
+            Holds::Item { .. } => None,
+            Holds::Document => unplanned
+                .item
+                .and_then(|index| match &root.get("items")?.kind {
+                    yaml::NodeKind::Seq { items, .. } => items.get(index),
+                    _ => None,
+                }),
+        }
+        .map_or(root.start, |item| item.start);
         let refusal = unplanned.error.is_refusal();
         Stop {
             error: locate(at, unplanned.error.to_string()),
@@ -770,7 +1026,7 @@ fn render_document(
         }
         let anew = planned
             .reinjected
-            .then(|| reinjected_text(text, (from, to), root, planner))
+            .then(|| reinjected_text(text, (from, to), root, holds, planner))
             .flatten();
         // The pod's own containers merged into the mesh's: their text is
         // recorded by inject, and written back by uninject.
@@ -795,6 +1051,7 @@ fn render_document(
                 &result,
                 &mut scratch.blocks,
                 &verbatim,
+                holds.layout(),
             ),
         };
         match changes {
@@ -845,29 +1102,48 @@ fn reinjected_text(
     text: &str,
     (from, to): (usize, usize),
     root: &Node<'_>,
+    holds: Holds,
     planner: Planner<'_>,
 ) -> Option<String> {
     let mut objects = Vec::new();
     let value = yaml::value::to_value(root).ok()?;
-    let bare = plan_document(value, 1, Action::Uninject, planner, &mut objects).ok()?;
+    let bare = plan_document(value, 1, holds, Action::Uninject, planner, &mut objects).ok()?;
     let merges = planner.settings.profile.mesh.merges_user_containers();
     let verbatim = match merges {
         true => verbatim::recorded(root, planner.types),
         false => Vec::new(),
     };
-    let edits = yaml::edit::diff_keeping(text, root, &bare.value, &verbatim).ok()?;
+    let edits =
+        yaml::edit::diff_keeping(text, root, &bare.value, &verbatim, holds.layout()).ok()?;
     let bare_text = yaml::edit::apply_range(text, from, to, edits);
     let documents = yaml::parse::parse_stream(&bare_text).ok()?;
     let [document] = documents.as_slice() else {
         return None;
     };
-    let bare_root = document.root.as_ref()?;
+    let bare_root = match (holds, document.root.as_ref()?) {
+        // A list's item, read again from its lines: a sequence of one.
+        (
+            Holds::Item { .. },
+            Node {
+                kind: yaml::NodeKind::Seq { items, .. },
+                ..
+            },
+        ) => match items.as_slice() {
+            [item] => item,
+            _ => return None,
+        },
+        (Holds::Item { .. }, _) => return None,
+        (Holds::Document, root) => root,
+    };
     let value = yaml::value::to_value(bare_root).ok()?;
-    let mut injected = plan_document(value, 1, Action::Inject, planner, &mut objects).ok()?;
+    let mut injected =
+        plan_document(value, 1, holds, Action::Inject, planner, &mut objects).ok()?;
     if merges {
         verbatim::attach(&bare_text, bare_root, &mut injected.value, planner.types);
     }
-    let edits = yaml::edit::diff(&bare_text, bare_root, &injected.value).ok()?;
+    let edits =
+        yaml::edit::diff_keeping(&bare_text, bare_root, &injected.value, &[], holds.layout())
+            .ok()?;
     Some(yaml::edit::apply(&bare_text, edits))
 }
 
@@ -885,83 +1161,87 @@ struct PlannedDocument {
     reinjected: bool,
 }
 
-/// Plan `action` on one document (an object, or a `List` of them) and return
-/// its final value.
+/// Plan `action` on one document (an object, a `List` of them, or what it
+/// `holds`) and return its final value.
 fn plan_document(
     value: Value,
     document: usize,
+    holds: Holds,
     action: Action,
     planner: Planner<'_>,
     objects: &mut Vec<ObjectResult>,
 ) -> Result<PlannedDocument, Unplanned> {
-    let settings = planner.settings;
     let mut reinjected = false;
-    let reference = ObjectRef::of(&value);
+    let is_list = holds == Holds::Document && workload::list_items(&value).is_some();
+    if !is_list {
+        // An object, or a list's item (whose operations are the list's).
+        let item = match holds {
+            Holds::Item { index, .. } => Some(index),
+            Holds::Document => None,
+        };
+        let (value, plan) = plan_item(value, document, item, action, planner)?;
+        objects.push(plan);
+        return Ok(value);
+    }
     // A `List`, a `DeploymentList`, a KRM function's `ResourceList`: its
     // items are the objects.
-    let is_list = workload::list_items(&value).is_some();
-    if !is_list {
-        let (plan, verdicts) = plan_object(value, reference.as_ref(), action, planner)
-            .map_err(|error| Unplanned { item: None, error })?;
-        objects.push(ObjectResult {
-            document,
-            reference,
-            outcome: plan.outcome,
-            ops: if settings.keep_patches {
-                plan.ops
-            } else {
-                Vec::new()
-            },
-            notes: plan.notes,
-            verdicts,
-            hints: plan.hints,
-            replaced: plan.replaced,
-        });
-        return Ok(PlannedDocument {
-            value: plan.result,
-            reinjected: plan.reinjected,
-        });
-    }
     let mut result = value;
     if let Some(Value::Array(items)) = result.get_mut("items") {
         for (index, item) in items.iter_mut().enumerate() {
             if item.is_null() {
                 continue;
             }
-            let reference = ObjectRef::of(item);
-            let (plan, verdicts) =
-                plan_object(std::mem::take(item), reference.as_ref(), action, planner).map_err(
-                    |error| Unplanned {
-                        item: Some(index),
-                        error,
-                    },
-                )?;
-            reinjected |= plan.reinjected;
-            let prefix = ["items".to_string(), index.to_string()];
-            objects.push(ObjectResult {
-                document,
-                reference,
-                outcome: plan.outcome,
-                ops: if settings.keep_patches {
-                    plan.ops
-                        .into_iter()
-                        .map(|op| prefixed(op, &prefix))
-                        .collect()
-                } else {
-                    Vec::new()
-                },
-                notes: plan.notes,
-                verdicts,
-                hints: plan.hints,
-                replaced: plan.replaced,
-            });
-            *item = plan.result;
+            let (planned, plan) =
+                plan_item(std::mem::take(item), document, Some(index), action, planner)?;
+            reinjected |= planned.reinjected;
+            objects.push(plan);
+            *item = planned.value;
         }
     }
     Ok(PlannedDocument {
         value: result,
         reinjected,
     })
+}
+
+/// Plan `action` on `object`, the list item at `item` (its operations then
+/// rooted at the list) or the document itself.
+fn plan_item(
+    object: Value,
+    document: usize,
+    item: Option<usize>,
+    action: Action,
+    planner: Planner<'_>,
+) -> Result<(PlannedDocument, ObjectResult), Unplanned> {
+    let reference = ObjectRef::of(&object);
+    let (plan, verdicts) = plan_object(object, reference.as_ref(), action, planner)
+        .map_err(|error| Unplanned { item, error })?;
+    let ops = match (planner.settings.keep_patches, item) {
+        (false, _) => Vec::new(),
+        (true, None) => plan.ops,
+        (true, Some(index)) => {
+            let prefix = ["items".to_string(), index.to_string()];
+            plan.ops
+                .into_iter()
+                .map(|op| prefixed(op, &prefix))
+                .collect()
+        }
+    };
+    let result = ObjectResult {
+        document,
+        reference,
+        outcome: plan.outcome,
+        ops,
+        notes: plan.notes,
+        verdicts,
+        hints: plan.hints,
+        replaced: plan.replaced,
+    };
+    let planned = PlannedDocument {
+        value: plan.result,
+        reinjected: plan.reinjected,
+    };
+    Ok((planned, result))
 }
 
 /// Plan one object (`reference` is its identity), and review an injected

@@ -38,6 +38,10 @@ pub struct Settings {
     pub keep_values: bool,
     /// Keep every object's patch (for `-o patch`); large inputs need not hold them.
     pub keep_patches: bool,
+    /// Read every `List` document whole rather than item by item: the
+    /// reference the reading by items is tested against (which gives the
+    /// same bytes). Kept values ([`Settings::keep_values`]) read them whole.
+    pub whole_lists: bool,
 }
 
 impl Settings {

@@ -730,6 +730,12 @@ fn mode() -> impl Strategy<Value = Mode> {
 }
 
 fn run_in(text: &str, action: Action, mode: &Mode) -> Processed {
+    run_with(text, action, mode, false)
+}
+
+/// [`run_in`], reading every `List` whole with `whole_lists` (the reference
+/// the reading item by item is compared with).
+fn run_with(text: &str, action: Action, mode: &Mode, whole_lists: bool) -> Processed {
     let name = if mode.istio {
         "istio"
     } else {
@@ -752,6 +758,7 @@ fn run_in(text: &str, action: Action, mode: &Mode) -> Processed {
         security: SecurityMode::Auto,
         namespace: None,
         keep_values: false,
+        whole_lists,
         keep_patches: true,
     };
     let source = Source {
@@ -798,6 +805,39 @@ fn independent_values(text: &str) -> Vec<Value> {
             serde_json::to_value(value).expect("JSON value")
         })
         .collect()
+}
+
+/// The documents of `stream` as the items of one `List`: its `kind` before
+/// or after them, its items' `-` under `items:` or indented.
+fn as_list(stream: &Stream, kind_last: bool, indented: bool) -> String {
+    let (dash, inside) = if indented {
+        ("  - ", "    ")
+    } else {
+        ("- ", "  ")
+    };
+    let mut out = String::from("apiVersion: v1\n");
+    if !kind_last {
+        out.push_str("kind: List\n");
+    }
+    out.push_str("items:\n");
+    for doc in &stream.docs {
+        for (i, line) in doc.render().lines().enumerate() {
+            match (i, line.is_empty()) {
+                (0, _) => out.push_str(dash),
+                (_, false) => out.push_str(inside),
+                (_, true) => {}
+            }
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if kind_last {
+        out.push_str("kind: List\nmetadata:\n  resourceVersion: \"\"\n");
+    }
+    if stream.crlf {
+        out = out.replace('\n', "\r\n");
+    }
+    out
 }
 
 fn config() -> ProptestConfig {
@@ -881,4 +921,72 @@ proptest! {
         let got = independent_values(&processed.text());
         prop_assert_eq!(got, expected, "output:\n{}", processed.text().into_owned());
     }
+
+    #[test]
+    fn a_list_read_item_by_item_gives_the_bytes_read_whole(
+        stream in stream(),
+        mode in mode(),
+        kind_last in any::<bool>(),
+        indented in any::<bool>(),
+    ) {
+        let input = as_list(&stream, kind_last, indented);
+        // Cut, unless its items cannot be (one item only).
+        let cut = mesh_inject::yaml::parse::list_lines(&input);
+        prop_assert_eq!(cut.len(), usize::from(stream.docs.len() > 1), "not cut:\n{}", input);
+        let both = |text: &str, action: Action| {
+            let by_items = run_with(text, action, &mode, false).text().into_owned();
+            let whole = run_with(text, action, &mode, true).text().into_owned();
+            (by_items, whole)
+        };
+        let (injected, whole) = both(&input, Action::Inject);
+        prop_assert_eq!(&injected, &whole, "injected item by item, then whole");
+        let (again, whole) = both(&injected, Action::Inject);
+        prop_assert_eq!(&again, &whole, "injected again item by item, then whole");
+        let (restored, whole) = both(&injected, Action::Uninject);
+        prop_assert_eq!(&restored, &whole, "uninjected item by item, then whole");
+        prop_assert_eq!(restored, input);
+    }
+}
+
+/// Every `List` among the test data and the corpus, injected, injected
+/// again and uninjected item by item, gives the bytes it gives read whole.
+#[test]
+fn every_list_of_the_corpus_reads_item_by_item_as_whole() {
+    let mut files = common::manifests_under(&common::testdata("inject"));
+    files.extend(common::manifests_under(&common::testdata("example")));
+    let corpus = common::repo().join("../shared/corpus");
+    if corpus.is_dir() {
+        files.extend(common::manifests_under(&corpus));
+    } else {
+        common::skip_part(
+            "lists read item by item",
+            "../shared/corpus is not beside this checkout: its lists are not checked",
+        );
+    }
+    let mut lists = 0;
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        if mesh_inject::yaml::parse::list_lines(&text).is_empty() {
+            continue;
+        }
+        lists += 1;
+        for istio in [false, true] {
+            let mode = Mode {
+                istio,
+                ..Mode::default()
+            };
+            let both = |text: &str, action: Action| {
+                let by_items = run_with(text, action, &mode, false).text().into_owned();
+                let whole = run_with(text, action, &mode, true).text().into_owned();
+                assert_eq!(by_items, whole, "{}: {action:?}", path.display());
+                by_items
+            };
+            let injected = both(&text, Action::Inject);
+            both(&injected, Action::Inject);
+            both(&injected, Action::Uninject);
+        }
+    }
+    assert!(lists >= 1, "no list found to cut");
 }

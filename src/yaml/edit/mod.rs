@@ -188,15 +188,17 @@ impl From<ValueError> for EditError {
 
 /// The edits that turn `root` (parsed from `text`) into `target`.
 pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, EditError> {
-    diff_keeping(text, root, target, &[])
+    diff_keeping(text, root, target, &[], None)
 }
 
-/// [`diff`], writing a new item as one of `verbatim` where it is one.
+/// [`diff`], writing a new item as one of `verbatim` where it is one, and
+/// new lines as `layout` says (`None`: as `root` shows).
 pub fn diff_keeping(
     text: &str,
     root: &Node<'_>,
     target: &Value,
     verbatim: &[Verbatim],
+    layout: Option<Layout>,
 ) -> Result<Vec<Edit>, EditError> {
     diff_with(
         text,
@@ -205,6 +207,7 @@ pub fn diff_keeping(
         target,
         &mut Blocks::default(),
         verbatim,
+        layout,
     )
 }
 
@@ -212,7 +215,9 @@ pub fn diff_keeping(
 /// before. `anchored` says whether the document holds any anchor or alias
 /// (the parser knows: [`super::Document::anchored`]); without, the anchors'
 /// values and users are not looked for. A new sequence item whose value and
-/// column are those of one of `verbatim` is written as its text.
+/// column are those of one of `verbatim` is written as its text. New lines
+/// are laid out as `layout` says, else as `root` shows (a list's item,
+/// planned alone, is written as the list shows).
 pub fn diff_with(
     text: &str,
     root: &Node<'_>,
@@ -220,12 +225,13 @@ pub fn diff_with(
     target: &Value,
     blocks: &mut Blocks,
     verbatim: &[Verbatim],
+    layout: Option<Layout>,
 ) -> Result<Vec<Edit>, EditError> {
     let mut differ = Differ {
         blocks,
         verbatim,
         text,
-        layout: detect_layout(text, root),
+        layout: layout.unwrap_or_else(|| detect_layout(text, root)),
         resolver: if anchored {
             Resolver::for_document(root)?
         } else {
@@ -384,6 +390,12 @@ fn merge_deletions(text: &str, edits: Vec<Edit>) -> Vec<Edit> {
 
 /// Learn the document's indentation habits, so added lines match their neighbours.
 pub fn detect_layout(text: &str, root: &Node<'_>) -> Layout {
+    detect_layout_shown(text, root).0
+}
+
+/// [`detect_layout`], and whether `root` showed both indentations (where it
+/// did not, defaults were taken).
+pub fn detect_layout_shown(text: &str, root: &Node<'_>) -> (Layout, bool) {
     let mut layout = Layout {
         // Look at the document's own lines only: scanning the whole stream per
         // document would make large streams quadratic.
@@ -399,7 +411,7 @@ pub fn detect_layout(text: &str, root: &Node<'_>) -> Layout {
     find_layout(text, root, &mut indent, &mut seq_indent);
     layout.indent = indent.unwrap_or(2);
     layout.seq_indent = seq_indent.unwrap_or(layout.indent);
-    layout
+    (layout, indent.is_some() && seq_indent.is_some())
 }
 
 fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mut Option<usize>) {
@@ -572,7 +584,7 @@ mod tests {
         };
         let mut blocks = Blocks::default();
         let mut render = |target: &Value| {
-            let edits = diff_with(text, root, false, target, &mut blocks, &[]).expect("diff");
+            let edits = diff_with(text, root, false, target, &mut blocks, &[], None).expect("diff");
             let [edit] = edits.as_slice() else {
                 panic!("one insertion: {edits:?}")
             };

@@ -15,7 +15,10 @@ use saphyr_parser::Marker;
 mod checks;
 mod json;
 mod lenient;
+mod list;
 mod pass;
+
+pub use list::{ListLines, list_lines};
 
 use super::node::Node;
 use checks::unprintable;
