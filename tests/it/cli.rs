@@ -213,6 +213,56 @@ fn directories_read_manifest_files_in_order_and_recurse_with_r() {
     assert_eq!(deep.stdout.matches("\n---\n").count(), 3 + 3);
 }
 
+/// A file named twice (again, in a directory named too, through a link)
+/// is read, injected, reported and written once, and the report names the
+/// repetition and the first.
+#[test]
+fn a_file_named_twice_is_read_and_written_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).expect("sub");
+    let a = sub.join("a.yaml");
+    std::fs::write(&a, example_text()).expect("write");
+    let link = dir.path().join("link.yaml");
+    std::os::unix::fs::symlink(&a, &link).expect("symlink");
+    let (a, sub, link) = (
+        a.to_str().expect("utf-8"),
+        sub.to_str().expect("utf-8"),
+        link.to_str().expect("utf-8"),
+    );
+    let once = run(&["-f", a], None);
+    assert_eq!(once.code, 0, "{}", once.stderr);
+    for (again, named) in [(a, a), (sub, a), (link, link)] {
+        let twice = run(&["-f", a, "-f", again], None);
+        assert_eq!(twice.code, 0, "{}", twice.stderr);
+        assert_eq!(twice.stdout, once.stdout, "-f {a} -f {again}");
+        assert!(
+            twice.stderr.contains(&format!(
+                "{named} skipped: the same file as {a}, named before: read and written once"
+            )),
+            "{}",
+            twice.stderr
+        );
+        assert!(
+            twice
+                .stderr
+                .contains("1 injected, 0 unchanged, 1 skipped; 1 of 1 input changed"),
+            "{}",
+            twice.stderr
+        );
+    }
+    // Written once in place.
+    let in_place = run(&["-q", "--in-place", "-f", a, "-f", link, "-f", a], None);
+    assert_eq!(in_place.code, 0, "{}", in_place.stderr);
+    assert_eq!(std::fs::read_to_string(a).expect("read"), once.stdout);
+    assert!(
+        std::fs::symlink_metadata(link)
+            .expect("link")
+            .file_type()
+            .is_symlink()
+    );
+}
+
 #[test]
 fn output_json_is_the_objects() {
     let run = in_repo(&["-q", "-o", "json", "-f", EXAMPLE]);
