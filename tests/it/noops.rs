@@ -6,7 +6,8 @@
 //!    comment after it or not) and the empty collections (`{}`, `[]`), in
 //!    every place the injection adds to and uninject takes from (the pod
 //!    template's `metadata`, `labels` and `annotations`, the pod's
-//!    `volumes` and `initContainers`);
+//!    `volumes` and `initContainers`), of a Deployment, a Pod, a List's
+//!    item, and JSON's `null`;
 //! 2. merge keys (`<<: *a`, `<<: [*a, *b]`, `<<: {…}`, `<<: [{…}, {…}]`)
 //!    bringing the fields the injection adds to;
 //! 3. the app's probes Istio's agent takes over: every action
@@ -101,6 +102,18 @@ fn null_variants() -> Vec<String> {
         "",
         "{}",
     ));
+    // A Pod's own metadata, a List's item, a JSON document.
+    for (i, null) in NULLS.iter().enumerate() {
+        docs.push(format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod-{i}\n  labels: {null}\n  annotations: {null}\nspec:\n  volumes: {null}\n  containers:\n  - name: app\n    image: nginx\n"
+        ));
+    }
+    docs.push(
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    name: listed\n  spec:\n    selector:\n      matchLabels: {app: web}\n    template:\n      metadata:\n        labels: {app: web}\n        annotations: ~   # later\n      spec:\n        initContainers: Null\n        containers:\n        - name: app\n          image: nginx\n".into(),
+    );
+    docs.push(
+        "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"json\", \"annotations\": null},\n \"spec\": {\"volumes\": null, \"containers\": [{\"name\": \"app\", \"image\": \"nginx\"}]}}\n".into(),
+    );
     docs
 }
 
@@ -193,23 +206,65 @@ fn round_trip(docs: &[String], inject: &[&str], uninject: &[&str]) -> Vec<String
     args.extend_from_slice(inject);
     let injected = common::run(&args, Some(&stream));
     assert_eq!(injected.code, 0, "{inject:?}: {}", injected.stderr);
-    assert!(
-        !injected.stderr.contains("skipped"),
-        "{inject:?}: {}",
-        injected.stderr
-    );
     let mut args = vec!["uninject", "-q"];
     args.extend_from_slice(uninject);
     let back = common::run(&args, Some(&injected.stdout));
     assert_eq!(back.code, 0, "{uninject:?}: {}", back.stderr);
     let before = common::document_texts(&stream);
-    let after = common::document_texts(&back.stdout);
-    assert_eq!(before.len(), after.len(), "{inject:?}: document count");
-    before
-        .iter()
-        .zip(&after)
-        .filter(|(b, a)| b != a)
-        .map(|(b, a)| format!("{inject:?}:\n--- given\n{b}--- uninjected\n{a}"))
+    let mut failures = differing(&before, &back.stdout, &format!("{inject:?}: uninjected"));
+    // Every variant is injected (else the round trip proves nothing).
+    for (given, out) in before.iter().zip(common::document_texts(&injected.stdout)) {
+        if *given == out {
+            failures.push(format!("{inject:?}: not injected:\n{given}"));
+        }
+    }
+    // Injected again, nothing changes.
+    let again = common::run(&args_of(inject), Some(&injected.stdout));
+    assert_eq!(again.code, 0, "{inject:?}: {}", again.stderr);
+    let once = common::document_texts(&injected.stdout);
+    failures.extend(differing(
+        &once,
+        &again.stdout,
+        &format!("{inject:?}: injected twice"),
+    ));
+    // Injected again with other settings, it is what injecting the input
+    // with them gives, and uninject still gives the input back.
+    let mut other = inject.to_vec();
+    other.extend(["--kube-version", "1.28", "--set", "proxyMemoryLimit=512Mi"]);
+    let fresh = common::run(&args_of(&other), Some(&stream));
+    let converged = common::run(&args_of(&other), Some(&injected.stdout));
+    assert_eq!(converged.code, 0, "{other:?}: {}", converged.stderr);
+    let fresh = common::document_texts(&fresh.stdout);
+    failures.extend(differing(
+        &fresh,
+        &converged.stdout,
+        &format!("{other:?}: injected again"),
+    ));
+    let mut args = vec!["uninject", "-q"];
+    args.extend_from_slice(uninject);
+    let back = common::run(&args, Some(&converged.stdout));
+    failures.extend(differing(
+        &before,
+        &back.stdout,
+        &format!("{other:?}: uninjected"),
+    ));
+    failures
+}
+
+fn args_of<'a>(inject: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["-q", "--warn-only"];
+    args.extend_from_slice(inject);
+    args
+}
+
+/// The documents of `got` that are not those of `want`, shown with `what`.
+fn differing(want: &[String], got: &str, what: &str) -> Vec<String> {
+    let got = common::document_texts(got);
+    assert_eq!(want.len(), got.len(), "{what}: document count");
+    want.iter()
+        .zip(&got)
+        .filter(|(w, g)| w != g)
+        .map(|(w, g)| format!("{what}:\n--- wanted\n{w}--- got\n{g}"))
         .collect()
 }
 
@@ -222,7 +277,7 @@ fn assert_restored(docs: Vec<String>, meshes: &[(&[&str], &[&str])]) {
         failures.is_empty(),
         "{} of {} documents did not come back:\n{}",
         failures.len(),
-        docs.len() * meshes.len(),
+        docs.len() * meshes.len() * 4,
         failures.join("\n")
     );
 }
