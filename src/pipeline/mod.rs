@@ -787,7 +787,9 @@ fn render_document(
                         recorded = true;
                     }
                     recorded |= kept::attach_nulls(text, root, &mut result, types);
-                    recorded |= kept::attach_probes(text, root, &mut result, types);
+                    if settings.profile.mesh.takes_over_probes() {
+                        recorded |= kept::attach_probes(text, root, &mut result, types);
+                    }
                 }
                 Action::Uninject => {
                     if merges {
@@ -905,7 +907,9 @@ fn reinjected_text(
         verbatim::attach(&bare_text, bare_root, &mut injected.value, planner.types);
     }
     kept::attach_nulls(&bare_text, bare_root, &mut injected.value, planner.types);
-    kept::attach_probes(&bare_text, bare_root, &mut injected.value, planner.types);
+    if planner.settings.profile.mesh.takes_over_probes() {
+        kept::attach_probes(&bare_text, bare_root, &mut injected.value, planner.types);
+    }
     let anchored = document.anchored;
     let mut blocks = crate::yaml::Blocks::default();
     let none = yaml::edit::Kept::default();
