@@ -53,8 +53,39 @@ impl WorkloadType {
     }
 
     fn matches(&self, api_version: &str, kind: &str) -> bool {
-        self.kind == kind && group_of(&self.api_version) == group_of(api_version)
+        let group = group_of(api_version);
+        if self.kind != kind || group_of(&self.api_version) != group {
+            return false;
+        }
+        // A built-in kind only under a version Kubernetes has served it
+        // under: `apps/v2` is no Deployment, whatever its fields.
+        match served_versions(group, kind) {
+            Some(versions) => versions.contains(&version_of(api_version)),
+            None => true,
+        }
     }
+}
+
+/// The version of an `apiVersion` (`apps/v1` → `v1`, `v1` → `v1`).
+fn version_of(api_version: &str) -> &str {
+    api_version
+        .split_once('/')
+        .map_or(api_version, |(_, version)| version)
+}
+
+/// The versions Kubernetes has served a built-in workload kind under, in
+/// its group: those the tool injects (`None` for a kind it does not build
+/// in, whose versions a profile's entry leaves open).
+fn served_versions(group: &str, kind: &str) -> Option<&'static [&'static str]> {
+    Some(match (group, kind) {
+        ("", "Pod" | "ReplicationController") => &["v1"],
+        ("apps", "Deployment" | "StatefulSet") => &["v1", "v1beta1", "v1beta2"],
+        ("apps", "DaemonSet" | "ReplicaSet") => &["v1", "v1beta2"],
+        ("extensions", "Deployment" | "DaemonSet" | "ReplicaSet") => &["v1beta1"],
+        ("batch", "Job") => &["v1"],
+        ("batch", "CronJob") => &["v1", "v1beta1", "v2alpha1"],
+        _ => return None,
+    })
 }
 
 /// The API group of an `apiVersion` (`apps/v1` → `apps`, `v1` → the core group `""`).
@@ -261,6 +292,71 @@ mod tests {
             path("argoproj.io/v1alpha1", "Rollout").as_deref(),
             Some("spec.template")
         );
+    }
+
+    /// A built-in kind under each version Kubernetes has served it under,
+    /// and no other: `apps/v2` is not a Deployment the tool knows.
+    #[test]
+    fn built_in_kinds_need_a_version_kubernetes_served() {
+        let types = WorkloadTypes::with(&[WorkloadType::new(
+            "argoproj.io/v1alpha1",
+            "Rollout",
+            "spec.template",
+        )]);
+        let served: &[(&str, &[&str])] = &[
+            ("Pod", &["v1"]),
+            ("ReplicationController", &["v1"]),
+            (
+                "Deployment",
+                &[
+                    "apps/v1",
+                    "apps/v1beta1",
+                    "apps/v1beta2",
+                    "extensions/v1beta1",
+                ],
+            ),
+            ("StatefulSet", &["apps/v1", "apps/v1beta1", "apps/v1beta2"]),
+            (
+                "DaemonSet",
+                &["apps/v1", "apps/v1beta2", "extensions/v1beta1"],
+            ),
+            (
+                "ReplicaSet",
+                &["apps/v1", "apps/v1beta2", "extensions/v1beta1"],
+            ),
+            ("Job", &["batch/v1"]),
+            ("CronJob", &["batch/v1", "batch/v1beta1", "batch/v2alpha1"]),
+        ];
+        let tried = [
+            "v1",
+            "v2",
+            "v1beta1",
+            "apps/v1",
+            "apps/v2",
+            "apps/v1beta1",
+            "apps/v1beta2",
+            "apps/v1beta3",
+            "apps",
+            "extensions/v1beta1",
+            "extensions/v1",
+            "batch/v1",
+            "batch/v2",
+            "batch/v1beta1",
+            "batch/v2alpha1",
+            "batch/v1beta2",
+        ];
+        for (kind, versions) in served {
+            for version in tried {
+                assert_eq!(
+                    types.find(version, kind).is_some(),
+                    versions.contains(&version),
+                    "{version} {kind}"
+                );
+            }
+        }
+        // A profile's kind under any version of its group.
+        assert!(types.find("argoproj.io/v1", "Rollout").is_some());
+        assert!(types.find("argoproj.io/v2beta1", "Rollout").is_some());
     }
 
     #[test]

@@ -82,6 +82,11 @@ pub struct Chain<'a> {
     /// The pod comes from a workload whose template the apiserver already
     /// checked: its warnings are not reported again.
     pub template_checked: bool,
+    /// Validation refused the workload's template already (the apiserver
+    /// creates no pod from it): the pod's validation is not said again, and
+    /// the validating plugins still give their verdicts, so that one run
+    /// shows everything to fix.
+    pub template_refused: bool,
     /// The errors of the Pod's own metadata (its name), reported with those
     /// of its spec when the Pod is validated.
     pub object_errors: Vec<super::field::FieldError>,
@@ -469,15 +474,16 @@ impl Run<'_, '_> {
                 .into_iter()
                 .map(|w| Verdict::warning("apiserver", w)),
         );
-        if !errors.is_empty() {
+        if !errors.is_empty() && !self.chain.template_refused {
             let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
             let message = format!(
                 "Pod {} is invalid: {}",
                 super::field::go_quote(&self.name),
                 super::aggregate(&errors)
             );
+            // The apiserver stops here; the validating plugins' verdicts
+            // are listed too, so that one run shows everything to fix.
             self.reject(3, "validation", message);
-            return;
         }
         let cluster = self.chain.cluster;
         let limit_ranges = cluster.objects("LimitRange", &self.namespace);
@@ -689,6 +695,7 @@ mod tests {
             webhooks: &webhooks,
             injector: &leave_alone,
             template_checked: false,
+            template_refused: false,
             object_errors: Vec::new(),
             trace: true,
         };

@@ -102,18 +102,15 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
 
     // Creating a workload: its template defaulted, fields of disabled
     // features dropped from it, then validation. (A Pod goes through this
-    // after admission.)
+    // after admission.) The apiserver stops at an invalid template; the
+    // review goes on to list the validating plugins' verdicts on its pod.
+    let mut template_refused = false;
     if !is_pod {
         api::default_template(&mut spec, version);
         for warning in api::drop_disabled_fields(&mut spec, &spec_path(kind), version) {
             verdicts.push(Verdict::warning("apiserver", warning));
         }
-        if !check_object(&spec, object, kind, version, &name_errors, &mut verdicts) {
-            return Review {
-                verdicts,
-                admission: None,
-            };
-        }
+        template_refused = !check_object(&spec, object, kind, version, &name_errors, &mut verdicts);
     }
 
     // Creating its pod.
@@ -125,6 +122,7 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
         webhooks: target.webhooks,
         injector: target.injector,
         template_checked: !is_pod,
+        template_refused,
         object_errors: if is_pod { name_errors } else { Vec::new() },
         trace: target.trace,
     };
@@ -132,7 +130,9 @@ pub fn review(object: &Value, kind: &WorkloadType, target: &Target<'_>) -> Revie
     verdicts.extend(admission.verdicts.iter().cloned());
     Review {
         verdicts,
-        admission: Some(admission),
+        // From an invalid template no pod is created: its review gave
+        // verdicts only.
+        admission: (!template_refused).then_some(admission),
     }
 }
 
@@ -421,6 +421,9 @@ mod tests {
         );
     }
 
+    /// An invalid template creates no pod: its refusal is said once (not
+    /// again as the pod's), and the validating plugins' verdicts on the pod
+    /// it would make are listed beside it.
     #[test]
     fn invalid_templates_stop_before_the_pod() {
         let web = deployment(
@@ -439,6 +442,41 @@ mod tests {
             ]
         );
         assert!(old.admission.is_none());
+
+        // In a namespace that enforces baseline, Pod Security's verdict on
+        // the privileged app is listed beside validation's.
+        let privileged = deployment(
+            json!([{"name": "app", "securityContext": {"privileged": true}}]),
+            json!([{"name": "linkerd-proxy", "restartPolicy": "Always", "startupProbe": {"httpGet": {"port": 4191}}}]),
+        );
+        let baseline = context(&[json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "shop", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}}})]);
+        let both = check(
+            &privileged,
+            &kind("Deployment"),
+            &baseline,
+            KubeVersion::new(1, 28),
+        );
+        let rejections: Vec<(&str, &str)> = both
+            .verdicts
+            .iter()
+            .filter(|v| v.severity == crate::admission::Severity::Rejection)
+            .map(|v| (v.plugin, v.message.as_str()))
+            .collect();
+        assert_eq!(
+            rejections,
+            [
+                (
+                    "validation",
+                    "Deployment.apps \"web\" is invalid: spec.template.spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always"
+                ),
+                (
+                    "PodSecurity",
+                    "pods \"web-\" is forbidden: violates PodSecurity \"baseline:latest\": privileged (container \"app\" must not set securityContext.privileged=true)"
+                ),
+            ]
+        );
+        assert!(both.admission.is_none());
     }
 
     #[test]

@@ -304,6 +304,13 @@ impl Mesh {
         self == Mesh::Istio
     }
 
+    /// Whether the mesh's agent takes over the app's probes and hooks,
+    /// replacing a TCP or gRPC action by its own HTTP GET (Istio's
+    /// `rewriteAppHTTPProbe`): the pipeline keeps the actions' text.
+    pub fn takes_over_probes(self) -> bool {
+        self == Mesh::Istio
+    }
+
     /// Whether the mesh's webhook writes on Services too.
     pub fn annotates_services(self) -> bool {
         self == Mesh::Linkerd

@@ -20,6 +20,7 @@ use crate::source::Source;
 use crate::workload::{self, ObjectRef, WorkloadTypes};
 use crate::yaml::{self, Document, Node};
 
+mod kept;
 mod parallel;
 mod results;
 mod verbatim;
@@ -1031,11 +1032,27 @@ fn render_document(
         // The pod's own containers merged into the mesh's: their text is
         // recorded by inject, and written back by uninject.
         let merges = settings.profile.mesh.merges_user_containers();
-        let mut verbatim = Vec::new();
-        if merges && anew.is_none() {
+        let mut kept = yaml::edit::Kept::default();
+        // The record gained what only the text shows: the patch follows.
+        let mut recorded = false;
+        if anew.is_none() {
             match settings.action {
-                Action::Inject => verbatim::attach(text, root, &mut result, types),
-                Action::Uninject => verbatim = verbatim::recorded(root, types),
+                Action::Inject => {
+                    if merges {
+                        verbatim::attach(text, root, &mut result, types);
+                        recorded = true;
+                    }
+                    recorded |= kept::attach_nulls(text, root, &mut result, types);
+                    if settings.profile.mesh.takes_over_probes() {
+                        recorded |= kept::attach_probes(text, root, &mut result, types);
+                    }
+                }
+                Action::Uninject => {
+                    if merges {
+                        kept.items = verbatim::recorded(root, types);
+                    }
+                    kept::for_uninject(root, types, &mut kept);
+                }
             }
         }
         let changes = match anew {
@@ -1044,16 +1061,37 @@ fn render_document(
                 end: to,
                 text: anew.into(),
             }]),
-            None => yaml::edit::diff_with(
-                text,
-                root,
-                document.anchored,
-                &result,
-                &mut scratch.blocks,
-                &verbatim,
-                holds.layout(),
-            ),
+            None => {
+                let mut diff = |result: &Value| {
+                    yaml::edit::diff_kept(
+                        text,
+                        root,
+                        document.anchored,
+                        result,
+                        &mut scratch.blocks,
+                        &kept,
+                        holds.layout(),
+                    )
+                };
+                match diff(&result) {
+                    // Keys a merge brought were written out: the record
+                    // says which, for uninject to leave them to it again.
+                    Ok(diffed)
+                        if !diffed.materialised.is_empty() && settings.action == Action::Inject =>
+                    {
+                        kept::attach_merged(root, &mut result, types, &diffed.materialised);
+                        recorded = true;
+                        diff(&result).map(|d| d.edits)
+                    }
+                    other => other.map(|d| d.edits),
+                }
+            }
         };
+        if recorded && settings.keep_patches {
+            for object in out.objects.iter_mut().skip(first_object) {
+                kept::sync_ops(&mut object.ops, &result);
+            }
+        }
         match changes {
             Ok(changes) => out.edits.extend(yaml::edit::settle(text, changes)),
             Err(err) => {
@@ -1109,12 +1147,12 @@ fn reinjected_text(
     let value = yaml::value::to_value(root).ok()?;
     let bare = plan_document(value, 1, holds, Action::Uninject, planner, &mut objects).ok()?;
     let merges = planner.settings.profile.mesh.merges_user_containers();
-    let verbatim = match merges {
-        true => verbatim::recorded(root, planner.types),
-        false => Vec::new(),
-    };
-    let edits =
-        yaml::edit::diff_keeping(text, root, &bare.value, &verbatim, holds.layout()).ok()?;
+    let mut kept = yaml::edit::Kept::default();
+    if merges {
+        kept.items = verbatim::recorded(root, planner.types);
+    }
+    kept::for_uninject(root, planner.types, &mut kept);
+    let edits = yaml::edit::diff_keeping(text, root, &bare.value, &kept, holds.layout()).ok()?;
     let bare_text = yaml::edit::apply_range(text, from, to, edits);
     let documents = yaml::parse::parse_stream(&bare_text).ok()?;
     let [document] = documents.as_slice() else {
@@ -1141,9 +1179,44 @@ fn reinjected_text(
     if merges {
         verbatim::attach(&bare_text, bare_root, &mut injected.value, planner.types);
     }
-    let edits =
-        yaml::edit::diff_keeping(&bare_text, bare_root, &injected.value, &[], holds.layout())
-            .ok()?;
+    kept::attach_nulls(&bare_text, bare_root, &mut injected.value, planner.types);
+    if planner.settings.profile.mesh.takes_over_probes() {
+        kept::attach_probes(&bare_text, bare_root, &mut injected.value, planner.types);
+    }
+    let anchored = document.anchored;
+    let mut blocks = crate::yaml::Blocks::default();
+    let none = yaml::edit::Kept::default();
+    let diffed = yaml::edit::diff_kept(
+        &bare_text,
+        bare_root,
+        anchored,
+        &injected.value,
+        &mut blocks,
+        &none,
+        holds.layout(),
+    )
+    .ok()?;
+    let edits = if diffed.materialised.is_empty() {
+        diffed.edits
+    } else {
+        kept::attach_merged(
+            bare_root,
+            &mut injected.value,
+            planner.types,
+            &diffed.materialised,
+        );
+        yaml::edit::diff_kept(
+            &bare_text,
+            bare_root,
+            anchored,
+            &injected.value,
+            &mut blocks,
+            &none,
+            holds.layout(),
+        )
+        .ok()?
+        .edits
+    };
     Some(yaml::edit::apply(&bare_text, edits))
 }
 

@@ -17,20 +17,20 @@ use crate::yaml::Node;
 use crate::yaml::edit::Verbatim;
 
 /// Where a workload's record is, below the object.
-fn record_path(paths: &PodPaths) -> Vec<String> {
+pub(super) fn record_path(paths: &PodPaths) -> Vec<String> {
     let mut path = paths.metadata("annotations").into_owned();
     path.push(RECORD_ANNOTATION.to_string());
     path
 }
 
-fn value_at<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
+pub(super) fn value_at<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
     path.iter().try_fold(value, |v, step| match v {
         Value::Array(items) => items.get(step.parse::<usize>().ok()?),
         _ => v.field(step),
     })
 }
 
-fn value_at_mut<'v>(value: &'v mut Value, path: &[String]) -> Option<&'v mut Value> {
+pub(super) fn value_at_mut<'v>(value: &'v mut Value, path: &[String]) -> Option<&'v mut Value> {
     path.iter().try_fold(value, |v, step| match v {
         Value::Array(items) => items.get_mut(step.parse::<usize>().ok()?),
         _ => v.field_mut(step),
@@ -38,7 +38,7 @@ fn value_at_mut<'v>(value: &'v mut Value, path: &[String]) -> Option<&'v mut Val
 }
 
 /// The pod paths of the workload `object` is, if it is one.
-fn pod_paths(object: &Value, types: &WorkloadTypes) -> Option<std::rc::Rc<PodPaths>> {
+pub(super) fn pod_paths(object: &Value, types: &WorkloadTypes) -> Option<std::rc::Rc<PodPaths>> {
     let text = |key: &str| object.field(key).and_then(Value::as_str);
     let kind = types.find(text("apiVersion")?, text("kind")?)?;
     Some(PodPaths::of(kind))
@@ -55,7 +55,11 @@ fn record_of(object: &Value, types: &WorkloadTypes) -> Option<(std::rc::Rc<PodPa
 
 /// Each object of a document (a `List`'s items, or the document itself),
 /// beside its node.
-fn each_object(root: &Node<'_>, value: &mut Value, mut visit: impl FnMut(&Node<'_>, &mut Value)) {
+pub(super) fn each_object(
+    root: &Node<'_>,
+    value: &mut Value,
+    mut visit: impl FnMut(&Node<'_>, &mut Value),
+) {
     if workload::list_items(value).is_none() {
         visit(root, value);
         return;

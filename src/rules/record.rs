@@ -49,10 +49,24 @@ pub struct Record {
     /// sets the pod's security context), each as `FIELD:JSON` with what it
     /// was (`null` when the pod had none), escaped as `user_containers` are.
     pub pod_fields: Vec<String>,
+    /// How the `wasNull` fields' nulls were written, each as `FIELD:TEXT`
+    /// with the text from past the key's `:` (` ~`, ` null`), escaped as
+    /// `user_containers` are: uninject writes them back.
+    pub null_texts: Vec<String>,
+    /// Keys that a merge key (`<<`) brought and that inject wrote out in
+    /// their mapping: uninject takes them out again once their value is
+    /// what the merge brings.
+    pub merged: Vec<String>,
+    /// The actions of the app's probes and hooks the mesh's agent took over
+    /// (Istio's TCP and gRPC ones, which become HTTP GETs), each as
+    /// `CONTAINER:FIELD:TEXT` with the lines that wrote the action's entry,
+    /// escaped as `user_containers` are: uninject gives them back as they
+    /// were, fields the mesh does not know included.
+    pub probe_texts: Vec<String>,
 }
 
 impl Record {
-    fn fields(&self) -> [(&'static str, &Vec<String>); 13] {
+    fn fields(&self) -> [(&'static str, &Vec<String>); 16] {
         [
             ("containers", &self.containers),
             ("initContainers", &self.init_containers),
@@ -67,6 +81,9 @@ impl Record {
             ("pullSecrets", &self.pull_secrets),
             ("userAnnotations", &self.user_annotations),
             ("podFields", &self.pod_fields),
+            ("nullTexts", &self.null_texts),
+            ("merged", &self.merged),
+            ("probeTexts", &self.probe_texts),
         ]
     }
 
@@ -182,6 +199,42 @@ impl Record {
             .collect()
     }
 
+    /// How the null of the field `field` was written, as
+    /// [`Record::null_texts`] holds it.
+    pub fn null_text(field: &str, text: &str) -> String {
+        format!("{field}:{}", escaped(text))
+    }
+
+    /// The nulls the record holds: field, text.
+    pub fn null_texts(&self) -> Vec<(String, String)> {
+        self.null_texts
+            .iter()
+            .filter_map(|entry| {
+                let (field, text) = entry.split_once(':')?;
+                Some((field.to_string(), unescaped(text)))
+            })
+            .collect()
+    }
+
+    /// The lines of a probe's action, `text`, of the field `field` of the
+    /// container `container`, as [`Record::probe_texts`] holds them.
+    pub fn probe_text(container: &str, field: &str, text: &str) -> String {
+        format!("{container}:{field}:{}", escaped(text))
+    }
+
+    /// The probes' actions the record holds: container, field, lines.
+    pub fn probe_texts(&self) -> Vec<(String, String, String)> {
+        self.probe_texts
+            .iter()
+            .filter_map(|entry| {
+                let mut parts = entry.splitn(3, ':');
+                let container = parts.next()?.to_string();
+                let field = parts.next()?.to_string();
+                Some((container, field, unescaped(parts.next()?)))
+            })
+            .collect()
+    }
+
     /// Read a record back; unknown fields are ignored so newer records still uninject.
     pub fn decode(text: &str) -> Self {
         let mut record = Record::default();
@@ -209,6 +262,9 @@ impl Record {
                 "pullSecrets" => record.pull_secrets = names,
                 "userAnnotations" => record.user_annotations = names,
                 "podFields" => record.pod_fields = names,
+                "nullTexts" => record.null_texts = names,
+                "merged" => record.merged = names,
+                "probeTexts" => record.probe_texts = names,
                 _ => {}
             }
         }

@@ -260,13 +260,18 @@ pub(crate) fn remove_injection(
     }
 
     // Fields inject created go again once nothing else is in them.
-    remove_created(patcher, &record, |field| match field {
+    remove_created(patcher, &record, |field| created_path(&paths, field))?;
+    Ok(())
+}
+
+/// Where the field `field` of a record's `created` is in a workload.
+pub(crate) fn created_path(paths: &PodPaths, field: &str) -> Option<Vec<String>> {
+    match field {
         "metadata" => Some(paths.metadata.clone()),
         "annotations" | "labels" => Some(paths.metadata(field).into_owned()),
         "initContainers" | "volumes" | "imagePullSecrets" => Some(paths.spec(field).into_owned()),
         _ => None,
-    })?;
-    Ok(())
+    }
 }
 
 /// The injection of this profile in the pod, and what it added, when it is
@@ -598,7 +603,17 @@ fn restored_probes(
         .find(|e| e.field("name").and_then(Value::as_str) == Some(istio::APP_PROBERS))
         .and_then(|e| e.field("value").and_then(Value::as_str));
     match probers {
-        Some(probers) => istio::restore_app_probes(spec, probers, &record.probe_ports),
+        Some(probers) => {
+            let kept: Vec<(String, String, Value)> = record
+                .probe_texts()
+                .into_iter()
+                .filter_map(|(container, field, text)| {
+                    let entry = crate::yaml::edit::Verbatim::entry_from_text(text)?;
+                    Some((container, field, entry.value))
+                })
+                .collect();
+            istio::restore_app_probes(spec, probers, &record.probe_ports, &kept)
+        }
         None => Vec::new(),
     }
 }

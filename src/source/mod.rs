@@ -49,7 +49,8 @@ pub fn expand(paths: &[PathBuf], recursive: bool) -> Result<Vec<Option<PathBuf>>
 /// Every source under `paths` (directories expanded as [`expand`] does), read,
 /// each knowing the directory argument it was found under.
 pub fn read_all(paths: &[PathBuf], recursive: bool) -> Result<Vec<Source>, Error> {
-    expand_found(paths, recursive)?
+    once(expand_found(paths, recursive)?)
+        .0
         .into_iter()
         .map(|(path, found_in)| {
             let mut source = read(path.as_deref())?;
@@ -69,8 +70,8 @@ pub fn read_selected(
 ) -> Result<(Vec<Source>, Vec<SkippedFile>), Error> {
     let mut skipper = skip::Skipper::new(exclude);
     let mut sources = Vec::new();
-    let mut skipped = Vec::new();
-    for (path, found_in) in expand_found(paths, recursive)? {
+    let (found, mut skipped) = once(expand_found(paths, recursive)?);
+    for (path, found_in) in found {
         if let Some(file) = &path {
             if let Some(why) = skipper.why(file, found_in.as_deref()) {
                 skipped.push(why);
@@ -87,6 +88,44 @@ pub fn read_selected(
 /// A path to read (`None` for standard input), and the directory argument
 /// it was found under.
 type Found = (Option<PathBuf>, Option<PathBuf>);
+
+/// `found` with each file once: a file named again (`-f a.yaml -f a.yaml`,
+/// a directory holding a file named before, a link to it) is read, reported
+/// and written once, where it came first; the repetitions are returned as
+/// left out, naming the first.
+fn once(found: Vec<Found>) -> (Vec<Found>, Vec<SkippedFile>) {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: Vec<((u64, u64), PathBuf)> = Vec::new();
+    let mut kept = Vec::with_capacity(found.len());
+    let mut repeated = Vec::new();
+    for (path, found_in) in found {
+        let Some(file) = &path else {
+            kept.push((path, found_in));
+            continue;
+        };
+        // The same file, by its device and inode: through a link too.
+        let Ok(meta) = std::fs::metadata(file) else {
+            kept.push((path, found_in));
+            continue;
+        };
+        let id = (meta.dev(), meta.ino());
+        match seen.iter().find(|(seen, _)| *seen == id) {
+            Some((_, first)) => repeated.push(SkippedFile {
+                path: file.clone(),
+                reason: format!(
+                    "the same file as {}, named before: read and written once",
+                    first.display()
+                ),
+                asked: false,
+            }),
+            None => {
+                seen.push((id, file.clone()));
+                kept.push((path, found_in));
+            }
+        }
+    }
+    (kept, repeated)
+}
 
 /// [`expand`], with the directory argument each file was found under.
 fn expand_found(paths: &[PathBuf], recursive: bool) -> Result<Vec<Found>, Error> {

@@ -529,6 +529,74 @@ fn pod_security_levels_versions_and_modes() {
     );
 }
 
+/// A pod that validation refuses (a container's `procMount: Unmasked` with
+/// `hostUsers: true`) is checked by Pod Security too: the apiserver stops
+/// at validation, the tool lists every validator's verdict, through inject's
+/// report and `admit` alike.
+#[test]
+fn a_pod_validation_refuses_gets_pod_securitys_verdict_too() {
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      hostUsers: true\n      containers:\n      - {name: web, image: nginx:1.27, securityContext: {procMount: Unmasked}}\n";
+    let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: shop\nspec:\n  hostUsers: true\n  containers:\n  - {name: web, image: nginx:1.27, securityContext: {procMount: Unmasked}}\n";
+    let invalid = "containers[0].securityContext.procMount: Invalid value: \"Unmasked\": `hostUsers` must be false to use `Unmasked`";
+    for (level, manifest) in [
+        ("baseline", deployment),
+        ("restricted", deployment),
+        ("baseline", pod),
+        ("restricted", pod),
+    ] {
+        let namespace = format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels: {{pod-security.kubernetes.io/enforce: {level}}}\n"
+        );
+        let args = ["--kube-version", "1.33", "--set", "cni=true"];
+        let verdicts = check(manifest, &namespace, &args);
+        let pod_name = if manifest == pod { "web" } else { "web-" };
+        let security = format!(
+            "rejection: pods \"{pod_name}\" is forbidden: violates PodSecurity \"{level}:latest\": "
+        );
+        assert!(
+            verdicts
+                .iter()
+                .any(|v| v.starts_with("rejection: ") && v.contains(invalid)),
+            "{level}: {verdicts:#?}"
+        );
+        let pod_security = verdicts
+            .iter()
+            .find(|v| v.starts_with(&security))
+            .unwrap_or_else(|| panic!("{level}: no Pod Security verdict: {verdicts:#?}"));
+        assert!(
+            pod_security.contains("procMount (container \"web\" must not set securityContext.procMount to \"Unmasked\")"),
+            "{pod_security}"
+        );
+
+        // The text report lists both, and so does admit.
+        let text = inject(manifest, &namespace, &args);
+        assert_eq!(text.code, 0, "{}", text.stderr);
+        assert!(text.stderr.contains(invalid), "{}", text.stderr);
+        assert!(
+            text.stderr.contains("violates PodSecurity"),
+            "{}",
+            text.stderr
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("deploy.yaml"), manifest).expect("write");
+        std::fs::write(dir.path().join("policies.yaml"), &namespace).expect("write");
+        let mut admit = vec!["admit", "-f", "deploy.yaml", "--context", "policies.yaml"];
+        admit.extend_from_slice(&args);
+        let mut cmd = common::command_with(&admit);
+        cmd.current_dir(dir.path()).write_stdin(Vec::new());
+        let admitted: common::Run = cmd.output().expect("runs").into();
+        assert_eq!(admitted.code, 1, "{}", admitted.stderr);
+        assert!(admitted.stdout.contains(invalid), "{}", admitted.stdout);
+        assert!(
+            admitted
+                .stdout
+                .contains(&format!("violates PodSecurity \"{level}:latest\"")),
+            "{}",
+            admitted.stdout
+        );
+    }
+}
+
 #[test]
 fn pod_security_policy_verdicts_up_to_1_24() {
     let psp = "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata: {name: strict}\nspec:\n  privileged: false\n  runAsUser: {rule: RunAsAny}\n  seLinux: {rule: RunAsAny}\n  supplementalGroups: {rule: RunAsAny}\n  fsGroup: {rule: RunAsAny}\n  volumes: ['*']\n";

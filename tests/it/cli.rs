@@ -66,6 +66,79 @@ fn the_report_lists_what_changed_and_what_was_skipped_for_a_reason() {
     );
 }
 
+/// A workload kind under an API version Kubernetes never served it under
+/// (`apps/v2`) is skipped with the reason and left as it is; under each
+/// version it was served under, it is injected.
+#[test]
+fn a_workload_kind_under_a_version_that_does_not_exist_is_skipped_with_the_reason() {
+    let workload = |api_version: &str, kind: &str| {
+        let pod = "metadata: {labels: {app: a}}\n    spec:\n      containers: [{name: app, image: app:1}]\n";
+        let spec = match kind {
+            "Pod" => "spec:\n  containers: [{name: app, image: app:1}]\n".to_string(),
+            "CronJob" => format!(
+                "spec:\n  schedule: '* * * * *'\n  jobTemplate:\n   spec:\n    template:\n     {}",
+                pod.replace("\n    ", "\n     ")
+            ),
+            _ => format!("spec:\n  selector: {{matchLabels: {{app: a}}}}\n  template:\n    {pod}"),
+        };
+        let name = format!("{}-{}", kind.to_lowercase(), api_version.replace('/', "-"));
+        format!("apiVersion: {api_version}\nkind: {kind}\nmetadata:\n  name: {name}\n{spec}")
+    };
+    let real = [
+        ("v1", "Pod"),
+        ("v1", "ReplicationController"),
+        ("apps/v1", "Deployment"),
+        ("apps/v1beta1", "Deployment"),
+        ("apps/v1beta2", "Deployment"),
+        ("extensions/v1beta1", "Deployment"),
+        ("apps/v1beta1", "StatefulSet"),
+        ("apps/v1beta2", "DaemonSet"),
+        ("extensions/v1beta1", "ReplicaSet"),
+        ("batch/v1", "Job"),
+        ("batch/v1beta1", "CronJob"),
+        ("batch/v2alpha1", "CronJob"),
+    ];
+    let unreal = [
+        ("v2", "Pod"),
+        ("apps/v2", "Deployment"),
+        ("apps/v1beta3", "StatefulSet"),
+        ("apps/v1beta1", "DaemonSet"),
+        ("extensions/v1", "Deployment"),
+        ("batch/v2", "Job"),
+        ("batch/v1beta2", "CronJob"),
+    ];
+    for (api_version, kind) in real {
+        let text = workload(api_version, kind);
+        let run = run(&["--warn-only"], Some(&text));
+        assert_eq!(run.code, 0, "{api_version} {kind}: {}", run.stderr);
+        assert_ne!(
+            run.stdout, text,
+            "{api_version} {kind} was not injected: {}",
+            run.stderr
+        );
+    }
+    for (api_version, kind) in unreal {
+        let text = workload(api_version, kind);
+        let run = run(&["--warn-only"], Some(&text));
+        assert_eq!(run.code, 0, "{api_version} {kind}: {}", run.stderr);
+        assert_eq!(run.stdout, text, "{api_version} {kind} was injected");
+        let reason = format!(
+            "{}/{}-{} skipped: kind is not injectable: {api_version} is not an API version of {kind} that the tool knows",
+            kind.to_lowercase(),
+            kind.to_lowercase(),
+            api_version.replace('/', "-")
+        );
+        assert!(
+            run.stderr.contains(&reason),
+            "{api_version} {kind}: {}",
+            run.stderr
+        );
+        // Uninject leaves it as it is too.
+        let back = common::run(&["uninject", "-q"], Some(&text));
+        assert_eq!(back.stdout, text);
+    }
+}
+
 /// --check and --diff write nothing, and the report says so: what would be
 /// injected, never "injected … changed".
 #[test]
@@ -138,6 +211,56 @@ fn directories_read_manifest_files_in_order_and_recurse_with_r() {
     );
     // Four files make one stream: three `---` inside the YAML files, three between files.
     assert_eq!(deep.stdout.matches("\n---\n").count(), 3 + 3);
+}
+
+/// A file named twice (again, in a directory named too, through a link)
+/// is read, injected, reported and written once, and the report names the
+/// repetition and the first.
+#[test]
+fn a_file_named_twice_is_read_and_written_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let sub = dir.path().join("sub");
+    std::fs::create_dir(&sub).expect("sub");
+    let a = sub.join("a.yaml");
+    std::fs::write(&a, example_text()).expect("write");
+    let link = dir.path().join("link.yaml");
+    std::os::unix::fs::symlink(&a, &link).expect("symlink");
+    let (a, sub, link) = (
+        a.to_str().expect("utf-8"),
+        sub.to_str().expect("utf-8"),
+        link.to_str().expect("utf-8"),
+    );
+    let once = run(&["-f", a], None);
+    assert_eq!(once.code, 0, "{}", once.stderr);
+    for (again, named) in [(a, a), (sub, a), (link, link)] {
+        let twice = run(&["-f", a, "-f", again], None);
+        assert_eq!(twice.code, 0, "{}", twice.stderr);
+        assert_eq!(twice.stdout, once.stdout, "-f {a} -f {again}");
+        assert!(
+            twice.stderr.contains(&format!(
+                "{named} skipped: the same file as {a}, named before: read and written once"
+            )),
+            "{}",
+            twice.stderr
+        );
+        assert!(
+            twice
+                .stderr
+                .contains("1 injected, 0 unchanged, 1 skipped; 1 of 1 input changed"),
+            "{}",
+            twice.stderr
+        );
+    }
+    // Written once in place.
+    let in_place = run(&["-q", "--in-place", "-f", a, "-f", link, "-f", a], None);
+    assert_eq!(in_place.code, 0, "{}", in_place.stderr);
+    assert_eq!(std::fs::read_to_string(a).expect("read"), once.stdout);
+    assert!(
+        std::fs::symlink_metadata(link)
+            .expect("link")
+            .file_type()
+            .is_symlink()
+    );
 }
 
 #[test]

@@ -200,7 +200,16 @@ pub fn app_probes(spec: &Value, status_port: u16) -> AppProbes {
 /// the proxy's `ISTIO_KUBE_APP_PROBERS` (`probers`) and the record of the
 /// port names (`named_ports`, see [`AppProbes::named_ports`]): each
 /// handler that is the agent's GET for its container gets its original.
-pub fn restore_app_probes(spec: &Value, probers: &str, named_ports: &[String]) -> Vec<Edit> {
+/// Where the record kept a handler's action as it was written (`kept`:
+/// container, field, the action's entry as a mapping of one key), of the
+/// kind the env names, that is the original: fields Istio's env does not
+/// carry come back too.
+pub fn restore_app_probes(
+    spec: &Value,
+    probers: &str,
+    named_ports: &[String],
+    kept: &[(String, String, Value)],
+) -> Vec<Edit> {
     let Ok(Value::Object(probers)) = serde_json::from_str::<Value>(probers) else {
         return Vec::new();
     };
@@ -240,6 +249,13 @@ pub fn restore_app_probes(spec: &Value, probers: &str, named_ports: &[String]) -
                 }
                 if let Some(map) = original.as_object_mut() {
                     map.retain(|_, v| !v.is_null());
+                }
+                let written = kept
+                    .iter()
+                    .filter(|(c, f, _)| c == name && f == last)
+                    .find_map(|(_, _, entry)| entry.field(kind));
+                if let Some(written) = written.filter(|_| kind != "httpGet") {
+                    original = written.clone();
                 }
                 let mut at: Vec<String> = vec![list.into(), index.to_string()];
                 at.extend(field.iter().map(|f| f.to_string()));
@@ -400,7 +416,7 @@ mod tests {
         );
 
         // Restored from the env and the record of named ports.
-        let edits = restore_app_probes(&rewritten, &probes.probers, &probes.named_ports);
+        let edits = restore_app_probes(&rewritten, &probes.probers, &probes.named_ports, &[]);
         let mut restored = rewritten.clone();
         apply(&mut restored, &edits);
         assert_eq!(restored, pod);

@@ -7,8 +7,10 @@ use super::*;
 pub(super) struct Differ<'t> {
     pub(super) text: &'t str,
     pub(super) blocks: &'t mut Blocks,
-    /// Items to write as they were written before (see [`Verbatim`]).
-    pub(super) verbatim: &'t [Verbatim],
+    /// What to write as it was written before (see [`Kept`]).
+    pub(super) kept: &'t Kept,
+    /// Keys a merge brought that were written out (see [`Diffed`]).
+    pub(super) materialised: Vec<String>,
     pub(super) layout: Layout,
     /// Resolves nodes of the document, aliases included.
     pub(super) resolver: Resolver,
@@ -334,6 +336,15 @@ impl Differ<'_> {
 
     /// A new block entry `key: value` at column `col`.
     pub(super) fn entry_text(&mut self, col: usize, key: &str, value: &Value) -> Text {
+        let kept = self.kept.entries.iter().find(|v| {
+            v.col == col
+                && v.value
+                    .as_object()
+                    .is_some_and(|entry| entry.len() == 1 && entry.get(key) == Some(value))
+        });
+        if let Some(kept) = kept {
+            return Text::Own(kept.text.clone());
+        }
         let layout = self.layout;
         self.blocks.text(layout, col, Some(key), value)
     }
@@ -348,7 +359,8 @@ impl Differ<'_> {
 
     /// The text `value` had as an item at column `col`, if it is known.
     fn verbatim_of(&self, col: usize, value: &Value) -> Option<String> {
-        self.verbatim
+        self.kept
+            .items
             .iter()
             .find(|v| v.col == col && v.value == *value)
             .map(|v| v.text.clone())
@@ -394,6 +406,26 @@ impl Differ<'_> {
             && matches!(value.kind, NodeKind::Scalar { .. })
             && !self.layout.json
             && self.is_bare_key(key, kind_tag)
+    }
+
+    /// Where the null after `key` stands (see [`null_after_key`]) when it
+    /// becomes `target`, a collection with something in it, written in
+    /// block style under the key.
+    pub(super) fn fills_a_null(
+        &self,
+        key: &Node<'_>,
+        value: &Node<'_>,
+        target: &Value,
+    ) -> Option<(usize, usize)> {
+        let filled = match target {
+            Value::Object(map) => !map.is_empty(),
+            Value::Array(items) => !items.is_empty(),
+            _ => false,
+        };
+        if !filled || self.layout.json {
+            return None;
+        }
+        null_after_key(self.text, key, value)
     }
 
     /// Whether `value`, a block collection on the lines under a bare `key:`,
@@ -454,11 +486,33 @@ impl Differ<'_> {
             let name = key_text(key);
             match wanted.field(name) {
                 None => *removed = true,
+                // A key the injection wrote out over its merge: the merge
+                // alone gives it again.
+                Some(target)
+                    if merged.get(name) == Some(target)
+                        && self.kept.unmerged.iter().any(|k| k == name) =>
+                {
+                    *removed = true
+                }
                 Some(target) if self.same(value, target)? => {}
                 Some(target) if self.can_edit_within(value, target) => {
                     self.node(value, target, shared)?
                 }
                 Some(_) if value.anchor.is_some() => return Err(anchor_lost(value)),
+                Some(target) if self.fills_a_null(key, value, target).is_some() => {
+                    // `key: ~` filled: the null goes, the key's line stays
+                    // as written (a comment after it too), the new lines go
+                    // under it; emptying it again puts the null back.
+                    let Some((from, to)) = self.fills_a_null(key, value, target) else {
+                        continue;
+                    };
+                    let entry = self.layout.block_entry(col, name, target);
+                    let lines = entry.split_once('\n').map_or("", |(_, lines)| lines);
+                    let at = line_end_after(self.text, value.end);
+                    let text = self.at_line_end(at, lines.to_string());
+                    self.delete(shared, from, to)?;
+                    self.insert(shared, at, text)?;
+                }
                 Some(target) if self.fills_a_bare_key(key, value, target) => {
                     // The new lines go under `key:`, its line kept as written
                     // (spaces, a comment): emptying it again gives it back.
@@ -479,6 +533,15 @@ impl Differ<'_> {
                         start = kept.strip_suffix('\r').unwrap_or(kept).len();
                     }
                     self.delete(shared, start, end)?;
+                    if let Some((_, null)) =
+                        self.kept.nulls.iter().find(|(at, _)| *at == value.start)
+                    {
+                        // The null the injection took out, where it stood.
+                        let gap = between(self.text, key.end, value.start);
+                        if let Some(colon) = gap.find(':') {
+                            self.insert(shared, key.end + colon + 1, null.clone())?;
+                        }
+                    }
                 }
                 Some(target) if tag_lost(self.text, value, target) => {
                     return Err(EditError {
@@ -534,6 +597,9 @@ impl Differ<'_> {
                 .iter()
                 .any(|(key, _)| !is_merge_key(key) && key_text(key) == k);
             if !local && merged.get(k) != Some(v) {
+                if merged.contains_key(k) {
+                    self.materialised.push(k.clone());
+                }
                 added.push(self.entry_text(col, k, v));
             }
         }
@@ -543,6 +609,26 @@ impl Differ<'_> {
                     message: format!("cannot remove `{k}`: it comes from a merge key (<<)"),
                     offset: node.start,
                 });
+            }
+        }
+        // A key replaced by another (an action of a probe by another) keeps
+        // its place: the new entry goes where the old one stood.
+        let gone: Vec<usize> = removed
+            .iter()
+            .enumerate()
+            .filter(|(_, gone)| **gone)
+            .map(|(i, _)| i)
+            .collect();
+        if let ([i], 1) = (gone.as_slice(), added.len()) {
+            if let Some((key, value)) = entries.get(*i) {
+                let next = entries.get(i + 1).map(|(k, _)| k);
+                let at = line_start(self.text, key.start);
+                let (start, _) = self.block_lines(key, value, next);
+                if starts_line(self.text, key.start) && start == at {
+                    for text in added.drain(..) {
+                        self.insert(shared, at, text)?;
+                    }
+                }
             }
         }
         if !added.is_empty() {
@@ -806,6 +892,7 @@ impl Differ<'_> {
         let mut parts: Vec<Part> = Vec::new();
         let mut changed = false;
         let mut redundant = false;
+        let mut gone = Vec::new();
         for (key, value) in entries {
             if is_merge_key(key) {
                 parts.push(Part::Keep(key.start, value.end));
@@ -813,8 +900,17 @@ impl Differ<'_> {
             }
             let name = key_text(key);
             match wanted.field(name) {
-                None => changed = true,
+                None => {
+                    gone.push(parts.len());
+                    changed = true
+                }
                 Some(target) if over_alias && merged.get(name) == Some(target) => redundant = true,
+                Some(target)
+                    if merged.get(name) == Some(target)
+                        && self.kept.unmerged.iter().any(|k| k == name) =>
+                {
+                    changed = true
+                }
                 Some(target) if self.same(value, target)? => {
                     parts.push(Part::Keep(key.start, value.end))
                 }
@@ -830,12 +926,49 @@ impl Differ<'_> {
                 .iter()
                 .any(|(key, _)| !is_merge_key(key) && key_text(key) == k);
             if !local && merged.get(k) != Some(v) {
-                parts.push(Part::New(self.layout.flow_entry(k, v)));
+                if merged.contains_key(k) && !over_alias {
+                    self.materialised.push(k.clone());
+                }
+                let kept = self.kept.entries.iter().find(|e| {
+                    e.col == verbatim::FLOW
+                        && e.value.as_object().is_some_and(|entry| {
+                            entry.len() == 1 && entry.get(k.as_str()) == Some(v)
+                        })
+                });
+                let text = match kept {
+                    Some(kept) => kept.text.clone(),
+                    None => self.layout.flow_entry(k, v),
+                };
+                parts.push(Part::New(text));
                 changed = true;
+            }
+        }
+        // A key replaced by another keeps its place (see `block_map`).
+        let new = parts.iter().filter(|p| matches!(p, Part::New(_))).count();
+        if let ([at], 1, Some(Part::New(_))) = (gone.as_slice(), new, parts.last()) {
+            if let Some(part) = parts.pop() {
+                parts.insert((*at).min(parts.len()), part);
             }
         }
         if !changed {
             return Ok(());
+        }
+        if let [
+            (
+                key,
+                alias @ Node {
+                    kind: NodeKind::Alias(_),
+                    ..
+                },
+            ),
+        ] = entries
+        {
+            // `{<<: *alias}` as written, not as an edit wrote an alias:
+            // undoing the change keeps it so (see `Kept::unmerged`).
+            if is_merge_key(key) {
+                let text = between(self.text, alias.start, alias.end);
+                self.materialised.push(format!("{{<<: {text}}}"));
+            }
         }
         // A mapping left holding nothing but `<<: *alias` is that alias again.
         if let [Part::Keep(start, end)] = parts.as_slice() {
@@ -850,8 +983,8 @@ impl Differ<'_> {
                 },
             )) = kept
             {
-                if is_merge_key(key) {
-                    let text = between(self.text, alias.start, alias.end).to_string();
+                let text = between(self.text, alias.start, alias.end).to_string();
+                if is_merge_key(key) && !self.kept.unmerged.contains(&format!("{{<<: {text}}}")) {
                     return self.replace(node, text, shared);
                 }
             }

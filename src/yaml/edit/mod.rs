@@ -29,6 +29,7 @@ mod verbatim;
 
 use align::*;
 use differ::*;
+pub use text::null_after_key;
 use text::*;
 pub use verbatim::Verbatim;
 
@@ -186,50 +187,101 @@ impl From<ValueError> for EditError {
     }
 }
 
-/// The edits that turn `root` (parsed from `text`) into `target`.
-pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, EditError> {
-    diff_keeping(text, root, target, &[], None)
+/// What an edit writes back as it was written before an injection, which
+/// the injection's record keeps and the pipeline hands over.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Kept {
+    /// Block-sequence items written as they were (see [`Verbatim`]).
+    pub items: Vec<Verbatim>,
+    /// Block-mapping entries written as they were: each a mapping of one
+    /// key, the lines that wrote it (see [`Verbatim::entry_from_text`]).
+    pub entries: Vec<Verbatim>,
+    /// Nulls written back where a collection becomes null again, by the
+    /// start of that collection: the text that stood past its key's `:`
+    /// (` ~`, ` null`, see [`null_after_key`]).
+    pub nulls: Vec<(usize, String)>,
+    /// Keys that a merge key (`<<`) brings and that an injection wrote out
+    /// in their mapping: where such a key's value is again what the merge
+    /// brings, it goes, so that the merge alone gives it as before. A
+    /// mapping left with nothing but `<<: *a` is the alias `*a` again (how
+    /// an edit adds to an alias), unless this holds `{<<: *a}`: written so
+    /// before the injection added to it.
+    pub unmerged: Vec<String>,
 }
 
-/// [`diff`], writing a new item as one of `verbatim` where it is one, and
-/// new lines as `layout` says (`None`: as `root` shows).
+impl Kept {
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+            && self.entries.is_empty()
+            && self.nulls.is_empty()
+            && self.unmerged.is_empty()
+    }
+}
+
+/// The edits [`diff_kept`] makes, and what they did that an exact undoing
+/// needs to know.
+#[derive(Debug, Default)]
+pub struct Diffed {
+    pub edits: Vec<Edit>,
+    /// Keys a merge key brought that the edits wrote out in their mapping
+    /// (their value changed), and the mappings written `{<<: *a}` they
+    /// added to: see [`Kept::unmerged`].
+    pub materialised: Vec<String>,
+}
+
+/// The edits that turn `root` (parsed from `text`) into `target`.
+pub fn diff(text: &str, root: &Node<'_>, target: &Value) -> Result<Vec<Edit>, EditError> {
+    diff_keeping(text, root, target, &Kept::default(), None)
+}
+
+/// [`diff`], writing back what `kept` holds where it fits, and new lines as
+/// `layout` says (`None`: as `root` shows).
 pub fn diff_keeping(
     text: &str,
     root: &Node<'_>,
     target: &Value,
-    verbatim: &[Verbatim],
+    kept: &Kept,
     layout: Option<Layout>,
 ) -> Result<Vec<Edit>, EditError> {
-    diff_with(
-        text,
-        root,
-        has_anchors(root),
-        target,
-        &mut Blocks::default(),
-        verbatim,
-        layout,
-    )
+    let anchored = has_anchors(root);
+    let mut blocks = Blocks::default();
+    diff_kept(text, root, anchored, target, &mut blocks, kept, layout).map(|d| d.edits)
 }
 
 /// [`diff`], taking new blocks from `blocks` where it has written them
 /// before. `anchored` says whether the document holds any anchor or alias
 /// (the parser knows: [`super::Document::anchored`]); without, the anchors'
-/// values and users are not looked for. A new sequence item whose value and
-/// column are those of one of `verbatim` is written as its text. New lines
-/// are laid out as `layout` says, else as `root` shows (a list's item,
-/// planned alone, is written as the list shows).
+/// values and users are not looked for. What `kept` holds is written back
+/// where it fits (a new sequence item whose value and column are those of
+/// one of its items is written as its text). New lines are laid out as
+/// `layout` says, else as `root` shows (a list's item, planned alone, is
+/// written as the whole list shows).
 pub fn diff_with(
     text: &str,
     root: &Node<'_>,
     anchored: bool,
     target: &Value,
     blocks: &mut Blocks,
-    verbatim: &[Verbatim],
+    kept: &Kept,
     layout: Option<Layout>,
 ) -> Result<Vec<Edit>, EditError> {
+    diff_kept(text, root, anchored, target, blocks, kept, layout).map(|d| d.edits)
+}
+
+/// [`diff_with`], saying also what an exact undoing needs to know.
+pub fn diff_kept(
+    text: &str,
+    root: &Node<'_>,
+    anchored: bool,
+    target: &Value,
+    blocks: &mut Blocks,
+    kept: &Kept,
+    layout: Option<Layout>,
+) -> Result<Diffed, EditError> {
     let mut differ = Differ {
         blocks,
-        verbatim,
+        kept,
+        materialised: Vec::new(),
         text,
         layout: layout.unwrap_or_else(|| detect_layout(text, root)),
         resolver: if anchored {
@@ -246,7 +298,10 @@ pub fn diff_with(
     if !differ.same(root, target)? {
         differ.node(root, target, false)?;
     }
-    Ok(differ.edits)
+    Ok(Diffed {
+        edits: differ.edits,
+        materialised: differ.materialised,
+    })
 }
 
 /// Apply non-overlapping edits to `text`.
@@ -528,23 +583,47 @@ mod tests {
     }
 
     fn render(text: &str, change: impl FnOnce(&mut Value)) -> String {
+        render_keeping(text, change, &Kept::default()).0
+    }
+
+    /// `text` changed by `change`, with what an undoing needs to know.
+    fn render_keeping(
+        text: &str,
+        change: impl FnOnce(&mut Value),
+        kept: &Kept,
+    ) -> (String, Vec<String>) {
         let docs = parse_stream(text).expect("parses");
         let root = docs[0].root.as_ref().expect("root");
         let mut target = value::to_value(root).expect("value");
         change(&mut target);
-        let edits = diff(text, root, &target).expect("diff");
-        let out = apply(text, edits);
+        let diffed = diff_kept(
+            text,
+            root,
+            has_anchors(root),
+            &target,
+            &mut Blocks::default(),
+            kept,
+            None,
+        )
+        .expect("diff");
+        let out = apply(text, diffed.edits);
         let reparsed = parse_stream(&out).expect("output parses");
         let got = value::to_value(reparsed[0].root.as_ref().expect("root")).expect("value");
         assert_eq!(got, target, "semantics of:\n{out}");
-        out
+        (out, diffed.materialised)
     }
 
+    /// `text` changed and changed back, as inject and uninject do (what
+    /// the change wrote out over a merge is left to it again).
     fn round_trip(text: &str, change: impl FnOnce(&mut Value)) -> String {
-        let out = render(text, change);
+        let (out, materialised) = render_keeping(text, change, &Kept::default());
         let docs = parse_stream(text).expect("parses");
         let original = value::to_value(docs[0].root.as_ref().expect("root")).expect("value");
-        let back = render(&out, |v| *v = original);
+        let kept = Kept {
+            unmerged: materialised,
+            ..Kept::default()
+        };
+        let (back, _) = render_keeping(&out, |v| *v = original, &kept);
         assert_eq!(back, text, "removing what was added restores the text");
         out
     }
@@ -584,7 +663,16 @@ mod tests {
         };
         let mut blocks = Blocks::default();
         let mut render = |target: &Value| {
-            let edits = diff_with(text, root, false, target, &mut blocks, &[], None).expect("diff");
+            let edits = diff_with(
+                text,
+                root,
+                false,
+                target,
+                &mut blocks,
+                &Kept::default(),
+                None,
+            )
+            .expect("diff");
             let [edit] = edits.as_slice() else {
                 panic!("one insertion: {edits:?}")
             };
@@ -973,6 +1061,66 @@ mod tests {
             let reparsed = reparsed.expect("checked");
             let got = value::to_value(reparsed[0].root.as_ref().expect("root")).expect("value");
             proptest::prop_assert_eq!(got, target, "reads otherwise:\n{}", out);
+        }
+    }
+
+    /// A null filled with lines keeps its key's line (and a comment after
+    /// it); emptied again with the null that stood there, it is the text
+    /// that was given, whatever the null's spelling.
+    #[test]
+    fn a_null_filled_and_emptied_again_is_written_as_it_was() {
+        for null in ["~", "null", "Null", "NULL", "~   # none yet", "null\t"] {
+            let text = format!("a:\n  k: {null}\n  z: 1\n");
+            let (out, _) =
+                render_keeping(&text, |v| v["a"]["k"] = json!({"x": 1}), &Kept::default());
+            // The key's line keeps what stood after the null.
+            let rest = after(null, null.find([' ', '\t']).unwrap_or(null.len()));
+            let line = format!("  k:{rest}");
+            assert_eq!(out, format!("a:\n{line}\n    x: 1\n  z: 1\n"), "{null}");
+            let docs = parse_stream(&out).expect("parses");
+            let root = docs[0].root.as_ref().expect("root");
+            let (key, value) = match &root.get("a").expect("a").kind {
+                NodeKind::Map { entries, .. } => &entries[0],
+                _ => panic!("a map"),
+            };
+            let original = parse_stream(&text).expect("parses");
+            let (okey, ovalue) = match &original[0]
+                .root
+                .as_ref()
+                .expect("root")
+                .get("a")
+                .expect("a")
+                .kind
+            {
+                NodeKind::Map { entries, .. } => entries[0].clone(),
+                _ => panic!("a map"),
+            };
+            let (from, to) = null_after_key(&text, &okey, &ovalue).expect("a null after its key");
+            assert!(key.as_str() == Some("k"));
+            let kept = Kept {
+                nulls: vec![(value.start, between(&text, from, to).to_string())],
+                ..Kept::default()
+            };
+            let (back, _) = render_keeping(&out, |v| v["a"]["k"] = Value::Null, &kept);
+            assert_eq!(back, text, "{null}");
+            // Without what was kept, the key stays bare.
+            let (bare, _) = render_keeping(&out, |v| v["a"]["k"] = Value::Null, &Kept::default());
+            assert!(bare.starts_with("a:\n  k:"), "{bare}");
+        }
+    }
+
+    /// Keys a merge brings, changed and changed back, are the merge's again:
+    /// the keys written out go, and an alias added to is the alias again.
+    #[test]
+    fn what_a_merge_brings_changed_and_changed_back_is_the_merge_again() {
+        for text in [
+            "m: &m {a: 1}\nn:\n  <<: {k: *m}\n",
+            "m: &m {a: 1}\nn:\n  <<: [{k: *m}, {j: 2}]\n",
+            "m: &m {a: 1}\nn:\n  k:\n    <<: *m\n",
+            "m: &m {a: 1}\nn:\n  k: {<<: *m}\n",
+            "m: &m {a: 1}\nn:\n  k: *m\n",
+        ] {
+            round_trip(text, |v| v["n"]["k"]["b"] = json!(2));
         }
     }
 }

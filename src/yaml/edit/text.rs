@@ -253,3 +253,41 @@ pub(super) fn dash_of(text: &str, item_start: usize) -> Option<usize> {
         end = start - 1;
     }
 }
+
+/// Where a null written after a block mapping's key stands (`key: ~`,
+/// `key: null  # c`): from just past the key's `:` to the end of the null,
+/// when the key starts its line and nothing but spaces or a comment follows
+/// the null on it. Filling the key with lines under it takes that text out
+/// (the key's line and its comment stay); emptying it puts it back.
+pub fn null_after_key(text: &str, key: &Node<'_>, value: &Node<'_>) -> Option<(usize, usize)> {
+    let NodeKind::Scalar {
+        text: word,
+        style: ScalarStyle::Plain,
+        tag: None,
+    } = &value.kind
+    else {
+        return None;
+    };
+    if value.anchor.is_some()
+        || !matches!(word.as_ref(), "~" | "null" | "Null" | "NULL")
+        || between(text, value.start, value.end) != word.as_ref()
+        || !starts_line(text, key.start)
+    {
+        return None;
+    }
+    let gap = between(text, key.end, value.start);
+    let colon = gap.trim_start_matches([' ', '\t']);
+    let spaces = colon.strip_prefix(':')?;
+    if spaces.is_empty() || !spaces.bytes().all(|b| b == b' ' || b == b'\t') {
+        return None;
+    }
+    let rest = after(text, value.end)
+        .split('\n')
+        .next()
+        .unwrap_or_default();
+    let rest = rest.trim_end_matches('\r').trim_start_matches([' ', '\t']);
+    if !(rest.is_empty() || rest.starts_with('#')) {
+        return None;
+    }
+    Some((value.start - spaces.len(), value.end))
+}

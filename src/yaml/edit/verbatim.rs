@@ -6,8 +6,12 @@
 
 use serde_json::Value;
 
-use super::text::{between, dash_of, line_end_after, line_start, starts_line};
+use super::text::{after, between, dash_of, line_end_after, line_start, starts_line};
 use crate::yaml::node::{Node, NodeKind};
+
+/// The column of an entry of a flow mapping: written where its mapping's
+/// entries are, whatever their column.
+pub const FLOW: usize = usize::MAX;
 
 /// A value and the lines that wrote it as a block-sequence item.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +50,79 @@ impl Verbatim {
             value: crate::yaml::value::to_value(item).ok()?,
             text: lines,
         })
+    }
+
+    /// The entry `key` of the block mapping `map`, parsed from `text`, as
+    /// the lines that write it: `None` when the key does not start its
+    /// line or its value cannot be read. Its value is a mapping of that one
+    /// key.
+    /// In a flow mapping, the entry's own text (`key: value`, at column
+    /// [`FLOW`]).
+    pub fn of_entry(text: &str, map: &Node<'_>, key: &str) -> Option<Verbatim> {
+        let NodeKind::Map { entries, flow } = &map.kind else {
+            return None;
+        };
+        let (k, v) = entries.iter().find(|(k, _)| k.as_str() == Some(key))?;
+        if *flow {
+            return Verbatim::entry_from_text(between(text, k.start, v.end).to_string());
+        }
+        if !starts_line(text, k.start) {
+            return None;
+        }
+        let from = line_start(text, k.start);
+        let to = line_end_after(text, v.end);
+        let lines = between(text, from, to);
+        if !lines.ends_with('\n') {
+            return None;
+        }
+        Verbatim::entry_from_text(lines.to_string())
+    }
+
+    /// The lines `text` as one block-mapping entry: `None` unless they read
+    /// as exactly that (a mapping of one key, in block style, at the column
+    /// of the first line, ending with a line break).
+    /// Without a final line break, the text of an entry of a flow mapping
+    /// (`key: value`), at column [`FLOW`].
+    pub fn entry_from_text(text: String) -> Option<Verbatim> {
+        if !text.ends_with('\n') {
+            let braced = format!("{{{text}}}");
+            let documents = crate::yaml::parse_stream(&braced).ok()?;
+            let [document] = documents.as_slice() else {
+                return None;
+            };
+            let root = document.root.as_ref()?;
+            match &root.kind {
+                NodeKind::Map {
+                    entries,
+                    flow: true,
+                } if entries.len() == 1 => {}
+                _ => return None,
+            }
+            let value = crate::yaml::value::to_value(root).ok()?;
+            return Some(Verbatim {
+                col: FLOW,
+                value,
+                text,
+            });
+        }
+        let col = text.bytes().take_while(|&b| b == b' ').count();
+        if after(&text, col).starts_with(['-', '#', '\n', '\r']) {
+            return None;
+        }
+        let documents = crate::yaml::parse_stream(&text).ok()?;
+        let [document] = documents.as_slice() else {
+            return None;
+        };
+        let root = document.root.as_ref()?;
+        match &root.kind {
+            NodeKind::Map {
+                entries,
+                flow: false,
+            } if entries.len() == 1 => {}
+            _ => return None,
+        }
+        let value = crate::yaml::value::to_value(root).ok()?;
+        Some(Verbatim { col, value, text })
     }
 
     /// The lines `text` as one block-sequence item: `None` unless they read
