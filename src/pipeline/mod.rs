@@ -388,7 +388,7 @@ fn process_unit(
         syntax: None,
         failure: None,
     };
-    let parsed = yaml::parse::each_document(text, unit.from, unit.to, |document| {
+    let parsed = source.each_document(unit.from, unit.to, |document| {
         result.documents = document.index;
         // After a refusal, gathering goes on: a later context object may
         // supply what the refused workload lacked.
@@ -579,7 +579,7 @@ pub(crate) fn parse(source: &Source) -> Result<Vec<Document<'_>>, Error> {
     let parts = on_all_cores(
         &ranges,
         || (),
-        |(), &(from, to)| yaml::parse::parse_range(text, from, to),
+        |(), &(from, to)| source.parse_range(from, to),
     );
     let mut documents = Vec::new();
     for part in parts {

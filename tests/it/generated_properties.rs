@@ -758,6 +758,7 @@ fn run_in(text: &str, action: Action, mode: &Mode) -> Processed {
         path: None,
         text: text.to_string(),
         found_in: None,
+        aliases: Default::default(),
     };
     // Linkerd's proxy needs trust anchors: the sample ones, as `--context`
     // gives them (a `--set` among the mode's values wins over them).

@@ -17,8 +17,9 @@ mod json;
 mod lenient;
 mod pass;
 
+use super::expansion::Tally;
 use super::node::Node;
-use checks::unprintable;
+pub(crate) use checks::unprintable;
 use lenient::read_leniently;
 use pass::Pass;
 
@@ -118,8 +119,9 @@ fn line_starts(text: &str) -> Vec<usize> {
 pub const MAX_DEPTH: usize = 512;
 
 /// Most nodes the aliases of one document may stand for once expanded: a
-/// "billion laughs" stream is refused here, before anything expands it.
-pub const MAX_ALIAS_EXPANSION: u64 = 5_000_000;
+/// "billion laughs" stream is refused here, before anything expands it
+/// (and so are aliases that stand for too many bytes, see `expansion.rs`).
+pub const MAX_ALIAS_EXPANSION: u64 = super::expansion::MAX_ALIAS_NODES;
 
 /// Parse every document of `text`.
 pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
@@ -129,8 +131,21 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
 /// Parse the documents in `text[from..to]`, with byte offsets (and error
 /// offsets) into the whole of `text`. Document indexes count from 1 within the range.
 pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_>>, SyntaxError> {
+    parse_range_counted(text, from, to, &Tally::default())
+}
+
+/// [`parse_range`], what the aliases stand for counted in `tally` with
+/// those of the input's other documents (see [`each_document_counted`]).
+pub fn parse_range_counted<'a>(
+    text: &'a str,
+    from: usize,
+    to: usize,
+    tally: &Tally,
+) -> Result<Vec<Document<'a>>, SyntaxError> {
     let mut documents = Vec::new();
-    each_document(text, from, to, |document| documents.push(document))?;
+    each_document_counted(text, from, to, tally, |document| {
+        documents.push(document);
+    })?;
     Ok(documents)
 }
 
@@ -141,9 +156,24 @@ pub fn each_document<'a>(
     text: &'a str,
     from: usize,
     to: usize,
+    each: impl FnMut(Document<'a>),
+) -> Result<(), SyntaxError> {
+    each_document_counted(text, from, to, &Tally::default(), each)
+}
+
+/// [`each_document`], what the aliases of each document stand for counted
+/// in `tally`, which the input's other documents (read in other parts, on
+/// other threads, or in other sources) count in too: the documents are
+/// refused once their aliases together stand for too much (see
+/// `expansion.rs`), each counted once however often it is read.
+pub fn each_document_counted<'a>(
+    text: &'a str,
+    from: usize,
+    to: usize,
+    tally: &Tally,
     mut each: impl FnMut(Document<'a>),
 ) -> Result<(), SyntaxError> {
-    read_part(text, from, to, &mut each)
+    read_part(text, from, to, tally, &mut each)
 }
 
 /// [`each_document`], with JSON streams read as kubectl reads them (see
@@ -153,11 +183,12 @@ fn read_part<'a>(
     text: &'a str,
     from: usize,
     to: usize,
+    tally: &Tally,
     each: &mut dyn FnMut(Document<'a>),
 ) -> Result<(), SyntaxError> {
     let part = text.get(from..to).unwrap_or_default();
     if !json::is_json(part) {
-        return read_yaml(text, from, to, each);
+        return read_yaml(text, from, to, tally, each);
     }
     if let Some(values) = json::values(part) {
         let mut before = 0;
@@ -168,7 +199,7 @@ fn read_part<'a>(
                 document.index += before;
                 each(document);
             };
-            read_part(text, from + start, from + end, &mut numbered).map_err(|error| {
+            read_part(text, from + start, from + end, tally, &mut numbered).map_err(|error| {
                 SyntaxError {
                     document: error.document + before,
                     ..error
@@ -180,7 +211,7 @@ fn read_part<'a>(
     }
     let pairs = json::surrogate_pairs(part);
     if pairs.is_empty() {
-        return read_yaml(text, from, to, each);
+        return read_yaml(text, from, to, tally, each);
     }
     let input = json::without_surrogates(part, &pairs);
     let absolute: Vec<usize> = pairs.iter().map(|p| from + p).collect();
@@ -190,6 +221,7 @@ fn read_part<'a>(
         before: 0,
         skip: 0,
         padded: &[],
+        tally,
     };
     let mut restored = |mut document: Document<'a>| {
         if let Some(root) = &mut document.root {
@@ -210,6 +242,7 @@ fn read_yaml<'a>(
     text: &'a str,
     from: usize,
     to: usize,
+    tally: &Tally,
     each: &mut dyn FnMut(Document<'a>),
 ) -> Result<(), SyntaxError> {
     let Some(part) = text.get(from..to) else {
@@ -253,6 +286,7 @@ fn read_yaml<'a>(
         before: 0,
         skip: 0,
         padded: &[],
+        tally,
     };
     // Unicode's line breaks, which libyaml (and so kubectl) reads as line
     // breaks and YAML 1.2's parser as characters: each document is checked
@@ -269,7 +303,7 @@ fn read_yaml<'a>(
     };
     let read = match pass.read(part, |value| value, &mut each) {
         Ok(()) => Ok(()),
-        Err(stop) => read_leniently(text, from, to, *stop, &mut each),
+        Err(stop) => read_leniently(text, from, to, *stop, tally, &mut each),
     };
     // One outside every document (in the comments before the first) is
     // read otherwise too.
@@ -674,10 +708,82 @@ mod tests {
             prev = name;
         }
         let err = parse_stream(&text).expect_err("bomb");
-        assert!(err.message.contains("alias bomb"), "{err:?}");
-        assert_eq!(err.line, 7, "{err:?}");
+        assert_eq!(
+            err.message,
+            "aliases expand to more than 1000000 nodes (an alias bomb?)"
+        );
+        assert_eq!((err.line, err.column), (6, 36), "{err:?}");
         // Many aliases of a small anchor are fine.
         let fine: String = (0..1000).map(|i| format!("k{i}: *a\n")).collect();
         parse_stream(&format!("a: &a {{x: 1}}\n{fine}")).expect("parses");
+    }
+
+    /// `count` aliases of an anchor `a` holding `anchor`, in a list.
+    fn aliases_of(anchor: &str, count: usize) -> String {
+        format!("a: &a {anchor}\nb: [{}]\n", vec!["*a"; count].join(", "))
+    }
+
+    #[test]
+    fn aliases_that_stand_for_too_many_bytes_are_refused_before_expansion() {
+        // Few nodes, but a kilobyte each: 40,000 of them are 40 MB written out.
+        let long = format!("\"{}\"", "x".repeat(1000));
+        let err = parse_stream(&aliases_of(&long, 40_000))
+            .map(|_| ())
+            .expect_err("too big");
+        assert_eq!(
+            err.message,
+            "aliases expand to more than 32 MiB written out (an alias bomb?)"
+        );
+        assert_eq!((err.document, err.line), (1, 2), "{err:?}");
+        // 20,000 are 20 MB: taken.
+        parse_stream(&aliases_of(&long, 20_000)).expect("parses");
+        // Nested deep, a list of one scalar is written out on 300 lines
+        // indented up to 600 spaces (90 kB): counted so, 400 of them are
+        // refused, while as many of a flat list of as many scalars are taken.
+        let deep = format!("\n  {}x", "- ".repeat(300));
+        let err = parse_stream(&aliases_of(&deep, 400))
+            .map(|_| ())
+            .expect_err("deep");
+        assert!(err.message.contains("32 MiB"), "{err:?}");
+        let flat = format!("[{}]", vec!["x"; 300].join(", "));
+        parse_stream(&aliases_of(&flat, 400)).expect("parses");
+    }
+
+    #[test]
+    fn the_aliases_of_an_input_are_counted_together_each_document_once() {
+        // 24 MB written out a document: one is taken, two are too much,
+        // in one stream or two, read whole or in parts.
+        let long = format!("\"{}\"", "x".repeat(1000));
+        let one = aliases_of(&long, 24_000);
+        let two = format!("{one}---\n{one}");
+        let tally = Tally::default();
+        let err = parse_range_counted(&two, 0, two.len(), &tally)
+            .map(|_| ())
+            .expect_err("two");
+        assert_eq!(
+            err.message,
+            "the aliases of this input's documents expand to more than 32 MiB written out \
+             in all (an alias bomb?)"
+        );
+        assert_eq!((err.document, err.line), (2, 5), "{err:?}");
+        let second = one.len();
+        let tally = Tally::default();
+        parse_range_counted(&two, 0, second, &tally).expect("the first");
+        // The first again: still counted once.
+        parse_range_counted(&two, 0, second, &tally).expect("the first again");
+        let err = parse_range_counted(&two, second, two.len(), &tally)
+            .map(|_| ())
+            .expect_err("then the second");
+        assert!(err.message.contains("in all"), "{err:?}");
+        // Another stream, counted with it.
+        let tally = Tally::default();
+        let other = one.clone();
+        parse_range_counted(&one, 0, one.len(), &tally).expect("one");
+        let err = parse_range_counted(&other, 0, other.len(), &tally)
+            .map(|_| ())
+            .expect_err("other");
+        assert!(err.message.contains("in all"), "{err:?}");
+        // Each stream alone, with a tally of its own, is taken.
+        parse_stream(&two[second..]).expect("alone");
     }
 }
