@@ -210,6 +210,7 @@ pub(super) fn padded<'a>(
         base: start,
         line_starts: Some(starts),
         pads: line_pads,
+        inserted: None,
     };
     (input, offsets)
 }

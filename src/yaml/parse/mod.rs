@@ -65,6 +65,29 @@ struct Offsets<'a> {
     /// see `indent.rs`), or taken from its start (a byte order mark, -1),
     /// by line; empty when it reads the text as it is.
     pads: Vec<isize>,
+    /// Characters put before one place of the text (see [`Inserted`]).
+    inserted: Option<Inserted>,
+}
+
+/// `---` and a space put at the start of the line of the opening bracket of
+/// a JSON document, at character `index` of what the parser reads (0-based
+/// `line`; the bracket is at column `col` of the text, character `target`):
+/// so placed, the document's collection cannot be a mapping's key, and the
+/// parser hands out its events as it goes rather than holding every token of
+/// the document until its closing bracket tells (a 12 MB one-line document
+/// took 70 MB of tokens).
+#[derive(Debug, Clone, Copy)]
+struct Inserted {
+    index: usize,
+    line: usize,
+    col: usize,
+    target: usize,
+}
+
+impl Inserted {
+    /// What is inserted.
+    const TEXT: &'static str = "--- ";
+    const LEN: usize = Self::TEXT.len();
 }
 
 impl<'a> Offsets<'a> {
@@ -74,6 +97,27 @@ impl<'a> Offsets<'a> {
             base,
             line_starts: (!text.is_ascii()).then(|| line_starts(text)),
             pads: Vec::new(),
+            inserted: None,
+        }
+    }
+
+    /// `index` of the text the parser reads, in characters, as it is in
+    /// the text (the characters inserted stand where they were put).
+    fn unshifted(&self, index: usize) -> usize {
+        match self.inserted {
+            Some(at) if index >= at.index + Inserted::LEN => index - Inserted::LEN,
+            Some(at) if index >= at.index => at.target,
+            _ => index,
+        }
+    }
+
+    /// Column `col` of 0-based line `line` of what the parser reads, as it
+    /// is in the text.
+    fn unshifted_col(&self, line: usize, col: usize) -> usize {
+        match self.inserted {
+            Some(at) if at.line == line && col >= Inserted::LEN => col - Inserted::LEN,
+            Some(at) if at.line == line => at.col,
+            _ => col,
         }
     }
 
@@ -83,7 +127,7 @@ impl<'a> Offsets<'a> {
 
     fn relative(&self, mark: &Marker) -> usize {
         let Some(starts) = &self.line_starts else {
-            return mark.index().min(self.text.len());
+            return self.unshifted(mark.index()).min(self.text.len());
         };
         let line_index = mark.line().saturating_sub(1);
         let Some(&line_start) = starts.get(line_index) else {
@@ -92,7 +136,7 @@ impl<'a> Offsets<'a> {
         let pad = self.pads.get(line_index).copied().unwrap_or(0);
         let line = self.text.get(line_start..).unwrap_or_default();
         let col = match pad {
-            0 => mark.col(),
+            0 => self.unshifted_col(line_index, mark.col()),
             // Spaces put before the line, or its byte order mark left out.
             pad => mark.col().saturating_add_signed(-pad),
         };
@@ -280,13 +324,37 @@ fn read_yaml<'a>(
             offset,
         });
     }
-    let pass = Pass {
+    let mut pass = Pass {
         text,
         offsets: Offsets::new(part, from),
         before: 0,
         skip: 0,
         padded: &[],
         tally,
+    };
+    // One JSON value: read with `--- ` before its bracket (see [`Inserted`]).
+    let mut prefixed = String::new();
+    let line_at = if json::one_value(part) {
+        // A document marker starts a line.
+        let bracket = part.len() - part.trim_start().len();
+        let before = part.get(..bracket).unwrap_or_default();
+        let line = before.matches(['\n', '\r']).count() - before.matches("\r\n").count();
+        let line_at = before.rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let index = before.get(..line_at).unwrap_or_default().chars().count();
+        let col = before.get(line_at..).unwrap_or_default().chars().count();
+        pass.offsets.inserted = Some(Inserted {
+            index,
+            line,
+            col,
+            target: index + col,
+        });
+        prefixed.reserve(part.len() + Inserted::LEN);
+        prefixed.push_str(part.get(..line_at).unwrap_or_default());
+        prefixed.push_str(Inserted::TEXT);
+        prefixed.push_str(part.get(line_at..).unwrap_or_default());
+        line_at
+    } else {
+        0
     };
     // Unicode's line breaks, which libyaml (and so kubectl) reads as line
     // breaks and YAML 1.2's parser as characters: each document is checked
@@ -301,10 +369,34 @@ fn read_yaml<'a>(
         }
         each(document);
     };
-    let read = match pass.read(part, |value| value, &mut each) {
+    let read = if prefixed.is_empty() {
+        pass.read(part, |value| value, &mut each)
+    } else {
+        // What the parser lends from the text it reads is lent from the
+        // stream: the same bytes, the inserted ones aside.
+        let (input, inserted, at) = (prefixed.as_str(), Inserted::LEN, line_at);
+        let lent = |value: Cow<'_, str>| match value {
+            Cow::Borrowed(s) => {
+                let offset = (s.as_ptr() as usize).wrapping_sub(input.as_ptr() as usize);
+                let offset = if offset >= at + inserted {
+                    offset - inserted
+                } else {
+                    offset
+                };
+                match part.get(offset..offset + s.len()) {
+                    Some(same) if same == s => Cow::Borrowed(same),
+                    _ => Cow::Owned(s.to_string()),
+                }
+            }
+            Cow::Owned(s) => Cow::Owned(s),
+        };
+        pass.read(input, lent, &mut each)
+    };
+    let read = match read {
         Ok(()) => Ok(()),
         Err(stop) => read_leniently(text, from, to, *stop, tally, &mut each),
     };
+    drop(prefixed);
     // One outside every document (in the comments before the first) is
     // read otherwise too.
     let outside = breaks
@@ -716,6 +808,49 @@ mod tests {
         // Many aliases of a small anchor are fine.
         let fine: String = (0..1000).map(|i| format!("k{i}: *a\n")).collect();
         parse_stream(&format!("a: &a {{x: 1}}\n{fine}")).expect("parses");
+    }
+
+    /// Every node's span and scalar under `node`, in order.
+    fn shape(node: &Node<'_>, out: &mut Vec<(usize, usize, Option<String>)>) {
+        out.push((node.start, node.end, node.as_str().map(str::to_string)));
+        match &node.kind {
+            NodeKind::Map { entries, .. } => {
+                for (key, value) in entries {
+                    shape(key, out);
+                    shape(value, out);
+                }
+            }
+            NodeKind::Seq { items, .. } => items.iter().for_each(|item| shape(item, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn one_json_document_reads_as_it_did_with_a_marker_before_its_bracket() {
+        // With a comment after it, a JSON document is read as it is; alone,
+        // with `--- ` put before its line: the same nodes, in the same places.
+        for text in [
+            "{\"a\": [1, \"b\", {\"c\": null}], \"d\": \"e\"}",
+            "  {\"a\": 1}\n",
+            "\n\n  [{\"é\": \"ü\"}, 2,\n   {\"x\": \"é\"}]\n",
+            "\r\n{\"a\": \"x\\ty\", \"b\": [true, 0644]}",
+        ] {
+            let commented = format!("{text}\n# end\n");
+            let (mut one, mut other) = (Vec::new(), Vec::new());
+            let docs = parse_stream(text).expect("parses");
+            let (start, end) = (docs[0].start, docs[0].end);
+            shape(docs[0].root.as_ref().expect("root"), &mut one);
+            let docs = parse_stream(&commented).expect("parses");
+            shape(docs[0].root.as_ref().expect("root"), &mut other);
+            assert_eq!(one, other, "{text:?}");
+            assert_eq!(start, docs[0].start, "{text:?}");
+            assert!(end <= text.len(), "{text:?}");
+        }
+        // Errors are placed as they were.
+        let err = parse_stream("\n  {\"a\": é, \"a\": 2}").expect_err("duplicate");
+        assert_eq!((err.line, err.column), (2, 12), "{err:?}");
+        let err = parse_stream("  {\"a\": [1, 2}").expect_err("unclosed");
+        assert_eq!((err.line, err.column), (1, 14), "{err:?}");
     }
 
     /// `count` aliases of an anchor `a` holding `anchor`, in a list.

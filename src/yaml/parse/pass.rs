@@ -134,7 +134,11 @@ impl<'a> Pass<'a, '_> {
             let (line, column) = if lenient {
                 (line_of(text, offset), column_of(text, offset))
             } else {
-                (mark.line(), mark.col() + 1)
+                let line = mark.line();
+                (
+                    line,
+                    offsets.unshifted_col(line.saturating_sub(1), mark.col()) + 1,
+                )
             };
             SyntaxError {
                 message,
