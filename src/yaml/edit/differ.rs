@@ -1001,7 +1001,16 @@ impl Differ<'_> {
             let next = spans.partition_point(|(s, _)| *s <= a);
             spans.get(next).is_some_and(|(s, _)| *s < b)
         };
-        let mut text = String::new();
+        // As long as what it replaces and what it adds, grown once: a
+        // large collection's text is not copied again and again as it grows.
+        let added: usize = parts
+            .iter()
+            .map(|part| match part {
+                Part::New(new) => new.len() + separator.len(),
+                Part::Keep(..) => 0,
+            })
+            .sum();
+        let mut text = String::with_capacity(end.saturating_sub(start) + added);
         let mut previous: Option<&Part> = None;
         for part in &parts {
             match (previous, part) {

@@ -10,6 +10,9 @@ use super::*;
 use crate::yaml::expansion::{Expanded, Size, Tally, document_key};
 use crate::yaml::node::{NodeKind, ScalarStyle};
 
+/// Entries above which a collection's list is fitted to its length.
+const LARGE: usize = 1024;
+
 /// Why the aliases of the input's documents together are too much.
 fn in_all(why: &str) -> String {
     format!("the aliases of this input's documents expand to {why} in all (an alias bomb?)")
@@ -324,7 +327,17 @@ impl<'a> Pass<'a, '_> {
                     continue;
                 }
                 Event::SequenceEnd | Event::MappingEnd => {
-                    let Some(frame) = stack.pop() else { continue };
+                    let Some(mut frame) = stack.pop() else {
+                        continue;
+                    };
+                    // A large collection's entries, kept as long as the
+                    // document, without the room their growing left.
+                    if frame.entries.capacity() > LARGE {
+                        frame.entries.shrink_to_fit();
+                    }
+                    if frame.children.capacity() > LARGE {
+                        frame.children.shrink_to_fit();
+                    }
                     size = frame.size;
                     // A block collection runs from its first child to its last.
                     let (start, end) = if frame.flow {
