@@ -7,7 +7,9 @@
 # peer. Then the same workloads as the items of one ResourceList (500 and
 # 5,000), as a file and as a KRM function's standard input. Also checks that
 # inject is idempotent, that uninject restores each generated input and that
-# the pipe gives the output the file gives.
+# the pipe gives the output the file gives. Last, one large document on one
+# line (a JSON List of the 5,000 workloads, a ConfigMap of 12 MB), with its
+# peak memory as a multiple of its size.
 #
 # usage: bench/run.sh [RUNS]   (default 5 runs per measurement; PEER_RUNS, default 3, for the
 # kustomize peer, which takes seconds a run)
@@ -175,6 +177,32 @@ PY
   cmp -s -n "$(stat -c %s "$work/list-out.yaml")" "$work/krm-out.yaml" "$work/list-out.yaml" \
     || { echo "  FAILED: the KRM function's items are not the file's on $n"; exit 1; }
 done
+
+# One large single document on one line, as `kubectl get deploy -A -o json |
+# jq -c .` writes it: the 5,000 workloads as the items of one JSON List, and
+# one ConfigMap of 100,000 keys (12 MB, a document that is no workload),
+# each with its peak RSS as a multiple of its size.
+if python3 -c "import yaml" > /dev/null 2>&1; then
+echo "One document on one line:"
+python3 - "$work/in-5000.yaml" "$work/one-line-list.json" "$work/one-line-configmap.json" <<'PY'
+import json, sys
+import yaml
+docs = [doc for doc in yaml.safe_load_all(open(sys.argv[1])) if doc]
+with open(sys.argv[2], "w") as out:
+    json.dump({"apiVersion": "v1", "kind": "List", "items": docs, "metadata": {}}, out, separators=(",", ":"))
+data = {"example.com/key-%06d" % i: "value-%06d-" % i + "x" * 80 for i in range(100000)}
+with open(sys.argv[3], "w") as out:
+    json.dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": data}, out, separators=(",", ":"))
+PY
+for what in one-line-list one-line-configmap; do
+  input=$work/$what.json
+  mb=$(awk -v b="$(stat -c %s "$input")" 'BEGIN {printf "%.1f", b/1048576}')
+  read -r wall rss < <(measure "$tool" -q "${anchors[@]}" -f "$input")
+  printf '%-22s %8s MB %9s s %8s MB peak RSS, %sx the input\n' "$what" "$mb" "$wall" "$rss" "$(ratio "$rss" "$mb")"
+done
+else
+  echo "One document on one line: SKIPPED (PyYAML missing)"
+fi
 
 small=testdata/example/deploy.yaml
 read -r small_wall _ < <(measure "$tool" -q "${anchors[@]}" -f "$small")

@@ -59,7 +59,7 @@ _kubectl__mesh_inject() {
 
     case "${cmd}" in
         kubectl__mesh_inject)
-            opts="-f -R -n -o -q -v -h -V --filename --recursive --exclude --namespace --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help --version inject uninject config admit version help"
+            opts="-f -R -n -o -q -v -h -V --filename --recursive --exclude --namespace --max-input-bytes --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help --version inject uninject config admit version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -82,6 +82,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -141,7 +145,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__admit)
-            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --context --linkerd-chart --kube-version --trace --compare --output --native-sidecar --quiet --verbose --report --color --profile --config --set --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --max-input-bytes --context --linkerd-chart --kube-version --trace --compare --output --native-sidecar --quiet --verbose --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -164,6 +168,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -343,7 +351,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__inject)
-            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --max-input-bytes --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -366,6 +374,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -425,7 +437,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__uninject)
-            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --profile --config --set --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --max-input-bytes --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -448,6 +460,10 @@ _kubectl__mesh_inject() {
                     return 0
                     ;;
                 -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-input-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_mesh_inject_global_optspecs
-    string join \n f/filename= R/recursive exclude= n/namespace= o/output= diff in-place overwrite-read-only check q/quiet v/verbose report= color= profile= config= set= kube-version= native-sidecar= security-context= context= linkerd-chart= warn-only h/help V/version
+    string join \n f/filename= R/recursive exclude= n/namespace= max-input-bytes= o/output= diff in-place overwrite-read-only check q/quiet v/verbose report= color= profile= config= set= kube-version= native-sidecar= security-context= context= linkerd-chart= warn-only h/help V/version
 end
 
 function __fish_kubectl_mesh_inject_needs_command
@@ -27,6 +27,7 @@ end
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l exclude -d 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart\'s templates and kustomize patches are left out without it' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s n -l namespace -d 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l max-input-bytes -d 'Most bytes one input (a file, or standard input) may hold, in bytes or with a suffix: Ki, Mi, Gi, Ti (powers of 1024) or k, M, G, T (powers of 1000), as `256Mi`. Reading stops there: a larger input stops the run (exit 2) naming it. The --context files too' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s o -l output -d 'Output format on standard output' -r -f -a "yaml\t'The manifests, edited in place'
 json\t'The objects as JSON (a `List` when there are several)'
 patch\t'The RFC 6902 JSON Patch of each changed object'"
@@ -68,6 +69,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -a
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l exclude -d 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart\'s templates and kustomize patches are left out without it' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s n -l namespace -d 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l max-input-bytes -d 'Most bytes one input (a file, or standard input) may hold, in bytes or with a suffix: Ki, Mi, Gi, Ti (powers of 1024) or k, M, G, T (powers of 1000), as `256Mi`. Reading stops there: a larger input stops the run (exit 2) naming it. The --context files too' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s o -l output -d 'Output format on standard output' -r -f -a "yaml\t'The manifests, edited in place'
 json\t'The objects as JSON (a `List` when there are several)'
 patch\t'The RFC 6902 JSON Patch of each changed object'"
@@ -102,6 +104,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l exclude -d 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart\'s templates and kustomize patches are left out without it' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s n -l namespace -d 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l max-input-bytes -d 'Most bytes one input (a file, or standard input) may hold, in bytes or with a suffix: Ki, Mi, Gi, Ti (powers of 1024) or k, M, G, T (powers of 1000), as `256Mi`. Reading stops there: a larger input stops the run (exit 2) naming it. The --context files too' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s o -l output -d 'Output format on standard output' -r -f -a "yaml\t'The manifests, edited in place'
 json\t'The objects as JSON (a `List` when there are several)'
 patch\t'The RFC 6902 JSON Patch of each changed object'"
@@ -130,6 +133,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l exclude -d 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart\'s templates and kustomize patches are left out without it' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -s n -l namespace -d 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]' -r
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l max-input-bytes -d 'Most bytes one input (a file, or standard input) may hold, in bytes or with a suffix: Ki, Mi, Gi, Ti (powers of 1024) or k, M, G, T (powers of 1000), as `256Mi`. Reading stops there: a larger input stops the run (exit 2) naming it. The --context files too' -r
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l context -d 'Files or directories with cluster objects: LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, MutatingWebhookConfiguration, WebhookEmulation and the mesh\'s ConfigMaps, Linkerd\'s trust anchors among them, which its injector needs (repeatable); objects in the input count too' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l linkerd-chart -d 'Linkerd\'s control-plane chart of the cluster\'s release, as `helm pull` writes it (a directory or its .tgz): its partials render what Linkerd\'s webhook injects. A --context directory holding linkerd-control-plane/ or linkerd-control-plane-*.tgz gives it too' -r -F
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand admit" -l kube-version -d 'Kubernetes version of the apiserver to replay' -r

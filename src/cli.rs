@@ -241,6 +241,12 @@ pub struct InputArgs {
     /// report says so for each workload injected there]
     #[arg(short = 'n', long, value_name = "NAMESPACE", value_parser = namespace_name)]
     pub namespace: Option<String>,
+    /// Most bytes one input (a file, or standard input) may hold, in bytes
+    /// or with a suffix: Ki, Mi, Gi, Ti (powers of 1024) or k, M, G, T
+    /// (powers of 1000), as `256Mi`. Reading stops there: a larger input
+    /// stops the run (exit 2) naming it. The --context files too.
+    #[arg(long, value_name = "SIZE", default_value = "256Mi", value_parser = byte_size)]
+    pub max_input_bytes: u64,
 }
 
 impl Cli {
@@ -345,9 +351,76 @@ fn namespace_name(name: &str) -> Result<String, String> {
     }
 }
 
+/// A size in bytes, as `--max-input-bytes` takes it: digits, then a
+/// suffix of Kubernetes' quantities (Ki, Mi, Gi, Ti; k, M, G, T), or none.
+fn byte_size(text: &str) -> Result<u64, String> {
+    const SUFFIXES: [(&str, u64); 8] = [
+        ("Ki", 1 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("Ti", 1 << 40),
+        ("k", 1_000),
+        ("M", 1_000_000),
+        ("G", 1_000_000_000),
+        ("T", 1_000_000_000_000),
+    ];
+    let (digits, unit) = SUFFIXES
+        .iter()
+        .find_map(|(suffix, unit)| Some((text.strip_suffix(suffix)?, *unit)))
+        .unwrap_or((text, 1));
+    let refused = || {
+        format!(
+            "{text:?} is not a size: give bytes, or a number with Ki, Mi, Gi, Ti, k, M, G or T (256Mi)"
+        )
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(refused());
+    }
+    let size = digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .ok_or_else(refused)?;
+    if size == 0 {
+        return Err("an input of at most 0 bytes could hold nothing: give a size above 0".into());
+    }
+    Ok(size)
+}
+
 #[cfg(test)]
 mod namespace_tests {
-    use super::namespace_name;
+    use super::{byte_size, namespace_name};
+
+    #[test]
+    fn sizes_read_as_kubernetes_quantities_of_bytes() {
+        for (text, size) in [
+            ("256Mi", 256 << 20),
+            ("1Gi", 1 << 30),
+            ("10Ki", 10 << 10),
+            ("2Ti", 2 << 40),
+            ("5M", 5_000_000),
+            ("3k", 3_000),
+            ("1G", 1_000_000_000),
+            ("1T", 1_000_000_000_000),
+            ("12345", 12_345),
+        ] {
+            assert_eq!(byte_size(text), Ok(size), "{text}");
+        }
+        for bad in [
+            "",
+            "Mi",
+            "1.5Gi",
+            "-1",
+            "1 Mi",
+            "1MiB",
+            "1m",
+            "x",
+            "99999999999Ti",
+            "0",
+        ] {
+            assert!(byte_size(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn namespaces_are_dns_labels() {

@@ -493,6 +493,7 @@ pub(crate) fn sample_trust_roots() -> crate::source::Source {
         path: Some("testdata/cluster/linkerd-trust-roots.yaml".into()),
         text: include_str!("../testdata/cluster/linkerd-trust-roots.yaml").to_string(),
         found_in: None,
+        aliases: Default::default(),
     }
 }
 

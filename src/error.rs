@@ -128,7 +128,19 @@ impl Located {
         let column = self.column.saturating_sub(1);
         let from = column.saturating_sub(WIDTH / 2).min(chars.len());
         let to = (from + WIDTH).min(chars.len());
-        let mut shown: String = chars.iter().skip(from).take(to - from).collect();
+        // Control characters as their pictures (U+2400 on): a NUL or an
+        // escape sequence of binary input is shown, not sent to the terminal.
+        let mut shown: String = chars
+            .iter()
+            .skip(from)
+            .take(to - from)
+            .map(|&c| match u32::from(c) {
+                0x7f => '\u{2421}',
+                code @ 0..0x20 if c != '\t' => char::from_u32(0x2400 + code).unwrap_or(c),
+                0x80..0xa0 => '\u{fffd}',
+                _ => c,
+            })
+            .collect();
         if from > 0 {
             shown.insert(0, '…');
         }
@@ -217,6 +229,15 @@ mod tests {
         assert_eq!(
             Error::Document(l).to_string(),
             "f.yaml: document 1, line 2:4: bad"
+        );
+    }
+
+    #[test]
+    fn a_snippet_shows_control_characters_as_their_pictures() {
+        let l = Located::at("-", "a: \0\u{1b}[2J\u{7f}\t\u{85}é\n", 1, 3, "bad".into());
+        assert_eq!(
+            l.snippet(),
+            "  |\n1 | a: \u{2400}\u{241b}[2J\u{2421}\t\u{fffd}é\n  |    ^"
         );
     }
 }

@@ -713,6 +713,7 @@ mod tests {
             path: None,
             text: text.to_string(),
             found_in: None,
+            aliases: Default::default(),
         };
         let context = [crate::cluster::sample_trust_roots()];
         let mut results =

@@ -585,6 +585,7 @@ mod tests {
                 path: Some(path.to_path_buf()),
                 text: read.to_string(),
                 found_in: None,
+                aliases: Default::default(),
             },
             output: crate::pipeline::Output::Text(new.to_string()),
             objects: Vec::new(),

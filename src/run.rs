@@ -133,7 +133,14 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         .map(|progress| crate::progress::show(progress, crate::progress::delay()));
     let input = &args.common.input;
     let paths = input_paths(input)?;
-    let read = || source::read_selected(&paths, input.recursive, &input.exclude);
+    let read = || {
+        source::read_selected(
+            &paths,
+            input.recursive,
+            &input.exclude,
+            input.max_input_bytes,
+        )
+    };
     // Files are read while the profile and the context are loaded. Standard
     // input is read first: it may be a KRM function's call, whose config
     // stands for flags.
@@ -461,9 +468,13 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
         &args.context,
     )?;
     let input = &args.input;
-    let (sources, skipped) =
-        source::read_selected(&input_paths(input)?, input.recursive, &input.exclude)?;
-    let context = read_context(&args.context, args.input.recursive)?;
+    let (sources, skipped) = source::read_selected(
+        &input_paths(input)?,
+        input.recursive,
+        &input.exclude,
+        input.max_input_bytes,
+    )?;
+    let context = read_context(&args.context, input)?;
     // As text only: with --report json, standard error is the JSON alone.
     if !args.report.quiet && args.report.format == ReportFormat::Text {
         let lines: String = skipped
@@ -613,7 +624,7 @@ fn settings_and_cluster(
         args.options.linkerd_chart.as_deref(),
         &args.options.context,
     )?;
-    let loaded = read_context(&args.options.context, args.common.input.recursive)
+    let loaded = read_context(&args.options.context, &args.common.input)
         .and_then(|context| pipeline::load(&context, &settings));
     Ok((settings, loaded))
 }
@@ -701,10 +712,12 @@ fn read_linkerd_chart(
     Ok(LinkerdChart::read(path).map_err(ConfigError::from)?)
 }
 
-/// The `--context` files: read like the input, a path that cannot be read named with the flag.
-/// A Linkerd chart a context directory holds (`helm pull --untar -d`) is no
-/// cluster objects: read with `-R`, its files are left out.
-fn read_context(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source>, Error> {
+/// The `--context` files: read like the input (`-R`, `--max-input-bytes`),
+/// a path that cannot be read named with the flag. A Linkerd chart a
+/// context directory holds (`helm pull --untar -d`) is no cluster objects:
+/// read with `-R`, its files are left out.
+fn read_context(paths: &[PathBuf], input: &InputArgs) -> Result<Vec<source::Source>, Error> {
+    let (recursive, max_bytes) = (input.recursive, input.max_input_bytes);
     use crate::mesh::linkerd::chart::CHART_NAME;
     let holds_chart = paths
         .iter()
@@ -713,9 +726,9 @@ fn read_context(paths: &[PathBuf], recursive: bool) -> Result<Vec<source::Source
         let chart: source::Glob = CHART_NAME
             .parse()
             .map_err(|message: String| Error::Usage(message))?;
-        source::read_selected(paths, recursive, &[chart]).map(|(sources, _)| sources)
+        source::read_selected(paths, recursive, &[chart], max_bytes).map(|(sources, _)| sources)
     } else {
-        source::read_all(paths, recursive)
+        source::read_all_within(paths, recursive, max_bytes)
     };
     read.map_err(|e| e.given_with("--context"))
 }

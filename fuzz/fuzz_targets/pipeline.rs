@@ -89,6 +89,7 @@ fn run_with(
         path: None,
         text: text.to_string(),
         found_in: None,
+        aliases: Default::default(),
     };
     let settings = Settings {
         action,

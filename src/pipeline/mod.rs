@@ -547,7 +547,7 @@ fn process_unit(
         failure: None,
         cut_failed: false,
     };
-    let parsed = yaml::parse::each_document(text, unit.from, unit.to, |document| {
+    let parsed = source.each_document(unit.from, unit.to, |document| {
         let Some(part) = &unit.items else {
             let here = (unit, name.as_str());
             return process_document(
@@ -831,7 +831,7 @@ pub(crate) fn parse(source: &Source) -> Result<Vec<Document<'_>>, Error> {
     let parts = on_all_cores(
         &ranges,
         || (),
-        |(), &(from, to)| yaml::parse::parse_range(text, from, to),
+        |(), &(from, to)| source.parse_range(from, to),
     );
     let mut documents = Vec::new();
     for part in parts {

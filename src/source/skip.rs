@@ -253,7 +253,8 @@ fn read_patches(dir: &Path) -> Vec<(PathBuf, &'static str)> {
     let Some(file) = kustomization_in(dir) else {
         return Vec::new();
     };
-    let Ok(text) = std::fs::read_to_string(&file) else {
+    // Read as an input is (within the default size), not to any end.
+    let Ok(super::Source { text, .. }) = super::read(Some(&file)) else {
         return Vec::new();
     };
     let Ok(documents) = crate::yaml::parse_stream(&text) else {

@@ -3,6 +3,7 @@
 
 pub mod edit;
 pub mod emit;
+pub mod expansion;
 mod indent;
 pub mod node;
 pub mod parse;

@@ -12,10 +12,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Number, Value};
 
+use super::expansion::{Expanded, Size};
 use super::node::{Node, NodeKind, ScalarStyle};
-
-/// Most values one document may expand to; stops alias bombs early.
-const MAX_EXPANDED_NODES: usize = 5_000_000;
 
 /// A value that could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,9 +43,12 @@ pub fn to_value_over(node: &Node<'_>, earlier: Option<Value>) -> Result<Value, V
 
 /// Resolves nodes, remembering anchors as it meets them, so that a later
 /// alias (or a later call for a node inside the same document) expands.
+/// What its aliases expand to is held to the parser's limits (see
+/// `expansion.rs`), unless it resolves a document resolved once already.
 pub struct Resolver {
-    anchors: HashMap<usize, (Value, usize)>,
-    budget: usize,
+    anchors: HashMap<usize, (Value, Size)>,
+    /// What the aliases expanded so far stand for; `None` when unbounded.
+    expanded: Option<Expanded>,
 }
 
 impl Default for Resolver {
@@ -60,7 +61,7 @@ impl Resolver {
     pub fn new() -> Self {
         Resolver {
             anchors: HashMap::new(),
-            budget: MAX_EXPANDED_NODES,
+            expanded: Some(Expanded::default()),
         }
     }
 
@@ -68,7 +69,7 @@ impl Resolver {
     pub fn unbounded() -> Self {
         Resolver {
             anchors: HashMap::new(),
-            budget: usize::MAX,
+            expanded: None,
         }
     }
 
@@ -78,7 +79,7 @@ impl Resolver {
     pub fn for_document(root: &Node<'_>) -> Result<Self, ValueError> {
         let mut resolver = Resolver::new();
         resolver.value(root)?;
-        resolver.budget = usize::MAX;
+        resolver.expanded = None;
         Ok(resolver)
     }
 
@@ -87,36 +88,44 @@ impl Resolver {
         self.anchors.get(&id).map(|(value, _)| value)
     }
 
-    fn spend(&mut self, nodes: usize, offset: usize) -> Result<(), ValueError> {
-        self.budget = self.budget.checked_sub(nodes).ok_or_else(|| ValueError {
-            message: format!(
-                "aliases expand to more than {MAX_EXPANDED_NODES} values (an alias bomb?)"
-            ),
-            offset,
-        })?;
+    /// Count an alias of `size` (at byte `offset`): refused before it is
+    /// expanded when the aliases would stand for too much.
+    fn spend(&mut self, size: Size, offset: usize) -> Result<(), ValueError> {
+        let Some(expanded) = self.expanded else {
+            return Ok(());
+        };
+        let expanded = expanded.plus(Expanded {
+            nodes: size.nodes,
+            bytes: size.written_at(0),
+        });
+        if let Some(why) = expanded.too_much() {
+            return Err(ValueError {
+                message: format!("aliases expand to {why} (an alias bomb?)"),
+                offset,
+            });
+        }
+        self.expanded = Some(expanded);
         Ok(())
     }
 
     /// The value of `node`.
     pub fn value(&mut self, node: &Node<'_>) -> Result<Value, ValueError> {
-        let before = self.budget;
         let value = match &node.kind {
-            NodeKind::Scalar { text, style, tag } => {
-                self.spend(1, node.start)?;
-                resolve_scalar(text, *style, tag.as_deref())
-            }
+            NodeKind::Scalar { text, style, tag } => resolve_scalar(text, *style, tag.as_deref()),
             NodeKind::Alias(id) => {
-                let Some((value, size)) = self.anchors.get(id).cloned() else {
+                let Some(size) = self.anchors.get(id).map(|(_, size)| *size) else {
                     return Err(ValueError {
                         message: "alias refers to an unknown anchor".into(),
                         offset: node.start,
                     });
                 };
                 self.spend(size, node.start)?;
-                value
+                self.anchors
+                    .get(id)
+                    .map(|(value, _)| value.clone())
+                    .unwrap_or_default()
             }
             NodeKind::Seq { items, .. } => {
-                self.spend(1, node.start)?;
                 let mut values = Vec::with_capacity(items.len());
                 for item in items {
                     values.push(self.value(item)?);
@@ -124,7 +133,6 @@ impl Resolver {
                 Value::Array(values)
             }
             NodeKind::Map { entries, .. } => {
-                self.spend(1, node.start)?;
                 let mut local = Map::with_capacity(entries.len());
                 for (key, value) in entries.iter().filter(|(k, _)| !is_merge_key(k)) {
                     local.insert(self.key(key)?, self.value(value)?);
@@ -133,9 +141,9 @@ impl Resolver {
             }
         };
         if let Some(anchor) = node.anchor {
-            if before != usize::MAX || !self.anchors.contains_key(&anchor) {
-                let size = before.saturating_sub(self.budget);
-                self.anchors.insert(anchor, (value.clone(), size));
+            if self.expanded.is_some() || !self.anchors.contains_key(&anchor) {
+                self.anchors
+                    .insert(anchor, (value.clone(), Size::of_value(&value)));
             }
         }
         Ok(value)
@@ -152,12 +160,10 @@ impl Resolver {
             (NodeKind::Scalar { text, style, tag }, Value::String(s))
                 if scalar_is_string(text, *style, tag.as_deref()) =>
             {
-                self.spend(1, node.start)?;
                 s.clear();
                 s.push_str(text);
             }
             (NodeKind::Seq { items, .. }, Value::Array(values)) => {
-                self.spend(1, node.start)?;
                 values.truncate(items.len());
                 for (item, value) in items.iter().zip(values.iter_mut()) {
                     self.write_over(item, value)?;
@@ -171,7 +177,6 @@ impl Resolver {
                     *target = self.value(node)?;
                     return Ok(());
                 }
-                self.spend(1, node.start)?;
                 for ((_, node), (_, value)) in entries.iter().zip(map.iter_mut()) {
                     self.write_over(node, value)?;
                 }
@@ -524,9 +529,14 @@ mod tests {
         let text = "a: &a [x, x, x, x]\nb: &b [*a, *a, *a, *a]\nc: [*b, *b, *b, *b]\n";
         let docs = parse_stream(text).expect("parses");
         let root = docs[0].root.as_ref().expect("root");
+        // Near the limit already: b's aliases of a (4 × 5 nodes) reach
+        // it, the first alias of b passes it.
         let mut small = Resolver {
             anchors: HashMap::new(),
-            budget: 50,
+            expanded: Some(Expanded {
+                nodes: crate::yaml::expansion::MAX_ALIAS_NODES - 20,
+                bytes: 0,
+            }),
         };
         let err = small.value(root).expect_err("over budget");
         assert!(err.message.contains("alias bomb"), "{err:?}");

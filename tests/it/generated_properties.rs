@@ -765,6 +765,7 @@ fn run_with(text: &str, action: Action, mode: &Mode, whole_lists: bool) -> Proce
         path: None,
         text: text.to_string(),
         found_in: None,
+        aliases: Default::default(),
     };
     // Linkerd's proxy needs trust anchors: the sample ones, as `--context`
     // gives them (a `--set` among the mode's values wins over them).

@@ -478,7 +478,7 @@ fn an_alias_bomb_is_refused_quickly_in_bounded_memory() {
     )
     .expect("write");
     let binary = assert_cmd::cargo::cargo_bin("kubectl-mesh_inject");
-    for (path, line, column) in [(&config_map, 12, 38), (&deployment, 18, 46)] {
+    for (path, line, column) in [(&config_map, 12, 10), (&deployment, 18, 18)] {
         // Expanding it would need billions of nodes: under a 1 GiB address
         // space limit the run could only end in an allocation failure.
         let started = Instant::now();
@@ -496,9 +496,110 @@ fn an_alias_bomb_is_refused_quickly_in_bounded_memory() {
             &run,
             path,
             (1, line, column),
-            "aliases expand to more than 5000000 nodes (an alias bomb?)",
+            "aliases expand to more than 1000000 nodes (an alias bomb?)",
         );
     }
+}
+
+/// Run the binary with `args` under an address space limit of 1 GB
+/// (`ulimit -v`), standard input from `/dev/null`: a run that expanded
+/// gigabytes could only end in an allocation failure (exit 134), not in
+/// the refusal the tests look for.
+fn run_in_1_gb(args: &[&str]) -> Run {
+    piped_in_1_gb("true", args)
+}
+
+/// [`run_in_1_gb`], standard input from the shell command `from` (`yes`).
+fn piped_in_1_gb(from: &str, args: &[&str]) -> Run {
+    let binary = assert_cmd::cargo::cargo_bin("kubectl-mesh_inject");
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg(format!("ulimit -v 1000000 && {from} | \"$@\""))
+        .arg("bash")
+        .arg(&binary)
+        .args(common::with_anchors(args))
+        .stdin(Stdio::null())
+        .output()
+        .expect("runs");
+    Run::from(output)
+}
+
+/// A Deployment with "laughs" that take bytes rather than nodes in its
+/// container: a kilobyte string, a list of `tens` of it, and `lists`
+/// aliases of that list (a 1,000-by-1,000 one stands for 1 GB written out,
+/// in 4 kB of text). Every output builds the workload's value: without the
+/// limits, each run below ends in an allocation failure (exit 134).
+fn byte_bomb(name: &str, tens: usize, lists: usize) -> String {
+    let list = |alias: &str, count: usize| vec![alias; count].join(", ");
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  template:\n    \
+         spec:\n      containers:\n      - name: app\n        image: nginx\n        lol:\n          \
+         a: &a \"{}\"\n          b: &b [{}]\n          c: [{}]\n",
+        "x".repeat(1000),
+        list("*a", tens),
+        list("*b", lists)
+    )
+}
+
+#[test]
+fn aliases_that_stand_for_gigabytes_are_refused_in_every_output_format_in_bounded_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("laughs.yaml");
+    std::fs::write(&path, byte_bomb("laughs", 1000, 1000)).expect("write");
+    let file = path.to_str().expect("a UTF-8 path");
+    // An alias of b stands for 1 MB (with the indentation -o json and
+    // kubectl's block style give each line): the 32nd passes 32 MiB.
+    let message = "aliases expand to more than 32 MiB written out (an alias bomb?)";
+    for args in [
+        vec!["-f", file],
+        vec!["-f", file, "-o", "json"],
+        vec!["-f", file, "-o", "patch"],
+        vec!["-f", file, "--diff"],
+        vec!["-f", file, "--report", "json"],
+        vec!["admit", "-f", file],
+        vec!["admit", "-f", file, "-o", "json"],
+    ] {
+        let run = run_in_1_gb(&args);
+        assert_refused(&run, &path, (1, 14, 139), message);
+    }
+}
+
+#[test]
+fn the_aliases_of_many_documents_are_refused_together() {
+    // Each document's aliases stand for 10 MB, under the limit of one; 100
+    // of them would hold 1 GB of values for -o json.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("many.yaml");
+    let documents: Vec<String> = (0..100)
+        .map(|i| byte_bomb(&format!("laughs-{i}"), 100, 100))
+        .collect();
+    std::fs::write(&path, documents.join("---\n")).expect("write");
+    let file = path.to_str().expect("a UTF-8 path");
+    let message = "the aliases of this input's documents expand to more than 32 MiB written out \
+                   in all (an alias bomb?)";
+    for args in [
+        vec!["-f", file, "-o", "json"],
+        vec!["-f", file, "-o", "patch"],
+        vec!["admit", "-f", file, "-o", "yaml"],
+    ] {
+        let run = run_in_1_gb(&args);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stdout.is_empty(), "nothing on stdout");
+        let first = run.stderr.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with(&format!("error: {file}: document ")) && first.ends_with(message),
+            "{first}"
+        );
+    }
+    // Files read together count together too: three are taken, four are not.
+    let one = dir.path().join("one.yaml");
+    std::fs::write(&one, byte_bomb("laughs", 100, 100)).expect("write");
+    let one = one.to_str().expect("a UTF-8 path");
+    let three = ["-q", "-o", "json", "-f", one, "-f", one, "-f", one];
+    assert_eq!(run_in_1_gb(&three).code, 0);
+    let run = run_in_1_gb(&[&three[..], &["-f", one]].concat());
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains(message), "{}", run.stderr);
 }
 
 #[test]
@@ -699,5 +800,128 @@ fn a_fifo_is_read_when_named_and_never_opened_from_a_directory() {
     assert_eq!(
         run.stdout,
         common::pipe(None, &read(&hostile("generate-name.yaml")))
+    );
+}
+
+#[test]
+fn binary_input_is_refused_at_its_first_bytes() {
+    // Read whole, these would never end (and /dev/zero is refused at its
+    // first byte, not at the size limit).
+    let run = run_in_1_gb(&["-f", "/dev/zero"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty());
+    assert!(
+        run.stderr.starts_with(
+            "error: /dev/zero: document 1, line 1:1: a NUL byte (byte 0 of the file): binary \
+             data, or text in UTF-16 or UTF-32 without a byte order mark, not a manifest; \
+             nothing was read past its first 64 KiB\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Shown as the pictures of NUL, never as the bytes themselves.
+    assert!(
+        run.stderr.contains("1 | \u{2400}\u{2400}"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains('\0'));
+    // Random bytes: refused at the first that cannot start a manifest.
+    let run = run_in_1_gb(&["-f", "/dev/urandom"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let first = run.stderr.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("error: /dev/urandom: document 1, line ")
+            && [
+                "not valid UTF-8 (byte ",
+                "a NUL byte (byte ",
+                "control characters are not allowed (U+"
+            ]
+            .iter()
+            .any(|why| first.contains(why)),
+        "{first}"
+    );
+    // From standard input, and for admit, alike.
+    let run = piped_in_1_gb("cat /dev/zero", &["admit"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("error: <stdin>: document 1, line 1:1: a NUL byte (byte 0 of the input)"),
+        "{}",
+        run.stderr
+    );
+    // A NUL after some text, where it is.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("nul.yaml");
+    std::fs::write(&path, "a: 1\n---\nkind: Pod\nname: x\0y\n").expect("write");
+    let run = run_on(&[], &[&path]);
+    assert_refused(
+        &run,
+        &path,
+        (2, 4, 8),
+        "a NUL byte (byte 26 of the file): binary data, or text in UTF-16 or UTF-32 without a \
+         byte order mark, not a manifest; nothing was read past its first 64 KiB",
+    );
+}
+
+#[test]
+fn an_input_larger_than_the_limit_is_refused_without_reading_it_to_its_end() {
+    // `yes` never ends: reading stops at the limit, and says which flag raises it.
+    let run = piped_in_1_gb("yes", &[]);
+    assert_fails(
+        &run,
+        "<stdin>: more than 256 MiB, larger than one input may be (256 MiB); nothing was read \
+         past it. Give a larger --max-input-bytes to read it (e.g. --max-input-bytes 512Mi)",
+    );
+    let run = piped_in_1_gb("yes", &["admit", "--max-input-bytes", "1Mi"]);
+    assert_fails(
+        &run,
+        "<stdin>: more than 1 MiB, larger than one input may be (1 MiB); nothing was read past \
+         it. Give a larger --max-input-bytes to read it (e.g. --max-input-bytes 2Mi)",
+    );
+    // A file by its size, before it is read; a larger limit reads it.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("big.yaml");
+    let text = format!(
+        "# {}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\n",
+        "x".repeat(2 << 20)
+    );
+    std::fs::write(&path, &text).expect("write");
+    let run = run_on(&["--max-input-bytes", "2Mi"], &[&path]);
+    assert_fails(
+        &run,
+        &format!(
+            "{}: 3 MiB ({} bytes), larger than one input may be (2 MiB); nothing was read past \
+             it. Give a larger --max-input-bytes to read it (e.g. --max-input-bytes 4Mi)",
+            path.display(),
+            text.len()
+        ),
+    );
+    let run = run_on(&["-q", "--max-input-bytes", "3M"], &[&path]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, text);
+    // --context files are held to it too, named with the flag.
+    let run = run_on(
+        &[
+            "--max-input-bytes",
+            "2Mi",
+            "--context",
+            path.to_str().expect("utf-8"),
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("error: --context ") && run.stderr.contains("--max-input-bytes"),
+        "{}",
+        run.stderr
+    );
+    // A size that is not one.
+    let run = run_on(&["--max-input-bytes", "lots"], &[&path]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("\"lots\" is not a size"),
+        "{}",
+        run.stderr
     );
 }

@@ -921,10 +921,22 @@ impl Differ<'_> {
             }
         }
         changed |= redundant;
-        for (k, v) in wanted {
-            let local = entries
+        // The keys written here, looked up by hash in a large mapping (a
+        // one-line JSON document's thousands of annotations).
+        let local: Option<std::collections::HashSet<&str>> = (entries.len() > 16).then(|| {
+            entries
                 .iter()
-                .any(|(key, _)| !is_merge_key(key) && key_text(key) == k);
+                .filter(|(key, _)| !is_merge_key(key))
+                .map(|(key, _)| key_text(key))
+                .collect()
+        });
+        for (k, v) in wanted {
+            let local = match &local {
+                Some(keys) => keys.contains(k.as_str()),
+                None => entries
+                    .iter()
+                    .any(|(key, _)| !is_merge_key(key) && key_text(key) == k),
+            };
             if !local && merged.get(k) != Some(v) {
                 if merged.contains_key(k) && !over_alias {
                     self.materialised.push(k.clone());
@@ -1104,15 +1116,40 @@ impl Differ<'_> {
         } else {
             end
         };
-        let entry_col = column(self.text, start);
-        let mut text = String::new();
+        // The column is looked for only where it is needed: on a one-line
+        // document, the start of the line is far behind.
+        let entry_col = || column(self.text, start);
+        // Edits inside kept entries were made while this collection's
+        // entries were edited, the last ones made: only those are looked at.
+        let own = self
+            .edits
+            .iter()
+            .rev()
+            .take_while(|ed| ed.start >= start && ed.end <= end)
+            .count();
+        let mut inner_edits = self.edits.split_off(self.edits.len() - own);
+        // Whether an entry starts strictly between `a` and `b` (the spans
+        // are in order).
+        let entry_between = |a: usize, b: usize| {
+            let next = spans.partition_point(|(s, _)| *s <= a);
+            spans.get(next).is_some_and(|(s, _)| *s < b)
+        };
+        // As long as what it replaces and what it adds, grown once: a
+        // large collection's text is not copied again and again as it grows.
+        let added: usize = parts
+            .iter()
+            .map(|part| match part {
+                Part::New(new) => new.len() + separator.len(),
+                Part::Keep(..) => 0,
+            })
+            .sum();
+        let mut text = String::with_capacity(end.saturating_sub(start) + added);
         let mut previous: Option<&Part> = None;
         for part in &parts {
             match (previous, part) {
                 // Neighbours in the source keep what stood between them.
                 (Some(Part::Keep(_, kept_end)), Part::Keep(kept_start, _))
-                    if kept_end <= kept_start
-                        && !spans.iter().any(|(s, _)| s > kept_end && s < kept_start) =>
+                    if kept_end <= kept_start && !entry_between(*kept_end, *kept_start) =>
                 {
                     text.push_str(between(self.text, *kept_end, *kept_start));
                 }
@@ -1123,13 +1160,10 @@ impl Differ<'_> {
             match part {
                 Part::Keep(s, e) => {
                     // Edits inside kept entries are applied by splicing them in here.
-                    let inner: Vec<Edit> = self
-                        .edits
-                        .iter()
-                        .filter(|ed| ed.start >= *s && ed.end <= *e)
-                        .cloned()
-                        .collect();
-                    self.edits.retain(|ed| !(ed.start >= *s && ed.end <= *e));
+                    let (inner, rest): (Vec<Edit>, Vec<Edit>) = inner_edits
+                        .into_iter()
+                        .partition(|ed| ed.start >= *s && ed.end <= *e);
+                    inner_edits = rest;
                     let shifted = inner
                         .into_iter()
                         .map(|ed| Edit {
@@ -1141,7 +1175,7 @@ impl Differ<'_> {
                     text.push_str(&apply(between(self.text, *s, *e), shifted));
                 }
                 Part::New(new) if multi_line && self.layout.json => {
-                    text.push_str(&reindent(new, entry_col, self.layout.newline));
+                    text.push_str(&reindent(new, entry_col(), self.layout.newline));
                 }
                 Part::New(new) => text.push_str(new),
             }
@@ -1150,6 +1184,8 @@ impl Differ<'_> {
         if after(self.text, end).starts_with('#') && !text.ends_with([' ', '\t']) {
             text.push(' ');
         }
+        // Those in no kept entry stay as they were.
+        self.edits.extend(inner_edits);
         self.push(
             shared,
             start,

@@ -628,6 +628,36 @@ mod tests {
         out
     }
 
+    #[test]
+    fn a_large_one_line_flow_mapping_is_edited_entry_by_entry() {
+        // Forty entries on one line, each changed inside, some removed, one
+        // added: every kept entry keeps its text but for its own change.
+        let entries: Vec<String> = (0..40)
+            .map(|i| format!("\"k{i}\": {{\"x\": [{i}, \"a\"], \"y\": \"b\"}}"))
+            .collect();
+        let text = format!("{{\"top\": {{{}}}, \"z\": 1}}\n", entries.join(", "));
+        let out = render(&text, |v| {
+            let map = v["top"].as_object_mut().expect("a mapping");
+            for i in 0..40 {
+                map[&format!("k{i}")]["x"][1] = json!("c");
+            }
+            map.remove("k3");
+            map.remove("k39");
+            map.insert("new".into(), json!({"p": 1}));
+        });
+        assert!(
+            out.starts_with("{\"top\": {\"k0\": {\"x\": [0, \"c\"], \"y\": \"b\"}, \"k1\""),
+            "{out}"
+        );
+        assert!(!out.contains("\"k3\"") && !out.contains("\"k39\""), "{out}");
+        assert!(
+            out.contains(
+                "\"k38\": {\"x\": [38, \"c\"], \"y\": \"b\"}, \"new\": {\"p\":1}}, \"z\": 1}\n"
+            ),
+            "{out}"
+        );
+    }
+
     /// A comment after a value stays when the value changes, whatever its
     /// style, in a block mapping (where changing it back gives the text
     /// back) and in a flow one.

@@ -8,7 +8,7 @@ use crate::yaml::node::{NodeKind, ScalarStyle};
 /// The first character of `text` that YAML (and so libyaml and kubectl)
 /// does not allow in a stream, anywhere: C0 and C1 control characters other
 /// than tab, line feed, carriage return and next line, and U+FFFE, U+FFFF.
-pub(super) fn unprintable(text: &str) -> Option<(usize, char)> {
+pub(crate) fn unprintable(text: &str) -> Option<(usize, char)> {
     let bytes = text.as_bytes();
     let forbidden_at = |i: usize| match bytes.get(i).copied().unwrap_or(b' ') {
         b'\t' | b'\n' | b'\r' => false,

@@ -23,6 +23,16 @@ pub(super) fn is_json(part: &str) -> bool {
 /// more than one: `None` for one value, or for text that is not a stream of
 /// whole objects and arrays (the parser then says what is wrong).
 pub(super) fn values(part: &str) -> Option<Vec<(usize, usize)>> {
+    every_value(part).filter(|ranges| ranges.len() > 1)
+}
+
+/// Whether `part` is one JSON object or array and white space.
+pub(super) fn one_value(part: &str) -> bool {
+    every_value(part).is_some_and(|ranges| ranges.len() == 1)
+}
+
+/// The byte ranges of the values of the JSON stream `part`, however many.
+fn every_value(part: &str) -> Option<Vec<(usize, usize)>> {
     let bytes = part.as_bytes();
     let mut ranges = Vec::new();
     let mut at = 0;
@@ -63,7 +73,7 @@ pub(super) fn values(part: &str) -> Option<Vec<(usize, usize)>> {
         }
         ranges.push((start, at));
     }
-    (ranges.len() > 1).then_some(ranges)
+    Some(ranges)
 }
 
 /// The offsets of the `\uD8xx\uDCxx` escapes in `part` (a high surrogate's

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use super::pass::{Pass, Stop};
 use super::*;
+use crate::yaml::expansion::Tally;
 use crate::yaml::indent;
 
 /// Read `text[from..to]` again after `stop`, with spaces put before the
@@ -25,6 +26,7 @@ pub(super) fn read_leniently<'a>(
     from: usize,
     to: usize,
     mut stop: Stop,
+    tally: &Tally,
     each: &mut impl FnMut(Document<'a>),
 ) -> Result<(), SyntaxError> {
     let first = stop.error.clone();
@@ -101,6 +103,7 @@ pub(super) fn read_leniently<'a>(
             before,
             skip: done - before,
             padded: &padded_lines,
+            tally,
         };
         match pass.read(&input, |value| Cow::Owned(value.into_owned()), each) {
             Ok(()) => return Ok(()),
@@ -207,6 +210,7 @@ pub(super) fn padded<'a>(
         base: start,
         line_starts: Some(starts),
         pads: line_pads,
+        inserted: None,
     };
     (input, offsets)
 }

@@ -20,8 +20,9 @@ mod pass;
 
 pub use list::{ListLines, list_lines};
 
+use super::expansion::Tally;
 use super::node::Node;
-use checks::unprintable;
+pub(crate) use checks::unprintable;
 use lenient::read_leniently;
 use pass::Pass;
 
@@ -67,6 +68,29 @@ struct Offsets<'a> {
     /// see `indent.rs`), or taken from its start (a byte order mark, -1),
     /// by line; empty when it reads the text as it is.
     pads: Vec<isize>,
+    /// Characters put before one place of the text (see [`Inserted`]).
+    inserted: Option<Inserted>,
+}
+
+/// `---` and a space put at the start of the line of the opening bracket of
+/// a JSON document, at character `index` of what the parser reads (0-based
+/// `line`; the bracket is at column `col` of the text, character `target`):
+/// so placed, the document's collection cannot be a mapping's key, and the
+/// parser hands out its events as it goes rather than holding every token of
+/// the document until its closing bracket tells (a 12 MB one-line document
+/// took 70 MB of tokens).
+#[derive(Debug, Clone, Copy)]
+struct Inserted {
+    index: usize,
+    line: usize,
+    col: usize,
+    target: usize,
+}
+
+impl Inserted {
+    /// What is inserted.
+    const TEXT: &'static str = "--- ";
+    const LEN: usize = Self::TEXT.len();
 }
 
 impl<'a> Offsets<'a> {
@@ -76,6 +100,27 @@ impl<'a> Offsets<'a> {
             base,
             line_starts: (!text.is_ascii()).then(|| line_starts(text)),
             pads: Vec::new(),
+            inserted: None,
+        }
+    }
+
+    /// `index` of the text the parser reads, in characters, as it is in
+    /// the text (the characters inserted stand where they were put).
+    fn unshifted(&self, index: usize) -> usize {
+        match self.inserted {
+            Some(at) if index >= at.index + Inserted::LEN => index - Inserted::LEN,
+            Some(at) if index >= at.index => at.target,
+            _ => index,
+        }
+    }
+
+    /// Column `col` of 0-based line `line` of what the parser reads, as it
+    /// is in the text.
+    fn unshifted_col(&self, line: usize, col: usize) -> usize {
+        match self.inserted {
+            Some(at) if at.line == line && col >= Inserted::LEN => col - Inserted::LEN,
+            Some(at) if at.line == line => at.col,
+            _ => col,
         }
     }
 
@@ -85,7 +130,7 @@ impl<'a> Offsets<'a> {
 
     fn relative(&self, mark: &Marker) -> usize {
         let Some(starts) = &self.line_starts else {
-            return mark.index().min(self.text.len());
+            return self.unshifted(mark.index()).min(self.text.len());
         };
         let line_index = mark.line().saturating_sub(1);
         let Some(&line_start) = starts.get(line_index) else {
@@ -94,7 +139,7 @@ impl<'a> Offsets<'a> {
         let pad = self.pads.get(line_index).copied().unwrap_or(0);
         let line = self.text.get(line_start..).unwrap_or_default();
         let col = match pad {
-            0 => mark.col(),
+            0 => self.unshifted_col(line_index, mark.col()),
             // Spaces put before the line, or its byte order mark left out.
             pad => mark.col().saturating_add_signed(-pad),
         };
@@ -121,8 +166,9 @@ fn line_starts(text: &str) -> Vec<usize> {
 pub const MAX_DEPTH: usize = 512;
 
 /// Most nodes the aliases of one document may stand for once expanded: a
-/// "billion laughs" stream is refused here, before anything expands it.
-pub const MAX_ALIAS_EXPANSION: u64 = 5_000_000;
+/// "billion laughs" stream is refused here, before anything expands it
+/// (and so are aliases that stand for too many bytes, see `expansion.rs`).
+pub const MAX_ALIAS_EXPANSION: u64 = super::expansion::MAX_ALIAS_NODES;
 
 /// Parse every document of `text`.
 pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
@@ -132,8 +178,21 @@ pub fn parse_stream(text: &str) -> Result<Vec<Document<'_>>, SyntaxError> {
 /// Parse the documents in `text[from..to]`, with byte offsets (and error
 /// offsets) into the whole of `text`. Document indexes count from 1 within the range.
 pub fn parse_range(text: &str, from: usize, to: usize) -> Result<Vec<Document<'_>>, SyntaxError> {
+    parse_range_counted(text, from, to, &Tally::default())
+}
+
+/// [`parse_range`], what the aliases stand for counted in `tally` with
+/// those of the input's other documents (see [`each_document_counted`]).
+pub fn parse_range_counted<'a>(
+    text: &'a str,
+    from: usize,
+    to: usize,
+    tally: &Tally,
+) -> Result<Vec<Document<'a>>, SyntaxError> {
     let mut documents = Vec::new();
-    each_document(text, from, to, |document| documents.push(document))?;
+    each_document_counted(text, from, to, tally, |document| {
+        documents.push(document);
+    })?;
     Ok(documents)
 }
 
@@ -144,9 +203,24 @@ pub fn each_document<'a>(
     text: &'a str,
     from: usize,
     to: usize,
+    each: impl FnMut(Document<'a>),
+) -> Result<(), SyntaxError> {
+    each_document_counted(text, from, to, &Tally::default(), each)
+}
+
+/// [`each_document`], what the aliases of each document stand for counted
+/// in `tally`, which the input's other documents (read in other parts, on
+/// other threads, or in other sources) count in too: the documents are
+/// refused once their aliases together stand for too much (see
+/// `expansion.rs`), each counted once however often it is read.
+pub fn each_document_counted<'a>(
+    text: &'a str,
+    from: usize,
+    to: usize,
+    tally: &Tally,
     mut each: impl FnMut(Document<'a>),
 ) -> Result<(), SyntaxError> {
-    read_part(text, from, to, &mut each)
+    read_part(text, from, to, tally, &mut each)
 }
 
 /// [`each_document`], with JSON streams read as kubectl reads them (see
@@ -156,11 +230,12 @@ fn read_part<'a>(
     text: &'a str,
     from: usize,
     to: usize,
+    tally: &Tally,
     each: &mut dyn FnMut(Document<'a>),
 ) -> Result<(), SyntaxError> {
     let part = text.get(from..to).unwrap_or_default();
     if !json::is_json(part) {
-        return read_yaml(text, from, to, each);
+        return read_yaml(text, from, to, tally, each);
     }
     if let Some(values) = json::values(part) {
         let mut before = 0;
@@ -171,7 +246,7 @@ fn read_part<'a>(
                 document.index += before;
                 each(document);
             };
-            read_part(text, from + start, from + end, &mut numbered).map_err(|error| {
+            read_part(text, from + start, from + end, tally, &mut numbered).map_err(|error| {
                 SyntaxError {
                     document: error.document + before,
                     ..error
@@ -183,7 +258,7 @@ fn read_part<'a>(
     }
     let pairs = json::surrogate_pairs(part);
     if pairs.is_empty() {
-        return read_yaml(text, from, to, each);
+        return read_yaml(text, from, to, tally, each);
     }
     let input = json::without_surrogates(part, &pairs);
     let absolute: Vec<usize> = pairs.iter().map(|p| from + p).collect();
@@ -193,6 +268,7 @@ fn read_part<'a>(
         before: 0,
         skip: 0,
         padded: &[],
+        tally,
     };
     let mut restored = |mut document: Document<'a>| {
         if let Some(root) = &mut document.root {
@@ -213,6 +289,7 @@ fn read_yaml<'a>(
     text: &'a str,
     from: usize,
     to: usize,
+    tally: &Tally,
     each: &mut dyn FnMut(Document<'a>),
 ) -> Result<(), SyntaxError> {
     let Some(part) = text.get(from..to) else {
@@ -250,12 +327,37 @@ fn read_yaml<'a>(
             offset,
         });
     }
-    let pass = Pass {
+    let mut pass = Pass {
         text,
         offsets: Offsets::new(part, from),
         before: 0,
         skip: 0,
         padded: &[],
+        tally,
+    };
+    // One JSON value: read with `--- ` before its bracket (see [`Inserted`]).
+    let mut prefixed = String::new();
+    let line_at = if json::one_value(part) {
+        // A document marker starts a line.
+        let bracket = part.len() - part.trim_start().len();
+        let before = part.get(..bracket).unwrap_or_default();
+        let line = before.matches(['\n', '\r']).count() - before.matches("\r\n").count();
+        let line_at = before.rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let index = before.get(..line_at).unwrap_or_default().chars().count();
+        let col = before.get(line_at..).unwrap_or_default().chars().count();
+        pass.offsets.inserted = Some(Inserted {
+            index,
+            line,
+            col,
+            target: index + col,
+        });
+        prefixed.reserve(part.len() + Inserted::LEN);
+        prefixed.push_str(part.get(..line_at).unwrap_or_default());
+        prefixed.push_str(Inserted::TEXT);
+        prefixed.push_str(part.get(line_at..).unwrap_or_default());
+        line_at
+    } else {
+        0
     };
     // Unicode's line breaks, which libyaml (and so kubectl) reads as line
     // breaks and YAML 1.2's parser as characters: each document is checked
@@ -270,10 +372,34 @@ fn read_yaml<'a>(
         }
         each(document);
     };
-    let read = match pass.read(part, |value| value, &mut each) {
-        Ok(()) => Ok(()),
-        Err(stop) => read_leniently(text, from, to, *stop, &mut each),
+    let read = if prefixed.is_empty() {
+        pass.read(part, |value| value, &mut each)
+    } else {
+        // What the parser lends from the text it reads is lent from the
+        // stream: the same bytes, the inserted ones aside.
+        let (input, inserted, at) = (prefixed.as_str(), Inserted::LEN, line_at);
+        let lent = |value: Cow<'_, str>| match value {
+            Cow::Borrowed(s) => {
+                let offset = (s.as_ptr() as usize).wrapping_sub(input.as_ptr() as usize);
+                let offset = if offset >= at + inserted {
+                    offset - inserted
+                } else {
+                    offset
+                };
+                match part.get(offset..offset + s.len()) {
+                    Some(same) if same == s => Cow::Borrowed(same),
+                    _ => Cow::Owned(s.to_string()),
+                }
+            }
+            Cow::Owned(s) => Cow::Owned(s),
+        };
+        pass.read(input, lent, &mut each)
     };
+    let read = match read {
+        Ok(()) => Ok(()),
+        Err(stop) => read_leniently(text, from, to, *stop, tally, &mut each),
+    };
+    drop(prefixed);
     // One outside every document (in the comments before the first) is
     // read otherwise too.
     let outside = breaks
@@ -677,10 +803,125 @@ mod tests {
             prev = name;
         }
         let err = parse_stream(&text).expect_err("bomb");
-        assert!(err.message.contains("alias bomb"), "{err:?}");
-        assert_eq!(err.line, 7, "{err:?}");
+        assert_eq!(
+            err.message,
+            "aliases expand to more than 1000000 nodes (an alias bomb?)"
+        );
+        assert_eq!((err.line, err.column), (6, 36), "{err:?}");
         // Many aliases of a small anchor are fine.
         let fine: String = (0..1000).map(|i| format!("k{i}: *a\n")).collect();
         parse_stream(&format!("a: &a {{x: 1}}\n{fine}")).expect("parses");
+    }
+
+    /// Every node's span and scalar under `node`, in order.
+    fn shape(node: &Node<'_>, out: &mut Vec<(usize, usize, Option<String>)>) {
+        out.push((node.start, node.end, node.as_str().map(str::to_string)));
+        match &node.kind {
+            NodeKind::Map { entries, .. } => {
+                for (key, value) in entries {
+                    shape(key, out);
+                    shape(value, out);
+                }
+            }
+            NodeKind::Seq { items, .. } => items.iter().for_each(|item| shape(item, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn one_json_document_reads_as_it_did_with_a_marker_before_its_bracket() {
+        // With a comment after it, a JSON document is read as it is; alone,
+        // with `--- ` put before its line: the same nodes, in the same places.
+        for text in [
+            "{\"a\": [1, \"b\", {\"c\": null}], \"d\": \"e\"}",
+            "  {\"a\": 1}\n",
+            "\n\n  [{\"é\": \"ü\"}, 2,\n   {\"x\": \"é\"}]\n",
+            "\r\n{\"a\": \"x\\ty\", \"b\": [true, 0644]}",
+        ] {
+            let commented = format!("{text}\n# end\n");
+            let (mut one, mut other) = (Vec::new(), Vec::new());
+            let docs = parse_stream(text).expect("parses");
+            let (start, end) = (docs[0].start, docs[0].end);
+            shape(docs[0].root.as_ref().expect("root"), &mut one);
+            let docs = parse_stream(&commented).expect("parses");
+            shape(docs[0].root.as_ref().expect("root"), &mut other);
+            assert_eq!(one, other, "{text:?}");
+            assert_eq!(start, docs[0].start, "{text:?}");
+            assert!(end <= text.len(), "{text:?}");
+        }
+        // Errors are placed as they were.
+        let err = parse_stream("\n  {\"a\": é, \"a\": 2}").expect_err("duplicate");
+        assert_eq!((err.line, err.column), (2, 12), "{err:?}");
+        let err = parse_stream("  {\"a\": [1, 2}").expect_err("unclosed");
+        assert_eq!((err.line, err.column), (1, 14), "{err:?}");
+    }
+
+    /// `count` aliases of an anchor `a` holding `anchor`, in a list.
+    fn aliases_of(anchor: &str, count: usize) -> String {
+        format!("a: &a {anchor}\nb: [{}]\n", vec!["*a"; count].join(", "))
+    }
+
+    #[test]
+    fn aliases_that_stand_for_too_many_bytes_are_refused_before_expansion() {
+        // Few nodes, but a kilobyte each: 40,000 of them are 40 MB written out.
+        let long = format!("\"{}\"", "x".repeat(1000));
+        let err = parse_stream(&aliases_of(&long, 40_000))
+            .map(|_| ())
+            .expect_err("too big");
+        assert_eq!(
+            err.message,
+            "aliases expand to more than 32 MiB written out (an alias bomb?)"
+        );
+        assert_eq!((err.document, err.line), (1, 2), "{err:?}");
+        // 20,000 are 20 MB: taken.
+        parse_stream(&aliases_of(&long, 20_000)).expect("parses");
+        // Nested deep, a list of one scalar is written out on 300 lines
+        // indented up to 600 spaces (90 kB): counted so, 400 of them are
+        // refused, while as many of a flat list of as many scalars are taken.
+        let deep = format!("\n  {}x", "- ".repeat(300));
+        let err = parse_stream(&aliases_of(&deep, 400))
+            .map(|_| ())
+            .expect_err("deep");
+        assert!(err.message.contains("32 MiB"), "{err:?}");
+        let flat = format!("[{}]", vec!["x"; 300].join(", "));
+        parse_stream(&aliases_of(&flat, 400)).expect("parses");
+    }
+
+    #[test]
+    fn the_aliases_of_an_input_are_counted_together_each_document_once() {
+        // 24 MB written out a document: one is taken, two are too much,
+        // in one stream or two, read whole or in parts.
+        let long = format!("\"{}\"", "x".repeat(1000));
+        let one = aliases_of(&long, 24_000);
+        let two = format!("{one}---\n{one}");
+        let tally = Tally::default();
+        let err = parse_range_counted(&two, 0, two.len(), &tally)
+            .map(|_| ())
+            .expect_err("two");
+        assert_eq!(
+            err.message,
+            "the aliases of this input's documents expand to more than 32 MiB written out \
+             in all (an alias bomb?)"
+        );
+        assert_eq!((err.document, err.line), (2, 5), "{err:?}");
+        let second = one.len();
+        let tally = Tally::default();
+        parse_range_counted(&two, 0, second, &tally).expect("the first");
+        // The first again: still counted once.
+        parse_range_counted(&two, 0, second, &tally).expect("the first again");
+        let err = parse_range_counted(&two, second, two.len(), &tally)
+            .map(|_| ())
+            .expect_err("then the second");
+        assert!(err.message.contains("in all"), "{err:?}");
+        // Another stream, counted with it.
+        let tally = Tally::default();
+        let other = one.clone();
+        parse_range_counted(&one, 0, one.len(), &tally).expect("one");
+        let err = parse_range_counted(&other, 0, other.len(), &tally)
+            .map(|_| ())
+            .expect_err("other");
+        assert!(err.message.contains("in all"), "{err:?}");
+        // Each stream alone, with a tally of its own, is taken.
+        parse_stream(&two[second..]).expect("alone");
     }
 }

@@ -7,7 +7,16 @@ use saphyr_parser::{Event, Parser, Span};
 
 use super::checks::{duplicate_key, not_json, scalar_tag};
 use super::*;
+use crate::yaml::expansion::{Expanded, Size, Tally, document_key};
 use crate::yaml::node::{NodeKind, ScalarStyle};
+
+/// Entries above which a collection's list is fitted to its length.
+const LARGE: usize = 1024;
+
+/// Why the aliases of the input's documents together are too much.
+fn in_all(why: &str) -> String {
+    format!("the aliases of this input's documents expand to {why} in all (an alias bomb?)")
+}
 
 /// A collection being built while its events arrive.
 pub(super) struct Frame<'a> {
@@ -20,8 +29,8 @@ pub(super) struct Frame<'a> {
     /// A mapping's entries so far, and the key waiting for its value.
     entries: Vec<(Node<'a>, Node<'a>)>,
     key: Option<Node<'a>>,
-    /// How many nodes the collection stands for once its aliases are expanded.
-    expanded: u64,
+    /// What the collection stands for once its aliases are expanded.
+    size: Size,
 }
 
 /// How long the quoted scalar that `text` starts with is, its quotes
@@ -54,6 +63,8 @@ pub(super) struct Pass<'a, 'p> {
     /// Line starts given spaces for the parser, each to be found in a flow
     /// collection or a quoted scalar of the documents read.
     pub(super) padded: &'p [usize],
+    /// What the aliases of the input's documents stand for.
+    pub(super) tally: &'p Tally,
 }
 
 /// Why a pass stopped.
@@ -106,12 +117,15 @@ impl<'a> Pass<'a, '_> {
         let mut root: Option<Node<'_>> = None;
         let mut index = 0;
         let mut doc_start = 0;
-        // Expanded size of each anchor (by the parser's anchor id), and how many
-        // nodes the current document's aliases have stood for so far.
-        let mut anchor_sizes: Vec<u64> = Vec::new();
+        // Expanded size of each anchor (by the parser's anchor id), what the
+        // current document's aliases have stood for so far, and what those of
+        // the input's other documents stand for.
+        let mut anchor_sizes: Vec<Size> = Vec::new();
         // Whether each anchor is on a mapping or a list.
         let mut collections: Vec<bool> = Vec::new();
-        let mut aliased: u64 = 0;
+        let mut aliased = Expanded::default();
+        let mut others = Expanded::default();
+        let mut last_alias = 0;
         let mut anchored = false;
         // How far the events have got, and the last `---` met.
         let mut reached = offsets.base;
@@ -123,7 +137,11 @@ impl<'a> Pass<'a, '_> {
             let (line, column) = if lenient {
                 (line_of(text, offset), column_of(text, offset))
             } else {
-                (mark.line(), mark.col() + 1)
+                let line = mark.line();
+                (
+                    line,
+                    offsets.unshifted_col(line.saturating_sub(1), mark.col()) + 1,
+                )
             };
             SyntaxError {
                 message,
@@ -177,7 +195,7 @@ impl<'a> Pass<'a, '_> {
             let start = offsets.byte(&span.start);
             let end = offsets.byte(&span.end);
             reached = reached.max(end);
-            let mut size = 1;
+            let mut size = Size::scalar(0);
             let node = match event {
                 Event::StreamStart | Event::Nothing => continue,
                 Event::StreamEnd => break,
@@ -188,7 +206,8 @@ impl<'a> Pass<'a, '_> {
                     index += 1;
                     root = None;
                     doc_start = start;
-                    aliased = 0;
+                    aliased = Expanded::default();
+                    others = self.tally.others(document_key(text, doc_start));
                     anchored = false;
                     continue;
                 }
@@ -202,6 +221,14 @@ impl<'a> Pass<'a, '_> {
                     };
                     let end = end.max(doc_start);
                     completed += 1;
+                    if aliased != Expanded::default() {
+                        // Read at the same time as another document on
+                        // another thread, it may be this one that is too much.
+                        let total = self.tally.count(document_key(text, doc_start), aliased);
+                        if let Some(why) = total.too_much() {
+                            return Err(error_at_byte(in_all(&why), last_alias, index).into());
+                        }
+                    }
                     if index <= self.skip {
                         continue;
                     }
@@ -222,17 +249,19 @@ impl<'a> Pass<'a, '_> {
                 }
                 Event::Alias(id) => {
                     anchored = true;
-                    size = anchor_sizes.get(id).copied().unwrap_or(1);
-                    aliased = aliased.saturating_add(size);
-                    if aliased > MAX_ALIAS_EXPANSION {
-                        return Err(error_at(
-                        format!(
-                            "aliases expand to more than {MAX_ALIAS_EXPANSION} nodes (an alias bomb?)"
-                        ),
-                        &span.start,
-                        index,
-                    )
-                    .into());
+                    size = anchor_sizes.get(id).copied().unwrap_or(size);
+                    // Written out where the alias stands, as deep as it is.
+                    aliased = aliased.plus(Expanded {
+                        nodes: size.nodes,
+                        bytes: size.written_at(stack.len()),
+                    });
+                    last_alias = start;
+                    let why = match aliased.too_much() {
+                        Some(why) => Some(format!("aliases expand to {why} (an alias bomb?)")),
+                        None => others.plus(aliased).too_much().map(|why| in_all(&why)),
+                    };
+                    if let Some(why) = why {
+                        return Err(error_at(why, &span.start, index).into());
                     }
                     Node {
                         start,
@@ -241,29 +270,32 @@ impl<'a> Pass<'a, '_> {
                         kind: NodeKind::Alias(id),
                     }
                 }
-                Event::Scalar(value, style, anchor, tag) => Node {
-                    start,
-                    // A quoted scalar ends at its closing quote; the event may
-                    // run over spaces after it (`"a" ,}`).
-                    end: match style {
-                        ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
-                            let quoted = text.get(start..end).unwrap_or_default();
-                            // The parser's span runs on past the closing
-                            // quote, over white space and a comment after it.
-                            start
-                                + closing_quote(quoted).unwrap_or_else(|| {
-                                    quoted.trim_end_matches([' ', '\t', '\r', '\n']).len()
-                                })
-                        }
-                        _ => end,
-                    },
-                    anchor: (anchor > 0).then_some(anchor),
-                    kind: NodeKind::Scalar {
-                        text: own(value),
-                        style,
-                        tag: tag.map(|t| scalar_tag(&t)),
-                    },
-                },
+                Event::Scalar(value, style, anchor, tag) => {
+                    size = Size::scalar(value.len());
+                    Node {
+                        start,
+                        // A quoted scalar ends at its closing quote; the event may
+                        // run over spaces after it (`"a" ,}`).
+                        end: match style {
+                            ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
+                                let quoted = text.get(start..end).unwrap_or_default();
+                                // The parser's span runs on past the closing
+                                // quote, over white space and a comment after it.
+                                start
+                                    + closing_quote(quoted).unwrap_or_else(|| {
+                                        quoted.trim_end_matches([' ', '\t', '\r', '\n']).len()
+                                    })
+                            }
+                            _ => end,
+                        },
+                        anchor: (anchor > 0).then_some(anchor),
+                        kind: NodeKind::Scalar {
+                            text: own(value),
+                            style,
+                            tag: tag.map(|t| scalar_tag(&t)),
+                        },
+                    }
+                }
                 Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                     if stack.len() >= MAX_DEPTH {
                         return Err(error_at(
@@ -290,13 +322,23 @@ impl<'a> Pass<'a, '_> {
                         children: Vec::new(),
                         entries: Vec::new(),
                         key: None,
-                        expanded: 1,
+                        size: Size::collection(),
                     });
                     continue;
                 }
                 Event::SequenceEnd | Event::MappingEnd => {
-                    let Some(frame) = stack.pop() else { continue };
-                    size = frame.expanded;
+                    let Some(mut frame) = stack.pop() else {
+                        continue;
+                    };
+                    // A large collection's entries, kept as long as the
+                    // document, without the room their growing left.
+                    if frame.entries.capacity() > LARGE {
+                        frame.entries.shrink_to_fit();
+                    }
+                    if frame.children.capacity() > LARGE {
+                        frame.children.shrink_to_fit();
+                    }
+                    size = frame.size;
                     // A block collection runs from its first child to its last.
                     let (start, end) = if frame.flow {
                         (frame.start, flow_end(text, start, end, frame.is_map))
@@ -348,7 +390,7 @@ impl<'a> Pass<'a, '_> {
             if let Some(anchor) = node.anchor {
                 anchored = true;
                 if anchor_sizes.len() <= anchor {
-                    anchor_sizes.resize(anchor + 1, 1);
+                    anchor_sizes.resize(anchor + 1, Size::scalar(0));
                     collections.resize(anchor + 1, false);
                 }
                 if let Some(slot) = anchor_sizes.get_mut(anchor) {
@@ -365,7 +407,7 @@ impl<'a> Pass<'a, '_> {
             }
             match stack.last_mut() {
                 Some(frame) => {
-                    frame.expanded = frame.expanded.saturating_add(size);
+                    frame.size.add_child(size);
                     if !frame.is_map {
                         frame.children.push(node);
                     } else if let Some(key) = frame.key.take() {
