@@ -34,6 +34,7 @@ mod linkerd_goldens;
 mod linkerd_settings;
 mod mesh_goldens_reinjected;
 mod properties;
+mod reader_generators;
 mod rules;
 mod sprig_oracle;
 mod trust_anchors;
