@@ -20,6 +20,7 @@ use mesh_inject::rules::SecurityMode;
 use mesh_inject::source::Source;
 use mesh_inject::yaml;
 use serde_json::{Map, Value};
+use std::sync::OnceLock;
 
 /// Two trust anchors for the linkerd profile, as a rotation replaces one by
 /// the other (a literal block, then a quoted value with a final line break).
@@ -41,7 +42,16 @@ fn settings(choice: u8, second: bool) -> Settings {
         (choice, ANCHORS[0])
     };
     let (name, _) = profile::EMBEDDED[usize::from(choice & 1)];
-    let profile = Profile::embedded(name).expect("the embedded profile loads");
+    // Read once: a profile is plain data (what a run keeps of its renderings
+    // is elsewhere), and reading it is a good part of a short input's time.
+    static PROFILES: OnceLock<Vec<Profile>> = OnceLock::new();
+    let profile = PROFILES.get_or_init(|| {
+        profile::EMBEDDED
+            .iter()
+            .map(|(name, _)| Profile::embedded(name).expect("the embedded profile loads"))
+            .collect()
+    })[usize::from(choice & 1)]
+    .clone();
     let mut flags = Map::new();
     let mut set = |assignment: &str| {
         let (key, value) = profile
