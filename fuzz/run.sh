@@ -14,6 +14,7 @@
 # flags cargo-fuzz passes are allowed with RUSTC_BOOTSTRAP), then
 # prints how many inputs were executed, the corpus size and the crashes kept.
 # A crash does not end the run: the input is kept and fuzzing goes on.
+# The summary's executions are those of every job of the run.
 # FUZZ_TARGET_DIR chooses the build directory (default: fuzz/target).
 set -euo pipefail
 
@@ -64,20 +65,24 @@ RUSTC_BOOTSTRAP=1 CARGO_BUILD_JOBS=1 nice -n 10 cargo fuzz build --sanitizer non
     --fuzz-dir "$here" --target-dir "$target" "$name"
 binary=$target/x86_64-unknown-linux-gnu/release/$name
 
-# One worker; after a crash the run goes on (the input is kept in
-# $artifacts) until the time is used.
+# One worker (libFuzzer's fork mode with one job at a time): a crash,
+# time-out or running out of memory is kept in $artifacts and fuzzing goes
+# on in a new process, without loading the corpus again, until the time is
+# used. (Should the fuzzer stop early all the same, it is started again.)
 log=$generated/log
 executions=0
 started=$(date +%s)
 while left=$((seconds - ($(date +%s) - started))); [ "$left" -gt 0 ]; do
     run_start=$(date +%s)
-    nice -n 10 "$binary" -artifact_prefix="$artifacts/" -max_total_time="$left" -timeout=10 \
+    nice -n 10 "$binary" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+        -artifact_prefix="$artifacts/" -max_total_time="$left" -timeout=10 \
         -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
         -dict="$here/pipeline.dict" "$@" "$corpus" 2>&1 | tee "$log" || true
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    # The parent's last "#RUNS: cov: ..." line counts the jobs' executions.
+    runs=$(sed -n 's/^#\([0-9]*\): cov:.*/\1/p' "$log" | tail -n 1)
     executions=$((executions + ${runs:-0}))
     if [ $(($(date +%s) - run_start)) -lt 5 ]; then
-        echo "the fuzzer stopped at once (a crashing seed?); not restarting" >&2
+        echo "the fuzzer stopped at once; not restarting" >&2
         break
     fi
 done
