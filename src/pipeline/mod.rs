@@ -782,6 +782,11 @@ fn render_document(
                 Action::Uninject => verbatim = verbatim::recorded(root, types),
             }
         }
+        // A grace period raised: its text as the manifest wrote it.
+        if anew.is_none() && settings.action == Action::Inject {
+            verbatim::attach_grace(root, &mut result, types);
+        }
+        let reinjecting = anew.is_some();
         let changes = match anew {
             Some(anew) => Ok(vec![yaml::Edit {
                 start: from,
@@ -798,7 +803,12 @@ fn render_document(
             ),
         };
         match changes {
-            Ok(changes) => out.edits.extend(yaml::edit::settle(text, changes)),
+            Ok(mut changes) => {
+                if !reinjecting && settings.action == Action::Uninject {
+                    verbatim::restore_grace(root, types, &mut changes);
+                }
+                out.edits.extend(yaml::edit::settle(text, changes))
+            }
             Err(err) => {
                 // The text cannot take the change without altering something
                 // else (a shared anchor): leave the document as it is and say why.
@@ -855,7 +865,8 @@ fn reinjected_text(
         true => verbatim::recorded(root, planner.types),
         false => Vec::new(),
     };
-    let edits = yaml::edit::diff_keeping(text, root, &bare.value, &verbatim).ok()?;
+    let mut edits = yaml::edit::diff_keeping(text, root, &bare.value, &verbatim).ok()?;
+    verbatim::restore_grace(root, planner.types, &mut edits);
     let bare_text = yaml::edit::apply_range(text, from, to, edits);
     let documents = yaml::parse::parse_stream(&bare_text).ok()?;
     let [document] = documents.as_slice() else {
@@ -867,6 +878,7 @@ fn reinjected_text(
     if merges {
         verbatim::attach(&bare_text, bare_root, &mut injected.value, planner.types);
     }
+    verbatim::attach_grace(bare_root, &mut injected.value, planner.types);
     let edits = yaml::edit::diff(&bare_text, bare_root, &injected.value).ok()?;
     Some(yaml::edit::apply(&bare_text, edits))
 }

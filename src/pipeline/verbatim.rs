@@ -6,6 +6,12 @@
 //! an uninjection, the lines recorded are what the edit writes back for them
 //! ([`recorded`]), comments and quoting included. Only meshes that merge
 //! a pod's own containers pay for this.
+//!
+//! Likewise a grace period inject raised (`terminationGracePeriodSeconds`),
+//! when the manifest wrote it otherwise than as the number is written
+//! (`+0`, `0x0A`, `1_0`): the record holds the number, which the rules give
+//! back, and the text, which [`attach_grace`] adds and [`restore_grace`]
+//! writes back in place of the number.
 
 use serde_json::Value;
 
@@ -13,8 +19,10 @@ use crate::json::Field;
 use crate::rules::PodPaths;
 use crate::rules::record::{RECORD_ANNOTATION, Record};
 use crate::workload::{self, WorkloadTypes};
-use crate::yaml::Node;
-use crate::yaml::edit::Verbatim;
+use crate::yaml::edit::{Text, Verbatim};
+use crate::yaml::node::ScalarStyle;
+use crate::yaml::value::resolve_plain;
+use crate::yaml::{Edit, Node, NodeKind};
 
 /// Where a workload's record is, below the object.
 fn record_path(paths: &PodPaths) -> Vec<String> {
@@ -107,9 +115,12 @@ pub(super) fn attach(text: &str, root: &Node<'_>, result: &mut Value, types: &Wo
     });
 }
 
-/// The lines the records of the document `root` hold for the pod's own
-/// containers: what uninject writes back for them.
-pub(super) fn recorded(root: &Node<'_>, types: &WorkloadTypes) -> Vec<Verbatim> {
+/// The objects of the document `root` (a `List`'s items, or the document
+/// itself) that are workloads, with their pod paths.
+fn workloads<'n, 'a>(
+    root: &'n Node<'a>,
+    types: &WorkloadTypes,
+) -> Vec<(&'n Node<'a>, std::rc::Rc<PodPaths>)> {
     let kind_of = |node: &Node<'_>| node.get("kind").and_then(Node::as_str).map(str::to_string);
     let objects: Vec<&Node<'_>> = match (kind_of(root), root.get("items")) {
         (Some(kind), Some(items)) if workload::is_list_kind(&kind) => (0..)
@@ -117,18 +128,22 @@ pub(super) fn recorded(root: &Node<'_>, types: &WorkloadTypes) -> Vec<Verbatim> 
             .collect(),
         _ => vec![root],
     };
+    objects
+        .into_iter()
+        .filter_map(|object| {
+            let api_version = object.get("apiVersion").and_then(Node::as_str)?;
+            let kind = types.find(api_version, &kind_of(object)?)?;
+            Some((object, PodPaths::of(kind)))
+        })
+        .collect()
+}
+
+/// The lines the records of the document `root` hold for the pod's own
+/// containers: what uninject writes back for them.
+pub(super) fn recorded(root: &Node<'_>, types: &WorkloadTypes) -> Vec<Verbatim> {
     let mut found = Vec::new();
-    for object in objects {
-        let api_version = object.get("apiVersion").and_then(Node::as_str);
-        let (Some(api_version), Some(kind)) = (api_version, kind_of(object)) else {
-            continue;
-        };
-        let Some(kind) = types.find(api_version, &kind) else {
-            continue;
-        };
-        let record = object
-            .at(&record_path(&PodPaths::of(kind)))
-            .and_then(Node::as_str);
+    for (object, paths) in workloads(root, types) {
+        let record = object.at(&record_path(&paths)).and_then(Node::as_str);
         let Some(record) = record.filter(|r| r.contains("userTexts=")) else {
             continue;
         };
@@ -140,4 +155,75 @@ pub(super) fn recorded(root: &Node<'_>, types: &WorkloadTypes) -> Vec<Verbatim> 
         );
     }
     found
+}
+
+const GRACE: &str = "terminationGracePeriodSeconds";
+
+/// The text of a plain scalar without tag or anchor.
+fn plain_text<'n>(node: &'n Node<'_>) -> Option<&'n str> {
+    match &node.kind {
+        NodeKind::Scalar {
+            text,
+            style: ScalarStyle::Plain,
+            tag: None,
+        } if node.anchor.is_none() => Some(text),
+        _ => None,
+    }
+}
+
+/// Add to each record of `result` (the document `root` as injecting
+/// planned it) with a grace period inject raised how the manifest wrote
+/// that period, where it wrote it otherwise than as the number is written.
+pub(super) fn attach_grace(root: &Node<'_>, result: &mut Value, types: &WorkloadTypes) {
+    each_object(root, result, |node, object| {
+        let Some(paths) = pod_paths(object, types) else {
+            return;
+        };
+        let Some(slot) = value_at_mut(object, &record_path(&paths)) else {
+            return;
+        };
+        let Some(text) = slot.as_str().filter(|t| t.contains("grace=")) else {
+            return;
+        };
+        let mut record = Record::decode(text);
+        let Some(grace) = &record.grace else {
+            return;
+        };
+        let written = node.at(&paths.spec(GRACE)).and_then(plain_text);
+        match written {
+            Some(written) if written != grace && resolve_plain(written) == resolve_plain(grace) => {
+                record.set_grace_text(written);
+                *slot = Value::String(record.encode());
+            }
+            _ => {}
+        }
+    });
+}
+
+/// Write back, in `edits` (which uninject the document `root`), each grace
+/// period its record holds the text of as the manifest wrote it.
+pub(super) fn restore_grace(root: &Node<'_>, types: &WorkloadTypes, edits: &mut [Edit]) {
+    for (object, paths) in workloads(root, types) {
+        let record = object.at(&record_path(&paths)).and_then(Node::as_str);
+        let Some(record) = record.filter(|r| r.contains("graceText=")) else {
+            continue;
+        };
+        let record = Record::decode(record);
+        let (Some(grace), Some(written)) = (&record.grace, record.grace_as_written()) else {
+            continue;
+        };
+        let Some(node) = object.at(&paths.spec(GRACE)) else {
+            continue;
+        };
+        for edit in edits
+            .iter_mut()
+            .filter(|e| e.start == node.start && e.end == node.end)
+        {
+            if let Text::Own(text) = &edit.text
+                && text.trim() == grace
+            {
+                edit.text = Text::Own(text.replacen(grace.as_str(), &written, 1));
+            }
+        }
+    }
 }

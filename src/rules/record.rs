@@ -4,7 +4,8 @@
 //! labels=...;created=...;wasNull=...;grace=...`, where `created` lists the
 //! fields (such as `annotations` or `initContainers`) that did not exist (or
 //! were null, listed again in `wasNull`) before injection, and `grace` the
-//! pod's `terminationGracePeriodSeconds` before inject raised it.
+//! pod's `terminationGracePeriodSeconds` before inject raised it (and
+//! `graceText` how the manifest wrote it, when not as a plain number).
 
 /// Annotation key holding the record.
 pub const RECORD_ANNOTATION: &str = "mesh-inject.io/added";
@@ -26,6 +27,10 @@ pub struct Record {
     /// The pod's `terminationGracePeriodSeconds` before inject raised it
     /// (`unset` when it had none).
     pub grace: Option<String>,
+    /// How the manifest wrote that grace period, when not as `grace` is
+    /// written (`+0`, `0x0A`, `1_0`), escaped as `user_containers` are:
+    /// uninject writes it back so (the pipeline's, which sees the text).
+    pub grace_text: Option<String>,
     /// The app probes the mesh's agent took over whose port was a name, as
     /// `container:field:name` (Istio's env holds the number): uninject
     /// gives the name back.
@@ -74,10 +79,11 @@ impl Record {
         let mut text = String::with_capacity(256);
         let fields = self.fields();
         let grace = self.grace.as_slice();
+        let grace_text = self.grace_text.as_slice();
         let parts = fields
             .iter()
             .map(|(field, names)| (*field, names.as_slice()))
-            .chain(std::iter::once(("grace", grace)))
+            .chain([("grace", grace), ("graceText", grace_text)])
             .filter(|(_, names)| !names.is_empty());
         for (field, names) in parts {
             if !text.is_empty() {
@@ -93,6 +99,17 @@ impl Record {
             }
         }
         text
+    }
+
+    /// The grace period as the manifest wrote it, as [`Record::grace_text`]
+    /// holds it.
+    pub fn set_grace_text(&mut self, written: &str) {
+        self.grace_text = Some(escaped(written));
+    }
+
+    /// The grace period as the manifest wrote it, if the record holds it.
+    pub fn grace_as_written(&self) -> Option<String> {
+        self.grace_text.as_deref().map(unescaped)
     }
 
     /// A pod's own container `container`, at `index` of `list`, as
@@ -203,6 +220,7 @@ impl Record {
                 "created" => record.created = names,
                 "wasNull" => record.was_null = names,
                 "grace" => record.grace = names.into_iter().next(),
+                "graceText" => record.grace_text = names.into_iter().next(),
                 "probePorts" => record.probe_ports = names,
                 "userContainers" => record.user_containers = names,
                 "userTexts" => record.user_texts = names,
@@ -259,6 +277,21 @@ mod tests {
             "initContainers=linkerd-init,linkerd-proxy;annotations=linkerd.io/created-by;created=annotations"
         );
         assert_eq!(Record::decode(&text), record);
+    }
+
+    #[test]
+    fn a_grace_period_written_otherwise_round_trips() {
+        let mut record = Record {
+            grace: Some("10".into()),
+            ..Record::default()
+        };
+        record.set_grace_text("0x0A");
+        assert_eq!(record.encode(), "grace=10;graceText=0x0A");
+        let back = Record::decode(&record.encode());
+        assert_eq!(back.grace_as_written().as_deref(), Some("0x0A"));
+        record.set_grace_text("1,0;%");
+        let back = Record::decode(&record.encode());
+        assert_eq!(back.grace_as_written().as_deref(), Some("1,0;%"));
     }
 
     #[test]

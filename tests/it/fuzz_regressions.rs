@@ -583,3 +583,45 @@ fn assert_crash_holds(name: &str, flags: &Flags, text: &str) {
         );
     }
 }
+
+/// A grace period inject raised was given back by uninject as the number
+/// it held (`terminationGracePeriodSeconds: +0` came back as `0`, and
+/// `0x0A` as `10`): the same value, other bytes. The record now keeps the
+/// text the manifest wrote when it is not the number's usual form, and
+/// uninject writes it back; injecting the output again changes nothing.
+/// (Found by the fuzzer from the generators' `+0`, Istio with a wait before
+/// exit.)
+#[test]
+fn a_raised_grace_period_comes_back_as_written() {
+    for profile in ["istio", "linkerd"] {
+        for written in ["+0", "0x0A", "0o7", "1_0", "012", "+5"] {
+            let text = format!(
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  terminationGracePeriodSeconds: {written}\n  containers:\n  - name: a\n    image: a\n"
+            );
+            let flags = ["--profile", profile, "--set", "waitBeforeExitSeconds=40"];
+            let inject = [&["-q", "--native-sidecar", "never"][..], &flags].concat();
+            let first = common::run(&inject, Some(&text));
+            assert_eq!(first.code, 0, "{written}: {}", first.stderr);
+            assert!(
+                first.stdout.contains("terminationGracePeriodSeconds: "),
+                "{}",
+                first.stdout
+            );
+            assert!(
+                !first
+                    .stdout
+                    .contains(&format!("terminationGracePeriodSeconds: {written}\n")),
+                "{written}: not raised: {}",
+                first.stdout
+            );
+            let again = common::run(&inject, Some(&first.stdout));
+            assert_eq!(
+                again.stdout, first.stdout,
+                "{profile} {written}: injected again"
+            );
+            let uninject = [&["uninject", "-q"][..], &flags].concat();
+            let back = common::run(&uninject, Some(&first.stdout));
+            assert_eq!(back.stdout, text, "{profile} {written}: uninject");
+        }
+    }
+}
