@@ -782,11 +782,29 @@ fn render_document(
                 Action::Uninject => verbatim = verbatim::recorded(root, types),
             }
         }
-        // A grace period raised: its text as the manifest wrote it.
+        // Scalars inject replaced: their text as the manifest wrote it.
         if anew.is_none() && settings.action == Action::Inject {
-            verbatim::attach_grace(root, &mut result, types);
+            verbatim::attach_texts(text, root, &mut result, types);
+            // The patch writes the records as the text does.
+            if settings.keep_patches {
+                for object in out.objects.iter_mut().skip(first_object) {
+                    with_records_of(&mut object.ops, &result);
+                }
+            }
         }
         let reinjecting = anew.is_some();
+        if let Some(anew) = anew.as_deref()
+            && settings.keep_patches
+            && settings.action == Action::Inject
+        {
+            let documents = yaml::parse_stream(anew).ok();
+            let root = documents.as_deref().and_then(|d| d.first()?.root.as_ref());
+            if let Some(value) = root.and_then(|root| yaml::value::to_value(root).ok()) {
+                for object in out.objects.iter_mut().skip(first_object) {
+                    with_records_of(&mut object.ops, &value);
+                }
+            }
+        }
         let changes = match anew {
             Some(anew) => Ok(vec![yaml::Edit {
                 start: from,
@@ -805,7 +823,14 @@ fn render_document(
         match changes {
             Ok(mut changes) => {
                 if !reinjecting && settings.action == Action::Uninject {
-                    verbatim::restore_grace(root, types, &mut changes);
+                    let uninjected = yaml::edit::apply_range(text, from, to, changes.clone());
+                    if let Some(restored) = verbatim::restore_texts(root, types, &uninjected) {
+                        changes = vec![yaml::Edit {
+                            start: from,
+                            end: to,
+                            text: restored.into(),
+                        }];
+                    }
                 }
                 out.edits.extend(yaml::edit::settle(text, changes))
             }
@@ -865,9 +890,9 @@ fn reinjected_text(
         true => verbatim::recorded(root, planner.types),
         false => Vec::new(),
     };
-    let mut edits = yaml::edit::diff_keeping(text, root, &bare.value, &verbatim).ok()?;
-    verbatim::restore_grace(root, planner.types, &mut edits);
+    let edits = yaml::edit::diff_keeping(text, root, &bare.value, &verbatim).ok()?;
     let bare_text = yaml::edit::apply_range(text, from, to, edits);
+    let bare_text = verbatim::restore_texts(root, planner.types, &bare_text).unwrap_or(bare_text);
     let documents = yaml::parse::parse_stream(&bare_text).ok()?;
     let [document] = documents.as_slice() else {
         return None;
@@ -878,7 +903,7 @@ fn reinjected_text(
     if merges {
         verbatim::attach(&bare_text, bare_root, &mut injected.value, planner.types);
     }
-    verbatim::attach_grace(bare_root, &mut injected.value, planner.types);
+    verbatim::attach_texts(&bare_text, bare_root, &mut injected.value, planner.types);
     let edits = yaml::edit::diff(&bare_text, bare_root, &injected.value).ok()?;
     Some(yaml::edit::apply(&bare_text, edits))
 }
@@ -1113,6 +1138,53 @@ fn identity_of(root: &Node<'_>) -> Option<ObjectRef> {
 }
 
 /// An operation on a list item, re-rooted at the list document.
+/// `ops` (a document's patch) with every record annotation they write as
+/// `result` (the document's value) holds it: the pipeline adds to records
+/// after planning (the texts it keeps).
+fn with_records_of(ops: &mut [PatchOperation], result: &Value) {
+    fn at<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
+        path.iter().try_fold(value, |v, step| match v {
+            Value::Array(items) => items.get(step.parse::<usize>().ok()?),
+            _ => v.field(step),
+        })
+    }
+    /// Set each record below `value` (at `path` in `result`).
+    fn update(value: &mut Value, path: &mut Vec<String>, result: &Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, inner) in map.iter_mut() {
+                    path.push(key.clone());
+                    if key == rules::record::RECORD_ANNOTATION {
+                        if let Some(now) = at(result, path).filter(|v| v.is_string()) {
+                            *inner = now.clone();
+                        }
+                    } else if inner.is_object() {
+                        update(inner, path, result);
+                    }
+                    path.pop();
+                }
+            }
+            Value::String(_) => {
+                if path.last().map(String::as_str) == Some(rules::record::RECORD_ANNOTATION)
+                    && let Some(now) = at(result, path).filter(|v| v.is_string())
+                {
+                    *value = now.clone();
+                }
+            }
+            _ => {}
+        }
+    }
+    for op in ops {
+        let (path, value) = match op {
+            PatchOperation::Add(o) => (&o.path, &mut o.value),
+            PatchOperation::Replace(o) => (&o.path, &mut o.value),
+            _ => continue,
+        };
+        let mut path: Vec<String> = path.tokens().map(|t| t.decoded().into_owned()).collect();
+        update(value, &mut path, result);
+    }
+}
+
 fn prefixed(op: PatchOperation, prefix: &[String]) -> PatchOperation {
     use json_patch::jsonptr::PointerBuf;
     let join = |path: &json_patch::jsonptr::Pointer| {

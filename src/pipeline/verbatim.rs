@@ -7,11 +7,12 @@
 //! ([`recorded`]), comments and quoting included. Only meshes that merge
 //! a pod's own containers pay for this.
 //!
-//! Likewise a grace period inject raised (`terminationGracePeriodSeconds`),
-//! when the manifest wrote it otherwise than as the number is written
-//! (`+0`, `0x0A`, `1_0`): the record holds the number, which the rules give
-//! back, and the text, which [`attach_grace`] adds and [`restore_grace`]
-//! writes back in place of the number.
+//! Likewise the scalars inject replaces and uninject gives back by value (a
+//! grace period inject raised, the port and path of a probe Istio's agent
+//! takes over), where the manifest wrote them otherwise than the tool
+//! writes their value (`+0`, `0x0A`, `1_0`, `"/live"` in a flow mapping):
+//! [`attach_texts`] adds their text to the record, and [`restore_texts`]
+//! writes it back over what uninject wrote.
 
 use serde_json::Value;
 
@@ -20,8 +21,6 @@ use crate::rules::PodPaths;
 use crate::rules::record::{RECORD_ANNOTATION, Record};
 use crate::workload::{self, WorkloadTypes};
 use crate::yaml::edit::{Text, Verbatim};
-use crate::yaml::node::ScalarStyle;
-use crate::yaml::value::resolve_plain;
 use crate::yaml::{Edit, Node, NodeKind};
 
 /// Where a workload's record is, below the object.
@@ -157,73 +156,139 @@ pub(super) fn recorded(root: &Node<'_>, types: &WorkloadTypes) -> Vec<Verbatim> 
     found
 }
 
-const GRACE: &str = "terminationGracePeriodSeconds";
-
-/// The text of a plain scalar without tag or anchor.
-fn plain_text<'n>(node: &'n Node<'_>) -> Option<&'n str> {
-    match &node.kind {
-        NodeKind::Scalar {
-            text,
-            style: ScalarStyle::Plain,
-            tag: None,
-        } if node.anchor.is_none() => Some(text),
-        _ => None,
+/// The paths (below a workload's pod spec) of the scalars inject may
+/// replace that uninject gives back by value, in the manifest `spec`.
+fn replaceable(spec: &Node<'_>) -> Vec<Vec<String>> {
+    let mut out = vec![vec!["terminationGracePeriodSeconds".to_string()]];
+    for list in ["containers", "initContainers"] {
+        let Some(NodeKind::Seq { items, .. }) = spec.get(list).map(|n| &n.kind) else {
+            continue;
+        };
+        for (index, container) in items.iter().enumerate() {
+            for probe in ["readinessProbe", "livenessProbe", "startupProbe"] {
+                for (handler, fields) in [
+                    ("httpGet", &["port", "path", "scheme", "host"][..]),
+                    ("tcpSocket", &["port", "host"][..]),
+                    ("grpc", &["port", "service"][..]),
+                ] {
+                    if container.at(&[probe, handler]).is_none() {
+                        continue;
+                    }
+                    for field in fields {
+                        let path = [list, &index.to_string(), probe, handler, field];
+                        out.push(path.iter().map(|s| s.to_string()).collect());
+                    }
+                }
+            }
+        }
     }
+    out
 }
 
-/// Add to each record of `result` (the document `root` as injecting
-/// planned it) with a grace period inject raised how the manifest wrote
-/// that period, where it wrote it otherwise than as the number is written.
-pub(super) fn attach_grace(root: &Node<'_>, result: &mut Value, types: &WorkloadTypes) {
+/// Add to each record of `result` (the document `root`, parsed from `text`,
+/// as injecting planned it) the text of each scalar inject replaced that
+/// uninject gives back by value, where the manifest wrote it otherwise than
+/// the tool writes its value.
+pub(super) fn attach_texts(text: &str, root: &Node<'_>, result: &mut Value, types: &WorkloadTypes) {
     each_object(root, result, |node, object| {
         let Some(paths) = pod_paths(object, types) else {
             return;
         };
-        let Some(slot) = value_at_mut(object, &record_path(&paths)) else {
+        let Some(record) = value_at(object, &record_path(&paths)).and_then(Value::as_str) else {
             return;
         };
-        let Some(text) = slot.as_str().filter(|t| t.contains("grace=")) else {
+        let Some(spec) = node.at(&paths.spec) else {
             return;
         };
-        let mut record = Record::decode(text);
-        let Some(grace) = &record.grace else {
-            return;
-        };
-        let written = node.at(&paths.spec(GRACE)).and_then(plain_text);
-        match written {
-            Some(written) if written != grace && resolve_plain(written) == resolve_plain(grace) => {
-                record.set_grace_text(written);
-                *slot = Value::String(record.encode());
+        let mut record = Record::decode(record);
+        let before = record.texts.len();
+        for path in replaceable(spec) {
+            let Some(scalar) = spec.at(&path) else {
+                continue;
+            };
+            let NodeKind::Scalar { tag: None, .. } = &scalar.kind else {
+                continue;
+            };
+            if scalar.anchor.is_some() {
+                continue;
             }
-            _ => {}
+            let Ok(value) = crate::yaml::value::to_value(scalar) else {
+                continue;
+            };
+            let mut full = paths.spec.to_vec();
+            full.extend(path);
+            if value_at(object, &full) == Some(&value) {
+                continue;
+            }
+            let Some(written) = text.get(scalar.start..scalar.end) else {
+                continue;
+            };
+            if written != crate::yaml::emit::Layout::default().flow(&value) {
+                record.push_text(&full, written);
+            }
+        }
+        if record.texts.len() > before
+            && let Some(slot) = value_at_mut(object, &record_path(&paths))
+        {
+            *slot = Value::String(record.encode());
         }
     });
 }
 
-/// Write back, in `edits` (which uninject the document `root`), each grace
-/// period its record holds the text of as the manifest wrote it.
-pub(super) fn restore_grace(root: &Node<'_>, types: &WorkloadTypes, edits: &mut [Edit]) {
-    for (object, paths) in workloads(root, types) {
-        let record = object.at(&record_path(&paths)).and_then(Node::as_str);
-        let Some(record) = record.filter(|r| r.contains("graceText=")) else {
-            continue;
-        };
-        let record = Record::decode(record);
-        let (Some(grace), Some(written)) = (&record.grace, record.grace_as_written()) else {
-            continue;
-        };
-        let Some(node) = object.at(&paths.spec(GRACE)) else {
-            continue;
-        };
-        for edit in edits
-            .iter_mut()
-            .filter(|e| e.start == node.start && e.end == node.end)
-        {
-            if let Text::Own(text) = &edit.text
-                && text.trim() == grace
-            {
-                edit.text = Text::Own(text.replacen(grace.as_str(), &written, 1));
+/// `uninjected`, the text uninject made of a document whose injected tree
+/// is `root`, with the scalars the records of `root` keep written back as
+/// the manifest wrote them (where uninject gave back their value); `None`
+/// when no record keeps any.
+pub(super) fn restore_texts(
+    root: &Node<'_>,
+    types: &WorkloadTypes,
+    uninjected: &str,
+) -> Option<String> {
+    let kept: Vec<Vec<(Vec<String>, String)>> = workloads(root, types)
+        .into_iter()
+        .map(|(object, paths)| {
+            object
+                .at(&record_path(&paths))
+                .and_then(Node::as_str)
+                .filter(|r| r.starts_with("texts=") || r.contains(";texts="))
+                .map(|r| Record::decode(r).texts())
+                .unwrap_or_default()
+        })
+        .collect();
+    if kept.iter().all(Vec::is_empty) {
+        return None;
+    }
+    let documents = crate::yaml::parse_stream(uninjected).ok()?;
+    let [document] = documents.as_slice() else {
+        return None;
+    };
+    let bare = document.root.as_ref()?;
+    let mut edits = Vec::new();
+    for ((object, _), texts) in workloads(bare, types).into_iter().zip(kept) {
+        for (path, written) in texts {
+            let Some(node) = object.at(&path) else {
+                continue;
+            };
+            let NodeKind::Scalar { .. } = &node.kind else {
+                continue;
+            };
+            match uninjected.get(node.start..node.end) {
+                Some(now) if now != written => {}
+                _ => continue,
+            }
+            let same = crate::yaml::parse_stream(&format!("k: {written}\n"))
+                .ok()
+                .and_then(|d| d.first()?.root.as_ref()?.get("k").cloned())
+                .and_then(|n| crate::yaml::value::to_value(&n).ok());
+            let value = crate::yaml::value::to_value(node).ok();
+            if same.is_some() && same == value {
+                edits.push(Edit {
+                    start: node.start,
+                    end: node.end,
+                    text: Text::Own(written),
+                });
             }
         }
     }
+    Some(crate::yaml::edit::apply(uninjected, edits))
 }

@@ -4,8 +4,9 @@
 //! labels=...;created=...;wasNull=...;grace=...`, where `created` lists the
 //! fields (such as `annotations` or `initContainers`) that did not exist (or
 //! were null, listed again in `wasNull`) before injection, and `grace` the
-//! pod's `terminationGracePeriodSeconds` before inject raised it (and
-//! `graceText` how the manifest wrote it, when not as a plain number).
+//! pod's `terminationGracePeriodSeconds` before inject raised it; `texts`
+//! how the manifest wrote the scalars inject replaced, where the tool would
+//! write them otherwise.
 
 /// Annotation key holding the record.
 pub const RECORD_ANNOTATION: &str = "mesh-inject.io/added";
@@ -27,10 +28,13 @@ pub struct Record {
     /// The pod's `terminationGracePeriodSeconds` before inject raised it
     /// (`unset` when it had none).
     pub grace: Option<String>,
-    /// How the manifest wrote that grace period, when not as `grace` is
-    /// written (`+0`, `0x0A`, `1_0`), escaped as `user_containers` are:
-    /// uninject writes it back so (the pipeline's, which sees the text).
-    pub grace_text: Option<String>,
+    /// Scalars inject replaced (the grace period, a probe's port or path)
+    /// that the manifest wrote otherwise than the tool writes their value
+    /// (`+0`, `0x0A`, `1_0`, `"/live"` in a flow mapping), each as
+    /// `PATH:TEXT` with the path's steps joined by `/` and the text escaped
+    /// as `user_containers` are: uninject writes them back so (that is the
+    /// pipeline's, which sees the text).
+    pub texts: Vec<String>,
     /// The app probes the mesh's agent took over whose port was a name, as
     /// `container:field:name` (Istio's env holds the number): uninject
     /// gives the name back.
@@ -57,7 +61,7 @@ pub struct Record {
 }
 
 impl Record {
-    fn fields(&self) -> [(&'static str, &Vec<String>); 13] {
+    fn fields(&self) -> [(&'static str, &Vec<String>); 14] {
         [
             ("containers", &self.containers),
             ("initContainers", &self.init_containers),
@@ -72,6 +76,7 @@ impl Record {
             ("pullSecrets", &self.pull_secrets),
             ("userAnnotations", &self.user_annotations),
             ("podFields", &self.pod_fields),
+            ("texts", &self.texts),
         ]
     }
 
@@ -79,11 +84,10 @@ impl Record {
         let mut text = String::with_capacity(256);
         let fields = self.fields();
         let grace = self.grace.as_slice();
-        let grace_text = self.grace_text.as_slice();
         let parts = fields
             .iter()
             .map(|(field, names)| (*field, names.as_slice()))
-            .chain([("grace", grace), ("graceText", grace_text)])
+            .chain(std::iter::once(("grace", grace)))
             .filter(|(_, names)| !names.is_empty());
         for (field, names) in parts {
             if !text.is_empty() {
@@ -101,15 +105,22 @@ impl Record {
         text
     }
 
-    /// The grace period as the manifest wrote it, as [`Record::grace_text`]
-    /// holds it.
-    pub fn set_grace_text(&mut self, written: &str) {
-        self.grace_text = Some(escaped(written));
+    /// Keep how the manifest wrote the scalar at `path` (below the object).
+    pub fn push_text(&mut self, path: &[String], written: &str) {
+        self.texts
+            .push(format!("{}:{}", escaped(&path.join("/")), escaped(written)));
     }
 
-    /// The grace period as the manifest wrote it, if the record holds it.
-    pub fn grace_as_written(&self) -> Option<String> {
-        self.grace_text.as_deref().map(unescaped)
+    /// The scalars the record keeps as the manifest wrote them: path, text.
+    pub fn texts(&self) -> Vec<(Vec<String>, String)> {
+        self.texts
+            .iter()
+            .filter_map(|entry| {
+                let (path, text) = entry.split_once(':')?;
+                let path = unescaped(path).split('/').map(str::to_string).collect();
+                Some((path, unescaped(text)))
+            })
+            .collect()
     }
 
     /// A pod's own container `container`, at `index` of `list`, as
@@ -220,7 +231,7 @@ impl Record {
                 "created" => record.created = names,
                 "wasNull" => record.was_null = names,
                 "grace" => record.grace = names.into_iter().next(),
-                "graceText" => record.grace_text = names.into_iter().next(),
+                "texts" => record.texts = names,
                 "probePorts" => record.probe_ports = names,
                 "userContainers" => record.user_containers = names,
                 "userTexts" => record.user_texts = names,
@@ -280,18 +291,35 @@ mod tests {
     }
 
     #[test]
-    fn a_grace_period_written_otherwise_round_trips() {
+    fn texts_as_written_round_trip() {
         let mut record = Record {
             grace: Some("10".into()),
             ..Record::default()
         };
-        record.set_grace_text("0x0A");
-        assert_eq!(record.encode(), "grace=10;graceText=0x0A");
+        let grace = ["spec".to_string(), "terminationGracePeriodSeconds".into()];
+        record.push_text(&grace, "0x0A");
+        assert_eq!(
+            record.encode(),
+            "texts=spec/terminationGracePeriodSeconds:0x0A;grace=10"
+        );
+        let path = [
+            "spec",
+            "containers",
+            "0",
+            "readinessProbe",
+            "httpGet",
+            "path",
+        ]
+        .map(str::to_string);
+        record.push_text(&path, "\"/a,b;%:c\"");
         let back = Record::decode(&record.encode());
-        assert_eq!(back.grace_as_written().as_deref(), Some("0x0A"));
-        record.set_grace_text("1,0;%");
-        let back = Record::decode(&record.encode());
-        assert_eq!(back.grace_as_written().as_deref(), Some("1,0;%"));
+        assert_eq!(
+            back.texts(),
+            vec![
+                (grace.to_vec(), "0x0A".to_string()),
+                (path.to_vec(), "\"/a,b;%:c\"".to_string())
+            ]
+        );
     }
 
     #[test]
