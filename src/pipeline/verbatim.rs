@@ -194,14 +194,13 @@ pub(super) fn attach_texts(text: &str, root: &Node<'_>, result: &mut Value, type
         let Some(paths) = pod_paths(object, types) else {
             return;
         };
-        let Some(record) = value_at(object, &record_path(&paths)).and_then(Value::as_str) else {
+        if value_at(object, &record_path(&paths)).is_none() {
             return;
-        };
+        }
         let Some(spec) = node.at(&paths.spec) else {
             return;
         };
-        let mut record = Record::decode(record);
-        let before = record.texts.len();
+        let mut texts = Vec::new();
         for path in replaceable(spec) {
             let Some(scalar) = spec.at(&path) else {
                 continue;
@@ -224,14 +223,23 @@ pub(super) fn attach_texts(text: &str, root: &Node<'_>, result: &mut Value, type
                 continue;
             };
             if written != crate::yaml::emit::Layout::default().flow(&value) {
-                record.push_text(&full, written);
+                texts.push((full, written));
             }
         }
-        if record.texts.len() > before
-            && let Some(slot) = value_at_mut(object, &record_path(&paths))
-        {
-            *slot = Value::String(record.encode());
+        if texts.is_empty() {
+            return;
         }
+        let Some(slot) = value_at_mut(object, &record_path(&paths)) else {
+            return;
+        };
+        let Some(record) = slot.as_str() else {
+            return;
+        };
+        let mut record = Record::decode(record);
+        for (path, written) in texts {
+            record.push_text(&path, written);
+        }
+        *slot = Value::String(record.encode());
     });
 }
 
