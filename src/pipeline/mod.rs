@@ -1055,6 +1055,34 @@ fn render_document(
                 }
             }
         }
+        // Scalars inject replaced: their text as the manifest wrote it.
+        if anew.is_none() && settings.action == Action::Inject {
+            verbatim::attach_texts(text, root, &mut result, types);
+            // The patch writes the records as the text does.
+            if settings.keep_patches {
+                for object in out.objects.iter_mut().skip(first_object) {
+                    with_records_of(&mut object.ops, &result);
+                }
+            }
+        }
+        let reinjecting = anew.is_some();
+        if let Some(anew) = anew.as_deref()
+            && settings.keep_patches
+            && settings.action == Action::Inject
+        {
+            let documents = yaml::parse_stream(anew).ok();
+            let root = documents.as_deref().and_then(|d| d.first()?.root.as_ref());
+            // A list's item: a sequence of one, read from its `-` on.
+            let root = match (holds, root.map(|r| &r.kind)) {
+                (Holds::Item { .. }, Some(yaml::NodeKind::Seq { items, .. })) => items.first(),
+                _ => root,
+            };
+            if let Some(value) = root.and_then(|root| yaml::value::to_value(root).ok()) {
+                for object in out.objects.iter_mut().skip(first_object) {
+                    with_records_of(&mut object.ops, &value);
+                }
+            }
+        }
         let changes = match anew {
             Some(anew) => Ok(vec![yaml::Edit {
                 start: from,
@@ -1093,7 +1121,19 @@ fn render_document(
             }
         }
         match changes {
-            Ok(changes) => out.edits.extend(yaml::edit::settle(text, changes)),
+            Ok(mut changes) => {
+                if !reinjecting && settings.action == Action::Uninject {
+                    let uninjected = yaml::edit::apply_range(text, from, to, changes.clone());
+                    if let Some(restored) = verbatim::restore_texts(root, types, &uninjected) {
+                        changes = vec![yaml::Edit {
+                            start: from,
+                            end: to,
+                            text: restored.into(),
+                        }];
+                    }
+                }
+                out.edits.extend(yaml::edit::settle(text, changes))
+            }
             Err(err) => {
                 // The text cannot take the change without altering something
                 // else (a shared anchor): leave the document as it is and say why.
@@ -1111,6 +1151,13 @@ fn render_document(
                 }
                 result = yaml::value::to_value(root).map_err(|e| locate(e.offset, e.message))?;
             }
+        }
+    }
+    // A list's item read alone: its operations, synced with its text, are
+    // the list's.
+    if let (Holds::Item { index, .. }, true) = (holds, settings.keep_patches) {
+        for object in out.objects.iter_mut().skip(first_object) {
+            object.ops = rooted_at_item(std::mem::take(&mut object.ops), index);
         }
     }
     if settings.keep_values {
@@ -1154,6 +1201,7 @@ fn reinjected_text(
     kept::for_uninject(root, planner.types, &mut kept);
     let edits = yaml::edit::diff_keeping(text, root, &bare.value, &kept, holds.layout()).ok()?;
     let bare_text = yaml::edit::apply_range(text, from, to, edits);
+    let bare_text = verbatim::restore_texts(root, planner.types, &bare_text).unwrap_or(bare_text);
     let documents = yaml::parse::parse_stream(&bare_text).ok()?;
     let [document] = documents.as_slice() else {
         return None;
@@ -1183,6 +1231,7 @@ fn reinjected_text(
     if planner.settings.profile.mesh.takes_over_probes() {
         kept::attach_probes(&bare_text, bare_root, &mut injected.value, planner.types);
     }
+    verbatim::attach_texts(&bare_text, bare_root, &mut injected.value, planner.types);
     let anchored = document.anchored;
     let mut blocks = crate::yaml::Blocks::default();
     let none = yaml::edit::Kept::default();
@@ -1248,11 +1297,13 @@ fn plan_document(
     let is_list = holds == Holds::Document && workload::list_items(&value).is_some();
     if !is_list {
         // An object, or a list's item (whose operations are the list's).
+        // A list's item read alone: its operations are rooted at the list
+        // once the text is written (see `render_document`).
         let item = match holds {
             Holds::Item { index, .. } => Some(index),
             Holds::Document => None,
         };
-        let (value, plan) = plan_item(value, document, item, action, planner)?;
+        let (value, plan) = plan_item(value, document, item, false, action, planner)?;
         objects.push(plan);
         return Ok(value);
     }
@@ -1264,8 +1315,8 @@ fn plan_document(
             if item.is_null() {
                 continue;
             }
-            let (planned, plan) =
-                plan_item(std::mem::take(item), document, Some(index), action, planner)?;
+            let taken = std::mem::take(item);
+            let (planned, plan) = plan_item(taken, document, Some(index), true, action, planner)?;
             reinjected |= planned.reinjected;
             objects.push(plan);
             *item = planned.value;
@@ -1277,28 +1328,23 @@ fn plan_document(
     })
 }
 
-/// Plan `action` on `object`, the list item at `item` (its operations then
-/// rooted at the list) or the document itself.
+/// Plan `action` on `object`, the list item at `item` or the document
+/// itself; with `rooted`, an item's operations are rooted at the list.
 fn plan_item(
     object: Value,
     document: usize,
     item: Option<usize>,
+    rooted: bool,
     action: Action,
     planner: Planner<'_>,
 ) -> Result<(PlannedDocument, ObjectResult), Unplanned> {
     let reference = ObjectRef::of(&object);
     let (plan, verdicts) = plan_object(object, reference.as_ref(), action, planner)
         .map_err(|error| Unplanned { item, error })?;
-    let ops = match (planner.settings.keep_patches, item) {
+    let ops = match (planner.settings.keep_patches, item.filter(|_| rooted)) {
         (false, _) => Vec::new(),
         (true, None) => plan.ops,
-        (true, Some(index)) => {
-            let prefix = ["items".to_string(), index.to_string()];
-            plan.ops
-                .into_iter()
-                .map(|op| prefixed(op, &prefix))
-                .collect()
-        }
+        (true, Some(index)) => rooted_at_item(plan.ops, index),
     };
     let result = ObjectResult {
         document,
@@ -1453,7 +1499,60 @@ fn identity_of(root: &Node<'_>) -> Option<ObjectRef> {
     })
 }
 
+/// Operations on the list item at `index`, rooted at the list document.
+fn rooted_at_item(ops: Vec<PatchOperation>, index: usize) -> Vec<PatchOperation> {
+    let prefix = ["items".to_string(), index.to_string()];
+    ops.into_iter().map(|op| prefixed(op, &prefix)).collect()
+}
+
 /// An operation on a list item, re-rooted at the list document.
+/// `ops` (a document's patch) with every record annotation they write as
+/// `result` (the document's value) holds it: the pipeline adds to records
+/// after planning (the texts it keeps).
+fn with_records_of(ops: &mut [PatchOperation], result: &Value) {
+    fn at<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
+        path.iter().try_fold(value, |v, step| match v {
+            Value::Array(items) => items.get(step.parse::<usize>().ok()?),
+            _ => v.field(step),
+        })
+    }
+    /// Set each record below `value` (at `path` in `result`).
+    fn update(value: &mut Value, path: &mut Vec<String>, result: &Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, inner) in map.iter_mut() {
+                    path.push(key.clone());
+                    if key == rules::record::RECORD_ANNOTATION {
+                        if let Some(now) = at(result, path).filter(|v| v.is_string()) {
+                            *inner = now.clone();
+                        }
+                    } else if inner.is_object() {
+                        update(inner, path, result);
+                    }
+                    path.pop();
+                }
+            }
+            Value::String(_) => {
+                if path.last().map(String::as_str) == Some(rules::record::RECORD_ANNOTATION)
+                    && let Some(now) = at(result, path).filter(|v| v.is_string())
+                {
+                    *value = now.clone();
+                }
+            }
+            _ => {}
+        }
+    }
+    for op in ops {
+        let (path, value) = match op {
+            PatchOperation::Add(o) => (&o.path, &mut o.value),
+            PatchOperation::Replace(o) => (&o.path, &mut o.value),
+            _ => continue,
+        };
+        let mut path: Vec<String> = path.tokens().map(|t| t.decoded().into_owned()).collect();
+        update(value, &mut path, result);
+    }
+}
+
 fn prefixed(op: PatchOperation, prefix: &[String]) -> PatchOperation {
     use json_patch::jsonptr::PointerBuf;
     let join = |path: &json_patch::jsonptr::Pointer| {

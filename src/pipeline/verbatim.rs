@@ -6,6 +6,13 @@
 //! an uninjection, the lines recorded are what the edit writes back for them
 //! ([`recorded`]), comments and quoting included. Only meshes that merge
 //! a pod's own containers pay for this.
+//!
+//! Likewise the scalars inject replaces and uninject gives back by value (a
+//! grace period inject raised, the port and path of a probe Istio's agent
+//! takes over), where the manifest wrote them otherwise than the tool
+//! writes their value (`+0`, `0x0A`, `1_0`, `"/live"` in a flow mapping):
+//! [`attach_texts`] adds their text to the record, and [`restore_texts`]
+//! writes it back over what uninject wrote.
 
 use serde_json::Value;
 
@@ -13,8 +20,8 @@ use crate::json::Field;
 use crate::rules::PodPaths;
 use crate::rules::record::{RECORD_ANNOTATION, Record};
 use crate::workload::{self, WorkloadTypes};
-use crate::yaml::Node;
-use crate::yaml::edit::Verbatim;
+use crate::yaml::edit::{Text, Verbatim};
+use crate::yaml::{Edit, Node, NodeKind};
 
 /// Where a workload's record is, below the object.
 pub(super) fn record_path(paths: &PodPaths) -> Vec<String> {
@@ -111,28 +118,37 @@ pub(super) fn attach(text: &str, root: &Node<'_>, result: &mut Value, types: &Wo
     });
 }
 
-/// The lines the records of the document `root` hold for the pod's own
-/// containers: what uninject writes back for them.
-pub(super) fn recorded(root: &Node<'_>, types: &WorkloadTypes) -> Vec<Verbatim> {
+/// The objects of the document `root` (a `List`'s items, or the document
+/// itself) that are workloads, with their pod paths.
+fn workloads<'n, 'a>(
+    root: &'n Node<'a>,
+    types: &WorkloadTypes,
+) -> Vec<(&'n Node<'a>, std::rc::Rc<PodPaths>)> {
     let kind_of = |node: &Node<'_>| node.get("kind").and_then(Node::as_str).map(str::to_string);
-    let objects: Vec<&Node<'_>> = match (kind_of(root), root.get("items")) {
-        (Some(kind), Some(items)) if workload::is_list_kind(&kind) => (0..)
+    let objects: Vec<&Node<'_>> = match (&root.kind, kind_of(root), root.get("items")) {
+        // A list's item, read from its `-` on: a sequence of one.
+        (NodeKind::Seq { items, .. }, _, _) => items.iter().collect(),
+        (_, Some(kind), Some(items)) if workload::is_list_kind(&kind) => (0..)
             .map_while(|i: usize| items.at(&[i.to_string()]))
             .collect(),
         _ => vec![root],
     };
+    objects
+        .into_iter()
+        .filter_map(|object| {
+            let api_version = object.get("apiVersion").and_then(Node::as_str)?;
+            let kind = types.find(api_version, &kind_of(object)?)?;
+            Some((object, PodPaths::of(kind)))
+        })
+        .collect()
+}
+
+/// The lines the records of the document `root` hold for the pod's own
+/// containers: what uninject writes back for them.
+pub(super) fn recorded(root: &Node<'_>, types: &WorkloadTypes) -> Vec<Verbatim> {
     let mut found = Vec::new();
-    for object in objects {
-        let api_version = object.get("apiVersion").and_then(Node::as_str);
-        let (Some(api_version), Some(kind)) = (api_version, kind_of(object)) else {
-            continue;
-        };
-        let Some(kind) = types.find(api_version, &kind) else {
-            continue;
-        };
-        let record = object
-            .at(&record_path(&PodPaths::of(kind)))
-            .and_then(Node::as_str);
+    for (object, paths) in workloads(root, types) {
+        let record = object.at(&record_path(&paths)).and_then(Node::as_str);
         let Some(record) = record.filter(|r| r.contains("userTexts=")) else {
             continue;
         };
@@ -144,4 +160,149 @@ pub(super) fn recorded(root: &Node<'_>, types: &WorkloadTypes) -> Vec<Verbatim> 
         );
     }
     found
+}
+
+/// The paths (below a workload's pod spec) of the scalars inject may
+/// replace that uninject gives back by value, in the manifest `spec`.
+fn replaceable(spec: &Node<'_>) -> Vec<Vec<String>> {
+    let mut out = vec![vec!["terminationGracePeriodSeconds".to_string()]];
+    for list in ["containers", "initContainers"] {
+        let Some(NodeKind::Seq { items, .. }) = spec.get(list).map(|n| &n.kind) else {
+            continue;
+        };
+        for (index, container) in items.iter().enumerate() {
+            for probe in ["readinessProbe", "livenessProbe", "startupProbe"] {
+                for (handler, fields) in [
+                    ("httpGet", &["port", "path", "scheme", "host"][..]),
+                    ("tcpSocket", &["port", "host"][..]),
+                    ("grpc", &["port", "service"][..]),
+                ] {
+                    if container.at(&[probe, handler]).is_none() {
+                        continue;
+                    }
+                    for field in fields {
+                        let path = [list, &index.to_string(), probe, handler, field];
+                        out.push(path.iter().map(|s| s.to_string()).collect());
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Add to each record of `result` (the document `root`, parsed from `text`,
+/// as injecting planned it) the text of each scalar inject replaced that
+/// uninject gives back by value, where the manifest wrote it otherwise than
+/// the tool writes its value.
+pub(super) fn attach_texts(text: &str, root: &Node<'_>, result: &mut Value, types: &WorkloadTypes) {
+    each_object(root, result, |node, object| {
+        let Some(paths) = pod_paths(object, types) else {
+            return;
+        };
+        if value_at(object, &record_path(&paths)).is_none() {
+            return;
+        }
+        let Some(spec) = node.at(&paths.spec) else {
+            return;
+        };
+        let mut texts = Vec::new();
+        for path in replaceable(spec) {
+            let Some(scalar) = spec.at(&path) else {
+                continue;
+            };
+            let NodeKind::Scalar { tag: None, .. } = &scalar.kind else {
+                continue;
+            };
+            if scalar.anchor.is_some() {
+                continue;
+            }
+            let Ok(value) = crate::yaml::value::to_value(scalar) else {
+                continue;
+            };
+            let mut full = paths.spec.to_vec();
+            full.extend(path);
+            if value_at(object, &full) == Some(&value) {
+                continue;
+            }
+            let Some(written) = text.get(scalar.start..scalar.end) else {
+                continue;
+            };
+            if written != crate::yaml::emit::Layout::default().flow(&value) {
+                texts.push((full, written));
+            }
+        }
+        if texts.is_empty() {
+            return;
+        }
+        let Some(slot) = value_at_mut(object, &record_path(&paths)) else {
+            return;
+        };
+        let Some(record) = slot.as_str() else {
+            return;
+        };
+        let mut record = Record::decode(record);
+        for (path, written) in texts {
+            record.push_text(&path, written);
+        }
+        *slot = Value::String(record.encode());
+    });
+}
+
+/// `uninjected`, the text uninject made of a document whose injected tree
+/// is `root`, with the scalars the records of `root` keep written back as
+/// the manifest wrote them (where uninject gave back their value); `None`
+/// when no record keeps any.
+pub(super) fn restore_texts(
+    root: &Node<'_>,
+    types: &WorkloadTypes,
+    uninjected: &str,
+) -> Option<String> {
+    let kept: Vec<Vec<(Vec<String>, String)>> = workloads(root, types)
+        .into_iter()
+        .map(|(object, paths)| {
+            object
+                .at(&record_path(&paths))
+                .and_then(Node::as_str)
+                .filter(|r| r.starts_with("texts=") || r.contains(";texts="))
+                .map(|r| Record::decode(r).texts())
+                .unwrap_or_default()
+        })
+        .collect();
+    if kept.iter().all(Vec::is_empty) {
+        return None;
+    }
+    let documents = crate::yaml::parse_stream(uninjected).ok()?;
+    let [document] = documents.as_slice() else {
+        return None;
+    };
+    let bare = document.root.as_ref()?;
+    let mut edits = Vec::new();
+    for ((object, _), texts) in workloads(bare, types).into_iter().zip(kept) {
+        for (path, written) in texts {
+            let Some(node) = object.at(&path) else {
+                continue;
+            };
+            let NodeKind::Scalar { .. } = &node.kind else {
+                continue;
+            };
+            match uninjected.get(node.start..node.end) {
+                Some(now) if now != written => {}
+                _ => continue,
+            }
+            let same = crate::yaml::parse_stream(&format!("k: {written}\n"))
+                .ok()
+                .and_then(|d| d.first()?.root.as_ref()?.get("k").cloned())
+                .and_then(|n| crate::yaml::value::to_value(&n).ok());
+            let value = crate::yaml::value::to_value(node).ok();
+            if same.is_some() && same == value {
+                edits.push(Edit {
+                    start: node.start,
+                    end: node.end,
+                    text: Text::Own(written),
+                });
+            }
+        }
+    }
+    Some(crate::yaml::edit::apply(uninjected, edits))
 }

@@ -4,7 +4,9 @@
 //! labels=...;created=...;wasNull=...;grace=...`, where `created` lists the
 //! fields (such as `annotations` or `initContainers`) that did not exist (or
 //! were null, listed again in `wasNull`) before injection, and `grace` the
-//! pod's `terminationGracePeriodSeconds` before inject raised it.
+//! pod's `terminationGracePeriodSeconds` before inject raised it; `texts`
+//! how the manifest wrote the scalars inject replaced, where the tool would
+//! write them otherwise.
 
 /// Annotation key holding the record.
 pub const RECORD_ANNOTATION: &str = "mesh-inject.io/added";
@@ -26,6 +28,13 @@ pub struct Record {
     /// The pod's `terminationGracePeriodSeconds` before inject raised it
     /// (`unset` when it had none).
     pub grace: Option<String>,
+    /// Scalars inject replaced (the grace period, a probe's port or path)
+    /// that the manifest wrote otherwise than the tool writes their value
+    /// (`+0`, `0x0A`, `1_0`, `"/live"` in a flow mapping), each as
+    /// `PATH:TEXT` with the path's steps joined by `/` and the text escaped
+    /// as `user_containers` are: uninject writes them back so (that is the
+    /// pipeline's, which sees the text).
+    pub texts: Vec<String>,
     /// The app probes the mesh's agent took over whose port was a name, as
     /// `container:field:name` (Istio's env holds the number): uninject
     /// gives the name back.
@@ -66,7 +75,7 @@ pub struct Record {
 }
 
 impl Record {
-    fn fields(&self) -> [(&'static str, &Vec<String>); 16] {
+    fn fields(&self) -> [(&'static str, &Vec<String>); 17] {
         [
             ("containers", &self.containers),
             ("initContainers", &self.init_containers),
@@ -84,6 +93,7 @@ impl Record {
             ("nullTexts", &self.null_texts),
             ("merged", &self.merged),
             ("probeTexts", &self.probe_texts),
+            ("texts", &self.texts),
         ]
     }
 
@@ -110,6 +120,24 @@ impl Record {
             }
         }
         text
+    }
+
+    /// Keep how the manifest wrote the scalar at `path` (below the object).
+    pub fn push_text(&mut self, path: &[String], written: &str) {
+        self.texts
+            .push(format!("{}:{}", escaped(&path.join("/")), escaped(written)));
+    }
+
+    /// The scalars the record keeps as the manifest wrote them: path, text.
+    pub fn texts(&self) -> Vec<(Vec<String>, String)> {
+        self.texts
+            .iter()
+            .filter_map(|entry| {
+                let (path, text) = entry.split_once(':')?;
+                let path = unescaped(path).split('/').map(str::to_string).collect();
+                Some((path, unescaped(text)))
+            })
+            .collect()
     }
 
     /// A pod's own container `container`, at `index` of `list`, as
@@ -256,6 +284,7 @@ impl Record {
                 "created" => record.created = names,
                 "wasNull" => record.was_null = names,
                 "grace" => record.grace = names.into_iter().next(),
+                "texts" => record.texts = names,
                 "probePorts" => record.probe_ports = names,
                 "userContainers" => record.user_containers = names,
                 "userTexts" => record.user_texts = names,
@@ -315,6 +344,38 @@ mod tests {
             "initContainers=linkerd-init,linkerd-proxy;annotations=linkerd.io/created-by;created=annotations"
         );
         assert_eq!(Record::decode(&text), record);
+    }
+
+    #[test]
+    fn texts_as_written_round_trip() {
+        let mut record = Record {
+            grace: Some("10".into()),
+            ..Record::default()
+        };
+        let grace = ["spec".to_string(), "terminationGracePeriodSeconds".into()];
+        record.push_text(&grace, "0x0A");
+        assert_eq!(
+            record.encode(),
+            "texts=spec/terminationGracePeriodSeconds:0x0A;grace=10"
+        );
+        let path = [
+            "spec",
+            "containers",
+            "0",
+            "readinessProbe",
+            "httpGet",
+            "path",
+        ]
+        .map(str::to_string);
+        record.push_text(&path, "\"/a,b;%:c\"");
+        let back = Record::decode(&record.encode());
+        assert_eq!(
+            back.texts(),
+            vec![
+                (grace.to_vec(), "0x0A".to_string()),
+                (path.to_vec(), "\"/a,b;%:c\"".to_string())
+            ]
+        );
     }
 
     #[test]

@@ -583,3 +583,147 @@ fn assert_crash_holds(name: &str, flags: &Flags, text: &str) {
         );
     }
 }
+
+/// A grace period inject raised was given back by uninject as the number
+/// it held (`terminationGracePeriodSeconds: +0` came back as `0`, and
+/// `0x0A` as `10`): the same value, other bytes. So were the probes Istio's
+/// agent takes over (`port: 0o120` came back as `80`, `path: "/live"` in a
+/// flow mapping as `/live`). The record now keeps the text the manifest
+/// wrote where the tool would write the value otherwise, and uninject
+/// writes it back; injecting the output again changes nothing. (Found by
+/// the fuzzer from the generators' `+0`, Istio with a wait before exit.)
+#[test]
+fn a_raised_grace_period_comes_back_as_written() {
+    for profile in ["istio", "linkerd"] {
+        for written in ["+0", "0x0A", "0o7", "1_0", "012", "+5"] {
+            let text = format!(
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  terminationGracePeriodSeconds: {written}\n  containers:\n  - name: a\n    image: a\n"
+            );
+            let flags = ["--profile", profile, "--set", "waitBeforeExitSeconds=40"];
+            let inject = [&["-q", "--native-sidecar", "never"][..], &flags].concat();
+            let first = common::run(&inject, Some(&text));
+            assert_eq!(first.code, 0, "{written}: {}", first.stderr);
+            assert!(
+                !first
+                    .stdout
+                    .contains(&format!("terminationGracePeriodSeconds: {written}\n")),
+                "{written}: not raised: {}",
+                first.stdout
+            );
+            let again = common::run(&inject, Some(&first.stdout));
+            assert_eq!(
+                again.stdout, first.stdout,
+                "{profile} {written}: injected again"
+            );
+            let uninject = [&["uninject", "-q"][..], &flags].concat();
+            let back = common::run(&uninject, Some(&first.stdout));
+            assert_eq!(back.stdout, text, "{profile} {written}: uninject");
+        }
+    }
+}
+
+/// The probes Istio's agent takes over come back as the manifest wrote
+/// them: a port written `+80` or `0o120`, a path quoted in a flow mapping.
+#[test]
+fn a_probe_istio_took_over_comes_back_as_written() {
+    let text = "apiVersion: v1
+kind: Pod
+metadata:
+  name: a
+spec:
+  containers:
+  - name: a
+    image: a
+    ports:
+    - containerPort: 80
+    readinessProbe:
+      httpGet:
+        port: +80
+        path: '/ready'
+    livenessProbe:
+      httpGet: {port: 80, path: \"/live\", scheme: HTTP}
+    startupProbe:
+      httpGet:
+        port: 0o120
+        path: /s
+";
+    let inject = ["-q", "--profile", "istio"];
+    let first = common::run(&inject, Some(text));
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert!(first.stdout.contains("port: 15020"), "{}", first.stdout);
+    let again = common::run(&inject, Some(&first.stdout));
+    assert_eq!(again.stdout, first.stdout, "injected again");
+    let back = common::run(
+        &["uninject", "-q", "--profile", "istio"],
+        Some(&first.stdout),
+    );
+    assert_eq!(back.stdout, text);
+}
+
+/// `-o patch` wrote the record an injection leaves as planned, without
+/// what the pipeline adds to it from the manifest's text: the lines of a
+/// pod's own `istio-proxy` merged into Istio's (userTexts), and the texts
+/// of scalars inject replaced. Applied to the input, the patch did not give
+/// the output. It now writes the record as the output does.
+#[test]
+fn the_patch_writes_the_record_the_output_holds() {
+    let user_proxy = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: hello
+spec:
+  selector:
+    matchLabels:
+      app: hello
+  template:
+    metadata:
+      labels:
+        app: hello
+    spec:
+      containers:
+      - name: hello
+        image: hello
+      - name: istio-proxy
+        image: auto
+        # Overrides a field of the mesh's proxy
+        args: [\"-c\", \"my-config.yaml\"]
+";
+    let raised = "apiVersion: v1
+kind: Pod
+metadata:
+  name: a
+spec:
+  terminationGracePeriodSeconds: +0
+  containers:
+  - name: a
+    image: a
+";
+    for (text, flags) in [
+        (user_proxy, &["--profile", "istio"][..]),
+        (
+            raised,
+            &[
+                "--profile",
+                "istio",
+                "--set",
+                "waitBeforeExitSeconds=10",
+                "--native-sidecar",
+                "never",
+            ][..],
+        ),
+    ] {
+        let out = common::run(&[&["-q"][..], flags].concat(), Some(text));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.contains("exts="), "{}", out.stdout);
+        let patches = common::run(&[&["-q", "-o", "patch"][..], flags].concat(), Some(text));
+        let entries: Vec<Value> = serde_json::from_str(&patches.stdout).expect("patch JSON");
+        let mut expected = independent_values(text);
+        for entry in &entries {
+            let index = entry["document"].as_u64().expect("document") as usize - 1;
+            let patch: json_patch::Patch =
+                serde_json::from_value(entry["patch"].clone()).expect("RFC 6902 patch");
+            json_patch::patch(&mut expected[index], &patch).expect("the patch applies");
+        }
+        assert_eq!(independent_values(&out.stdout), expected, "{}", out.stdout);
+    }
+}

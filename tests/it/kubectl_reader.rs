@@ -23,6 +23,7 @@
 //!    refuses it, naming it.
 
 use crate::common;
+use crate::reader_generators::{documents, strings};
 
 use serde_json::Value;
 
@@ -64,126 +65,6 @@ fn by_the_tool(text: &str) -> Result<Value, String> {
         },
         _ => Err("several documents".into()),
     }
-}
-
-/// Scalars whose reading YAML 1.1 and 1.2 differ on, or which look like
-/// something else.
-const SCALARS: &[&str] = &[
-    "y",
-    "Y",
-    "n",
-    "N",
-    "yes",
-    "Yes",
-    "YES",
-    "no",
-    "No",
-    "NO",
-    "on",
-    "On",
-    "ON",
-    "off",
-    "Off",
-    "OFF",
-    "true",
-    "True",
-    "TRUE",
-    "false",
-    "False",
-    "FALSE",
-    "yEs",
-    "tRUE",
-    "~",
-    "null",
-    "Null",
-    "NULL",
-    "nULL",
-    "0644",
-    "012",
-    "08",
-    "0o17",
-    "0x1F",
-    "0x_1F",
-    "0X1F",
-    "0b101",
-    "0B101",
-    "1_000",
-    "+12",
-    "-0",
-    "+0",
-    "-012",
-    "1e3",
-    "1E3",
-    "1e+3",
-    "1.",
-    ".5",
-    "-.5",
-    "._1",
-    "1.5e-3",
-    "0.1_2",
-    "1__0",
-    "_1",
-    "1_",
-    "0x",
-    "0b",
-    "1:20",
-    "1:20:30",
-    "2001-12-14",
-    "12e",
-    "e3",
-    "9223372036854775807",
-    "9223372036854775808",
-    "-9223372036854775808",
-    "18446744073709551616",
-    "0.",
-    "-",
-    "+",
-    ".",
-    "a b",
-    "@x",
-    "=",
-    "<<",
-];
-
-/// Unicode's line breaks and other characters libyaml reads apart.
-const BREAKS: &[&str] = &["\u{2028}", "\u{2029}", "\u{85}", "\u{feff}", "\t", "\r"];
-
-/// Every generated document.
-fn documents() -> Vec<String> {
-    let mut out = Vec::new();
-    for scalar in SCALARS {
-        for layout in [
-            "a: {}\n",
-            "- {}\n",
-            "{{a: {}}}\n",
-            "a: [{}]\n",
-            "a:\t{}\n",
-            "a: {} # note\n",
-            "a: '{}'\n",
-            "a: \"{}\"\n",
-            "a:\n  - {}\n",
-            "\u{feff}a: {}\n",
-            "a: {}\r\nb: 1\r\n",
-        ] {
-            out.push(layout.replace("{}", scalar));
-        }
-    }
-    for line_break in BREAKS {
-        for layout in [
-            "a: 1 # note{}b: 2\n",
-            "a: x{}y\n",
-            "a: 'x{}y'\n",
-            "a: \"x{}y\"\n",
-            "a: x{}\n",
-            "a:{}1\n",
-            "# note{}a: 1\n",
-            "a: 1\n{}b: 2\n",
-            "{{a: 1,{}b: 2}}\n",
-        ] {
-            out.push(layout.replace("{}", line_break));
-        }
-    }
-    out
 }
 
 #[test]
@@ -235,30 +116,6 @@ fn same_numbers(a: &Value, b: &Value) -> bool {
         }
         _ => false,
     }
-}
-
-/// Characters strings are made of: those YAML gives a meaning at some
-/// place, Unicode's line breaks and byte order mark, and letters.
-const ALPHABET: &[&str] = &[
-    "a", "y", "n", "N", "Y", "0", "1", "x", "e", ".", "_", "+", "-", ":", "#", " ", "\t", "'",
-    "\"", "\\", "[", "]", "{", "}", ",", "&", "*", "!", "|", ">", "%", "@", "`", "?", "~", "\n",
-    "\u{2028}", "\u{2029}", "\u{85}", "\u{feff}", "\u{a0}", "é", "ñ",
-];
-
-/// Strings of up to four characters of [`ALPHABET`], each once in order,
-/// and YAML 1.1's special words.
-fn strings() -> Vec<String> {
-    let mut out: Vec<String> = SCALARS.iter().map(|s| s.to_string()).collect();
-    // A deterministic walk through the alphabet's pairs and triples.
-    for (i, a) in ALPHABET.iter().enumerate() {
-        for (j, b) in ALPHABET.iter().enumerate() {
-            out.push(format!("{a}{b}"));
-            let c = ALPHABET[(i * 7 + j * 3) % ALPHABET.len()];
-            out.push(format!("{a}{b}{c}"));
-            out.push(format!("{c}x{a}{b}"));
-        }
-    }
-    out
 }
 
 /// What the tool writes for a string, kubectl reads as that string: as a

@@ -35,6 +35,7 @@ mod linkerd_settings;
 mod mesh_goldens_reinjected;
 mod noops;
 mod properties;
+mod reader_generators;
 mod rules;
 mod sprig_oracle;
 mod trust_anchors;
