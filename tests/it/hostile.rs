@@ -591,15 +591,32 @@ fn the_aliases_of_many_documents_are_refused_together() {
             "{first}"
         );
     }
-    // Files read together count together too: three are taken, four are not.
-    let one = dir.path().join("one.yaml");
-    std::fs::write(&one, byte_bomb("laughs", 100, 100)).expect("write");
-    let one = one.to_str().expect("a UTF-8 path");
-    let three = ["-q", "-o", "json", "-f", one, "-f", one, "-f", one];
-    assert_eq!(run_in_1_gb(&three).code, 0);
-    let run = run_in_1_gb(&[&three[..], &["-f", one]].concat());
+    // Files read together count together too: three are taken, four are not
+    // (four files: a file named again is read once).
+    let files: Vec<String> = (0..4)
+        .map(|i| {
+            let path = dir.path().join(format!("one-{i}.yaml"));
+            std::fs::write(&path, byte_bomb("laughs", 100, 100)).expect("write");
+            path.to_str().expect("a UTF-8 path").to_string()
+        })
+        .collect();
+    let args = |count: usize| -> Vec<&str> {
+        let mut args = vec!["-q", "-o", "json"];
+        for file in files.iter().take(count) {
+            args.extend(["-f", file.as_str()]);
+        }
+        args
+    };
+    assert_eq!(run_in_1_gb(&args(3)).code, 0);
+    let run = run_in_1_gb(&args(4));
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains(message), "{}", run.stderr);
+    // The same file named four times is read once, and taken.
+    let first = files.first().map(String::as_str).unwrap_or_default();
+    let same = [
+        "-q", "-o", "json", "-f", first, "-f", first, "-f", first, "-f", first,
+    ];
+    assert_eq!(run_in_1_gb(&same).code, 0);
 }
 
 #[test]
