@@ -1057,7 +1057,8 @@ fn render_document(
         }
         // Scalars inject replaced: their text as the manifest wrote it.
         if anew.is_none() && settings.action == Action::Inject {
-            verbatim::attach_texts(text, root, &mut result, types);
+            let probes = settings.profile.mesh.takes_over_probes();
+            verbatim::attach_texts(text, root, &mut result, types, probes);
             // The patch writes the records as the text does.
             if settings.keep_patches {
                 for object in out.objects.iter_mut().skip(first_object) {
@@ -1231,7 +1232,14 @@ fn reinjected_text(
     if planner.settings.profile.mesh.takes_over_probes() {
         kept::attach_probes(&bare_text, bare_root, &mut injected.value, planner.types);
     }
-    verbatim::attach_texts(&bare_text, bare_root, &mut injected.value, planner.types);
+    let probes = planner.settings.profile.mesh.takes_over_probes();
+    verbatim::attach_texts(
+        &bare_text,
+        bare_root,
+        &mut injected.value,
+        planner.types,
+        probes,
+    );
     let anchored = document.anchored;
     let mut blocks = crate::yaml::Blocks::default();
     let none = yaml::edit::Kept::default();

@@ -163,10 +163,17 @@ pub(super) fn recorded(root: &Node<'_>, types: &WorkloadTypes) -> Vec<Verbatim> 
 }
 
 /// The paths (below a workload's pod spec) of the scalars inject may
-/// replace that uninject gives back by value, in the manifest `spec`.
-fn replaceable(spec: &Node<'_>) -> Vec<Vec<String>> {
+/// replace that uninject gives back by value, in the manifest `spec`: its
+/// grace period, and with `probes` (a mesh whose agent takes them over) its
+/// probes' actions.
+fn replaceable(spec: &Node<'_>, probes: bool) -> Vec<Vec<String>> {
     let mut out = vec![vec!["terminationGracePeriodSeconds".to_string()]];
-    for list in ["containers", "initContainers"] {
+    let lists = if probes {
+        &["containers", "initContainers"][..]
+    } else {
+        &[]
+    };
+    for &list in lists {
         let Some(NodeKind::Seq { items, .. }) = spec.get(list).map(|n| &n.kind) else {
             continue;
         };
@@ -194,8 +201,15 @@ fn replaceable(spec: &Node<'_>) -> Vec<Vec<String>> {
 /// Add to each record of `result` (the document `root`, parsed from `text`,
 /// as injecting planned it) the text of each scalar inject replaced that
 /// uninject gives back by value, where the manifest wrote it otherwise than
-/// the tool writes its value.
-pub(super) fn attach_texts(text: &str, root: &Node<'_>, result: &mut Value, types: &WorkloadTypes) {
+/// the tool writes its value. Probes are looked at with `probes` only (a
+/// mesh whose agent takes them over).
+pub(super) fn attach_texts(
+    text: &str,
+    root: &Node<'_>,
+    result: &mut Value,
+    types: &WorkloadTypes,
+    probes: bool,
+) {
     each_object(root, result, |node, object| {
         let Some(paths) = pod_paths(object, types) else {
             return;
@@ -207,7 +221,7 @@ pub(super) fn attach_texts(text: &str, root: &Node<'_>, result: &mut Value, type
             return;
         };
         let mut texts = Vec::new();
-        for path in replaceable(spec) {
+        for path in replaceable(spec, probes) {
             let Some(scalar) = spec.at(&path) else {
                 continue;
             };
