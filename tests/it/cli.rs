@@ -2104,3 +2104,54 @@ fn progress_shows_on_a_terminal_only() {
     );
     assert_eq!(on_terminal("-q"), "");
 }
+
+/// `--diff` names paths as git writes them (no `./` component, no doubled
+/// slash), so that `git apply` takes the diff, whichever way the files
+/// were named: `-f .`, `-f ./dir/`, `-f dir/x.yaml`.
+#[test]
+fn diff_paths_are_as_git_writes_them_and_git_apply_takes_them() {
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+    };
+    if git(&common::repo(), &["--version"]).is_err() {
+        common::skip_test("diff_paths_are_as_git_writes_them", "git is not installed");
+        return;
+    }
+    for args in [
+        &["-f", "."][..],
+        &["-R", "-f", "."][..],
+        &["-f", "./dir/"][..],
+        &["-f", ".//dir//x.yaml"][..],
+        &["-f", "dir/x.yaml"][..],
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(dir.path().join("dir")).expect("mkdir");
+        std::fs::write(dir.path().join("x.yaml"), example_text()).expect("write");
+        std::fs::write(dir.path().join("dir/x.yaml"), example_text()).expect("write");
+        let init = git(dir.path(), &["init", "-q"]).expect("git init");
+        assert!(init.status.success(), "git init");
+        let mut all = vec!["-q", "--diff"];
+        all.extend_from_slice(args);
+        let run = common::run_to(
+            &all,
+            dir.path(),
+            "",
+            std::process::Stdio::piped(),
+            std::process::Stdio::piped(),
+        );
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        assert!(!run.stdout.contains("/./"), "{args:?}: {}", run.stdout);
+        assert!(!run.stdout.contains("//"), "{args:?}: {}", run.stdout);
+        std::fs::write(dir.path().join("the.diff"), &run.stdout).expect("write");
+        let check = git(dir.path(), &["apply", "--check", "the.diff"]).expect("git apply");
+        assert!(
+            check.status.success(),
+            "{args:?}: git apply --check refuses the diff: {}\n{}",
+            String::from_utf8_lossy(&check.stderr),
+            run.stdout
+        );
+    }
+}
