@@ -172,11 +172,38 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         }
         apply_function_config(&mut args, &list.config)?;
     }
-    let (settings, loaded) = loaded.unwrap_or_else(|| settings_and_cluster(action, &args))?;
-    let common = &args.common;
     let prepared = Prepared::default();
-    let processed =
-        pipeline::process_or_return(sources, loaded, &settings, &prepared, progress.as_deref());
+    // uninject without a profile named: each file's by the mesh that
+    // injected it, as its record (or the mesh's own marker) says.
+    let meshes: Vec<&'static str> = if action == Action::Uninject
+        && args.profile.profile.is_none()
+        && args.profile.config.is_none()
+    {
+        sources
+            .iter()
+            .map(|source| injected_by(&source.text).unwrap_or(profile::EMBEDDED[0].0))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let processed = match meshes.first() {
+        Some(first) if meshes.iter().any(|mesh| mesh != first) => {
+            uninject_by_mesh(&mut args, sources, &meshes, progress.as_deref())
+        }
+        _ => {
+            let loaded = match meshes.first() {
+                Some(&mesh) if mesh != profile::EMBEDDED[0].0 => {
+                    args.profile.profile = Some(mesh.to_string());
+                    None
+                }
+                _ => loaded,
+            };
+            let (settings, loaded) =
+                loaded.unwrap_or_else(|| settings_and_cluster(action, &args))?;
+            pipeline::process_or_return(sources, loaded, &settings, &prepared, progress.as_deref())
+        }
+    };
+    let common = &args.common;
     drop(ticker);
     let mut results = match processed {
         Ok(results) => results,
@@ -267,6 +294,77 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     std::mem::forget(results);
     std::mem::forget(prepared);
     after_writing(status, written)
+}
+
+/// Each embedded profile's mesh, with the marker its own injector leaves
+/// on a pod and the proxy container the tool's record names.
+const MESH_SIGNS: [(&str, &str, &str); 2] = [
+    ("linkerd", "linkerd.io/proxy-version", "linkerd-proxy"),
+    ("istio", "sidecar.istio.io/status", "istio-proxy"),
+];
+
+/// The embedded profile of the mesh that injected `text`: the one whose
+/// proxy the tool's first record names, else the one whose marker comes
+/// first; `None` when nothing shows an injection.
+fn injected_by(text: &str) -> Option<&'static str> {
+    use crate::rules::record::RECORD_ANNOTATION;
+    let mut rest = text;
+    while let Some((_, after)) = rest.split_once(RECORD_ANNOTATION) {
+        let line = after.split('\n').next().unwrap_or_default();
+        if let Some((name, _, _)) = MESH_SIGNS.iter().find(|(_, _, proxy)| line.contains(proxy)) {
+            return Some(name);
+        }
+        rest = after;
+    }
+    MESH_SIGNS
+        .iter()
+        .filter_map(|(name, marker, _)| text.find(marker).map(|at| (at, *name)))
+        .min()
+        .map(|(_, name)| name)
+}
+
+/// uninject of files that different meshes injected (`meshes`, one for
+/// each source): each file with its mesh's profile, the results in the
+/// order of the files.
+fn uninject_by_mesh(
+    args: &mut InjectArgs,
+    sources: Vec<source::Source>,
+    meshes: &[&'static str],
+    progress: Option<&Progress>,
+) -> Result<Vec<Processed>, pipeline::Failed> {
+    let count = sources.len();
+    let mut groups: Vec<(&'static str, Vec<usize>, Vec<source::Source>)> = Vec::new();
+    for (index, (source, &mesh)) in sources.into_iter().zip(meshes).enumerate() {
+        match groups.iter_mut().find(|(name, _, _)| *name == mesh) {
+            Some((_, indices, group)) => {
+                indices.push(index);
+                group.push(source);
+            }
+            None => groups.push((mesh, vec![index], vec![source])),
+        }
+    }
+    let mut results: Vec<Option<Processed>> = (0..count).map(|_| None).collect();
+    for (mesh, indices, group) in groups {
+        args.profile.profile = Some(mesh.to_string());
+        let (settings, loaded) = match settings_and_cluster(Action::Uninject, args) {
+            Ok(both) => both,
+            Err(error) => {
+                return Err(pipeline::Failed {
+                    error,
+                    sources: group,
+                });
+            }
+        };
+        let prepared = Prepared::default();
+        let processed = pipeline::process_or_return(group, loaded, &settings, &prepared, progress)?;
+        for (index, processed) in indices.into_iter().zip(processed) {
+            if let Some(slot) = results.get_mut(index) {
+                *slot = Some(processed);
+            }
+        }
+    }
+    args.profile.profile = None;
+    Ok(results.into_iter().flatten().collect())
 }
 
 /// What the mode writes: the files that would change (`--check`), the files

@@ -2155,3 +2155,42 @@ fn diff_paths_are_as_git_writes_them_and_git_apply_takes_them() {
         );
     }
 }
+
+/// uninject without --profile finds the mesh that injected each file: from
+/// the tool's record, else from the mesh's own marker, and takes its
+/// profile; a run over files of both meshes uninjects each by its own.
+#[test]
+fn uninject_finds_the_mesh_from_the_record_or_the_marker() {
+    let original = example_text();
+    let istio = run(&["-q", "--profile", "istio"], Some(&original));
+    assert_eq!(istio.code, 0, "{}", istio.stderr);
+    let back = run(&["uninject"], Some(&istio.stdout));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(back.stdout, original, "{}", back.stderr);
+    assert!(
+        back.stderr.contains("deployment/web uninjected"),
+        "{}",
+        back.stderr
+    );
+    // Without the record: Istio's own status annotation says it.
+    let unrecorded: String = istio
+        .stdout
+        .lines()
+        .filter(|line| !line.contains("mesh-inject.io/added"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let back = run(&["uninject", "-q"], Some(&unrecorded));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert!(!back.stdout.contains("istio-proxy"), "{}", back.stdout);
+    // Files of both meshes in one run.
+    let linkerd = common::pipe(None, &original);
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("a.yaml"), &istio.stdout).expect("write");
+    std::fs::write(dir.path().join("b.yaml"), &linkerd).expect("write");
+    let both = run(
+        &["uninject", "-q", "-f", dir.path().to_str().expect("path")],
+        None,
+    );
+    assert_eq!(both.code, 0, "{}", both.stderr);
+    assert_eq!(both.stdout, format!("{original}---\n{original}"));
+}
