@@ -157,6 +157,18 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         })
     };
     let (sources, skipped) = read?;
+    // Nothing to check is a mistake (a forgotten -f, a pipe from a command
+    // that printed nothing), which a pass would hide.
+    if args.common.check
+        && !sources.is_empty()
+        && sources
+            .iter()
+            .all(|source| source.path.is_none() && source.text.trim().is_empty())
+    {
+        return Err(Error::Usage(
+            "--check: no input: standard input is empty; name the files to check with -f".into(),
+        ));
+    }
     // A ResourceList on standard input: run as a KRM function, its
     // functionConfig standing for flags.
     let resource_list = match sources.as_slice() {
@@ -273,7 +285,9 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         return after_writing(Status::Rejected, written);
     }
 
-    let status = if (common.check || common.diff) && results.iter().any(Processed::changed) {
+    let status = if (common.check || common.diff) && results.iter().any(Processed::changed)
+        || common.check && results.iter().any(Processed::uneditable)
+    {
         Status::WouldChange
     } else {
         Status::Done
@@ -380,7 +394,10 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
             return Ok(());
         }
         let mut lines = String::new();
-        let stale: Vec<&Processed> = results.iter().filter(|p| p.changed()).collect();
+        let stale: Vec<&Processed> = results
+            .iter()
+            .filter(|p| p.changed() || p.uneditable())
+            .collect();
         for processed in &stale {
             lines.push_str(&format!("would {verb}: {}\n", processed.source.name()));
             for why in report::stale_lines(processed) {
@@ -394,7 +411,9 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
             .map(|arg| arg.into_string().ok())
             .collect();
         let files_only = stale.iter().all(|p| p.source.path.is_some());
-        if let Some(command) = args.filter(|_| files_only && !stale.is_empty()) {
+        // --in-place cannot write what cannot be edited.
+        let fixable = stale.iter().any(|p| p.changed());
+        if let Some(command) = args.filter(|_| files_only && fixable) {
             lines.push_str(&format!("fix: {}\n", report::fix_command(&command)));
         }
         output::to_stderr(&lines)

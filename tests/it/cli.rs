@@ -1121,11 +1121,13 @@ fn an_empty_file_or_standard_input_is_an_input_of_no_documents() {
     std::fs::write(dir.path().join("empty.yaml"), "").expect("write");
     std::fs::create_dir(dir.path().join("only-empty")).expect("mkdir");
     std::fs::write(dir.path().join("only-empty/empty.yml"), "").expect("write");
+    // An empty standard input is one too, but for --check, where it is no
+    // input (see check_with_no_input_exits_2).
     for args in [
         &["--check", "-f", "empty.yaml"][..],
         &["--check", "-f", "only-empty"][..],
-        &["--check", "-f", "-"][..],
-        &["--check"][..],
+        &["-f", "-"][..],
+        &[][..],
         &["uninject", "-f", "empty.yaml"][..],
         &["admit", "-f", "empty.yaml"][..],
     ] {
@@ -2193,4 +2195,54 @@ fn uninject_finds_the_mesh_from_the_record_or_the_marker() {
     );
     assert_eq!(both.code, 0, "{}", both.stderr);
     assert_eq!(both.stdout, format!("{original}---\n{original}"));
+}
+
+/// `--check` with nothing to check is a mistake (a pipe from a command
+/// that printed nothing, a forgotten -f): status 2, "no input".
+#[test]
+fn check_with_no_input_exits_2() {
+    for stdin in ["", "\n"] {
+        let run = run(&["--check"], Some(stdin));
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains("no input"), "{}", run.stderr);
+        assert!(run.stdout.is_empty());
+    }
+    let run = run(&["--check", "-f", "-"], Some(""));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+/// A workload the webhook would inject that the tool cannot edit (its pod
+/// template shared through an anchor) has no proxy: `--check` fails on it,
+/// naming it.
+#[test]
+fn check_fails_on_a_workload_left_uninjected_because_it_cannot_be_edited() {
+    let shared = "apiVersion: v1\nkind: List\nitems:\n\
+        - apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: a}\n  spec:\n\
+        \x20   selector: {matchLabels: {app: a}}\n    template: &pod\n\
+        \x20     metadata: {labels: {app: a}}\n      spec:\n\
+        \x20       containers: [{name: app, image: app:1}]\n\
+        - apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: b}\n  spec:\n\
+        \x20   selector: {matchLabels: {app: a}}\n    template: *pod\n";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("shared.yaml");
+    std::fs::write(&path, shared).expect("write");
+    let path = path.to_str().expect("path");
+    let check = run(&["--check", "-f", path], None);
+    assert_eq!(check.code, 1, "{}", check.stderr);
+    assert!(
+        check.stderr.contains(&format!("would inject: {path}")),
+        "{}",
+        check.stderr
+    );
+    assert!(check.stderr.contains("deployment/a"), "{}", check.stderr);
+    assert!(check.stderr.contains("deployment/b"), "{}", check.stderr);
+    assert!(
+        check.stderr.contains("cannot be edited"),
+        "{}",
+        check.stderr
+    );
+    // Without --check the run writes the input as it is, as before.
+    let plain = run(&["-q", "-f", path], None);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert_eq!(plain.stdout, shared);
 }
