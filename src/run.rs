@@ -524,11 +524,13 @@ fn apply_function_config(
     Ok(())
 }
 
-/// A clap error's message without its `error: ` and its usage lines.
+/// A clap error's message without its `error: ` and its usage lines, its
+/// tip (`a similar value exists: 'istio'`) kept.
 fn clap_message(error: &clap::Error) -> String {
     let text = error.render().to_string();
     text.lines()
-        .take_while(|line| !line.trim().is_empty())
+        .take_while(|line| !line.starts_with("Usage:") && !line.starts_with("For more information"))
+        .filter(|line| !line.trim().is_empty())
         .map(|line| line.strip_prefix("error: ").unwrap_or(line).trim())
         .collect::<Vec<_>>()
         .join(" ")

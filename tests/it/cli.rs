@@ -2246,3 +2246,57 @@ fn check_fails_on_a_workload_left_uninjected_because_it_cannot_be_edited() {
     assert_eq!(plain.code, 0, "{}", plain.stderr);
     assert_eq!(plain.stdout, shared);
 }
+
+/// An unknown --set name is answered with the closest the profile has,
+/// when one is close enough (by edit distance); a profile a KRM function's
+/// config names alike. A name close to none gets no guess.
+#[test]
+fn unknown_names_get_a_did_you_mean() {
+    for (given, meant) in [
+        ("proxyVersoin", "proxyVersion"),
+        ("proxyversion", "proxyVersion"),
+        ("proxyUi", "proxyUID"),
+        ("logLevle", "logLevel"),
+    ] {
+        let run = common::run(&["--set", &format!("{given}=1")], Some(&example_text()));
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!(
+                "unknown value \"{given}\" in --set; did you mean \"{meant}\"?"
+            )),
+            "{given}: {}",
+            run.stderr
+        );
+    }
+    let far = common::run(&["--set", "zzzzqqqq=1"], Some(&example_text()));
+    assert_eq!(far.code, 2, "{}", far.stderr);
+    assert!(!far.stderr.contains("did you mean"), "{}", far.stderr);
+    let istio = common::run(
+        &["--profile", "istio", "--set", "proxyImag=x"],
+        Some(&example_text()),
+    );
+    assert_eq!(istio.code, 2, "{}", istio.stderr);
+    assert!(istio.stderr.contains("did you mean"), "{}", istio.stderr);
+    // A KRM function's profile: the same tip.
+    let krm = common::run(
+        &[],
+        Some(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+             functionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: f}, data: {profile: istoi}}\n",
+        ),
+    );
+    assert_eq!(krm.code, 2, "{}", krm.stderr);
+    assert!(
+        krm.stderr.contains("a similar value exists: 'istio'"),
+        "{}",
+        krm.stderr
+    );
+    // --profile: clap's own tip.
+    let profile = common::run(&["--profile", "istoi"], Some(&example_text()));
+    assert_eq!(profile.code, 2, "{}", profile.stderr);
+    assert!(
+        profile.stderr.contains("a similar value exists: 'istio'"),
+        "{}",
+        profile.stderr
+    );
+}
