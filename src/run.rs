@@ -136,6 +136,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     let read = || {
         source::read_selected(
             &paths,
+            &input.filenames,
             input.recursive,
             &input.exclude,
             input.max_input_bytes,
@@ -589,6 +590,7 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
     let input = &args.input;
     let (sources, skipped) = source::read_selected(
         &input_paths(input)?,
+        &input.filenames,
         input.recursive,
         &input.exclude,
         input.max_input_bytes,
@@ -845,7 +847,8 @@ fn read_context(paths: &[PathBuf], input: &InputArgs) -> Result<Vec<source::Sour
         let chart: source::Glob = CHART_NAME
             .parse()
             .map_err(|message: String| Error::Usage(message))?;
-        source::read_selected(paths, recursive, &[chart], max_bytes).map(|(sources, _)| sources)
+        source::read_selected(paths, &[], recursive, &[chart], max_bytes)
+            .map(|(sources, _)| sources)
     } else {
         source::read_all_within(paths, recursive, max_bytes)
     };

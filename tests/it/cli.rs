@@ -2300,3 +2300,45 @@ fn unknown_names_get_a_did_you_mean() {
         profile.stderr
     );
 }
+
+/// A file named with -f is read, even when a kustomization above it lists
+/// it as a patch: the skip is for what a directory walk finds (and for
+/// files passed without -f, as pre-commit passes them), never for a file
+/// the user names, which would vanish from a pipe.
+#[test]
+fn a_file_named_with_f_is_never_dropped_as_a_kustomize_patch() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("dir")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("dir/kustomization.yaml"),
+        "resources: [deploy.yaml]\npatches: [patch.yaml]\n",
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("dir/patch.yaml"), example_text()).expect("write");
+    let stdout = std::process::Stdio::piped;
+    let named = common::run_to(
+        &["-f", "dir/patch.yaml"],
+        dir.path(),
+        "",
+        stdout(),
+        stdout(),
+    );
+    assert_eq!(named.code, 0, "{}", named.stderr);
+    assert!(named.stdout.contains("linkerd-proxy"), "{}", named.stderr);
+    assert!(
+        !named.stderr.contains("skipped: a kustomize patch"),
+        "{}",
+        named.stderr
+    );
+    // Found in a directory, or passed without -f: left out, as before.
+    for args in [&["-f", "dir"][..], &["dir/patch.yaml"][..]] {
+        let left = common::run_to(args, dir.path(), "", stdout(), stdout());
+        assert!(
+            left.stderr
+                .contains("dir/patch.yaml skipped: a kustomize patch"),
+            "{args:?}: {}",
+            left.stderr
+        );
+        assert!(!left.stdout.contains("linkerd-proxy"), "{args:?}");
+    }
+}
