@@ -188,24 +188,31 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     let prepared = Prepared::default();
     // uninject without a profile named: each file's by the mesh that
     // injected it, as its record (or the mesh's own marker) says.
-    let meshes: Vec<&'static str> = if action == Action::Uninject
+    let meshes: Vec<Vec<&'static str>> = if action == Action::Uninject
         && args.profile.profile.is_none()
         && args.profile.config.is_none()
     {
         sources
             .iter()
-            .map(|source| injected_by(&source.text).unwrap_or(profile::EMBEDDED[0].0))
+            .map(|source| injected_by(&source.text))
             .collect()
     } else {
         Vec::new()
     };
-    let processed = match meshes.first() {
-        Some(first) if meshes.iter().any(|mesh| mesh != first) => {
+    let first_mesh = |found: &Vec<&'static str>| -> &'static str {
+        found.first().copied().unwrap_or(profile::EMBEDDED[0].0)
+    };
+    let processed = match meshes.first().map(first_mesh) {
+        Some(first)
+            if meshes
+                .iter()
+                .any(|found| first_mesh(found) != first || found.len() > 1) =>
+        {
             uninject_by_mesh(&mut args, sources, &meshes, progress.as_deref())
         }
         _ => {
-            let loaded = match meshes.first() {
-                Some(&mesh) if mesh != profile::EMBEDDED[0].0 => {
+            let loaded = match meshes.first().map(first_mesh) {
+                Some(mesh) if mesh != profile::EMBEDDED[0].0 => {
                     args.profile.profile = Some(mesh.to_string());
                     None
                 }
@@ -318,38 +325,54 @@ const MESH_SIGNS: [(&str, &str, &str); 2] = [
     ("istio", "sidecar.istio.io/status", "istio-proxy"),
 ];
 
-/// The embedded profile of the mesh that injected `text`: the one whose
-/// proxy the tool's first record names, else the one whose marker comes
-/// first; `None` when nothing shows an injection.
-fn injected_by(text: &str) -> Option<&'static str> {
+/// The embedded profiles of the meshes that injected `text`, each once:
+/// first the one whose proxy the tool's first record names, then those of
+/// the other records, then those whose marker `text` holds, in the order
+/// they come; none when nothing shows an injection.
+fn injected_by(text: &str) -> Vec<&'static str> {
     use crate::rules::record::RECORD_ANNOTATION;
+    let mut found: Vec<&'static str> = Vec::new();
+    let mut add = |name: &'static str| {
+        if !found.contains(&name) {
+            found.push(name);
+        }
+    };
     let mut rest = text;
     while let Some((_, after)) = rest.split_once(RECORD_ANNOTATION) {
         let line = after.split('\n').next().unwrap_or_default();
-        if let Some((name, _, _)) = MESH_SIGNS.iter().find(|(_, _, proxy)| line.contains(proxy)) {
-            return Some(name);
+        for (name, _, proxy) in MESH_SIGNS {
+            if line.contains(proxy) {
+                add(name);
+            }
         }
         rest = after;
     }
-    MESH_SIGNS
+    let mut markers: Vec<(usize, &'static str)> = MESH_SIGNS
         .iter()
         .filter_map(|(name, marker, _)| text.find(marker).map(|at| (at, *name)))
-        .min()
-        .map(|(_, name)| name)
+        .collect();
+    markers.sort_unstable();
+    for (_, name) in markers {
+        add(name);
+    }
+    found
 }
 
-/// uninject of files that different meshes injected (`meshes`, one for
-/// each source): each file with its mesh's profile, the results in the
-/// order of the files.
+/// uninject of files that different meshes injected (`meshes`, those of
+/// each source, see [`injected_by`]): each file with its first mesh's
+/// profile, then, where it shows another, its output again with that one's
+/// (a workload is uninjected by the pass of its own mesh, which the others
+/// leave as it is); the results in the order of the files.
 fn uninject_by_mesh(
     args: &mut InjectArgs,
     sources: Vec<source::Source>,
-    meshes: &[&'static str],
+    meshes: &[Vec<&'static str>],
     progress: Option<&Progress>,
 ) -> Result<Vec<Processed>, pipeline::Failed> {
     let count = sources.len();
     let mut groups: Vec<(&'static str, Vec<usize>, Vec<source::Source>)> = Vec::new();
-    for (index, (source, &mesh)) in sources.into_iter().zip(meshes).enumerate() {
+    for (index, (source, found)) in sources.into_iter().zip(meshes).enumerate() {
+        let mesh = found.first().copied().unwrap_or(profile::EMBEDDED[0].0);
         match groups.iter_mut().find(|(name, _, _)| *name == mesh) {
             Some((_, indices, group)) => {
                 indices.push(index);
@@ -360,26 +383,82 @@ fn uninject_by_mesh(
     }
     let mut results: Vec<Option<Processed>> = (0..count).map(|_| None).collect();
     for (mesh, indices, group) in groups {
-        args.profile.profile = Some(mesh.to_string());
-        let (settings, loaded) = match settings_and_cluster(Action::Uninject, args) {
-            Ok(both) => both,
-            Err(error) => {
-                return Err(pipeline::Failed {
-                    error,
-                    sources: group,
-                });
-            }
-        };
-        let prepared = Prepared::default();
-        let processed = pipeline::process_or_return(group, loaded, &settings, &prepared, progress)?;
+        let processed = uninject_with(args, mesh, group, progress)?;
         for (index, processed) in indices.into_iter().zip(processed) {
             if let Some(slot) = results.get_mut(index) {
                 *slot = Some(processed);
             }
         }
     }
+    let mut done = Vec::with_capacity(count);
+    for (processed, found) in results.into_iter().flatten().zip(meshes) {
+        let mut processed = processed;
+        for &mesh in found.iter().skip(1) {
+            processed = uninject_again(args, processed, mesh, progress)?;
+        }
+        done.push(processed);
+    }
     args.profile.profile = None;
-    Ok(results.into_iter().flatten().collect())
+    Ok(done)
+}
+
+/// `sources` uninjected with the embedded profile `mesh`.
+fn uninject_with(
+    args: &mut InjectArgs,
+    mesh: &str,
+    sources: Vec<source::Source>,
+    progress: Option<&Progress>,
+) -> Result<Vec<Processed>, pipeline::Failed> {
+    args.profile.profile = Some(mesh.to_string());
+    let (settings, loaded) = match settings_and_cluster(Action::Uninject, args) {
+        Ok(both) => both,
+        Err(error) => return Err(pipeline::Failed { error, sources }),
+    };
+    let prepared = Prepared::default();
+    pipeline::process_or_return(sources, loaded, &settings, &prepared, progress)
+}
+
+/// `processed`'s output uninjected again with the embedded profile `mesh`:
+/// the source as it was, the text of the second pass, and for each object
+/// the pass that uninjected it (the first's where the second found nothing).
+fn uninject_again(
+    args: &mut InjectArgs,
+    processed: Processed,
+    mesh: &str,
+    progress: Option<&Progress>,
+) -> Result<Processed, pipeline::Failed> {
+    let source = source::Source {
+        path: processed.source.path.clone(),
+        text: processed.text().into_owned(),
+        found_in: processed.source.found_in.clone(),
+        aliases: processed.source.aliases.clone(),
+    };
+    let Some(again) = uninject_with(args, mesh, vec![source], progress)?.pop() else {
+        return Ok(processed);
+    };
+    let text = again.text().into_owned();
+    let objects = if again.objects.len() == processed.objects.len() {
+        processed
+            .objects
+            .into_iter()
+            .zip(again.objects)
+            .map(|(first, second)| {
+                if matches!(second.outcome, crate::rules::plan::Outcome::NotInjected) {
+                    first
+                } else {
+                    second
+                }
+            })
+            .collect()
+    } else {
+        again.objects
+    };
+    Ok(Processed {
+        source: processed.source,
+        output: pipeline::Output::Text(text),
+        objects,
+        values: again.values,
+    })
 }
 
 /// What the mode writes: the files that would change (`--check`), the files

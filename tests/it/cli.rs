@@ -2195,6 +2195,16 @@ fn uninject_finds_the_mesh_from_the_record_or_the_marker() {
     );
     assert_eq!(both.code, 0, "{}", both.stderr);
     assert_eq!(both.stdout, format!("{original}---\n{original}"));
+    // One stream holding workloads of both meshes: each by its own.
+    let mixed = format!("{}---\n{}", istio.stdout, linkerd);
+    let back = run(&["uninject"], Some(&mixed));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(
+        back.stdout,
+        format!("{original}---\n{original}"),
+        "{}",
+        back.stderr
+    );
 }
 
 /// `--check` with nothing to check is a mistake (a pipe from a command
