@@ -243,6 +243,23 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         }
     };
 
+    // A file named with -f is read even if it is a kustomize patch: said.
+    for processed in &mut results {
+        let source = &processed.source;
+        let Some(path) = source.path.as_ref().filter(|_| source.found_in.is_none()) else {
+            continue;
+        };
+        if !args.common.input.filenames.contains(path) {
+            continue;
+        }
+        let Some(why) = source::kustomize_patch(path) else {
+            continue;
+        };
+        let text = format!("{} is {why}; read as it was named with -f", path.display());
+        if let Some(object) = processed.objects.first_mut() {
+            object.notes.push(crate::note::Note::info(text));
+        }
+    }
     if let (Some(list), [processed]) = (&resource_list, results.as_mut_slice()) {
         // A KRM function answers with the ResourceList and its results, even
         // on a rejection (kpt and kustomize show them), and fails then.

@@ -8,7 +8,7 @@ use crate::yaml::expansion::Tally;
 
 mod skip;
 
-pub use skip::{Glob, SkippedFile};
+pub use skip::{Glob, SkippedFile, kustomize_patch};
 
 /// One input stream: a file or standard input.
 #[derive(Debug, Clone)]

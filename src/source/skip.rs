@@ -231,6 +231,15 @@ impl<'a> Skipper<'a> {
     }
 }
 
+/// Why `path` would be left out as a kustomize patch (a kustomization in a
+/// directory above lists it), if it would: said of a file read all the same
+/// because the user named it.
+pub fn kustomize_patch(path: &Path) -> Option<String> {
+    Skipper::new(&[])
+        .why(path, None, true)
+        .map(|skipped| skipped.reason)
+}
+
 /// The chart directory a file is a template of: the file is under a
 /// `templates` directory whose parent holds `Chart.yaml`.
 fn helm_chart_of(path: &Path) -> Option<PathBuf> {

@@ -2340,6 +2340,13 @@ fn a_file_named_with_f_is_never_dropped_as_a_kustomize_patch() {
         "{}",
         named.stderr
     );
+    assert!(
+        named.stderr.contains(
+            "dir/patch.yaml is a kustomize patch (listed under patches in dir/kustomization.yaml)"
+        ) && named.stderr.contains("read as it was named with -f"),
+        "{}",
+        named.stderr
+    );
     // Found in a directory, or passed without -f: left out, as before.
     for args in [&["-f", "dir"][..], &["dir/patch.yaml"][..]] {
         let left = common::run_to(args, dir.path(), "", stdout(), stdout());
