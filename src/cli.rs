@@ -162,7 +162,7 @@ pub struct UninjectArgs {
 /// Which profile, and overrides of its values.
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// Embedded profile: linkerd (default) or istio.
+    /// Embedded profile: linkerd (default; uninject takes the mesh that injected each file) or istio.
     #[arg(long, value_name = "NAME", conflicts_with = "config", value_parser = profile_names())]
     pub profile: Option<String>,
     /// A profile file of your own (start from `kubectl mesh-inject config`).

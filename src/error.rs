@@ -54,7 +54,8 @@ pub enum ConfigError {
     #[error("--set {name}: {message}")]
     Set { name: String, message: String },
     /// A `--set` naming a value the profile does not have.
-    #[error("unknown value {name:?} in --set; the {profile} profile has: {}", known.join(", "))]
+    #[error("unknown value {name:?} in --set{}; the {profile} profile has: {}",
+        crate::suggest::did_you_mean(name, known.iter().map(String::as_str)), known.join(", "))]
     UnknownValue {
         name: String,
         profile: String,
@@ -64,7 +65,8 @@ pub enum ConfigError {
     #[error("{origin}: {message}")]
     Profile { origin: String, message: String },
     /// `--profile NAME` naming no embedded profile.
-    #[error("no embedded profile {name:?}; there are: {}", known.join(", "))]
+    #[error("no embedded profile {name:?}{}; there are: {}",
+        crate::suggest::did_you_mean(name, known.iter().map(String::as_str)), known.join(", "))]
     NoEmbeddedProfile { name: String, known: Vec<String> },
     /// The KRM function's `functionConfig`.
     #[error("functionConfig: {0}")]

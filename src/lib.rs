@@ -45,6 +45,7 @@ pub mod reuse;
 pub mod rules;
 pub mod run;
 pub mod source;
+pub mod suggest;
 pub mod workload;
 pub mod yaml;
 

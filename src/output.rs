@@ -244,6 +244,22 @@ pub fn patches(results: &[Processed]) -> String {
     text
 }
 
+/// A path as git writes it in a diff header: its `.` components and empty
+/// ones (a doubled or leading slash) left out, the rest as given (`./a.yaml`
+/// and `.//dir//a.yaml` become `a.yaml` and `dir/a.yaml`), since
+/// `git apply` refuses a path with a `.` component.
+fn git_path(name: &str) -> String {
+    let parts: Vec<&str> = name
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
+}
+
 /// A unified diff of every changed source, coloured when asked.
 pub fn diff(results: &[Processed], color: bool) -> String {
     let mut out = String::new();
@@ -259,8 +275,8 @@ pub fn diff(results: &[Processed], color: bool) -> String {
             .unified_diff()
             .context_radius(3)
             .header(
-                &format!("a/{}", name.trim_start_matches('/')),
-                &format!("b/{}", name.trim_start_matches('/')),
+                &format!("a/{}", git_path(&name)),
+                &format!("b/{}", git_path(&name)),
             )
             .to_string();
         for line in text.split_inclusive('\n') {
@@ -535,6 +551,20 @@ fn stage(target: &Path, text: &str) -> Result<PathBuf, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn diff_paths_leave_out_dot_and_empty_components() {
+        for (given, written) in [
+            ("./a.yaml", "a.yaml"),
+            (".//dir//a.yaml", "dir/a.yaml"),
+            ("dir/./a.yaml", "dir/a.yaml"),
+            ("dir/a.yaml", "dir/a.yaml"),
+            ("../up/a.yaml", "../up/a.yaml"),
+            ("/abs/a.yaml", "abs/a.yaml"),
+        ] {
+            assert_eq!(git_path(given), written, "{given}");
+        }
+    }
 
     /// A writer that takes a few bytes of one piece at a time, and is
     /// interrupted every other call, as a slow pipe may be.

@@ -263,6 +263,9 @@ pub fn stale_lines(processed: &Processed) -> Vec<String> {
                 (Outcome::Injected, None) => "not injected".to_string(),
                 (Outcome::Annotated, _) => "not annotated as the mesh annotates it".to_string(),
                 (Outcome::Uninjected, _) => "injected".to_string(),
+                (Outcome::Skipped(why), _) if object.uneditable => {
+                    format!("left as it is, its text cannot be edited: {why}")
+                }
                 _ => return None,
             };
             Some(format!("{subject}: {why}"))

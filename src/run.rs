@@ -136,6 +136,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     let read = || {
         source::read_selected(
             &paths,
+            &input.filenames,
             input.recursive,
             &input.exclude,
             input.max_input_bytes,
@@ -157,6 +158,18 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         })
     };
     let (sources, skipped) = read?;
+    // Nothing to check is a mistake (a forgotten -f, a pipe from a command
+    // that printed nothing), which a pass would hide.
+    if args.common.check
+        && !sources.is_empty()
+        && sources
+            .iter()
+            .all(|source| source.path.is_none() && source.text.trim().is_empty())
+    {
+        return Err(Error::Usage(
+            "--check: no input: standard input is empty; name the files to check with -f".into(),
+        ));
+    }
     // A ResourceList on standard input: run as a KRM function, its
     // functionConfig standing for flags.
     let resource_list = match sources.as_slice() {
@@ -172,11 +185,45 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         }
         apply_function_config(&mut args, &list.config)?;
     }
-    let (settings, loaded) = loaded.unwrap_or_else(|| settings_and_cluster(action, &args))?;
-    let common = &args.common;
     let prepared = Prepared::default();
-    let processed =
-        pipeline::process_or_return(sources, loaded, &settings, &prepared, progress.as_deref());
+    // uninject without a profile named: each file's by the mesh that
+    // injected it, as its record (or the mesh's own marker) says.
+    let meshes: Vec<Vec<&'static str>> = if action == Action::Uninject
+        && args.profile.profile.is_none()
+        && args.profile.config.is_none()
+    {
+        sources
+            .iter()
+            .map(|source| injected_by(&source.text))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let first_mesh = |found: &Vec<&'static str>| -> &'static str {
+        found.first().copied().unwrap_or(profile::EMBEDDED[0].0)
+    };
+    let processed = match meshes.first().map(first_mesh) {
+        Some(first)
+            if meshes
+                .iter()
+                .any(|found| first_mesh(found) != first || found.len() > 1) =>
+        {
+            uninject_by_mesh(&mut args, sources, &meshes, progress.as_deref())
+        }
+        _ => {
+            let loaded = match meshes.first().map(first_mesh) {
+                Some(mesh) if mesh != profile::EMBEDDED[0].0 => {
+                    args.profile.profile = Some(mesh.to_string());
+                    None
+                }
+                _ => loaded,
+            };
+            let (settings, loaded) =
+                loaded.unwrap_or_else(|| settings_and_cluster(action, &args))?;
+            pipeline::process_or_return(sources, loaded, &settings, &prepared, progress.as_deref())
+        }
+    };
+    let common = &args.common;
     drop(ticker);
     let mut results = match processed {
         Ok(results) => results,
@@ -196,6 +243,23 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         }
     };
 
+    // A file named with -f is read even if it is a kustomize patch: said.
+    for processed in &mut results {
+        let source = &processed.source;
+        let Some(path) = source.path.as_ref().filter(|_| source.found_in.is_none()) else {
+            continue;
+        };
+        if !args.common.input.filenames.contains(path) {
+            continue;
+        }
+        let Some(why) = source::kustomize_patch(path) else {
+            continue;
+        };
+        let text = format!("{} is {why}; read as it was named with -f", path.display());
+        if let Some(object) = processed.objects.first_mut() {
+            object.notes.push(crate::note::Note::info(text));
+        }
+    }
     if let (Some(list), [processed]) = (&resource_list, results.as_mut_slice()) {
         // A KRM function answers with the ResourceList and its results, even
         // on a rejection (kpt and kustomize show them), and fails then.
@@ -246,7 +310,9 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         return after_writing(Status::Rejected, written);
     }
 
-    let status = if (common.check || common.diff) && results.iter().any(Processed::changed) {
+    let status = if (common.check || common.diff) && results.iter().any(Processed::changed)
+        || common.check && results.iter().any(Processed::uneditable)
+    {
         Status::WouldChange
     } else {
         Status::Done
@@ -269,6 +335,149 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     after_writing(status, written)
 }
 
+/// Each embedded profile's mesh, with the marker its own injector leaves
+/// on a pod and the proxy container the tool's record names.
+const MESH_SIGNS: [(&str, &str, &str); 2] = [
+    ("linkerd", "linkerd.io/proxy-version", "linkerd-proxy"),
+    ("istio", "sidecar.istio.io/status", "istio-proxy"),
+];
+
+/// The embedded profiles of the meshes that injected `text`, each once:
+/// first the one whose proxy the tool's first record names, then those of
+/// the other records, then those whose marker `text` holds, in the order
+/// they come; none when nothing shows an injection.
+fn injected_by(text: &str) -> Vec<&'static str> {
+    use crate::rules::record::RECORD_ANNOTATION;
+    let mut found: Vec<&'static str> = Vec::new();
+    let mut add = |name: &'static str| {
+        if !found.contains(&name) {
+            found.push(name);
+        }
+    };
+    let mut rest = text;
+    while let Some((_, after)) = rest.split_once(RECORD_ANNOTATION) {
+        let line = after.split('\n').next().unwrap_or_default();
+        for (name, _, proxy) in MESH_SIGNS {
+            if line.contains(proxy) {
+                add(name);
+            }
+        }
+        rest = after;
+    }
+    let mut markers: Vec<(usize, &'static str)> = MESH_SIGNS
+        .iter()
+        .filter_map(|(name, marker, _)| text.find(marker).map(|at| (at, *name)))
+        .collect();
+    markers.sort_unstable();
+    for (_, name) in markers {
+        add(name);
+    }
+    found
+}
+
+/// uninject of files that different meshes injected (`meshes`, those of
+/// each source, see [`injected_by`]): each file with its first mesh's
+/// profile, then, where it shows another, its output again with that one's
+/// (a workload is uninjected by the pass of its own mesh, which the others
+/// leave as it is); the results in the order of the files.
+fn uninject_by_mesh(
+    args: &mut InjectArgs,
+    sources: Vec<source::Source>,
+    meshes: &[Vec<&'static str>],
+    progress: Option<&Progress>,
+) -> Result<Vec<Processed>, pipeline::Failed> {
+    let count = sources.len();
+    let mut groups: Vec<(&'static str, Vec<usize>, Vec<source::Source>)> = Vec::new();
+    for (index, (source, found)) in sources.into_iter().zip(meshes).enumerate() {
+        let mesh = found.first().copied().unwrap_or(profile::EMBEDDED[0].0);
+        match groups.iter_mut().find(|(name, _, _)| *name == mesh) {
+            Some((_, indices, group)) => {
+                indices.push(index);
+                group.push(source);
+            }
+            None => groups.push((mesh, vec![index], vec![source])),
+        }
+    }
+    let mut results: Vec<Option<Processed>> = (0..count).map(|_| None).collect();
+    for (mesh, indices, group) in groups {
+        let processed = uninject_with(args, mesh, group, progress)?;
+        for (index, processed) in indices.into_iter().zip(processed) {
+            if let Some(slot) = results.get_mut(index) {
+                *slot = Some(processed);
+            }
+        }
+    }
+    let mut done = Vec::with_capacity(count);
+    for (processed, found) in results.into_iter().flatten().zip(meshes) {
+        let mut processed = processed;
+        for &mesh in found.iter().skip(1) {
+            processed = uninject_again(args, processed, mesh, progress)?;
+        }
+        done.push(processed);
+    }
+    args.profile.profile = None;
+    Ok(done)
+}
+
+/// `sources` uninjected with the embedded profile `mesh`.
+fn uninject_with(
+    args: &mut InjectArgs,
+    mesh: &str,
+    sources: Vec<source::Source>,
+    progress: Option<&Progress>,
+) -> Result<Vec<Processed>, pipeline::Failed> {
+    args.profile.profile = Some(mesh.to_string());
+    let (settings, loaded) = match settings_and_cluster(Action::Uninject, args) {
+        Ok(both) => both,
+        Err(error) => return Err(pipeline::Failed { error, sources }),
+    };
+    let prepared = Prepared::default();
+    pipeline::process_or_return(sources, loaded, &settings, &prepared, progress)
+}
+
+/// `processed`'s output uninjected again with the embedded profile `mesh`:
+/// the source as it was, the text of the second pass, and for each object
+/// the pass that uninjected it (the first's where the second found nothing).
+fn uninject_again(
+    args: &mut InjectArgs,
+    processed: Processed,
+    mesh: &str,
+    progress: Option<&Progress>,
+) -> Result<Processed, pipeline::Failed> {
+    let source = source::Source {
+        path: processed.source.path.clone(),
+        text: processed.text().into_owned(),
+        found_in: processed.source.found_in.clone(),
+        aliases: processed.source.aliases.clone(),
+    };
+    let Some(again) = uninject_with(args, mesh, vec![source], progress)?.pop() else {
+        return Ok(processed);
+    };
+    let text = again.text().into_owned();
+    let objects = if again.objects.len() == processed.objects.len() {
+        processed
+            .objects
+            .into_iter()
+            .zip(again.objects)
+            .map(|(first, second)| {
+                if matches!(second.outcome, crate::rules::plan::Outcome::NotInjected) {
+                    first
+                } else {
+                    second
+                }
+            })
+            .collect()
+    } else {
+        again.objects
+    };
+    Ok(Processed {
+        source: processed.source,
+        output: pipeline::Output::Text(text),
+        objects,
+        values: again.values,
+    })
+}
+
 /// What the mode writes: the files that would change (`--check`), the files
 /// themselves (`--in-place`), the diff, or the output on standard output.
 fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> Result<(), Error> {
@@ -282,7 +491,10 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
             return Ok(());
         }
         let mut lines = String::new();
-        let stale: Vec<&Processed> = results.iter().filter(|p| p.changed()).collect();
+        let stale: Vec<&Processed> = results
+            .iter()
+            .filter(|p| p.changed() || p.uneditable())
+            .collect();
         for processed in &stale {
             lines.push_str(&format!("would {verb}: {}\n", processed.source.name()));
             for why in report::stale_lines(processed) {
@@ -296,7 +508,9 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
             .map(|arg| arg.into_string().ok())
             .collect();
         let files_only = stale.iter().all(|p| p.source.path.is_some());
-        if let Some(command) = args.filter(|_| files_only && !stale.is_empty()) {
+        // --in-place cannot write what cannot be edited.
+        let fixable = stale.iter().any(|p| p.changed());
+        if let Some(command) = args.filter(|_| files_only && fixable) {
             lines.push_str(&format!("fix: {}\n", report::fix_command(&command)));
         }
         output::to_stderr(&lines)
@@ -407,11 +621,13 @@ fn apply_function_config(
     Ok(())
 }
 
-/// A clap error's message without its `error: ` and its usage lines.
+/// A clap error's message without its `error: ` and its usage lines, its
+/// tip (`a similar value exists: 'istio'`) kept.
 fn clap_message(error: &clap::Error) -> String {
     let text = error.render().to_string();
     text.lines()
-        .take_while(|line| !line.trim().is_empty())
+        .take_while(|line| !line.starts_with("Usage:") && !line.starts_with("For more information"))
+        .filter(|line| !line.trim().is_empty())
         .map(|line| line.strip_prefix("error: ").unwrap_or(line).trim())
         .collect::<Vec<_>>()
         .join(" ")
@@ -470,6 +686,7 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
     let input = &args.input;
     let (sources, skipped) = source::read_selected(
         &input_paths(input)?,
+        &input.filenames,
         input.recursive,
         &input.exclude,
         input.max_input_bytes,
@@ -726,7 +943,8 @@ fn read_context(paths: &[PathBuf], input: &InputArgs) -> Result<Vec<source::Sour
         let chart: source::Glob = CHART_NAME
             .parse()
             .map_err(|message: String| Error::Usage(message))?;
-        source::read_selected(paths, recursive, &[chart], max_bytes).map(|(sources, _)| sources)
+        source::read_selected(paths, &[], recursive, &[chart], max_bytes)
+            .map(|(sources, _)| sources)
     } else {
         source::read_all_within(paths, recursive, max_bytes)
     };

@@ -964,6 +964,7 @@ fn render_document(
             verdicts: Vec::new(),
             hints: Vec::new(),
             replaced: None,
+            uneditable: false,
         });
         return Ok(());
     }
@@ -1146,6 +1147,7 @@ fn render_document(
                         Outcome::Injected | Outcome::Annotated | Outcome::Uninjected
                     ) {
                         object.outcome = Outcome::Skipped(reason.clone());
+                        object.uneditable = true;
                         object.ops.clear();
                         object.verdicts.clear();
                     }
@@ -1363,6 +1365,7 @@ fn plan_item(
         verdicts,
         hints: plan.hints,
         replaced: plan.replaced,
+        uneditable: false,
     };
     let planned = PlannedDocument {
         value: plan.result,

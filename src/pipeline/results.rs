@@ -69,6 +69,10 @@ pub struct ObjectResult {
     /// For a workload injected before: how that injection differed from
     /// this one (what made it stale).
     pub replaced: Option<String>,
+    /// The change it needed could not be written (the text shares what it
+    /// changes through an anchor) and it was skipped: left as it was, which
+    /// `--check` counts as out of date.
+    pub uneditable: bool,
 }
 
 impl ObjectResult {
@@ -116,6 +120,12 @@ pub enum Output {
 }
 
 impl Processed {
+    /// Whether an object needed a change the tool could not write (see
+    /// [`ObjectResult::uneditable`]): `--check` fails on it.
+    pub fn uneditable(&self) -> bool {
+        self.objects.iter().any(|object| object.uneditable)
+    }
+
     pub fn changed(&self) -> bool {
         match &self.output {
             Output::Spliced(edits) => edits.iter().flatten().any(|e| {

@@ -8,7 +8,7 @@ use crate::yaml::expansion::Tally;
 
 mod skip;
 
-pub use skip::{Glob, SkippedFile};
+pub use skip::{Glob, SkippedFile, kustomize_patch};
 
 /// One input stream: a file or standard input.
 #[derive(Debug, Clone)]
@@ -100,8 +100,11 @@ pub fn read_all_within(
 /// The sources under `paths` as [`read_all_within`] reads them, less the
 /// files that are not manifests to inject (see `skip.rs`: `exclude`, a Helm
 /// chart's templates, kustomize patches), which are returned with why.
+/// A file of `named` (the paths given with `-f`) named itself is read even
+/// when a kustomization lists it as a patch: the user asked for it.
 pub fn read_selected(
     paths: &[PathBuf],
+    named: &[PathBuf],
     recursive: bool,
     exclude: &[Glob],
     max_bytes: u64,
@@ -112,7 +115,8 @@ pub fn read_selected(
     let (found, mut skipped) = once(expand_found(paths, recursive)?);
     for (path, found_in) in found {
         if let Some(file) = &path {
-            if let Some(why) = skipper.why(file, found_in.as_deref()) {
+            let asked_for = found_in.is_none() && named.contains(file);
+            if let Some(why) = skipper.why(file, found_in.as_deref(), !asked_for) {
                 skipped.push(why);
                 continue;
             }

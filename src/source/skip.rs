@@ -175,8 +175,8 @@ impl<'a> Skipper<'a> {
     }
 
     /// Why `path` (found under the directory `root`, or named itself) is
-    /// left out, if it is.
-    pub fn why(&mut self, path: &Path, root: Option<&Path>) -> Option<SkippedFile> {
+    /// left out, if it is; as a kustomize patch only with `patches`.
+    pub fn why(&mut self, path: &Path, root: Option<&Path>, patches: bool) -> Option<SkippedFile> {
         let skipped = |reason: String, asked: bool| SkippedFile {
             path: path.to_path_buf(),
             reason,
@@ -193,6 +193,9 @@ impl<'a> Skipper<'a> {
                 ),
                 false,
             ));
+        }
+        if !patches {
+            return None;
         }
         let file = std::fs::canonicalize(path).ok()?;
         // The directories above the file as given (a patch may be a link
@@ -226,6 +229,15 @@ impl<'a> Skipper<'a> {
             .entry(dir.to_path_buf())
             .or_insert_with(|| read_patches(dir))
     }
+}
+
+/// Why `path` would be left out as a kustomize patch (a kustomization in a
+/// directory above lists it), if it would: said of a file read all the same
+/// because the user named it.
+pub fn kustomize_patch(path: &Path) -> Option<String> {
+    Skipper::new(&[])
+        .why(path, None, true)
+        .map(|skipped| skipped.reason)
 }
 
 /// The chart directory a file is a template of: the file is under a
@@ -357,7 +369,7 @@ mod tests {
         let memory = write("overlay/memory.yaml", "kind: Deployment\n");
         let resource = write("overlay/service.yaml", "kind: Service\n");
         let mut skipper = Skipper::new(&[]);
-        let why = |s: &mut Skipper<'_>, p: &Path| s.why(p, None).map(|s| s.reason);
+        let why = |s: &mut Skipper<'_>, p: &Path| s.why(p, None, true).map(|s| s.reason);
         assert!(why(&mut skipper, &template).is_some_and(|r| r.contains("Helm chart")));
         assert_eq!(why(&mut skipper, &other_templates), None);
         let patch = why(&mut skipper, &replicas).expect("a patch");
@@ -379,8 +391,10 @@ mod tests {
         assert!(why(&mut skipper, &link).is_some_and(|r| r.contains("linked/kustomization.yaml")));
         let excluded = [glob("service.yaml")];
         let skipped = Skipper::new(&excluded)
-            .why(&resource, None)
+            .why(&resource, None, false)
             .expect("excluded");
         assert!(skipped.asked && skipped.reason == "excluded by --exclude service.yaml");
+        // Not as a patch when the user asked for the file.
+        assert_eq!(skipper.why(&replicas, None, false), None);
     }
 }

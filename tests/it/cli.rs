@@ -1121,11 +1121,13 @@ fn an_empty_file_or_standard_input_is_an_input_of_no_documents() {
     std::fs::write(dir.path().join("empty.yaml"), "").expect("write");
     std::fs::create_dir(dir.path().join("only-empty")).expect("mkdir");
     std::fs::write(dir.path().join("only-empty/empty.yml"), "").expect("write");
+    // An empty standard input is one too, but for --check, where it is no
+    // input (see check_with_no_input_exits_2).
     for args in [
         &["--check", "-f", "empty.yaml"][..],
         &["--check", "-f", "only-empty"][..],
-        &["--check", "-f", "-"][..],
-        &["--check"][..],
+        &["-f", "-"][..],
+        &[][..],
         &["uninject", "-f", "empty.yaml"][..],
         &["admit", "-f", "empty.yaml"][..],
     ] {
@@ -2103,4 +2105,257 @@ fn progress_shows_on_a_terminal_only() {
         "{json:?}"
     );
     assert_eq!(on_terminal("-q"), "");
+}
+
+/// `--diff` names paths as git writes them (no `./` component, no doubled
+/// slash), so that `git apply` takes the diff, whichever way the files
+/// were named: `-f .`, `-f ./dir/`, `-f dir/x.yaml`.
+#[test]
+fn diff_paths_are_as_git_writes_them_and_git_apply_takes_them() {
+    let git = |dir: &std::path::Path, args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+    };
+    if git(&common::repo(), &["--version"]).is_err() {
+        common::skip_test("diff_paths_are_as_git_writes_them", "git is not installed");
+        return;
+    }
+    for args in [
+        &["-f", "."][..],
+        &["-R", "-f", "."][..],
+        &["-f", "./dir/"][..],
+        &["-f", ".//dir//x.yaml"][..],
+        &["-f", "dir/x.yaml"][..],
+    ] {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(dir.path().join("dir")).expect("mkdir");
+        std::fs::write(dir.path().join("x.yaml"), example_text()).expect("write");
+        std::fs::write(dir.path().join("dir/x.yaml"), example_text()).expect("write");
+        let init = git(dir.path(), &["init", "-q"]).expect("git init");
+        assert!(init.status.success(), "git init");
+        let mut all = vec!["-q", "--diff"];
+        all.extend_from_slice(args);
+        let run = common::run_to(
+            &all,
+            dir.path(),
+            "",
+            std::process::Stdio::piped(),
+            std::process::Stdio::piped(),
+        );
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        assert!(!run.stdout.contains("/./"), "{args:?}: {}", run.stdout);
+        assert!(!run.stdout.contains("//"), "{args:?}: {}", run.stdout);
+        std::fs::write(dir.path().join("the.diff"), &run.stdout).expect("write");
+        let check = git(dir.path(), &["apply", "--check", "the.diff"]).expect("git apply");
+        assert!(
+            check.status.success(),
+            "{args:?}: git apply --check refuses the diff: {}\n{}",
+            String::from_utf8_lossy(&check.stderr),
+            run.stdout
+        );
+    }
+}
+
+/// uninject without --profile finds the mesh that injected each file: from
+/// the tool's record, else from the mesh's own marker, and takes its
+/// profile; a run over files of both meshes uninjects each by its own.
+#[test]
+fn uninject_finds_the_mesh_from_the_record_or_the_marker() {
+    let original = example_text();
+    let istio = run(&["-q", "--profile", "istio"], Some(&original));
+    assert_eq!(istio.code, 0, "{}", istio.stderr);
+    let back = run(&["uninject"], Some(&istio.stdout));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(back.stdout, original, "{}", back.stderr);
+    assert!(
+        back.stderr.contains("deployment/web uninjected"),
+        "{}",
+        back.stderr
+    );
+    // Without the record: Istio's own status annotation says it.
+    let unrecorded: String = istio
+        .stdout
+        .lines()
+        .filter(|line| !line.contains("mesh-inject.io/added"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    let back = run(&["uninject", "-q"], Some(&unrecorded));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert!(!back.stdout.contains("istio-proxy"), "{}", back.stdout);
+    // Files of both meshes in one run.
+    let linkerd = common::pipe(None, &original);
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("a.yaml"), &istio.stdout).expect("write");
+    std::fs::write(dir.path().join("b.yaml"), &linkerd).expect("write");
+    let both = run(
+        &["uninject", "-q", "-f", dir.path().to_str().expect("path")],
+        None,
+    );
+    assert_eq!(both.code, 0, "{}", both.stderr);
+    assert_eq!(both.stdout, format!("{original}---\n{original}"));
+    // One stream holding workloads of both meshes: each by its own.
+    let mixed = format!("{}---\n{}", istio.stdout, linkerd);
+    let back = run(&["uninject"], Some(&mixed));
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert_eq!(
+        back.stdout,
+        format!("{original}---\n{original}"),
+        "{}",
+        back.stderr
+    );
+}
+
+/// `--check` with nothing to check is a mistake (a pipe from a command
+/// that printed nothing, a forgotten -f): status 2, "no input".
+#[test]
+fn check_with_no_input_exits_2() {
+    for stdin in ["", "\n"] {
+        let run = run(&["--check"], Some(stdin));
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains("no input"), "{}", run.stderr);
+        assert!(run.stdout.is_empty());
+    }
+    let run = run(&["--check", "-f", "-"], Some(""));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}
+
+/// A workload the webhook would inject that the tool cannot edit (its pod
+/// template shared through an anchor) has no proxy: `--check` fails on it,
+/// naming it.
+#[test]
+fn check_fails_on_a_workload_left_uninjected_because_it_cannot_be_edited() {
+    let shared = "apiVersion: v1\nkind: List\nitems:\n\
+        - apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: a}\n  spec:\n\
+        \x20   selector: {matchLabels: {app: a}}\n    template: &pod\n\
+        \x20     metadata: {labels: {app: a}}\n      spec:\n\
+        \x20       containers: [{name: app, image: app:1}]\n\
+        - apiVersion: apps/v1\n  kind: Deployment\n  metadata: {name: b}\n  spec:\n\
+        \x20   selector: {matchLabels: {app: a}}\n    template: *pod\n";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("shared.yaml");
+    std::fs::write(&path, shared).expect("write");
+    let path = path.to_str().expect("path");
+    let check = run(&["--check", "-f", path], None);
+    assert_eq!(check.code, 1, "{}", check.stderr);
+    assert!(
+        check.stderr.contains(&format!("would inject: {path}")),
+        "{}",
+        check.stderr
+    );
+    assert!(check.stderr.contains("deployment/a"), "{}", check.stderr);
+    assert!(check.stderr.contains("deployment/b"), "{}", check.stderr);
+    assert!(
+        check.stderr.contains("cannot be edited"),
+        "{}",
+        check.stderr
+    );
+    // Without --check the run writes the input as it is, as before.
+    let plain = run(&["-q", "-f", path], None);
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    assert_eq!(plain.stdout, shared);
+}
+
+/// An unknown --set name is answered with the closest the profile has,
+/// when one is close enough (by edit distance); a profile a KRM function's
+/// config names alike. A name close to none gets no guess.
+#[test]
+fn unknown_names_get_a_did_you_mean() {
+    for (given, meant) in [
+        ("proxyVersoin", "proxyVersion"),
+        ("proxyversion", "proxyVersion"),
+        ("proxyUi", "proxyUID"),
+        ("logLevle", "logLevel"),
+    ] {
+        let run = common::run(&["--set", &format!("{given}=1")], Some(&example_text()));
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(
+            run.stderr.contains(&format!(
+                "unknown value \"{given}\" in --set; did you mean \"{meant}\"?"
+            )),
+            "{given}: {}",
+            run.stderr
+        );
+    }
+    let far = common::run(&["--set", "zzzzqqqq=1"], Some(&example_text()));
+    assert_eq!(far.code, 2, "{}", far.stderr);
+    assert!(!far.stderr.contains("did you mean"), "{}", far.stderr);
+    let istio = common::run(
+        &["--profile", "istio", "--set", "proxyImag=x"],
+        Some(&example_text()),
+    );
+    assert_eq!(istio.code, 2, "{}", istio.stderr);
+    assert!(istio.stderr.contains("did you mean"), "{}", istio.stderr);
+    // A KRM function's profile: the same tip.
+    let krm = common::run(
+        &[],
+        Some(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+             functionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: f}, data: {profile: istoi}}\n",
+        ),
+    );
+    assert_eq!(krm.code, 2, "{}", krm.stderr);
+    assert!(
+        krm.stderr.contains("a similar value exists: 'istio'"),
+        "{}",
+        krm.stderr
+    );
+    // --profile: clap's own tip.
+    let profile = common::run(&["--profile", "istoi"], Some(&example_text()));
+    assert_eq!(profile.code, 2, "{}", profile.stderr);
+    assert!(
+        profile.stderr.contains("a similar value exists: 'istio'"),
+        "{}",
+        profile.stderr
+    );
+}
+
+/// A file named with -f is read, even when a kustomization above it lists
+/// it as a patch: the skip is for what a directory walk finds (and for
+/// files passed without -f, as pre-commit passes them), never for a file
+/// the user names, which would vanish from a pipe.
+#[test]
+fn a_file_named_with_f_is_never_dropped_as_a_kustomize_patch() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("dir")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("dir/kustomization.yaml"),
+        "resources: [deploy.yaml]\npatches: [patch.yaml]\n",
+    )
+    .expect("write");
+    std::fs::write(dir.path().join("dir/patch.yaml"), example_text()).expect("write");
+    let stdout = std::process::Stdio::piped;
+    let named = common::run_to(
+        &["-f", "dir/patch.yaml"],
+        dir.path(),
+        "",
+        stdout(),
+        stdout(),
+    );
+    assert_eq!(named.code, 0, "{}", named.stderr);
+    assert!(named.stdout.contains("linkerd-proxy"), "{}", named.stderr);
+    assert!(
+        !named.stderr.contains("skipped: a kustomize patch"),
+        "{}",
+        named.stderr
+    );
+    assert!(
+        named.stderr.contains(
+            "dir/patch.yaml is a kustomize patch (listed under patches in dir/kustomization.yaml)"
+        ) && named.stderr.contains("read as it was named with -f"),
+        "{}",
+        named.stderr
+    );
+    // Found in a directory, or passed without -f: left out, as before.
+    for args in [&["-f", "dir"][..], &["dir/patch.yaml"][..]] {
+        let left = common::run_to(args, dir.path(), "", stdout(), stdout());
+        assert!(
+            left.stderr
+                .contains("dir/patch.yaml skipped: a kustomize patch"),
+            "{args:?}: {}",
+            left.stderr
+        );
+        assert!(!left.stdout.contains("linkerd-proxy"), "{args:?}");
+    }
 }
