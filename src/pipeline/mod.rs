@@ -1063,7 +1063,7 @@ fn render_document(
             // The patch writes the records as the text does.
             if settings.keep_patches {
                 for object in out.objects.iter_mut().skip(first_object) {
-                    with_records_of(&mut object.ops, &result);
+                    kept::sync_ops(&mut object.ops, &result);
                 }
             }
         }
@@ -1081,7 +1081,7 @@ fn render_document(
             };
             if let Some(value) = root.and_then(|root| yaml::value::to_value(root).ok()) {
                 for object in out.objects.iter_mut().skip(first_object) {
-                    with_records_of(&mut object.ops, &value);
+                    kept::sync_ops(&mut object.ops, &value);
                 }
             }
         }
@@ -1517,53 +1517,6 @@ fn rooted_at_item(ops: Vec<PatchOperation>, index: usize) -> Vec<PatchOperation>
 }
 
 /// An operation on a list item, re-rooted at the list document.
-/// `ops` (a document's patch) with every record annotation they write as
-/// `result` (the document's value) holds it: the pipeline adds to records
-/// after planning (the texts it keeps).
-fn with_records_of(ops: &mut [PatchOperation], result: &Value) {
-    fn at<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
-        path.iter().try_fold(value, |v, step| match v {
-            Value::Array(items) => items.get(step.parse::<usize>().ok()?),
-            _ => v.field(step),
-        })
-    }
-    /// Set each record below `value` (at `path` in `result`).
-    fn update(value: &mut Value, path: &mut Vec<String>, result: &Value) {
-        match value {
-            Value::Object(map) => {
-                for (key, inner) in map.iter_mut() {
-                    path.push(key.clone());
-                    if key == rules::record::RECORD_ANNOTATION {
-                        if let Some(now) = at(result, path).filter(|v| v.is_string()) {
-                            *inner = now.clone();
-                        }
-                    } else if inner.is_object() {
-                        update(inner, path, result);
-                    }
-                    path.pop();
-                }
-            }
-            Value::String(_) => {
-                if path.last().map(String::as_str) == Some(rules::record::RECORD_ANNOTATION)
-                    && let Some(now) = at(result, path).filter(|v| v.is_string())
-                {
-                    *value = now.clone();
-                }
-            }
-            _ => {}
-        }
-    }
-    for op in ops {
-        let (path, value) = match op {
-            PatchOperation::Add(o) => (&o.path, &mut o.value),
-            PatchOperation::Replace(o) => (&o.path, &mut o.value),
-            _ => continue,
-        };
-        let mut path: Vec<String> = path.tokens().map(|t| t.decoded().into_owned()).collect();
-        update(value, &mut path, result);
-    }
-}
-
 fn prefixed(op: PatchOperation, prefix: &[String]) -> PatchOperation {
     use json_patch::jsonptr::PointerBuf;
     let join = |path: &json_patch::jsonptr::Pointer| {
