@@ -1397,3 +1397,46 @@ printf '%s\n' "${COMPREPLY[@]}"
         assert_eq!(got, expected, "bash: {line}: {out:?}");
     }
 }
+
+/// The README's install line for the man pages puts them where `man` finds
+/// them with no `MANPATH`: beside the folder on `PATH` that holds the tool.
+#[test]
+fn man_finds_the_pages_where_the_readme_installs_them() {
+    let test = "man_finds_the_pages_where_the_readme_installs_them";
+    if !available("man", test, false) {
+        return;
+    }
+    let block = readme_block("# man kubectl-mesh_inject");
+    let line = block
+        .lines()
+        .find(|l| l.contains("man/*.1"))
+        .and_then(|l| l.split('#').next())
+        .expect("the man pages' install line");
+    let home = tempfile::tempdir().expect("tempdir");
+    let bin = home.path().join(".cargo/bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let install = Command::new("sh")
+        .args(["-c", line])
+        .current_dir(common::repo())
+        .env("HOME", home.path())
+        .output()
+        .expect("sh runs");
+    assert!(install.status.success(), "{line}: {install:?}");
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    let found = Command::new("man")
+        .args(["-w", "kubectl-mesh_inject"])
+        .env("HOME", home.path())
+        .env("PATH", path)
+        .env_remove("MANPATH")
+        .output()
+        .expect("man runs");
+    let where_found = String::from_utf8_lossy(&found.stdout);
+    let expected = home
+        .path()
+        .join(".cargo/share/man/man1/kubectl-mesh_inject.1");
+    assert_eq!(
+        where_found.trim(),
+        expected.display().to_string(),
+        "{found:?}"
+    );
+}
