@@ -1195,7 +1195,7 @@ fn the_readme_installs_the_completions() {
 
     assert!(
         home.path()
-            .join(".local/share/man/man1/kubectl-mesh_inject.1")
+            .join(".cargo/share/man/man1/kubectl-mesh_inject.1")
             .is_file()
     );
     if available("kubectl", TEST, true) {
