@@ -7,9 +7,10 @@
 # peer. Then the same workloads as the items of one ResourceList (500 and
 # 5,000), as a file and as a KRM function's standard input. Also checks that
 # inject is idempotent, that uninject restores each generated input and that
-# the pipe gives the output the file gives. Last, one large document on one
-# line (a JSON List of the 5,000 workloads, a ConfigMap of 12 MB), with its
-# peak memory as a multiple of its size.
+# the pipe gives the output the file gives. Last, JSON: the 5,000 workloads
+# as one JSON List (pretty and on one line) beside them as a stream of JSON
+# documents, and a ConfigMap of 12 MB on one line, with its peak memory as a
+# multiple of its size.
 #
 # usage: bench/run.sh [RUNS]   (default 5 runs per measurement; PEER_RUNS, default 3, for the
 # kustomize peer, which takes seconds a run)
@@ -179,30 +180,58 @@ PY
     || { echo "  FAILED: the KRM function's items are not the file's on $n"; exit 1; }
 done
 
-# One large single document on one line, as `kubectl get deploy -A -o json |
-# jq -c .` writes it: the 5,000 workloads as the items of one JSON List, and
-# one ConfigMap of 100,000 keys (12 MB, a document that is no workload),
-# each with its peak RSS as a multiple of its size.
+# A JSON List of the same 5,000 workloads, as `kubectl get -o json` writes
+# it (four spaces an indentation level) and on one line (`jq -c .`), read
+# item by item: beside the same workloads as a stream of JSON documents, and
+# checked for idempotent inject and exact uninject. Then one ConfigMap of
+# 100,000 keys on one line (12 MB, a document that is no workload), with its
+# peak RSS as a multiple of its size.
 if python3 -c "import yaml" > /dev/null 2>&1; then
-echo "One document on one line:"
-python3 - "$work/in-5000.yaml" "$work/one-line-list.json" "$work/one-line-configmap.json" <<'PY'
+echo "JSON, 5,000 workloads:"
+python3 - "$work/in-5000.yaml" "$work" <<'PY'
 import json, sys
 import yaml
 docs = [doc for doc in yaml.safe_load_all(open(sys.argv[1])) if doc]
-with open(sys.argv[2], "w") as out:
-    json.dump({"apiVersion": "v1", "kind": "List", "items": docs, "metadata": {}}, out, separators=(",", ":"))
+work = sys.argv[2]
+listed = {"apiVersion": "v1", "items": docs, "kind": "List", "metadata": {"resourceVersion": ""}}
+with open(work + "/json-list.json", "w") as out:
+    out.write(json.dumps(listed, indent=4) + "\n")
+with open(work + "/one-line-list.json", "w") as out:
+    json.dump(listed, out, separators=(",", ":"))
+with open(work + "/json-stream.json", "w") as out:
+    out.write("".join(json.dumps(doc, indent=4) + "\n" for doc in docs))
 data = {"example.com/key-%06d" % i: "value-%06d-" % i + "x" * 80 for i in range(100000)}
-with open(sys.argv[3], "w") as out:
+with open(work + "/one-line-configmap.json", "w") as out:
     json.dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"}, "data": data}, out, separators=(",", ":"))
 PY
-for what in one-line-list one-line-configmap; do
+read -r stream_wall stream_rss stream_pipe_wall stream_pipe_rss < <(measure_paths "$work/json-stream.json" -q "${anchors[@]}")
+for what in json-stream json-list one-line-list; do
   input=$work/$what.json
   mb=$(awk -v b="$(stat -c %s "$input")" 'BEGIN {printf "%.1f", b/1048576}')
-  read -r wall rss < <(measure "$tool" -q "${anchors[@]}" -f "$input")
-  printf '%-22s %8s MB %9s s %8s MB peak RSS, %sx the input\n' "$what" "$mb" "$wall" "$rss" "$(ratio "$rss" "$mb")"
+  if [ "$what" = json-stream ]; then
+    wall=$stream_wall rss=$stream_rss pipe_wall=$stream_pipe_wall pipe_rss=$stream_pipe_rss
+  else
+    read -r wall rss pipe_wall pipe_rss < <(measure_paths "$input" -q "${anchors[@]}")
+  fi
+  for how in file pipe; do
+    if [ "$how" = file ]; then w=$wall r=$rss; else w=$pipe_wall r=$pipe_rss; fi
+    printf '%-14s %6s MB %-6s %7s s %6s MB peak RSS; the stream of documents: time %sx, RSS %sx\n' \
+      "$what" "$mb" "$how" "$w" "$r" \
+      "$(ratio "$w" "$([ "$how" = file ] && echo "$stream_wall" || echo "$stream_pipe_wall")")" \
+      "$(ratio "$r" "$([ "$how" = file ] && echo "$stream_rss" || echo "$stream_pipe_rss")")"
+  done
+  "$tool" -q "${anchors[@]}" -f "$input" > "$work/json-out.json"
+  "$tool" -q "${anchors[@]}" -f "$work/json-out.json" | cmp -s - "$work/json-out.json" \
+    || { echo "  FAILED: inject is not idempotent on $what"; exit 1; }
+  "$tool" uninject -q -f "$work/json-out.json" | cmp -s - "$input" \
+    || { echo "  FAILED: uninject does not restore $what"; exit 1; }
 done
+input=$work/one-line-configmap.json
+mb=$(awk -v b="$(stat -c %s "$input")" 'BEGIN {printf "%.1f", b/1048576}')
+read -r wall rss < <(measure "$tool" -q "${anchors[@]}" -f "$input")
+printf '%-22s %8s MB %9s s %8s MB peak RSS, %sx the input\n' one-line-configmap "$mb" "$wall" "$rss" "$(ratio "$rss" "$mb")"
 else
-  echo "One document on one line: SKIPPED (PyYAML missing)"
+  echo "JSON: SKIPPED (PyYAML missing)"
 fi
 
 small=testdata/example/deploy.yaml

@@ -48,9 +48,9 @@ pub struct ResourceList {
 enum Files {
     /// Read with the list, item by item.
     Read(Vec<Option<Value>>),
-    /// Read when asked, from the lines where each item starts (then where
-    /// the last ends): a large list is not read whole for them.
-    Lines(Vec<usize>),
+    /// Read when asked, from the lines of each item: a large list is not
+    /// read whole for them.
+    Lines(Vec<(usize, usize)>),
 }
 
 impl ResourceList {
@@ -58,8 +58,8 @@ impl ResourceList {
     fn file(&self, text: &str, index: usize) -> Option<Value> {
         match &self.files {
             Files::Read(files) => files.get(index).cloned().flatten(),
-            Files::Lines(starts) => {
-                let (from, to) = (*starts.get(index)?, *starts.get(index + 1)?);
+            Files::Lines(items) => {
+                let &(from, to) = items.get(index)?;
                 let documents = yaml::parse::parse_range(text, from, to).ok()?;
                 let root = documents.first()?.root.as_ref()?;
                 let NodeKind::Seq { items, .. } = &root.kind else {
@@ -115,15 +115,15 @@ fn resource_list_by_lines(text: &str) -> Option<ResourceList> {
     let (start, end) = list.document;
     let only_comments_before = yaml::parse::parse_range(text, 0, start)
         .is_ok_and(|documents| documents.iter().all(|d| d.root.is_none()));
-    if list.kind != KIND || end != text.len() || !only_comments_before {
+    if list.kind != KIND || list.json || end != text.len() || !only_comments_before {
         return None;
     }
-    let starts = list.items;
+    let items = list.items;
     // The first and the last item, and at least one between them.
-    let [_, second, .., last, _] = starts.as_slice() else {
+    let [_, (from, _), .., (to, _)] = items.as_slice() else {
         return None;
     };
-    let (from, to) = (*second, *last);
+    let (from, to) = (*from, *to);
     let shorter = [text.get(..from)?, text.get(to..)?].concat();
     let documents = yaml::parse_stream(&shorter).ok()?;
     let [document] = documents.as_slice() else {
@@ -136,7 +136,7 @@ fn resource_list_by_lines(text: &str) -> Option<ResourceList> {
     }
     Some(ResourceList {
         config: function_config(&value),
-        files: Files::Lines(starts),
+        files: Files::Lines(items),
         layout: yaml::edit::detect_layout(&shorter, root),
         middle: Some((from, to)),
     })
@@ -190,6 +190,17 @@ fn may_be_resource_list(text: &str) -> bool {
         (Some("apiVersion" | "kind"), Peeked::Mapping | Peeked::Sequence) => false,
         (Some("items"), Peeked::Scalar(_) | Peeked::Mapping) => false,
         _ => true,
+    };
+    // A JSON document is read after a document marker, as the pipeline
+    // reads it: else the parser holds every token of it before its first
+    // event (its opening brace might start a key).
+    let marked;
+    let text = match text.trim_start() {
+        json if json.starts_with(['{', '[']) => {
+            marked = format!("--- {json}");
+            marked.as_str()
+        }
+        _ => text,
     };
     let mut parser = Parser::new_from_str(text);
     let mut documents = 0;
@@ -662,6 +673,8 @@ mod tests {
             "# nothing\n---\n".into(),
             format!("a: 1\n---\n{list}"),
             format!("metadata: {{name: x}}\n---\n{list}"),
+            // JSON, as `kubectl get -o json` writes a list.
+            "\n{\"apiVersion\": \"v1\", \"items\": [{}, {}], \"kind\": \"List\"}\n".into(),
         ];
         for text in &turned_away {
             assert!(!may_be_resource_list(text), "{text}");

@@ -213,15 +213,17 @@ struct Unit<'s> {
     items: Option<ItemsPart>,
 }
 
-/// A stretch of a large `List`'s items, parsed as a sequence of its own:
-/// the list is never parsed, planned or held whole.
+/// A stretch of a large `List`'s items, parsed as a sequence of its own
+/// (JSON items one by one): the list is never parsed, planned or held whole.
 struct ItemsPart {
     /// The index of its first item in the list.
     first: usize,
-    /// Where each of its items starts (its `-` line), then where the last ends.
-    starts: Vec<usize>,
+    /// Where each of its items is (see [`yaml::parse::ListLines::items`]).
+    items: Vec<(usize, usize)>,
     /// How the list lays out its lines, which new lines in its items follow.
     layout: yaml::emit::Layout,
+    /// The list is JSON: its items are flow mappings between other text.
+    json: bool,
 }
 
 /// What a document given to planning holds.
@@ -230,8 +232,8 @@ enum Holds {
     /// An object, or a `List` of them.
     Document,
     /// The item of a large `List` at `index`, planned as an object of its
-    /// own (its bytes are its lines, from its `-` on), new lines laid out
-    /// as the list's.
+    /// own (its bytes are its lines from its `-` on, or a JSON item's
+    /// braces), new lines laid out as the list's.
     Item {
         index: usize,
         layout: yaml::emit::Layout,
@@ -381,7 +383,11 @@ fn units_of(sources: &[Source], threads: usize, cut_lists: bool) -> Vec<Unit<'_>
         points.sort_unstable();
         points.dedup();
         for (from, to) in ranges(&points) {
-            let list = lists.iter().find(|l| l.document == (from, to));
+            // A list with a lone CR is read whole, which refuses it where
+            // an item changes.
+            let list = lists.iter().find(|l| {
+                l.document == (from, to) && lone_carriage_return(text, from, to).is_none()
+            });
             let Some((list, layout)) = list.and_then(|l| Some((l, list_layout(text, l)?))) else {
                 units.push(unit(from, to, None));
                 continue;
@@ -390,20 +396,22 @@ fn units_of(sources: &[Source], threads: usize, cut_lists: bool) -> Vec<Unit<'_>
             // core for a large list that is most of it.
             let size = (text.len() / parts).max(STRETCH_MIN_BYTES);
             let mut first = 0;
-            let starts = &list.items;
-            while first + 1 < starts.len() {
-                let begin = starts.get(first).copied().unwrap_or_default();
+            let items = &list.items;
+            while let Some(&(begin, _)) = items.get(first) {
                 let mut next = first + 1;
-                while next + 1 < starts.len()
-                    && starts.get(next).copied().unwrap_or_default() - begin < size
+                while items
+                    .get(next)
+                    .is_some_and(|&(start, _)| start - begin < size)
                 {
                     next += 1;
                 }
-                let end = starts.get(next).copied().unwrap_or(to);
+                let stretch = items.get(first..next).unwrap_or_default();
+                let end = stretch.last().map_or(to, |&(_, end)| end);
                 let part = ItemsPart {
                     first,
-                    starts: starts.get(first..=next).unwrap_or_default().to_vec(),
+                    items: stretch.to_vec(),
                     layout,
+                    json: list.json,
                 };
                 units.push(unit(begin, end, Some(part)));
                 first = next;
@@ -419,14 +427,16 @@ const LAYOUT_ITEMS_MAX: usize = 8;
 
 /// How the whole of `list` lays out its lines, learnt from its first items
 /// as from the whole document (the entries before them, then the items in
-/// order); `None` when they do not show it.
+/// order); `None` when they do not show it. A JSON list's is JSON's.
 fn list_layout(text: &str, list: &yaml::parse::ListLines) -> Option<yaml::emit::Layout> {
     let (start, _) = list.document;
+    if list.json {
+        return Some(yaml::edit::json_layout(text, start));
+    }
     list.items
         .iter()
-        .skip(1)
         .take(LAYOUT_ITEMS_MAX)
-        .find_map(|&end| {
+        .find_map(|&(_, end)| {
             let documents = yaml::parse::parse_range(text, start, end).ok()?;
             let root = documents.first()?.root.as_ref()?;
             match yaml::edit::detect_layout_shown(text, root) {
@@ -547,10 +557,10 @@ fn process_unit(
         failure: None,
         cut_failed: false,
     };
-    let parsed = source.each_document(unit.from, unit.to, |document| {
-        let Some(part) = &unit.items else {
+    let Some(part) = &unit.items else {
+        let parsed = source.each_document(unit.from, unit.to, |document| {
             let here = (unit, name.as_str());
-            return process_document(
+            process_document(
                 document,
                 Holds::Document,
                 here,
@@ -559,46 +569,94 @@ fn process_unit(
                 scratch,
                 &mut result,
             );
-        };
-        // The list's items, and only them, as a sequence of their own:
-        // each is planned as the object it is.
-        let Some(items) = item_documents(document, &part.starts) else {
-            result.cut_failed = true;
-            return;
-        };
-        // The list document is counted by its first stretch.
-        let opens = part.first == 0;
-        if opens {
-            result.documents = 1;
+        });
+        if let Err(e) = parsed {
+            result.syntax = Some(Error::Document(Located::at(
+                &name, text, e.document, e.offset, e.message,
+            )));
         }
-        for (index, mut item) in (part.first..).zip(items) {
-            // An empty item is no object, as in a list read whole.
-            if item.root.as_ref().is_some_and(is_null) {
-                continue;
-            }
-            item.index = usize::from(opens);
-            let here = (unit, name.as_str());
-            let holds = Holds::Item {
-                index,
-                layout: part.layout,
-            };
-            process_document(item, holds, here, planner, gather, scratch, &mut result);
+        return result;
+    };
+    // The list's items, and only them, each planned as the object it is.
+    let items = match part.json {
+        true => json_item_documents(source, &part.items),
+        false => block_item_documents(source, unit, &part.items),
+    };
+    let Some(items) = items else {
+        // Read whole instead, which says what is wrong, if anything.
+        result.cut_failed = true;
+        return result;
+    };
+    // The list document is counted by its first stretch.
+    let opens = part.first == 0;
+    if opens {
+        result.documents = 1;
+    }
+    for (index, mut item) in (part.first..).zip(items) {
+        // An empty item is no object, as in a list read whole.
+        if item.root.as_ref().is_some_and(is_null) {
+            continue;
         }
-    });
-    if let Err(e) = parsed {
-        result.cut_failed = unit.items.is_some();
-        result.syntax = Some(Error::Document(Located::at(
-            &name, text, e.document, e.offset, e.message,
-        )));
+        item.index = usize::from(opens);
+        let here = (unit, name.as_str());
+        let holds = Holds::Item {
+            index,
+            layout: part.layout,
+        };
+        process_document(item, holds, here, planner, gather, scratch, &mut result);
     }
     result
 }
 
+/// The items of a stretch of a block list (`unit`, the lines of `items`),
+/// parsed as one sequence, as documents of their own: `None` unless it is
+/// that sequence (see [`item_documents`]).
+fn block_item_documents<'a>(
+    source: &'a Source,
+    unit: &Unit<'_>,
+    items: &[(usize, usize)],
+) -> Option<Vec<Document<'a>>> {
+    let mut documents = source.parse_range(unit.from, unit.to).ok()?.into_iter();
+    match (documents.next(), documents.next()) {
+        (Some(document), None) => item_documents(document, items),
+        _ => None,
+    }
+}
+
+/// The items of a stretch of a JSON list, each parsed alone: `None` unless
+/// each is one flow mapping without anchors or aliases.
+fn json_item_documents<'a>(
+    source: &'a Source,
+    items: &[(usize, usize)],
+) -> Option<Vec<Document<'a>>> {
+    items
+        .iter()
+        .map(|&(from, to)| {
+            let mut documents = source.parse_range(from, to).ok()?.into_iter();
+            match (documents.next(), documents.next()) {
+                (Some(mut document), None)
+                    if !document.anchored
+                        && document.root.as_ref().is_some_and(|root| {
+                            matches!(root.kind, yaml::NodeKind::Map { flow: true, .. })
+                        }) =>
+                {
+                    (document.start, document.end) = (from, to);
+                    Some(document)
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// The items of `document`, a stretch of a list's items parsed as a
-/// sequence, as documents of their own (each from its line in `starts`
-/// to the next): `None` unless it is that sequence, one item a line of
-/// `starts`, without anchors or aliases.
-fn item_documents<'a>(document: Document<'a>, starts: &[usize]) -> Option<Vec<Document<'a>>> {
+/// sequence, as documents of their own (each over its lines in `lines`):
+/// `None` unless it is that sequence, one item to each of `lines`, without
+/// anchors or aliases.
+fn item_documents<'a>(
+    document: Document<'a>,
+    lines: &[(usize, usize)],
+) -> Option<Vec<Document<'a>>> {
     let Some(Node {
         kind: yaml::NodeKind::Seq { items, flow: false },
         ..
@@ -607,14 +665,13 @@ fn item_documents<'a>(document: Document<'a>, starts: &[usize]) -> Option<Vec<Do
         return None;
     };
     // An alias may stand for an anchor in another stretch.
-    if document.index != 1 || document.anchored || items.len() + 1 != starts.len() {
+    if document.index != 1 || document.anchored || items.len() != lines.len() {
         return None;
     }
-    let ranges = ranges(starts);
     Some(
         items
             .into_iter()
-            .zip(ranges)
+            .zip(lines.iter().copied())
             .map(|(item, (start, end))| Document {
                 index: document.index,
                 root: Some(item),
@@ -1017,7 +1074,13 @@ fn render_document(
     });
     if planned_change {
         let (from, to) = (document.start.min(root.start), document.end.max(root.end));
-        if let Some(at) = lone_carriage_return(text, from, to) {
+        // A list cut into items has none (see `units_of`): a JSON list's
+        // item may stand on a line of megabytes, not scanned again for each.
+        let lone = match holds {
+            Holds::Document => lone_carriage_return(text, from, to),
+            Holds::Item { .. } => None,
+        };
+        if let Some(at) = lone {
             return Err(locate(
                 at,
                 "a carriage return without a line feed: YAML reads it as a line break, the edit \
@@ -1074,10 +1137,9 @@ fn render_document(
         {
             let documents = yaml::parse_stream(anew).ok();
             let root = documents.as_deref().and_then(|d| d.first()?.root.as_ref());
-            // A list's item: a sequence of one, read from its `-` on.
-            let root = match (holds, root.map(|r| &r.kind)) {
-                (Holds::Item { .. }, Some(yaml::NodeKind::Seq { items, .. })) => items.first(),
-                _ => root,
+            let root = match holds {
+                Holds::Item { .. } => root.and_then(item_read_alone),
+                Holds::Document => root,
             };
             if let Some(value) = root.and_then(|root| yaml::value::to_value(root).ok()) {
                 for object in out.objects.iter_mut().skip(first_object) {
@@ -1209,20 +1271,9 @@ fn reinjected_text(
     let [document] = documents.as_slice() else {
         return None;
     };
-    let bare_root = match (holds, document.root.as_ref()?) {
-        // A list's item, read again from its lines: a sequence of one.
-        (
-            Holds::Item { .. },
-            Node {
-                kind: yaml::NodeKind::Seq { items, .. },
-                ..
-            },
-        ) => match items.as_slice() {
-            [item] => item,
-            _ => return None,
-        },
-        (Holds::Item { .. }, _) => return None,
-        (Holds::Document, root) => root,
+    let bare_root = match holds {
+        Holds::Item { .. } => item_read_alone(document.root.as_ref()?)?,
+        Holds::Document => document.root.as_ref()?,
     };
     let value = yaml::value::to_value(bare_root).ok()?;
     let mut injected =
@@ -1277,6 +1328,20 @@ fn reinjected_text(
         .edits
     };
     Some(yaml::edit::apply(&bare_text, edits))
+}
+
+/// The item of a list in `root`, the tree of the item's text read alone: a
+/// block item's lines read from its `-` on are a sequence of one, a JSON
+/// item's braces the mapping itself.
+fn item_read_alone<'n, 'a>(root: &'n Node<'a>) -> Option<&'n Node<'a>> {
+    match &root.kind {
+        yaml::NodeKind::Seq { items, flow: false } => match items.as_slice() {
+            [item] => Some(item),
+            _ => None,
+        },
+        yaml::NodeKind::Map { flow: true, .. } => Some(root),
+        _ => None,
+    }
 }
 
 /// Why a document could not be planned, and the item of a list whose plan

@@ -798,12 +798,17 @@ fn split_documents(text: &str) -> Vec<&str> {
 
 /// Each document as serde_yaml_ng reads it, merge keys applied.
 fn independent_values(text: &str) -> Vec<Value> {
+    read_independently(text).expect("serde_yaml_ng reads it")
+}
+
+/// [`independent_values`], or what serde_yaml_ng cannot read.
+fn read_independently(text: &str) -> Result<Vec<Value>, String> {
     serde_yaml_ng::Deserializer::from_str(text)
         .map(|document| {
             let mut value: serde_yaml_ng::Value =
-                serde::Deserialize::deserialize(document).expect("serde_yaml_ng reads it");
-            value.apply_merge().expect("merge keys");
-            serde_json::to_value(value).expect("JSON value")
+                serde::Deserialize::deserialize(document).map_err(|e| e.to_string())?;
+            value.apply_merge().map_err(|e| e.to_string())?;
+            serde_json::to_value(value).map_err(|e| e.to_string())
         })
         .collect()
 }
@@ -839,6 +844,43 @@ fn as_list(stream: &Stream, kind_last: bool, indented: bool) -> String {
         out = out.replace('\n', "\r\n");
     }
     out
+}
+
+/// The documents of `stream` as the items of one JSON `List`, as `kubectl
+/// get -o json` writes it (`pretty`: four spaces an indentation level) or
+/// on one line, its `kind` before or after them.
+fn as_json_list(stream: &Stream, kind_last: bool, pretty: bool) -> String {
+    let items: Vec<Value> = stream
+        .docs
+        .iter()
+        .flat_map(|doc| independent_values(&doc.render()))
+        .collect();
+    let mut list = Map::new();
+    list.insert("apiVersion".into(), "v1".into());
+    if !kind_last {
+        list.insert("kind".into(), "List".into());
+    }
+    list.insert("items".into(), Value::Array(items));
+    if kind_last {
+        list.insert("kind".into(), "List".into());
+        list.insert(
+            "metadata".into(),
+            serde_json::json!({"resourceVersion": ""}),
+        );
+    }
+    let list = Value::Object(list);
+    if !pretty {
+        return format!("{list}\n");
+    }
+    let mut out = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut writer = serde_json::Serializer::with_formatter(&mut out, formatter);
+    serde::Serialize::serialize(&list, &mut writer).expect("JSON written");
+    let out = String::from_utf8(out).expect("UTF-8") + "\n";
+    match stream.crlf {
+        true => out.replace('\n', "\r\n"),
+        false => out,
+    }
 }
 
 fn config() -> ProptestConfig {
@@ -929,11 +971,16 @@ proptest! {
         mode in mode(),
         kind_last in any::<bool>(),
         indented in any::<bool>(),
+        form in select(vec!["block", "json", "one-line json"]),
     ) {
-        let input = as_list(&stream, kind_last, indented);
+        let input = match form {
+            "block" => as_list(&stream, kind_last, indented),
+            json => as_json_list(&stream, kind_last, json == "json"),
+        };
         // Cut, unless its items cannot be (one item only).
         let cut = mesh_inject::yaml::parse::list_lines(&input);
         prop_assert_eq!(cut.len(), usize::from(stream.docs.len() > 1), "not cut:\n{}", input);
+        prop_assert_eq!(cut.first().map(|list| list.json), (stream.docs.len() > 1).then_some(form != "block"));
         let both = |text: &str, action: Action| {
             let by_items = run_with(text, action, &mode, false).text().into_owned();
             let whole = run_with(text, action, &mode, true).text().into_owned();
@@ -950,7 +997,9 @@ proptest! {
 }
 
 /// Every `List` among the test data and the corpus, injected, injected
-/// again and uninjected item by item, gives the bytes it gives read whole.
+/// again and uninjected item by item, gives the bytes it gives read whole;
+/// so does every stream of them made a JSON `List`, as `kubectl get -o
+/// json` writes it and on one line.
 #[test]
 fn every_list_of_the_corpus_reads_item_by_item_as_whole() {
     let mut files = common::manifests_under(&common::testdata("inject"));
@@ -964,30 +1013,128 @@ fn every_list_of_the_corpus_reads_item_by_item_as_whole() {
             "../shared/corpus is not beside this checkout: its lists are not checked",
         );
     }
-    let mut lists = 0;
+    let (mut lists, mut json_lists) = (0, 0);
     for path in files {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        if mesh_inject::yaml::parse::list_lines(&text).is_empty() {
-            continue;
+        let mut inputs = Vec::new();
+        if !mesh_inject::yaml::parse::list_lines(&text).is_empty() {
+            lists += 1;
+            inputs.push(text.clone());
         }
-        lists += 1;
-        for istio in [false, true] {
-            let mode = Mode {
-                istio,
-                ..Mode::default()
-            };
-            let both = |text: &str, action: Action| {
-                let by_items = run_with(text, action, &mode, false).text().into_owned();
-                let whole = run_with(text, action, &mode, true).text().into_owned();
-                assert_eq!(by_items, whole, "{}: {action:?}", path.display());
-                by_items
-            };
-            let injected = both(&text, Action::Inject);
-            both(&injected, Action::Inject);
-            both(&injected, Action::Uninject);
+        for json in as_json_lists(&text) {
+            let cut = mesh_inject::yaml::parse::list_lines(&json);
+            assert!(cut.iter().all(|list| list.json) && cut.len() == 1, "{json}");
+            json_lists += 1;
+            inputs.push(json);
+        }
+        for input in inputs {
+            assert_reads_item_by_item_as_whole(&input, &path);
         }
     }
     assert!(lists >= 1, "no list found to cut");
+    assert!(json_lists >= 2, "no stream made a JSON list");
+    eprintln!("{lists} lists, {json_lists} JSON lists read item by item as whole");
+}
+
+/// Inject, inject again and uninject `input` item by item and whole, with
+/// both meshes: the same bytes each time.
+fn assert_reads_item_by_item_as_whole(input: &str, path: &std::path::Path) {
+    for istio in [false, true] {
+        let mode = Mode {
+            istio,
+            ..Mode::default()
+        };
+        let both = |text: &str, action: Action| {
+            let by_items = run_with(text, action, &mode, false).text().into_owned();
+            let whole = run_with(text, action, &mode, true).text().into_owned();
+            assert_eq!(by_items, whole, "{}: {action:?}\n{text}", path.display());
+            by_items
+        };
+        let injected = both(input, Action::Inject);
+        both(&injected, Action::Inject);
+        both(&injected, Action::Uninject);
+    }
+}
+
+/// The documents of `text`, when it holds two objects or more (a list's
+/// items), as the items of a JSON `List`, pretty and on one line: as JSON
+/// they are cut too.
+fn as_json_lists(text: &str) -> Vec<String> {
+    let Ok(values) = read_independently(text) else {
+        return Vec::new();
+    };
+    let mut items: Vec<Value> = Vec::new();
+    for value in values {
+        match value {
+            Value::Null => {}
+            Value::Object(mut object) if object.get("items").is_some_and(Value::is_array) => {
+                if let Some(Value::Array(listed)) = object.remove("items") {
+                    items.extend(listed.into_iter().filter(Value::is_object));
+                }
+            }
+            object @ Value::Object(_) => items.push(object),
+            _ => return Vec::new(),
+        }
+    }
+    if items.len() < 2 {
+        return Vec::new();
+    }
+    let list = serde_json::json!({"apiVersion": "v1", "items": items, "kind": "List"});
+    let mut pretty = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut writer = serde_json::Serializer::with_formatter(&mut pretty, formatter);
+    serde::Serialize::serialize(&list, &mut writer).expect("JSON written");
+    let pretty = String::from_utf8(pretty).expect("UTF-8") + "\n";
+    vec![pretty, format!("{list}\n")]
+}
+
+/// A large JSON stream (NDJSON, or documents pretty-printed one after
+/// another) is cut between its values to use every core: each value comes
+/// out as it does alone.
+#[test]
+fn a_json_stream_cut_between_its_values_gives_each_value_as_alone() {
+    let text =
+        std::fs::read_to_string(common::testdata("inject").join("kinds.yaml")).expect("test data");
+    let values: Vec<Value> = independent_values(&text)
+        .into_iter()
+        .filter(Value::is_object)
+        .collect();
+    assert!(values.len() >= 3, "{} values", values.len());
+    for pretty in [false, true] {
+        let write = |value: &Value| match pretty {
+            true => serde_json::to_string_pretty(value).expect("JSON") + "\n",
+            false => format!("{value}\n"),
+        };
+        // Past the size from which a source is cut (128 KiB), in many cuts.
+        let mut stream = String::new();
+        let mut alone = String::new();
+        let mode = Mode::default();
+        let outputs: Vec<String> = values
+            .iter()
+            .map(|value| {
+                run_in(&write(value), Action::Inject, &mode)
+                    .text()
+                    .into_owned()
+            })
+            .collect();
+        while stream.len() < 512 << 10 {
+            for (value, output) in values.iter().zip(&outputs) {
+                stream.push_str(&write(value));
+                alone.push_str(output);
+            }
+        }
+        let cut = mesh_inject::yaml::parse::split_points(&stream, 16);
+        assert!(cut.len() > 10, "{cut:?}");
+        let injected = run_in(&stream, Action::Inject, &mode).text().into_owned();
+        assert!(
+            injected == alone,
+            "the stream cut differs from its values alone (pretty: {pretty})"
+        );
+        let restored = run_in(&injected, Action::Uninject, &mode)
+            .text()
+            .into_owned();
+        assert!(restored == stream, "uninject does not restore the stream");
+    }
 }

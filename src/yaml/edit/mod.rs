@@ -454,10 +454,7 @@ pub fn detect_layout_shown(text: &str, root: &Node<'_>) -> (Layout, bool) {
     let mut layout = Layout {
         // Look at the document's own lines only: scanning the whole stream per
         // document would make large streams quadratic.
-        newline: match after(text, root.start).find('\n') {
-            Some(i) if before(text, root.start + i).ends_with('\r') => "\r\n",
-            _ => "\n",
-        },
+        newline: newline_after(text, root.start),
         json: matches!(&root.kind, NodeKind::Map { flow: true, entries }
             if entries.first().is_some_and(|(k, _)| matches!(&k.kind, NodeKind::Scalar { style: ScalarStyle::DoubleQuoted, .. }))),
         ..Layout::default()
@@ -467,6 +464,25 @@ pub fn detect_layout_shown(text: &str, root: &Node<'_>) -> (Layout, bool) {
     layout.indent = indent.unwrap_or(2);
     layout.seq_indent = seq_indent.unwrap_or(layout.indent);
     (layout, indent.is_some() && seq_indent.is_some())
+}
+
+/// The layout of the JSON document (a mapping whose keys are double-quoted)
+/// starting at `start`: what [`detect_layout`] finds for it, without the
+/// document parsed.
+pub fn json_layout(text: &str, start: usize) -> Layout {
+    Layout {
+        newline: newline_after(text, start),
+        json: true,
+        ..Layout::default()
+    }
+}
+
+/// The line break of the first line from `at` on (`\n` when there is none).
+fn newline_after(text: &str, at: usize) -> &'static str {
+    match after(text, at).find('\n') {
+        Some(i) if before(text, at + i).ends_with('\r') => "\r\n",
+        _ => "\n",
+    }
 }
 
 fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mut Option<usize>) {

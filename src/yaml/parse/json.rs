@@ -32,7 +32,7 @@ pub(super) fn one_value(part: &str) -> bool {
 }
 
 /// The byte ranges of the values of the JSON stream `part`, however many.
-fn every_value(part: &str) -> Option<Vec<(usize, usize)>> {
+pub(super) fn every_value(part: &str) -> Option<Vec<(usize, usize)>> {
     let bytes = part.as_bytes();
     let mut ranges = Vec::new();
     let mut at = 0;
@@ -46,34 +46,178 @@ fn every_value(part: &str) -> Option<Vec<(usize, usize)>> {
             Some(_) => return None,
         }
         let start = at;
-        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-        loop {
-            let &b = bytes.get(at)?;
-            at += 1;
-            if in_string {
-                match (escaped, b) {
-                    (true, _) => escaped = false,
-                    (false, b'\\') => escaped = true,
-                    (false, b'"') => in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
-            match b {
-                b'"' => in_string = true,
-                b'{' | b'[' => depth += 1,
-                b'}' | b']' => {
-                    depth = depth.checked_sub(1)?;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
+        at = closing(bytes, at)?;
         ranges.push((start, at));
     }
     Some(ranges)
+}
+
+/// Where the object or array opening at `start` ends (after its closing
+/// bracket), its strings skipped whole.
+fn closing(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut at = start;
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    loop {
+        let &b = bytes.get(at)?;
+        at += 1;
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(at);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A JSON `List` object: where each object of its `items` array is, and
+/// its `kind`.
+pub(super) struct JsonList {
+    pub items: Vec<(usize, usize)>,
+    pub kind: String,
+}
+
+/// `part[start..end]` read as one JSON object whose `items` are an array of
+/// objects and whose `kind` is a string, each key once: where the items
+/// are (in `part`) and the kind. Strict JSON only, as kubectl writes it
+/// (`kubectl get -o json`): any other text is left to the parser, which
+/// reads the document whole.
+pub(super) fn list_items(part: &str, (start, end): (usize, usize)) -> Option<JsonList> {
+    let bytes = part.as_bytes().get(..end)?;
+    let mut cursor = Cursor { bytes, at: start };
+    cursor.eat(b'{')?;
+    let (mut keys, mut items, mut kind) = (Vec::new(), None, None);
+    loop {
+        cursor.skip_space();
+        if keys.is_empty() && cursor.eat(b'}').is_some() {
+            break;
+        }
+        let (from, to) = cursor.string()?;
+        let key: String = serde_json::from_str(part.get(from..to)?).ok()?;
+        if keys.contains(&key) {
+            return None;
+        }
+        cursor.skip_space();
+        cursor.eat(b':')?;
+        cursor.skip_space();
+        match key.as_str() {
+            "items" => items = Some(cursor.objects()?),
+            "kind" => {
+                let (from, to) = cursor.string()?;
+                kind = Some(serde_json::from_str::<String>(part.get(from..to)?).ok()?);
+            }
+            _ => {
+                cursor.value()?;
+            }
+        }
+        keys.push(key);
+        cursor.skip_space();
+        if cursor.eat(b'}').is_some() {
+            break;
+        }
+        cursor.eat(b',')?;
+    }
+    (cursor.at == end).then_some(JsonList {
+        items: items?,
+        kind: kind?,
+    })
+}
+
+/// A reading position in strict JSON.
+struct Cursor<'t> {
+    bytes: &'t [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn skip_space(&mut self) {
+        while matches!(self.bytes.get(self.at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    /// Step over `b` when it is next.
+    fn eat(&mut self, b: u8) -> Option<()> {
+        (self.bytes.get(self.at) == Some(&b)).then(|| self.at += 1)
+    }
+
+    /// The string that is next, quotes included.
+    fn string(&mut self) -> Option<(usize, usize)> {
+        let start = self.at;
+        self.eat(b'"')?;
+        let mut escaped = false;
+        loop {
+            let &b = self.bytes.get(self.at)?;
+            self.at += 1;
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => return Some((start, self.at)),
+                // JSON writes control characters escaped.
+                (false, 0..=0x1f) => return None,
+                _ => {}
+            }
+        }
+    }
+
+    /// The value that is next: a string, an object or array, or a number,
+    /// `true`, `false` or `null`.
+    fn value(&mut self) -> Option<(usize, usize)> {
+        let start = self.at;
+        match self.bytes.get(start)? {
+            b'"' => self.string(),
+            b'{' | b'[' => {
+                self.at = closing(self.bytes, start)?;
+                Some((start, self.at))
+            }
+            b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
+                while self
+                    .bytes
+                    .get(self.at)
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+                {
+                    self.at += 1;
+                }
+                Some((start, self.at))
+            }
+            _ => None,
+        }
+    }
+
+    /// The array of objects that is next: where each object is.
+    fn objects(&mut self) -> Option<Vec<(usize, usize)>> {
+        self.eat(b'[')?;
+        let mut objects = Vec::new();
+        self.skip_space();
+        if self.eat(b']').is_some() {
+            return Some(objects);
+        }
+        loop {
+            self.skip_space();
+            if self.bytes.get(self.at) != Some(&b'{') {
+                return None;
+            }
+            objects.push(self.value()?);
+            self.skip_space();
+            if self.eat(b']').is_some() {
+                return Some(objects);
+            }
+            self.eat(b',')?;
+        }
+    }
 }
 
 /// The offsets of the `\uD8xx\uDCxx` escapes in `part` (a high surrogate's
@@ -157,6 +301,8 @@ pub(super) fn restore_pairs(text: &str, node: &mut Node<'_>, pairs: &[usize]) {
 }
 
 #[cfg(test)]
+// Tests may slice: a panic there is a failed test (as clippy.toml says for indexing).
+#[allow(clippy::string_slice)]
 mod tests {
     use super::*;
 
@@ -167,6 +313,26 @@ mod tests {
         assert_eq!(values("{\"a\": 1}\n"), None);
         assert_eq!(values("{\"a\": 1}\nb: 2\n"), None);
         assert_eq!(values("{\"a\": 1"), None);
+    }
+
+    #[test]
+    fn a_json_list_shows_its_items_and_kind() {
+        let part = "{\"apiVersion\": \"v1\", \"items\": [\n  {\"a\": \"]}\"},\n  {\"b\": [1, {}]}\n], \"kind\": \"List\", \"m\": {\"n\": null}, \"x\": -1.5e3}";
+        let list = list_items(part, (0, part.len())).expect("a list");
+        assert_eq!(list.kind, "List");
+        let items: Vec<&str> = list.items.iter().map(|&(a, b)| &part[a..b]).collect();
+        assert_eq!(items, ["{\"a\": \"]}\"}", "{\"b\": [1, {}]}"]);
+        // Not strict JSON, not an array of objects, a key twice, no kind.
+        for part in [
+            "{items: [{}], \"kind\": \"List\"}",
+            "{\"items\": [{}, null], \"kind\": \"List\"}",
+            "{\"items\": [], \"kind\": \"List\", \"kind\": \"List\"}",
+            "{\"items\": [{}, {}]}",
+            "{\"items\": [{}], \"kind\": \"List\"} x",
+            "{\"items\": [{}], \"kind\": &a \"List\"}",
+        ] {
+            assert!(list_items(part, (0, part.len())).is_none(), "{part}");
+        }
     }
 
     #[test]

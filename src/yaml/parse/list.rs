@@ -2,15 +2,17 @@
 //! them can be parsed, planned and written on its own (a KRM function's
 //! `ResourceList`, `kubectl get -o yaml`), never the whole list at once.
 //!
-//! Only a block sequence under a root `items:` key at the start of its line
-//! is cut, at the lines where its `-` entries start. The lines decide where
+//! A block sequence under a root `items:` key at the start of its line is
+//! cut at the lines where its `-` entries start; a JSON list (`kubectl get
+//! -o json`), whose items need not stand on lines of their own, at its
+//! items' braces, found by a scanner of strict JSON (see `json.rs`). The lines decide where
 //! to cut, the parser whether the cut holds: the document's other entries
 //! are parsed here, and every stretch is parsed by whoever takes it. Where a
 //! line that looks like an entry is inside a quoted scalar or a flow
 //! collection, the stretch before it does not parse (the quote or bracket is
 //! left open), and the caller reads the document whole instead.
 
-use super::each_document;
+use super::{each_document, json};
 use crate::yaml::node::{Node, NodeKind, ScalarStyle};
 
 /// A `List` document whose `items` can be cut at their lines.
@@ -19,11 +21,15 @@ pub struct ListLines {
     /// The document's bytes: from its first (a `---` line, or the start of
     /// the text) to where the next document starts.
     pub document: (usize, usize),
-    /// Where each item starts (its `-` line; the comments before it go with
-    /// the item before), then where the last one ends.
-    pub items: Vec<usize>,
+    /// Where each item is. In a block sequence, from its `-` line to the
+    /// next item's (the comments before an item go with the item before);
+    /// in JSON, its braces, from the start of their line when only space
+    /// is before them.
+    pub items: Vec<(usize, usize)>,
     /// The document's `kind`, from its root entries.
     pub kind: String,
+    /// The document is JSON: its items are flow mappings, parsed one by one.
+    pub json: bool,
 }
 
 impl ListLines {
@@ -31,18 +37,22 @@ impl ListLines {
     /// `items:` line included); those after `items` are between the last
     /// item's end and the document's end.
     fn head(&self) -> (usize, usize) {
-        (self.document.0, self.items.first().copied().unwrap_or(0))
+        (self.document.0, self.items.first().map_or(0, |item| item.0))
     }
 
     fn tail(&self) -> (usize, usize) {
-        (self.items.last().copied().unwrap_or(0), self.document.1)
+        (self.items.last().map_or(0, |item| item.1), self.document.1)
     }
 }
 
 /// Every document of `text` with a block sequence of at least two `items`
 /// under a root `items:` line, whose other root entries parse and name its
-/// `kind`.
+/// `kind`; or, when `text` is JSON, every value of it that is a list of at
+/// least two objects.
 pub fn list_lines(text: &str) -> Vec<ListLines> {
+    if json::is_json(text) {
+        return json_lists(text);
+    }
     let mut found: Vec<ListLines> = Vec::new();
     let mut search = 0;
     while let Some(line) = next_items_line(text, search) {
@@ -50,15 +60,22 @@ pub fn list_lines(text: &str) -> Vec<ListLines> {
         if found.last().is_some_and(|l| line < l.document.1) {
             continue;
         }
-        let Some(items) = item_starts(text, line) else {
+        let Some(starts) = item_starts(text, line) else {
             continue;
         };
-        let end = items.last().copied().unwrap_or(text.len());
+        let end = starts.last().copied().unwrap_or(text.len());
         let document = (document_start(text, line), document_end(text, end));
         let mut list = ListLines {
             document,
-            items,
+            items: starts
+                .windows(2)
+                .filter_map(|pair| match pair {
+                    [start, end] => Some((*start, *end)),
+                    _ => None,
+                })
+                .collect(),
             kind: String::new(),
+            json: false,
         };
         if let Some(kind) = kind_of_entries(text, &list) {
             list.kind = kind;
@@ -67,6 +84,45 @@ pub fn list_lines(text: &str) -> Vec<ListLines> {
         }
     }
     found
+}
+
+/// The values of the JSON stream `text` that are lists of two objects or more.
+fn json_lists(text: &str) -> Vec<ListLines> {
+    let values = json::every_value(text).unwrap_or_default();
+    values
+        .into_iter()
+        .filter_map(|document| {
+            let list = json::list_items(text, document)?;
+            (list.items.len() >= 2).then(|| ListLines {
+                document,
+                items: list
+                    .items
+                    .into_iter()
+                    .map(|(start, end)| (line_start_before(text, start), end))
+                    .collect(),
+                kind: list.kind,
+                json: true,
+            })
+        })
+        .collect()
+}
+
+/// The start of the line holding `at` when only spaces and tabs are before
+/// it there, else `at`: an item is then read from its line's start, at the
+/// column it has in the list.
+fn line_start_before(text: &str, at: usize) -> usize {
+    let before = text.as_bytes().get(..at).unwrap_or_default();
+    // Only the space before it is looked at: a list on one line is megabytes.
+    let space = before
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
+    let line = at - space;
+    match line.checked_sub(1).and_then(|i| before.get(i)) {
+        None | Some(b'\n') => line,
+        Some(_) => at,
+    }
 }
 
 /// The start of the next line from `from` on that is `items:` (a comment
@@ -264,7 +320,7 @@ mod tests {
         list_lines(text)
             .into_iter()
             .map(|list| {
-                let items = list.items.windows(2).map(|w| &text[w[0]..w[1]]).collect();
+                let items = list.items.iter().map(|&(a, b)| &text[a..b]).collect();
                 (list.kind, items)
             })
             .collect()
@@ -295,6 +351,35 @@ mod tests {
     }
 
     #[test]
+    fn a_json_list_is_cut_at_its_items_braces() {
+        // As `kubectl get -o json` writes it: each item from its line's start.
+        let text = "{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {\n            \"a\": 1\n        },\n        {\"b\": \"},{\"}\n    ],\n    \"kind\": \"List\"\n}\n";
+        assert_eq!(
+            lists(text),
+            [(
+                "List".to_string(),
+                vec![
+                    "        {\n            \"a\": 1\n        }",
+                    "        {\"b\": \"},{\"}"
+                ]
+            )]
+        );
+        // On one line, among other values of a stream.
+        let text = "{\"a\": 1}\n{\"kind\":\"List\",\"items\":[{\"c\":1},{\"d\":2}]}\n";
+        let list = list_lines(text).pop().expect("cut");
+        assert_eq!(
+            &text[list.document.0..list.document.1],
+            text[9..].trim_end()
+        );
+        let items: Vec<&str> = list.items.iter().map(|&(a, b)| &text[a..b]).collect();
+        assert_eq!(items, ["{\"c\":1}", "{\"d\":2}"]);
+        assert!(list.json);
+        // One item only, or JSON read leniently as YAML.
+        assert!(list_lines("{\"kind\": \"List\", \"items\": [{}]}").is_empty());
+        assert!(list_lines("{kind: List, items: [{}, {}]}").is_empty());
+    }
+
+    #[test]
     fn what_is_not_a_block_list_of_items_is_not_cut() {
         for text in [
             // One item only.
@@ -322,7 +407,7 @@ mod tests {
     fn a_cut_inside_a_quoted_scalar_leaves_a_stretch_that_does_not_parse() {
         let text = "kind: List\nitems:\n- a: \"x\n- b\"\n- c\n";
         let list = list_lines(text).pop().expect("cut by its lines");
-        let (from, to) = (list.items[0], list.items[1]);
+        let (from, to) = list.items[0];
         assert!(super::super::parse_range(text, from, to).is_err());
     }
 }

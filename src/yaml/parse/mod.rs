@@ -238,6 +238,15 @@ fn read_part<'a>(
         return read_yaml(text, from, to, tally, each);
     }
     if let Some(values) = json::values(part) {
+        // Each value with the space after it, as a value alone in its part
+        // is read: a stream cut between values (`split_points`) reads the same.
+        let ends = values
+            .iter()
+            .skip(1)
+            .map(|&(start, _)| start)
+            .chain([part.len()]);
+        let values: Vec<(usize, usize)> =
+            values.iter().map(|&(start, _)| start).zip(ends).collect();
         let mut before = 0;
         for (start, end) in values {
             let mut count = 0;
@@ -418,6 +427,29 @@ fn line_of(text: &str, at: usize) -> usize {
     text.get(..at).unwrap_or(text).matches('\n').count() + 1
 }
 
+/// [`split_points`] for a JSON stream: at the start of the first value
+/// from each part's start on (a stream that is not whole values is not cut).
+fn json_split_points(text: &str, parts: usize) -> Vec<usize> {
+    let mut points = vec![0];
+    let values = match parts {
+        0 | 1 => Vec::new(),
+        _ => json::every_value(text).unwrap_or_default(),
+    };
+    let step = text.len() / parts.max(1);
+    let mut values = values.into_iter().map(|(start, _)| start).peekable();
+    for part in 1..parts {
+        let target = part * step;
+        while values.next_if(|&start| start < target).is_some() {}
+        match values.next() {
+            Some(start) if start > points.last().copied().unwrap_or_default() => points.push(start),
+            Some(_) => {}
+            None => break,
+        }
+    }
+    points.push(text.len());
+    points
+}
+
 /// 1-based column, in characters, of byte `at` of `text`.
 fn column_of(text: &str, at: usize) -> usize {
     let before = text.get(..at).unwrap_or(text);
@@ -428,8 +460,12 @@ fn column_of(text: &str, at: usize) -> usize {
 /// Byte offsets that cut `text` into about `parts` ranges of whole
 /// documents, for parsing them in parallel: `[0, …, text.len()]`. A cut is made
 /// only before a `---` line, which YAML never allows inside a document's
-/// content, and never in a stream with directives (they bind to the next document).
+/// content, and never in a stream with directives (they bind to the next
+/// document); in a JSON stream, between two of its values.
 pub fn split_points(text: &str, parts: usize) -> Vec<usize> {
+    if json::is_json(text) {
+        return json_split_points(text, parts);
+    }
     let mut points = vec![0];
     if parts > 1 && !text.starts_with('%') && !text.contains("\n%") {
         let step = text.len() / parts;
@@ -565,6 +601,12 @@ mod tests {
             split_points("%YAML 1.2\n---\na: 1\n---\nb: 2\n", 2).len(),
             2
         );
+        // A JSON stream, between its values.
+        let text = "{\"a\": \"}{\"}\n{\"b\": [1]}\n{\"c\": {}}\n{\"d\": 2}\n";
+        let points = split_points(text, 3);
+        assert_eq!(points, [0, 23, 33, text.len()]);
+        assert_ranges_give(text, &points, &parse_stream(text).expect("parses"));
+        assert_eq!(split_points("{\"a\": 1", 3), [0, 7]);
     }
 
     #[test]
