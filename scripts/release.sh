@@ -2,7 +2,7 @@
 # Builds the release archive for this machine's platform, and the krew
 # manifest that installs it, into dist/ (or --out DIR):
 #   kubectl-mesh_inject-<target triple>.tar.gz   the binary, kubectl's completion
-#                                                shim, README.md, completions/, man/,
+#                                                shim, README.md, docs/, completions/, man/,
 #                                                the Helm 4 plugin (and LICENSE, if any)
 #   kubectl-mesh_inject-<target triple>.tar.gz.sha256
 #   mesh-inject.yaml                             plugins/mesh-inject.yaml filled in: the
@@ -89,7 +89,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 install -m 755 "$binary" "$stage/kubectl-mesh_inject"
 install -m 755 kubectl_complete-mesh_inject "$stage/"
-cp -R README.md completions man "$stage/"
+cp -R README.md docs completions man "$stage/"
 mkdir -p "$stage/plugins/helm"
 cp -R plugins/helm/mesh-inject "$stage/plugins/helm/"
 if [ -f LICENSE ]; then cp LICENSE "$stage/"; fi

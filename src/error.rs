@@ -45,6 +45,10 @@ pub enum Error {
         flag: &'static str,
         error: Box<Error>,
     },
+    /// An error of a run as a KRM function, said in the function's words
+    /// (its config's entries, not the command line's flags).
+    #[error("{}", crate::krm::in_function_terms(&.0.to_string()))]
+    InFunction(Box<Error>),
 }
 
 /// A setting that is not valid: what it is, and where it was given.
@@ -199,14 +203,18 @@ impl Error {
     /// Whether the error is a closed pipe: the reader went away (`| head`),
     /// which is its choice, not a failure of the run.
     pub fn is_broken_pipe(&self) -> bool {
-        matches!(self, Error::Write { error, .. } if error.kind() == std::io::ErrorKind::BrokenPipe)
+        match self {
+            Error::Write { error, .. } => error.kind() == std::io::ErrorKind::BrokenPipe,
+            Error::InFunction(error) => error.is_broken_pipe(),
+            _ => false,
+        }
     }
 
     /// The source snippet to show under the message, if the error has a place.
     pub fn snippet(&self) -> Option<String> {
         match self {
             Error::Document(located) => Some(located.snippet()),
-            Error::Flag { error, .. } => error.snippet(),
+            Error::Flag { error, .. } | Error::InFunction(error) => error.snippet(),
             _ => None,
         }
     }

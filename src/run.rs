@@ -107,7 +107,23 @@ fn after_writing(status: Status, written: Result<(), Error>) -> Result<Status, E
     }
 }
 
-fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
+fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
+    let mut in_function = false;
+    let done = transform_input(action, args, &mut in_function);
+    // A KRM function's caller knows its config, not the command line's flags.
+    match in_function {
+        true => done.map_err(|error| Error::InFunction(Box::new(error))),
+        false => done,
+    }
+}
+
+/// [`transform`], saying through `in_function` whether the input was a
+/// KRM function's call.
+fn transform_input(
+    action: Action,
+    mut args: InjectArgs,
+    in_function: &mut bool,
+) -> Result<Status, Error> {
     check_flags(&args.common)?;
     // A sign of life for long runs, on a terminal only, cleared before the
     // report (see progress.rs).
@@ -177,6 +193,7 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
         _ => None,
     };
     if let Some(list) = &resource_list {
+        *in_function = true;
         let common = &args.common;
         if common.check || common.diff || common.in_place || common.output != Format::Yaml {
             return Err(Error::Usage(
@@ -199,6 +216,18 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
     } else {
         Vec::new()
     };
+    // A file the tool injected with a profile of the user's own is not
+    // uninjected as if an embedded one had: the profile must be given.
+    for source in sources.iter().filter(|_| !meshes.is_empty()) {
+        // The record says what was added, whatever markers the profile wrote.
+        if let Some(containers) = added_by_own_profile(&source.text) {
+            return Err(Error::Usage(format!(
+                "{}: injected with a profile of your own (the tool's record adds {containers}, \
+                 which no embedded profile injects): give it to uninject with --config FILE",
+                source.name()
+            )));
+        }
+    }
     let first_mesh = |found: &Vec<&'static str>| -> &'static str {
         found.first().copied().unwrap_or(profile::EMBEDDED[0].0)
     };
@@ -290,7 +319,10 @@ fn transform(action: Action, mut args: InjectArgs) -> Result<Status, Error> {
             if !rejected || report.quiet || report.format == ReportFormat::Json {
                 return Ok(());
             }
-            let lines: String = rejections.iter().map(|r| format!("  {r}\n")).collect();
+            let lines: String = rejections
+                .iter()
+                .map(|r| format!("  {}\n", crate::krm::in_function_terms(&r.to_string())))
+                .collect();
             output::to_stderr(&format!(
                 "error: the cluster would reject what this function writes (see its results):\n{lines}"
             ))
@@ -373,6 +405,32 @@ fn injected_by(text: &str) -> Vec<&'static str> {
         add(name);
     }
     found
+}
+
+/// The containers a record of the tool in `text` adds when none of them is
+/// an embedded profile's proxy: the file was injected with a profile of
+/// the user's own (`--config`), which uninject needs to be given.
+fn added_by_own_profile(text: &str) -> Option<String> {
+    use crate::rules::record::RECORD_ANNOTATION;
+    text.split(RECORD_ANNOTATION).skip(1).find_map(|after| {
+        let line = after.split('\n').next().unwrap_or_default();
+        let containers: Vec<&str> = line
+            .split(';')
+            .filter_map(|entry| {
+                let entry = entry.trim_start_matches([':', ' ', '"', '\'']);
+                entry
+                    .strip_prefix("containers=")
+                    .or_else(|| entry.strip_prefix("initContainers="))
+            })
+            .flat_map(|names| names.split(','))
+            .map(|name| name.trim_end_matches(['"', '\'', ',', '}', ' ']))
+            .filter(|name| !name.is_empty())
+            .collect();
+        let known = containers
+            .iter()
+            .any(|name| MESH_SIGNS.iter().any(|(_, _, proxy)| name == proxy));
+        (!containers.is_empty() && !known).then(|| containers.join(", "))
+    })
 }
 
 /// uninject of files that different meshes injected (`meshes`, those of

@@ -633,12 +633,15 @@ fn pod_security_policy_verdicts_up_to_1_24() {
     assert!(check(&deployment(APP), psp, &["--kube-version", "1.25"]).is_empty());
 }
 
-/// The worked example in README.md is what the tool prints.
+/// The worked example in docs/admission.md is what the tool prints.
 #[test]
 fn the_readme_example_is_what_the_tool_prints() {
-    let readme = std::fs::read_to_string(common::repo().join("README.md")).expect("README");
+    let readme = common::doc("docs/admission.md");
     let command = "$ kubectl mesh-inject -f testdata/admission/web.yaml --context testdata/admission/namespace.yaml --context testdata/cluster/ --context testdata/linkerd-config/\n";
-    let start = readme.find(command).expect("the example is in the README") + command.len();
+    let start = readme
+        .find(command)
+        .expect("the example is in docs/admission.md")
+        + command.len();
     let end = start + readme[start..].find("$ echo $?").expect("the example ends");
     // The README's command exactly, its trust anchors included.
     let mut cmd = common::command();

@@ -236,7 +236,7 @@ fn webhooks_without_an_emulation_are_reported_and_skipped() {
 
 #[test]
 fn the_readme_walkthrough_is_what_the_tool_prints() {
-    let readme = std::fs::read_to_string(common::repo().join("README.md")).expect("README");
+    let readme = common::doc("docs/admission.md");
     for (command, version) in [
         (
             "$ kubectl mesh-inject admit -f testdata/admit/web.yaml --context testdata/admit/namespace.yaml --context testdata/admit/injector.yaml --context testdata/cluster/ --kube-version 1.14\n",
@@ -249,7 +249,7 @@ fn the_readme_walkthrough_is_what_the_tool_prints() {
     ] {
         let start = readme
             .find(command)
-            .expect("the walkthrough is in the README")
+            .expect("the walkthrough is in docs/admission.md")
             + command.len();
         let end = start + readme[start..].find("```").expect("the block ends");
         let extra: &[&str] = if command.contains("--trace") {

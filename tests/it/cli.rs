@@ -2207,6 +2207,44 @@ fn uninject_finds_the_mesh_from_the_record_or_the_marker() {
     );
 }
 
+/// A file injected with a profile of the user's own (`--config`) is not
+/// uninjected as an embedded profile's, whatever marker it carries: without
+/// the profile, uninject stops (status 2) and asks for it; with it, the file
+/// comes back as it was.
+#[test]
+fn uninject_asks_for_a_profile_of_ones_own() {
+    let original = example_text();
+    let config = run(&["config"], None);
+    assert_eq!(config.code, 0, "{}", config.stderr);
+    let own = config.stdout.replace(
+        "proxy:\n  name: linkerd-proxy\n",
+        "proxy:\n  name: mesh-proxy\n",
+    );
+    assert_ne!(own, config.stdout);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let profile = dir.path().join("own.yaml");
+    std::fs::write(&profile, &own).expect("write");
+    let profile = profile.to_str().expect("path");
+    let injected = run(&["-q", "--config", profile], Some(&original));
+    assert_eq!(injected.code, 0, "{}", injected.stderr);
+    assert!(
+        injected.stdout.contains("name: mesh-proxy"),
+        "{}",
+        injected.stdout
+    );
+    let without = run(&["uninject"], Some(&injected.stdout));
+    assert_eq!(without.code, 2, "{}", without.stdout);
+    assert!(
+        without.stderr.contains("mesh-proxy") && without.stderr.contains("--config FILE"),
+        "{}",
+        without.stderr
+    );
+    assert_eq!(without.stdout, "");
+    let with = run(&["uninject", "--config", profile], Some(&injected.stdout));
+    assert_eq!(with.code, 0, "{}", with.stderr);
+    assert_eq!(with.stdout, original);
+}
+
 /// `--check` with nothing to check is a mistake (a pipe from a command
 /// that printed nothing, a forgotten -f): status 2, "no input".
 #[test]

@@ -135,13 +135,13 @@ fn pre_commit_hooks_check_and_inject() {
     assert_eq!(again.code, 0, "{}", again.stdout);
 }
 
-/// The README's fenced code block that holds `needle`, as a reader copies
-/// it: without the list item's indentation.
+/// The fenced code block of the documentation (README.md and docs/) that
+/// holds `needle`, as a reader copies it: without the list item's indentation.
 fn readme_block(needle: &str) -> String {
-    let readme = std::fs::read_to_string(common::repo().join("README.md")).expect("README");
+    let pages = common::docs();
     let mut blocks = Vec::new();
     let mut current: Option<(usize, Vec<&str>)> = None;
-    for line in readme.lines() {
+    for line in pages.iter().flat_map(|(_, text)| text.lines()) {
         let indent = line.len() - line.trim_start().len();
         match &mut current {
             None if line.trim_start().starts_with("```") => current = Some((indent, Vec::new())),
@@ -154,7 +154,11 @@ fn readme_block(needle: &str) -> String {
         }
     }
     let found: Vec<String> = blocks.into_iter().filter(|b| b.contains(needle)).collect();
-    assert_eq!(found.len(), 1, "one README block holds {needle:?}");
+    assert_eq!(
+        found.len(),
+        1,
+        "one block of the documentation holds {needle:?}"
+    );
     found.into_iter().next().expect("one block")
 }
 
@@ -646,7 +650,7 @@ fn the_krew_manifest_matches_the_crate() {
 }
 
 /// `scripts/release.sh` on the built binary (`--binary`: no second release
-/// build), with a PATH without krew: the archive holds what the README says,
+/// build), with a PATH without krew: the archive holds what the documentation says,
 /// the krew manifest has this platform's entry with the archive's sha256 and
 /// nothing of the template's placeholders; where krew is installed, it
 /// installs the plugin from them.
@@ -702,7 +706,7 @@ fn the_release_script_fills_the_krew_manifest() {
     ]
     .map(String::from)
     .into_iter()
-    .chain(["completions", "man"].into_iter().flat_map(|dir| {
+    .chain(["completions", "docs", "man"].into_iter().flat_map(|dir| {
         std::fs::read_dir(common::repo().join(dir))
             .expect("read dir")
             .map(move |e| format!("{dir}/{}", e.expect("entry").file_name().to_string_lossy()))
@@ -871,6 +875,69 @@ fn resource_list(config: &str) -> String {
     )
 }
 
+/// Inside a KRM function every message names the function config's
+/// entries and the function's input, never a command-line flag: the
+/// missing trust anchors, an unknown value, an Istio template the embedded
+/// profile lacks, native sidecars a version lacks, the fix for a Pod
+/// Security rejection.
+#[test]
+fn a_krm_functions_messages_name_its_config_not_flags() {
+    let input = resource_list("{profile: istio}");
+    let gateway = input.replacen(
+        "        labels:\n",
+        "        annotations: {inject.istio.io/templates: gateway}\n        labels:\n",
+        1,
+    );
+    assert_ne!(gateway, input, "the template annotation is in place");
+    let restricted = input.replacen(
+        "items:\n",
+        "items:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: shop\n    labels: {pod-security.kubernetes.io/enforce: baseline}\n",
+        1,
+    );
+    let cases = [
+        // Linkerd without its trust anchors: an error result and a failure.
+        resource_list("{}"),
+        resource_list("{proxyVersoin: edge-1}"),
+        gateway,
+        // A Job's proxy would keep it running: native sidecars are the fix.
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n\
+         - apiVersion: batch/v1\n  kind: Job\n  metadata: {name: once}\n  spec:\n    template:\n\
+         \x20     spec:\n        restartPolicy: Never\n        containers: [{name: app, image: app:1}]\n\
+         functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: mesh-inject}\n\
+         \x20 data: {profile: istio, kubeVersion: \"1.28\"}\n"
+            .to_string(),
+        restricted,
+    ];
+    // The commands that save the cluster's objects are kubectl's own, flags and all.
+    let flag = |text: &str| {
+        text.lines()
+            .filter(|line| !line.trim_start().starts_with("kubectl get "))
+            .flat_map(|line| line.split(|c: char| c.is_whitespace() || c == '(' || c == '"'))
+            .find(|word| {
+                word.strip_prefix("--")
+                    .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_lowercase()))
+                    || *word == "-n"
+            })
+            .map(str::to_string)
+    };
+    for (case, input) in cases.iter().enumerate() {
+        let run = common::run_as_given(&[], Some(input));
+        // What the function says: its results' messages, and standard error.
+        let results: Vec<String> = common::values(&run.stdout)
+            .into_iter()
+            .flatten()
+            .flat_map(|list| list["results"].as_array().cloned().unwrap_or_default())
+            .filter_map(|result| Some(result["message"].as_str()?.to_string()))
+            .collect();
+        let said = format!("{}\n{}", results.join("\n"), run.stderr);
+        assert!(
+            said.contains("function config") || said.contains("function's input"),
+            "case {case} names the function's config or input:\n{said}"
+        );
+        assert_eq!(flag(&said), None, "case {case} names a flag:\n{said}");
+    }
+}
+
 /// As a KRM function, the results are the report: kpt prints them, then
 /// standard error, which stays empty then (unless -v).
 #[test]
@@ -990,15 +1057,15 @@ fn a_krm_functions_configuration_is_parsed_as_the_flags_are() {
     for (config, says) in [
         (
             "{profile: istio, nativeSidecar: \"true\"}",
-            "functionConfig: invalid value 'true' for '--native-sidecar <WHEN>' [possible values: auto, always, never]",
+            "functionConfig: invalid value 'true' for 'nativeSidecar' [possible values: auto, always, never]",
         ),
         (
             "{profile: istio, kubeVersion: \"1.2x\"}",
-            "functionConfig: invalid value '1.2x' for '--kube-version <X.Y>'",
+            "functionConfig: invalid value '1.2x' for 'kubeVersion'",
         ),
         (
             "{profile: nope}",
-            "functionConfig: invalid value 'nope' for '--profile <NAME>'",
+            "functionConfig: invalid value 'nope' for 'profile'",
         ),
     ] {
         let run = run_with(config);

@@ -4,7 +4,7 @@
 //! (container order, every env var and its value, args, probes, lifecycle,
 //! resources, security context, mounts, volumes, annotations, labels).
 //!
-//! The only differences allowed are listed in README.md ("Linkerd, field for
+//! The only differences allowed are listed in docs/linkerd.md ("Linkerd, field for
 //! field"): `linkerd.io/created-by` names this tool, the tool's record
 //! annotation, and what Go's serialiser adds or drops without meaning. Cases
 //! whose settings the tool does not take yet, and cases it does not match
@@ -75,7 +75,7 @@ const OUT_OF_THE_WEBHOOKS_SCOPE: &[(&str, &str)] = &[
 ];
 
 /// Fields where the tool differs from a golden on purpose, and why (each is
-/// listed in README.md too). A difference at the path is allowed; the
+/// listed in docs/linkerd.md too). A difference at the path is allowed; the
 /// path must still differ, so that the list stays true.
 const DIFFERENT_ON_PURPOSE: &[(&str, &str, &str)] = &[
     (

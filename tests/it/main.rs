@@ -13,6 +13,7 @@ mod cli;
 mod completion;
 mod corpus_decisions;
 mod differential;
+mod docs;
 mod fuzz_regressions;
 mod generated;
 mod generated_properties;

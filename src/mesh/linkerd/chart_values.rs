@@ -33,7 +33,7 @@ pub const IN_CODE: &[(&str, &str)] = &[
     ),
     (
         "waitBeforeExitSeconds",
-        "the tool's own preStop wait (see README)",
+        "the tool's own preStop wait (see docs/usage.md, The rules)",
     ),
     ("enableDebugSidecar", "whether partials.debug is rendered"),
     ("controlPlaneNamespace", ".Release.Namespace"),

@@ -198,6 +198,31 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A page of the user documentation: `README.md`, or one under `docs/`
+/// (`docs/usage.md`).
+pub fn doc(page: &str) -> String {
+    std::fs::read_to_string(repo().join(page)).unwrap_or_else(|e| panic!("{page}: {e}"))
+}
+
+/// Every page of the user documentation: `README.md`, then `docs/*.md` by name.
+pub fn docs() -> Vec<(PathBuf, String)> {
+    let mut pages = vec![repo().join("README.md")];
+    let mut under: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
+        .expect("docs/")
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    under.sort();
+    pages.extend(under);
+    pages
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).expect("a page");
+            (path, text)
+        })
+        .collect()
+}
+
 pub fn testdata(rel: &str) -> PathBuf {
     repo().join("testdata").join(rel)
 }
