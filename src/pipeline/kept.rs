@@ -11,6 +11,7 @@ use json_patch::PatchOperation;
 use serde_json::Value;
 
 use super::verbatim::{each_object, pod_paths, record_path, value_at, value_at_mut};
+use crate::rules::PodPaths;
 use crate::rules::record::{RECORD_ANNOTATION, Record};
 use crate::rules::uninject::created_path;
 use crate::workload::WorkloadTypes;
@@ -28,18 +29,43 @@ fn entry<'n, 't>(map: &'n Node<'t>, key: &str) -> Option<(&'n Node<'t>, &'n Node
         .map(|(k, v)| (k, v))
 }
 
-/// Rewrite the record of `object` (at `path`) with `change`, when it has one.
-fn with_record(object: &mut Value, path: &[String], change: impl FnOnce(&mut Record) -> bool) {
-    let Some(slot) = value_at_mut(object, path) else {
-        return;
-    };
-    let Some(text) = slot.as_str() else {
-        return;
-    };
-    let mut record = Record::decode(text);
-    if change(&mut record) {
+/// Add to the record of each workload of `result` (the document `root` as
+/// planned) what `find` finds for it, given its node, its value and its pod
+/// paths: `add` writes that into the record. Workloads without a record
+/// are passed over. Whether any record changed.
+pub(super) fn add_to_records<T>(
+    root: &Node<'_>,
+    result: &mut Value,
+    types: &WorkloadTypes,
+    mut find: impl FnMut(&Node<'_>, &Value, &PodPaths) -> Option<T>,
+    add: impl Fn(&mut Record, T),
+) -> bool {
+    let mut changed = false;
+    each_object(root, result, |node, object| {
+        let Some(paths) = pod_paths(object, types) else {
+            return;
+        };
+        let at = record_path(&paths);
+        if value_at(object, &at).and_then(Value::as_str).is_none() {
+            return;
+        }
+        let Some(found) = find(node, object, &paths) else {
+            return;
+        };
+        let Some(slot) = value_at_mut(object, &at) else {
+            return;
+        };
+        let mut record = Record::decode(slot.as_str().unwrap_or_default());
+        add(&mut record, found);
         *slot = Value::String(record.encode());
-    }
+        changed = true;
+    });
+    changed
+}
+
+/// The record of `object`, a workload whose pod paths are `paths`, as written.
+fn record_text<'v>(object: &'v Value, paths: &PodPaths) -> Option<&'v str> {
+    value_at(object, &record_path(paths)).and_then(Value::as_str)
 }
 
 /// Add to each record of `result` (the document `root`, parsed from `text`,
@@ -51,22 +77,12 @@ pub(super) fn attach_nulls(
     result: &mut Value,
     types: &WorkloadTypes,
 ) -> bool {
-    let mut changed = false;
-    each_object(root, result, |node, object| {
-        let Some(paths) = pod_paths(object, types) else {
-            return;
-        };
-        let at = record_path(&paths);
-        let Some(record) = value_at(object, &at).and_then(Value::as_str) else {
-            return;
-        };
-        if !record.contains("wasNull=") {
-            return;
-        }
+    let find = |node: &Node<'_>, object: &Value, paths: &PodPaths| {
+        let record = record_text(object, paths).filter(|r| r.contains("wasNull="))?;
         let record = Record::decode(record);
         let mut texts = Vec::new();
         for field in &record.was_null {
-            let Some(mut path) = created_path(&paths, field) else {
+            let Some(mut path) = created_path(paths, field) else {
                 continue;
             };
             let Some(key) = path.pop() else {
@@ -83,15 +99,11 @@ pub(super) fn attach_nulls(
                 ));
             }
         }
-        if !texts.is_empty() {
-            changed = true;
-            with_record(object, &at, |record| {
-                record.null_texts = texts;
-                true
-            });
-        }
-    });
-    changed
+        (!texts.is_empty()).then_some(texts)
+    };
+    add_to_records(root, result, types, find, |record, texts| {
+        record.null_texts = texts;
+    })
 }
 
 /// Add to each record of `result` the keys a merge brought that the edit
@@ -103,22 +115,17 @@ pub(super) fn attach_merged(
     types: &WorkloadTypes,
     materialised: &[String],
 ) {
-    each_object(root, result, |_, object| {
-        let Some(paths) = pod_paths(object, types) else {
-            return;
-        };
-        with_record(object, &record_path(&paths), |record| {
-            // (A key the record cannot hold as it is stays written out.)
-            let mut keys: Vec<String> = materialised
-                .iter()
-                .filter(|k| !k.contains([',', ';', '%', '=']))
-                .cloned()
-                .collect();
-            keys.sort();
-            keys.dedup();
-            record.merged = keys;
-            true
-        });
+    // (A key the record cannot hold as it is stays written out.)
+    let mut keys: Vec<String> = materialised
+        .iter()
+        .filter(|k| !k.contains([',', ';', '%', '=']))
+        .cloned()
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let find = |_: &Node<'_>, _: &Value, _: &PodPaths| Some(keys.clone());
+    add_to_records(root, result, types, find, |record, keys| {
+        record.merged = keys;
     });
 }
 
@@ -142,15 +149,7 @@ pub(super) fn attach_probes(
     result: &mut Value,
     types: &WorkloadTypes,
 ) -> bool {
-    let mut changed = false;
-    each_object(root, result, |node, object| {
-        let Some(paths) = pod_paths(object, types) else {
-            return;
-        };
-        let at = record_path(&paths);
-        if value_at(object, &at).and_then(Value::as_str).is_none() {
-            return;
-        }
+    let find = |node: &Node<'_>, object: &Value, paths: &PodPaths| {
         let mut texts = Vec::new();
         for list in ["initContainers", "containers"] {
             let Some(NodeKind::Seq { items, .. }) = node.at(&paths.spec(list)).map(|n| &n.kind)
@@ -190,15 +189,11 @@ pub(super) fn attach_probes(
                 }
             }
         }
-        if !texts.is_empty() {
-            changed = true;
-            with_record(object, &at, |record| {
-                record.probe_texts = texts;
-                true
-            });
-        }
-    });
-    changed
+        (!texts.is_empty()).then_some(texts)
+    };
+    add_to_records(root, result, types, find, |record, texts| {
+        record.probe_texts = texts;
+    })
 }
 
 /// The patch of an object brought in line with its record as written

@@ -51,15 +51,6 @@ pub(super) fn pod_paths(object: &Value, types: &WorkloadTypes) -> Option<std::rc
     Some(PodPaths::of(kind))
 }
 
-/// The record of the workload `object`, decoded, with the paths it was read by.
-fn record_of(object: &Value, types: &WorkloadTypes) -> Option<(std::rc::Rc<PodPaths>, Record)> {
-    let paths = pod_paths(object, types)?;
-    let text = value_at(object, &record_path(&paths))?.as_str()?;
-    // Most records hold no container of the pod's own: not decoded.
-    text.contains("userContainers=")
-        .then(|| (paths.clone(), Record::decode(text)))
-}
-
 /// Each object of a document (a `List`'s items, or the document itself),
 /// beside its node.
 pub(super) fn each_object(
@@ -86,12 +77,12 @@ pub(super) fn each_object(
 /// from the manifest where the container still stands as it was, else from
 /// the record of an earlier injection (one injected again).
 pub(super) fn attach(text: &str, root: &Node<'_>, result: &mut Value, types: &WorkloadTypes) {
-    each_object(root, result, |node, object| {
-        let Some((paths, mut record)) = record_of(object, types) else {
-            return;
-        };
+    let find = |node: &Node<'_>, object: &Value, paths: &PodPaths| {
+        let record = value_at(object, &record_path(paths))?.as_str()?;
+        // Most records hold no container of the pod's own: not decoded.
+        let record = Record::decode(record.contains("userContainers=").then_some(record)?);
         let earlier = || -> Vec<Verbatim> {
-            let node = node.at(&record_path(&paths)).and_then(Node::as_str);
+            let node = node.at(&record_path(paths)).and_then(Node::as_str);
             node.map(Record::decode)
                 .map(|r| r.user_texts())
                 .unwrap_or_default()
@@ -99,7 +90,7 @@ pub(super) fn attach(text: &str, root: &Node<'_>, result: &mut Value, types: &Wo
                 .filter_map(|(_, _, text)| Verbatim::from_text(text))
                 .collect()
         };
-        record.user_texts.clear();
+        let mut texts = Vec::new();
         for (list, index, container) in record.user_containers() {
             let in_place = node
                 .at(&paths.spec(&list))
@@ -107,14 +98,13 @@ pub(super) fn attach(text: &str, root: &Node<'_>, result: &mut Value, types: &Wo
                 .filter(|v| v.value == container);
             let found = in_place.or_else(|| earlier().into_iter().find(|v| v.value == container));
             if let Some(found) = found {
-                record
-                    .user_texts
-                    .push(Record::user_text(&list, index, &found.text));
+                texts.push(Record::user_text(&list, index, &found.text));
             }
         }
-        if let Some(slot) = value_at_mut(object, &record_path(&paths)) {
-            *slot = Value::String(record.encode());
-        }
+        Some(texts)
+    };
+    super::kept::add_to_records(root, result, types, find, |record, texts| {
+        record.user_texts = texts;
     });
 }
 
@@ -165,7 +155,7 @@ pub(super) fn recorded(root: &Node<'_>, types: &WorkloadTypes) -> Vec<Verbatim> 
 /// The paths (below a workload's pod spec) of the scalars inject may
 /// replace that uninject gives back by value, in the manifest `spec`: its
 /// grace period, and with `probes` (a mesh whose agent takes them over) its
-/// probes' actions.
+/// probes' HTTP actions.
 fn replaceable(spec: &Node<'_>, probes: bool) -> Vec<Vec<String>> {
     let mut out = vec![vec!["terminationGracePeriodSeconds".to_string()]];
     let lists = if probes {
@@ -179,18 +169,14 @@ fn replaceable(spec: &Node<'_>, probes: bool) -> Vec<Vec<String>> {
         };
         for (index, container) in items.iter().enumerate() {
             for probe in ["readinessProbe", "livenessProbe", "startupProbe"] {
-                for (handler, fields) in [
-                    ("httpGet", &["port", "path", "scheme", "host"][..]),
-                    ("tcpSocket", &["port", "host"][..]),
-                    ("grpc", &["port", "service"][..]),
-                ] {
-                    if container.at(&[probe, handler]).is_none() {
-                        continue;
-                    }
-                    for field in fields {
-                        let path = [list, &index.to_string(), probe, handler, field];
-                        out.push(path.iter().map(|s| s.to_string()).collect());
-                    }
+                // A TCP or gRPC action the agent takes over is kept whole,
+                // lines and all (`kept::attach_probes`): not here again.
+                if container.at(&[probe, "httpGet"]).is_none() {
+                    continue;
+                }
+                for field in ["port", "path", "scheme", "host"] {
+                    let path = [list, &index.to_string(), probe, "httpGet", field];
+                    out.push(path.iter().map(|s| s.to_string()).collect());
                 }
             }
         }
@@ -210,16 +196,8 @@ pub(super) fn attach_texts(
     types: &WorkloadTypes,
     probes: bool,
 ) {
-    each_object(root, result, |node, object| {
-        let Some(paths) = pod_paths(object, types) else {
-            return;
-        };
-        if value_at(object, &record_path(&paths)).is_none() {
-            return;
-        }
-        let Some(spec) = node.at(&paths.spec) else {
-            return;
-        };
+    let find = |node: &Node<'_>, object: &Value, paths: &PodPaths| {
+        let spec = node.at(&paths.spec)?;
         let mut texts = Vec::new();
         for path in replaceable(spec, probes) {
             let Some(scalar) = spec.at(&path) else {
@@ -246,20 +224,12 @@ pub(super) fn attach_texts(
                 texts.push((full, written));
             }
         }
-        if texts.is_empty() {
-            return;
-        }
-        let Some(slot) = value_at_mut(object, &record_path(&paths)) else {
-            return;
-        };
-        let Some(record) = slot.as_str() else {
-            return;
-        };
-        let mut record = Record::decode(record);
+        (!texts.is_empty()).then_some(texts)
+    };
+    super::kept::add_to_records(root, result, types, find, |record, texts| {
         for (path, written) in texts {
             record.push_text(&path, written);
         }
-        *slot = Value::String(record.encode());
     });
 }
 
