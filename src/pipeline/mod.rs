@@ -181,12 +181,20 @@ pub fn process_or_return(
         }
         rendered = second.rendered;
     }
+    let mut outputs = Vec::with_capacity(rendered.len());
+    for (source, part) in sources.iter().zip(&mut rendered) {
+        match Output::spliced(source, std::mem::take(&mut part.edits)) {
+            Ok(output) => outputs.push(output),
+            Err(error) => return Err(Failed { error, sources }),
+        }
+    }
     Ok(sources
         .into_iter()
         .zip(rendered)
-        .map(|(source, part)| Processed {
+        .zip(outputs)
+        .map(|((source, part), output)| Processed {
             source,
-            output: Output::Spliced(part.edits),
+            output,
             objects: part.objects,
             values: part.values,
         })

@@ -119,6 +119,39 @@ pub enum Output {
     Text(String),
 }
 
+impl Output {
+    /// The edits of `source`'s text in runs, checked to be what writing
+    /// them takes: in order, none overlapping another, each from and to a
+    /// place between two characters of the text. An edit that is not is the
+    /// tool's defect, said as such with the source and the place it is at,
+    /// never written as text lost or doubled.
+    pub fn spliced(
+        source: &Source,
+        runs: Vec<Vec<yaml::Edit>>,
+    ) -> Result<Output, crate::error::Error> {
+        let text = source.text.as_str();
+        let mut at = 0;
+        for edit in runs.iter().flatten() {
+            let fits = at <= edit.start
+                && edit.start <= edit.end
+                && text.is_char_boundary(edit.start)
+                && text.is_char_boundary(edit.end);
+            if !fits {
+                let name = source.name();
+                let place = crate::error::Located::at(&name, text, 1, edit.start, String::new());
+                let (line, column) = (place.line, place.column);
+                return Err(crate::error::Error::Internal(format!(
+                    "{}: an edit of bytes {}..{} (line {line}:{column}) does not follow the one before, \
+                     which ends at byte {at}, or does not fall between characters",
+                    name, edit.start, edit.end,
+                )));
+            }
+            at = edit.end;
+        }
+        Ok(Output::Spliced(runs))
+    }
+}
+
 impl Processed {
     /// Whether an object needed a change the tool could not write (see
     /// [`ObjectResult::uneditable`]): `--check` fails on it.
@@ -142,7 +175,7 @@ impl Processed {
     /// The output's pieces in order: slices of the source and inserted
     /// texts, none empty.
     pub fn pieces(&self) -> impl Iterator<Item = &str> {
-        // Edits start and end between characters.
+        // Edits start and end between characters ([`Output::spliced`]).
         self.byte_pieces()
             .map(|piece| std::str::from_utf8(piece).unwrap_or_default())
     }
@@ -184,6 +217,48 @@ impl Processed {
             }
             Output::Text(text) => text.as_str().into(),
             Output::Spliced(_) => self.pieces().collect::<String>().into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::Edit;
+    use crate::yaml::edit::Text;
+
+    fn edit(start: usize, end: usize, text: &str) -> Edit {
+        Edit {
+            start,
+            end,
+            text: Text::Own(text.into()),
+        }
+    }
+
+    #[test]
+    fn edits_that_cannot_be_written_are_the_tools_defect_said_aloud() {
+        let source = Source {
+            path: None,
+            text: "a: é\nb: 2\n".into(),
+            found_in: None,
+            aliases: Default::default(),
+        };
+        let fine = vec![vec![edit(0, 1, "x")], vec![edit(6, 7, "c")]];
+        assert!(Output::spliced(&source, fine).is_ok());
+        for runs in [
+            // Overlapping, across two runs, out of order, inside a character.
+            vec![vec![edit(0, 3, "x"), edit(2, 4, "y")]],
+            vec![vec![edit(3, 6, "x")], vec![edit(5, 6, "y")]],
+            vec![vec![edit(6, 7, "x"), edit(0, 1, "y")]],
+            vec![vec![edit(4, 5, "x")]],
+        ] {
+            let error = Output::spliced(&source, runs)
+                .expect_err("refused")
+                .to_string();
+            assert!(
+                error.starts_with("internal error: <stdin>: an edit of bytes"),
+                "{error}"
+            );
         }
     }
 }
