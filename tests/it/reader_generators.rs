@@ -327,6 +327,14 @@ pub fn manifests() -> Vec<String> {
     out.push(format!("{}\n{}\n", json_line("web"), json_line("api")));
     out.push(format!("{}{}\n", json_line("web"), json_line("api")));
     out.push(format!("[{}]\n", json_line("web")));
+    // A JSON List, on one line and as kubectl prints it: read item by item.
+    let (web, api) = (json_line("web"), json_line("api"));
+    out.push(format!(
+        "{{\"apiVersion\":\"v1\",\"items\":[{web},{api}],\"kind\":\"List\"}}\n"
+    ));
+    out.push(format!(
+        "{{\n    \"apiVersion\": \"v1\",\n    \"items\": [\n        {web},\n        {api}\n    ],\n    \"kind\": \"List\"\n}}\n"
+    ));
     out.push(deployment(
         "POD",
         "      # a note\u{2028}      hostNetwork: true\n",
