@@ -798,12 +798,12 @@ fn gather_found(
             for (index, item) in items.iter().enumerate().filter(|(_, i)| wanted(i)) {
                 let node = nodes.get(index).unwrap_or(root);
                 check_documents(source, document.index, node, item, cluster)?;
-                found.push(item.clone());
+                found.extend(overlays::placed(item.clone(), &source.kustomized));
             }
         }
         None if wanted(&value) => {
             check_documents(source, document.index, root, &value, cluster)?;
-            found.push(value);
+            found.extend(overlays::placed(value, &source.kustomized));
         }
         None => {}
     }
@@ -1518,7 +1518,7 @@ fn plan_object(
     };
     // Overlays that set different namespaces: one injection for all of them.
     let across = match kustomized.builds.as_slice() {
-        builds @ [_, _, ..] if !names_namespace(&object) => Some(builds),
+        builds @ [_, _, ..] if !overlays::names_namespace(&object) => Some(builds),
         _ => None,
     };
     let mut plan = match action {
@@ -1546,15 +1546,6 @@ fn plan_object(
         plan.notes.extend(notes);
     }
     Ok((plan, verdicts))
-}
-
-/// Whether `object` names its namespace.
-fn names_namespace(object: &Value) -> bool {
-    object
-        .field("metadata")
-        .and_then(|m| m.field("namespace"))
-        .and_then(Value::as_str)
-        .is_some_and(|ns| !ns.is_empty())
 }
 
 /// What the cluster says of `plan`'s workload (of `kind`), for one that

@@ -134,12 +134,7 @@ pub(super) fn source_notes(object: &Value, kustomized: &Kustomized) -> Vec<Note>
         .iter()
         .map(|p| Note::warning(p.clone()).about_the_run())
         .collect();
-    let own = object
-        .field("metadata")
-        .and_then(|m| m.field("namespace"))
-        .and_then(Value::as_str)
-        .filter(|ns| !ns.is_empty());
-    if let Some(own) = own {
+    if let Some(own) = own_namespace(object) {
         for build in kustomized.builds.iter().filter(|b| b.namespace != own) {
             notes.push(Note::warning(format!(
                 "metadata.namespace is {own}, but overlay {} sets namespace {} ({}), which \
@@ -149,6 +144,40 @@ pub(super) fn source_notes(object: &Value, kustomized: &Kustomized) -> Vec<Note>
         }
     }
     notes
+}
+
+/// A context object of a kustomized source (a LimitRange beside the
+/// Deployment) as kustomize deploys it: one that names no namespace is in
+/// each overlay's.
+pub(super) fn placed(object: Value, kustomized: &Kustomized) -> Vec<Value> {
+    if kustomized.builds.is_empty() || names_namespace(&object) {
+        return vec![object];
+    }
+    kustomized
+        .builds
+        .iter()
+        .map(|build| {
+            let mut object = object.clone();
+            if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+                metadata.insert("namespace".into(), Value::String(build.namespace.clone()));
+            }
+            object
+        })
+        .collect()
+}
+
+/// Whether `object` names its namespace.
+pub(super) fn names_namespace(object: &Value) -> bool {
+    own_namespace(object).is_some()
+}
+
+/// The namespace `object` names, if any.
+fn own_namespace(object: &Value) -> Option<&str> {
+    object
+        .field("metadata")
+        .and_then(|m| m.field("namespace"))
+        .and_then(Value::as_str)
+        .filter(|ns| !ns.is_empty())
 }
 
 /// `builds` as a report lists them: `shop (overlays/prod), dev (overlays/dev)`.

@@ -153,6 +153,24 @@ fn a_base_is_injected_as_in_the_namespace_of_its_overlay() {
     );
 }
 
+#[test]
+fn a_limit_range_beside_the_base_is_in_the_namespace_of_its_overlay() {
+    let dir = repository(
+        "base/deploy.yaml: deployment
+         base/limits.yaml: {apiVersion: v1, kind: LimitRange, metadata: {name: tiny}, spec: {limits: [{type: Container, max: {memory: 1Mi}}]}}
+         base/kustomization.yaml: {resources: [deploy.yaml, limits.yaml]}
+         prod/kustomization.yaml: {namespace: shop, resources: [../base]}",
+        DEPLOYMENT,
+    );
+    let files = ["-f", "base/deploy.yaml", "-f", "base/limits.yaml"];
+    let (run, label) = inject_in(dir.path(), &files);
+    assert_eq!(label, "shop");
+    said(
+        &run,
+        "linkerd-proxy: limits.memory, requests.memory from the LimitRange of namespace shop",
+    );
+}
+
 /// Two overlays of one base, `shop` and `dev`, and a cluster whose `shop`
 /// enforces Pod Security `baseline` (which refuses Linkerd's init
 /// container's capabilities) while `dev` enforces nothing.
