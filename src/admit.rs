@@ -103,6 +103,7 @@ pub fn admit_all(
         security,
         namespace: settings.run.namespace(),
         namespace_assumed: settings.run.namespace.is_none(),
+        namespace_from: settings.run.namespace_from.as_deref(),
         cluster,
         prepared: &prepared,
         // The webhook returns its patch; the trace shows it.

@@ -241,6 +241,15 @@ pub struct InputArgs {
     /// report says so for each workload injected there]
     #[arg(short = 'n', long, value_name = "NAMESPACE", value_parser = namespace_name)]
     pub namespace: Option<String>,
+    /// Without -n, the namespace of objects that name none is the value of
+    /// the environment variable VAR (Helm 4's post-renderer plugin passes
+    /// HELM_NAMESPACE, the namespace of the release); VAR unset is an error
+    #[arg(long, value_name = "VAR")]
+    pub namespace_from_env: Option<String>,
+    /// The namespace was given by a KRM function's config, not by -n: the
+    /// report says so.
+    #[arg(skip)]
+    pub namespace_in_function_config: bool,
     /// Most bytes one input (a file, or standard input) may hold, in bytes
     /// or with a suffix: Ki, Mi, Gi, Ti (powers of 1024) or k, M, G, T
     /// (powers of 1000), as `256Mi`. Reading stops there: a larger input
@@ -336,7 +345,7 @@ mod tests {
 
 /// A namespace's name as the apiserver takes one (a DNS-1123 label): what
 /// the tool writes into labels and checks policies with.
-fn namespace_name(name: &str) -> Result<String, String> {
+pub(crate) fn namespace_name(name: &str) -> Result<String, String> {
     let bytes = name.as_bytes();
     let fits = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     let valid = !name.is_empty()

@@ -494,6 +494,7 @@ pub(crate) fn sample_trust_roots() -> crate::source::Source {
         text: include_str!("../testdata/cluster/linkerd-trust-roots.yaml").to_string(),
         found_in: None,
         aliases: Default::default(),
+        kustomized: Default::default(),
     }
 }
 

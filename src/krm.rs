@@ -873,6 +873,7 @@ mod tests {
             version: crate::cluster::KubeVersion::CURRENT,
             security: crate::rules::SecurityMode::Auto,
             namespace: None,
+            namespace_from: None,
             keep_values: false,
             whole_lists: false,
             keep_patches: false,
@@ -882,6 +883,7 @@ mod tests {
             text: text.to_string(),
             found_in: None,
             aliases: Default::default(),
+            kustomized: Default::default(),
         };
         let context = [crate::cluster::sample_trust_roots()];
         let mut results =

@@ -616,6 +616,7 @@ mod tests {
                 text: read.to_string(),
                 found_in: None,
                 aliases: Default::default(),
+                kustomized: Default::default(),
             },
             output: crate::pipeline::Output::Text(new.to_string()),
             objects: Vec::new(),

@@ -507,6 +507,7 @@ fn uninject_again(
         text: processed.text().into_owned(),
         found_in: processed.source.found_in.clone(),
         aliases: processed.source.aliases.clone(),
+        kustomized: processed.source.kustomized.clone(),
     };
     let Some(again) = uninject_with(args, mesh, vec![source], progress)?.pop() else {
         return Ok(processed);
@@ -673,6 +674,7 @@ fn apply_function_config(
     }
     if config.namespace.is_some() {
         args.common.input.namespace = given.common.input.namespace;
+        args.common.input.namespace_in_function_config = true;
     }
     args.options.warn_only |= config.warn_only;
     args.profile.set.extend(given.profile.set);
@@ -816,6 +818,7 @@ fn settings(
     input: &InputArgs,
 ) -> Result<Settings, Error> {
     let (profile, _, flags) = load_profile(profile)?;
+    let (namespace, namespace_from) = run_namespace(input)?;
     Ok(Settings {
         action,
         profile,
@@ -823,11 +826,39 @@ fn settings(
         native: native.map(native_choice),
         version,
         security: SecurityMode::Auto,
-        namespace: input.namespace.clone(),
+        namespace,
+        namespace_from,
         keep_values: false,
         whole_lists: false,
         keep_patches: false,
     })
+}
+
+/// The namespace of objects that name none, and where it was given: `-n`
+/// (or a KRM function's config), else the variable `--namespace-from-env`
+/// names, which must then be set to a namespace's name.
+fn run_namespace(input: &InputArgs) -> Result<(Option<String>, Option<String>), Error> {
+    if let Some(namespace) = &input.namespace {
+        let from = match input.namespace_in_function_config {
+            true => "the function config",
+            false => "-n",
+        };
+        return Ok((Some(namespace.clone()), Some(from.to_string())));
+    }
+    let Some(var) = &input.namespace_from_env else {
+        return Ok((None, None));
+    };
+    let value = std::env::var(var).map_err(|_| {
+        Error::Usage(format!(
+            "--namespace-from-env {var}: the environment has no {var} (or it is not UTF-8); give the namespace with -n"
+        ))
+    })?;
+    let namespace = crate::cli::namespace_name(&value).map_err(|why| {
+        Error::Usage(format!(
+            "--namespace-from-env {var}: {var} is {value:?}, not a namespace's name: {why}"
+        ))
+    })?;
+    Ok((Some(namespace), Some(var.clone())))
 }
 
 fn native_choice(choice: NativeSidecar) -> NativeChoice {

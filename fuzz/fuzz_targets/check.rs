@@ -81,6 +81,7 @@ fn settings(choice: u8, second: bool) -> Settings {
         },
         security: SecurityMode::Auto,
         namespace: None,
+        namespace_from: None,
         keep_values: false,
         whole_lists: false,
         keep_patches: true,
@@ -97,6 +98,7 @@ fn run_with(
         text: text.to_string(),
         found_in: None,
         aliases: Default::default(),
+        kustomized: Default::default(),
     };
     let settings = Settings {
         action,

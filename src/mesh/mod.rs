@@ -311,6 +311,17 @@ impl Mesh {
         self == Mesh::Istio
     }
 
+    /// The pod label the mesh writes the workload's namespace to, when it
+    /// has one that its CLI writes empty for a manifest without a
+    /// namespace: the only place Linkerd's injection names the namespace
+    /// (its proxy reads it at run time from the downward API), so an
+    /// injection with it empty holds in any namespace. Istio names the
+    /// namespace in its proxy's environment (`ISTIO_META_OWNER`, where its
+    /// CLI writes `default`): it has none.
+    pub fn namespace_label(self) -> Option<&'static str> {
+        (self == Mesh::Linkerd).then_some("linkerd.io/workload-ns")
+    }
+
     /// Whether the mesh's webhook writes on Services too.
     pub fn annotates_services(self) -> bool {
         self == Mesh::Linkerd

@@ -16,11 +16,12 @@ use crate::note::Note;
 use crate::profile::{Prepared, Profile};
 use crate::progress::Progress;
 use crate::rules::{self, Env, Outcome, Plan};
-use crate::source::Source;
+use crate::source::{Kustomized, Source};
 use crate::workload::{self, ObjectRef, WorkloadTypes};
 use crate::yaml::{self, Document, Node};
 
 mod kept;
+mod overlays;
 mod parallel;
 mod results;
 mod verbatim;
@@ -125,12 +126,14 @@ pub fn process_or_return(
             security: settings.security,
             namespace: settings.namespace(),
             namespace_assumed: settings.namespace.is_none(),
+            namespace_from: settings.namespace_from.as_deref(),
             cluster,
         };
         let planner = Planner {
             settings,
             env: &env,
             types: &types,
+            kustomized: &NOT_KUSTOMIZED,
         };
         process_sources(&sources, planner, gather, progress)
     };
@@ -207,7 +210,15 @@ struct Planner<'a> {
     settings: &'a Settings,
     env: &'a Env<'a>,
     types: &'a WorkloadTypes,
+    /// The namespaces kustomize gives the source's objects.
+    kustomized: &'a Kustomized,
 }
+
+/// A source no kustomization includes.
+static NOT_KUSTOMIZED: Kustomized = Kustomized {
+    builds: Vec::new(),
+    problems: Vec::new(),
+};
 
 /// A stretch of whole documents of one source (a source, or a part of a
 /// large one), or of the items of a large `List`.
@@ -557,6 +568,26 @@ fn process_unit(
     let source = unit.source;
     let name = source.name();
     let text = source.text.as_str();
+    // Its objects that name no namespace are in the one its overlay sets
+    // (several overlays: see `overlays.rs`).
+    let kustomized = &source.kustomized;
+    let from;
+    let env;
+    let planner = match kustomized.builds.as_slice() {
+        [one] => {
+            from = format!("kustomization {}", one.set_by);
+            env = overlays::in_namespace(planner.env, &one.namespace, Some(&from));
+            Planner {
+                env: &env,
+                kustomized,
+                ..planner
+            }
+        }
+        _ => Planner {
+            kustomized,
+            ..planner
+        },
+    };
     let mut result = UnitResult {
         rendered: Rendered::default(),
         documents: 0,
@@ -775,12 +806,12 @@ fn gather_found(
             for (index, item) in items.iter().enumerate().filter(|(_, i)| wanted(i)) {
                 let node = nodes.get(index).unwrap_or(root);
                 check_documents(source, document.index, node, item, cluster)?;
-                found.push(item.clone());
+                found.extend(overlays::placed(item.clone(), &source.kustomized));
             }
         }
         None if wanted(&value) => {
             check_documents(source, document.index, root, &value, cluster)?;
-            found.push(value);
+            found.extend(overlays::placed(value, &source.kustomized));
         }
         None => {}
     }
@@ -1459,6 +1490,7 @@ fn plan_object(
         settings,
         env,
         types,
+        kustomized,
     } = planner;
     let kind = reference.and_then(|r| types.find(&r.api_version, &r.kind));
     // What the mesh's webhook writes on a Service.
@@ -1488,8 +1520,21 @@ fn plan_object(
         let workload = reference.map(ToString::to_string).unwrap_or_default();
         return Err(rules::PlanError::Refused(format!("{workload}: {why}")));
     }
-    let plan = match action {
-        Action::Inject => rules::inject(object, kind, env).map_err(|error| match error {
+    let notes = match action {
+        Action::Inject => overlays::source_notes(&object, kustomized),
+        Action::Uninject => Vec::new(),
+    };
+    // Overlays that set different namespaces: one injection for all of them.
+    let across = match kustomized.builds.as_slice() {
+        builds @ [_, _, ..] if !overlays::names_namespace(&object) => Some(builds),
+        _ => None,
+    };
+    let mut plan = match action {
+        Action::Inject => match across {
+            Some(builds) => overlays::inject_across(object, kind, builds, env),
+            None => rules::inject(object, kind, env),
+        }
+        .map_err(|error| match error {
             internal @ rules::PlanError::Internal(_) => internal,
             refused => {
                 let workload = reference.map(ToString::to_string).unwrap_or_default();
@@ -1500,10 +1545,30 @@ fn plan_object(
             rules::uninject(&object, kind, &settings.profile, settings.keep_patches)?
         }
     };
-    let verdicts = match plan.outcome {
+    let review = |plan: &Plan, namespace: &str| verdicts_of(plan, kind, namespace, planner);
+    let verdicts = match across.filter(|_| action == Action::Inject) {
+        Some(builds) => overlays::verdicts_in_each(&plan, builds, &review),
+        None => review(&plan, env.namespace),
+    };
+    if matches!(plan.outcome, Outcome::Injected | Outcome::AlreadyInjected) {
+        plan.notes.extend(notes);
+    }
+    Ok((plan, verdicts))
+}
+
+/// What the cluster says of `plan`'s workload (of `kind`), for one that
+/// names no namespace in `namespace`.
+fn verdicts_of(
+    plan: &Plan,
+    kind: &workload::WorkloadType,
+    namespace: &str,
+    planner: Planner<'_>,
+) -> Vec<Verdict> {
+    let Planner { settings, env, .. } = planner;
+    match plan.outcome {
         Outcome::Injected | Outcome::AlreadyInjected => {
             let target = admission::review::Target {
-                default_namespace: env.namespace,
+                default_namespace: namespace,
                 cluster: env.cluster,
                 version: env.version,
                 webhooks: &[],
@@ -1535,8 +1600,7 @@ fn plan_object(
             format!("{}'s webhook denies the pod: {why}", settings.profile.name),
         )],
         _ => Vec::new(),
-    };
-    Ok((plan, verdicts))
+    }
 }
 
 /// The outcome for an object of a kind without a pod template: left as

@@ -34,6 +34,10 @@ pub struct Settings {
     /// Namespace of objects that name none, as `kubectl apply -n` would
     /// place them; `None` when none was given (see [`Settings::namespace`]).
     pub namespace: Option<String>,
+    /// Where `namespace` was given (`-n`, the variable of
+    /// `--namespace-from-env`, the function config), said with each
+    /// workload injected there.
+    pub namespace_from: Option<String>,
     /// Keep every document's final value (for `-o json`).
     pub keep_values: bool,
     /// Keep every object's patch (for `-o patch`); large inputs need not hold them.

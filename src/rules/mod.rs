@@ -48,10 +48,14 @@ pub struct Env<'a> {
     pub native: Option<NativeChoice>,
     pub version: KubeVersion,
     pub security: SecurityMode,
-    /// Namespace of objects that name none.
+    /// Namespace of objects that name none; empty for an injection that
+    /// must hold in any namespace (see `pipeline/overlays.rs`).
     pub namespace: &'a str,
     /// No namespace was given for them: `default` is assumed, and said.
     pub namespace_assumed: bool,
+    /// Where `namespace` was given (`-n`, a kustomization), said with each
+    /// workload that names none.
+    pub namespace_from: Option<&'a str>,
     pub cluster: &'a ClusterContext,
     /// The profile filled with the values workloads use, shared across them.
     pub prepared: &'a Prepared,

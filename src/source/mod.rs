@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Located};
 use crate::yaml::expansion::Tally;
 
+mod namespace;
 mod skip;
 
+pub use namespace::{Build, Finder, Kustomized};
 pub use skip::{Glob, SkippedFile, kustomize_patch};
 
 /// One input stream: a file or standard input.
@@ -24,6 +26,9 @@ pub struct Source {
     /// with it, stand for once expanded: they are refused together when
     /// that is too much (see `yaml/expansion.rs`).
     pub aliases: Tally,
+    /// The namespaces kustomize gives its objects, when kustomizations
+    /// include the file (see `namespace.rs`).
+    pub kustomized: Kustomized,
 }
 
 impl Source {
@@ -101,7 +106,8 @@ pub fn read_all_within(
 /// files that are not manifests to inject (see `skip.rs`: `exclude`, a Helm
 /// chart's templates, kustomize patches), which are returned with why.
 /// A file of `named` (the paths given with `-f`) named itself is read even
-/// when a kustomization lists it as a patch: the user asked for it.
+/// when a kustomization lists it as a patch: the user asked for it. Each
+/// file knows the namespaces kustomize gives its objects.
 pub fn read_selected(
     paths: &[PathBuf],
     named: &[PathBuf],
@@ -110,6 +116,7 @@ pub fn read_selected(
     max_bytes: u64,
 ) -> Result<(Vec<Source>, Vec<SkippedFile>), Error> {
     let mut skipper = skip::Skipper::new(exclude);
+    let mut namespaces = Finder::default();
     let mut sources = Vec::new();
     let aliases = Tally::default();
     let (found, mut skipped) = once(expand_found(paths, recursive)?);
@@ -122,6 +129,9 @@ pub fn read_selected(
             }
         }
         let mut source = read_within(path.as_deref(), max_bytes)?;
+        if let Some(file) = &path {
+            source.kustomized = namespaces.of(file, found_in.as_deref());
+        }
         source.found_in = found_in;
         source.aliases = aliases.clone();
         sources.push(source);
@@ -332,6 +342,7 @@ pub fn read_within(path: Option<&Path>, max_bytes: u64) -> Result<Source, Error>
         text,
         found_in: None,
         aliases: Tally::default(),
+        kustomized: Kustomized::default(),
     })
 }
 

@@ -210,7 +210,7 @@ impl<'a> Skipper<'a> {
         for dir in dirs {
             let listed = self.patches_of(&dir);
             if let Some((_, field)) = listed.iter().find(|(p, _)| *p == file) {
-                let kustomization = kustomization_in(&dir).unwrap_or(dir);
+                let kustomization = super::namespace::kustomization_in(&dir).unwrap_or(dir);
                 return Some(skipped(
                     format!(
                         "a kustomize patch (listed under {field} in {}): kustomize merges it into the resources it targets, which are injected",
@@ -251,18 +251,10 @@ fn helm_chart_of(path: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// The kustomization file of `dir`, under any of the names kustomize reads.
-fn kustomization_in(dir: &Path) -> Option<PathBuf> {
-    ["kustomization.yaml", "kustomization.yml", "Kustomization"]
-        .iter()
-        .map(|name| dir.join(name))
-        .find(|file| file.is_file())
-}
-
 /// The files the kustomization of `dir` lists as patches, canonical, with
 /// the field that lists each. A kustomization that cannot be read lists none.
 fn read_patches(dir: &Path) -> Vec<(PathBuf, &'static str)> {
-    let Some(file) = kustomization_in(dir) else {
+    let Some(file) = super::namespace::kustomization_in(dir) else {
         return Vec::new();
     };
     // Read as an input is (within the default size), not to any end.

@@ -757,6 +757,7 @@ fn run_with(text: &str, action: Action, mode: &Mode, whole_lists: bool) -> Proce
         version: mode.version.unwrap_or(KubeVersion::CURRENT),
         security: SecurityMode::Auto,
         namespace: None,
+        namespace_from: None,
         keep_values: false,
         whole_lists,
         keep_patches: true,
@@ -766,6 +767,7 @@ fn run_with(text: &str, action: Action, mode: &Mode, whole_lists: bool) -> Proce
         text: text.to_string(),
         found_in: None,
         aliases: Default::default(),
+        kustomized: Default::default(),
     };
     // Linkerd's proxy needs trust anchors: the sample ones, as `--context`
     // gives them (a `--set` among the mode's values wins over them).

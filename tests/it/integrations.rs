@@ -548,11 +548,17 @@ fn works_as_a_helm_4_post_renderer_plugin() {
             .filter_map(|a| a.as_str())
             .map(expand),
     );
-    let post_render = |extra: &[String]| -> common::Run {
-        let example =
-            std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
-        let rendered = format!("---\n# Source: web/templates/deploy.yaml\n{example}");
-        let mut child = Command::new(&program)
+    let example =
+        std::fs::read_to_string(common::testdata("example/deploy.yaml")).expect("example");
+    // Helm sets the release's namespace in a plugin's environment.
+    let post_render_in = |extra: &[String], manifest: &str, namespace: Option<&str>| {
+        let rendered = format!("---\n# Source: web/templates/deploy.yaml\n{manifest}");
+        let mut command = Command::new(&program);
+        match namespace {
+            Some(namespace) => command.env("HELM_NAMESPACE", namespace),
+            None => command.env_remove("HELM_NAMESPACE"),
+        };
+        let mut child = command
             .args(&args)
             .args(extra)
             .env("PATH", path_with_binary())
@@ -570,9 +576,26 @@ fn works_as_a_helm_4_post_renderer_plugin() {
             .expect("stdin")
             .write_all(rendered.as_bytes())
             .expect("write");
-        child.wait_with_output().expect("runs").into()
+        common::Run::from(child.wait_with_output().expect("runs"))
     };
+    let post_render = |extra: &[String]| post_render_in(extra, &example, Some("default"));
     let context = format!("--context={}", common::cluster().display());
+    // A manifest that names no namespace is injected as in the release's.
+    let bare = example.replace("  namespace: shop\n", "");
+    let verbose = [context.clone(), "-v".to_string()];
+    let run = post_render_in(&verbose, &bare, Some("team"));
+    let said = run.stderr.contains("namespace team from HELM_NAMESPACE");
+    let labelled = run.stdout.contains("linkerd.io/workload-ns: team");
+    assert!(
+        run.code == 0 && said && labelled,
+        "{}{}",
+        run.stdout,
+        run.stderr
+    );
+    // Without it (not Helm, then), the run stops rather than guess.
+    let run = post_render_in(std::slice::from_ref(&context), &bare, None);
+    let named = run.stderr.contains("the environment has no HELM_NAMESPACE");
+    assert!(run.code == 2 && named, "{}", run.stderr);
     let run = post_render(std::slice::from_ref(&context));
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(

@@ -34,6 +34,7 @@ mod linkerd_config;
 mod linkerd_goldens;
 mod linkerd_settings;
 mod mesh_goldens_reinjected;
+mod namespaces;
 mod noops;
 mod properties;
 mod reader_generators;

@@ -8,6 +8,9 @@ pub(super) struct Pod<'a> {
     pub(super) spec: &'a Value,
     /// The workload names no namespace and none was given: `default` it is.
     pub(super) namespace_assumed: bool,
+    /// The workload names no namespace: where the one it is injected as in
+    /// was given, if it was.
+    pub(super) namespace_from: Option<String>,
     pub(super) annotations: Option<&'a Map<String, Value>>,
     pub(super) app_container_names: Vec<String>,
     pub(super) vars: WorkloadVars,
@@ -108,6 +111,10 @@ impl<'a> Pod<'a> {
         Pod {
             spec,
             namespace_assumed: namespace.is_none() && env.namespace_assumed,
+            namespace_from: env
+                .namespace_from
+                .filter(|_| namespace.is_none())
+                .map(str::to_string),
             annotations,
             app_container_names,
             vars,

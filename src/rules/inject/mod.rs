@@ -310,6 +310,17 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         )
         .collect();
 
+    // In no namespace (one injection for overlays of different
+    // namespaces): the mesh's namespace label is written empty, as its CLI
+    // writes it for a manifest without one (the profile leaves out a label
+    // whose value is empty).
+    let label = env.profile.mesh.namespace_label();
+    if let Some(label) = label.filter(|_| pod.vars.namespace.is_empty()) {
+        let metadata = std::sync::Arc::make_mut(&mut rendered.metadata);
+        metadata
+            .labels
+            .insert(label.to_string(), Value::String(String::new()));
+    }
     let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes);
     if env.profile.mesh == Mesh::Linkerd {
         // Linkerd's webhook adds the pod's own service name and
@@ -401,6 +412,11 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         sidecar.notes.push(Note::info(format!(
             "no namespace: injected as in namespace {}, where kubectl puts it only when that is \
              the current context's namespace; give the namespace with -n",
+            pod.vars.namespace
+        )));
+    } else if let Some(from) = &pod.namespace_from {
+        sidecar.notes.push(Note::info(format!(
+            "namespace {} from {from}",
             pod.vars.namespace
         )));
     }
@@ -607,6 +623,7 @@ mod tests {
                 security: SecurityMode::Auto,
                 namespace: "default",
                 namespace_assumed: false,
+                namespace_from: None,
                 cluster: &self.cluster,
                 run_notes: &[],
             }
