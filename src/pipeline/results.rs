@@ -246,6 +246,7 @@ mod tests {
             text: "a: é\nb: 2\n".into(),
             found_in: None,
             aliases: Default::default(),
+            kustomized: Default::default(),
         };
         let fine = vec![vec![edit(0, 1, "x")], vec![edit(6, 7, "c")]];
         assert!(Output::spliced(&source, fine).is_ok());
