@@ -248,7 +248,7 @@ pub fn render(
 /// What `--check` says of a file that would change: a line for each object
 /// that would, saying why (not injected, or what its injection lacks).
 pub fn stale_lines(processed: &Processed) -> Vec<String> {
-    processed
+    let mut lines: Vec<String> = processed
         .objects
         .iter()
         .filter_map(|object| {
@@ -270,7 +270,16 @@ pub fn stale_lines(processed: &Processed) -> Vec<String> {
             };
             Some(format!("{subject}: {why}"))
         })
-        .collect()
+        .collect();
+    // Kustomize patches that address containers by place: the patch is to
+    // change, not the file, which --in-place leaves as it is.
+    lines.extend(
+        processed
+            .objects
+            .iter()
+            .flat_map(|object| object.patched.iter().cloned()),
+    );
+    lines
 }
 
 /// The command that brings the stale files up to date: the command line as

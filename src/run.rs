@@ -343,7 +343,7 @@ fn transform_input(
     }
 
     let status = if (common.check || common.diff) && results.iter().any(Processed::changed)
-        || common.check && results.iter().any(Processed::uneditable)
+        || common.check && results.iter().any(Processed::fails_check)
     {
         Status::WouldChange
     } else {
@@ -552,7 +552,7 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
         let mut lines = String::new();
         let stale: Vec<&Processed> = results
             .iter()
-            .filter(|p| p.changed() || p.uneditable())
+            .filter(|p| p.changed() || p.fails_check())
             .collect();
         for processed in &stale {
             lines.push_str(&format!("would {verb}: {}\n", processed.source.name()));

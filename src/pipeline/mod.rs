@@ -23,6 +23,7 @@ use crate::yaml::{self, Document, Node};
 mod kept;
 mod overlays;
 mod parallel;
+mod patches;
 mod results;
 mod verbatim;
 
@@ -217,6 +218,7 @@ struct Planner<'a> {
 /// A source no kustomization includes.
 static NOT_KUSTOMIZED: Kustomized = Kustomized {
     builds: Vec::new(),
+    index_patches: Vec::new(),
     problems: Vec::new(),
 };
 
@@ -1061,6 +1063,7 @@ fn render_document(
             hints: Vec::new(),
             replaced: None,
             uneditable: false,
+            patched: Vec::new(),
         });
         return Ok(());
     }
@@ -1453,8 +1456,19 @@ fn plan_item(
     planner: Planner<'_>,
 ) -> Result<(PlannedDocument, ObjectResult), Unplanned> {
     let reference = ObjectRef::of(&object);
-    let (plan, verdicts) = plan_object(object, reference.as_ref(), action, planner)
+    let (mut plan, verdicts) = plan_object(object, reference.as_ref(), action, planner)
         .map_err(|error| Unplanned { item, error })?;
+    // Kustomize patches that would hit another container once injected.
+    let patched = match (&reference, &plan.outcome) {
+        (Some(workload), Outcome::Injected | Outcome::AlreadyInjected)
+            if !planner.kustomized.index_patches.is_empty() =>
+        {
+            patches::of_injected(&plan.result, workload, planner)
+        }
+        _ => Vec::new(),
+    };
+    plan.notes
+        .extend(patched.iter().cloned().map(crate::note::Note::warning));
     let ops = match (planner.settings.keep_patches, item.filter(|_| rooted)) {
         (false, _) => Vec::new(),
         (true, None) => plan.ops,
@@ -1470,6 +1484,7 @@ fn plan_item(
         hints: plan.hints,
         replaced: plan.replaced,
         uneditable: false,
+        patched,
     };
     let planned = PlannedDocument {
         value: plan.result,

@@ -77,6 +77,10 @@ pub struct ObjectResult {
     /// changes through an anchor) and it was skipped: left as it was, which
     /// `--check` counts as out of date.
     pub uneditable: bool,
+    /// Kustomize patches that address its containers by place and would
+    /// hit another container once injected (see `pipeline/patches.rs`):
+    /// `--check` fails on them.
+    pub patched: Vec<String>,
 }
 
 impl ObjectResult {
@@ -157,10 +161,14 @@ impl Output {
 }
 
 impl Processed {
-    /// Whether an object needed a change the tool could not write (see
-    /// [`ObjectResult::uneditable`]): `--check` fails on it.
-    pub fn uneditable(&self) -> bool {
-        self.objects.iter().any(|object| object.uneditable)
+    /// Whether `--check` fails on it though its text would not change: a
+    /// workload that needed a change the tool could not write (see
+    /// [`ObjectResult::uneditable`]), or one a kustomize patch addresses by
+    /// place.
+    pub fn fails_check(&self) -> bool {
+        self.objects
+            .iter()
+            .any(|object| object.uneditable || !object.patched.is_empty())
     }
 
     pub fn changed(&self) -> bool {

@@ -7,9 +7,11 @@ use crate::error::{Error, Located};
 use crate::yaml::expansion::Tally;
 
 mod namespace;
+mod patches;
 mod skip;
 
 pub use namespace::{Build, Finder, Kustomized};
+pub use patches::IndexPatch;
 pub use skip::{Glob, SkippedFile, kustomize_patch};
 
 /// One input stream: a file or standard input.

@@ -18,6 +18,9 @@ use crate::json::Field;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Kustomized {
     pub builds: Vec<Build>,
+    /// The patches of the kustomizations building on the file that address
+    /// a container list by place.
+    pub index_patches: Vec<super::patches::IndexPatch>,
     /// Kustomizations that do not read, or set no valid namespace: the
     /// namespace they would set is unknown, said with each workload.
     pub problems: Vec<String>,
@@ -48,6 +51,8 @@ struct Kustomization {
     namespace: Option<String>,
     /// What it includes, canonical.
     includes: Vec<PathBuf>,
+    /// Its patches that address a container list by place.
+    index_patches: Vec<super::patches::IndexPatch>,
 }
 
 /// Every kustomization under a repository, and the problems reading them.
@@ -92,9 +97,16 @@ impl Finder {
             .entry(root.clone())
             .or_insert_with(|| read_repository(&root));
         let mut builds = Vec::new();
+        let mut building = Vec::new();
         for including in repository.including(&file) {
             repository.builds_above(including, None, &mut vec![including], &mut builds);
+            repository.all_above(including, &mut building);
         }
+        let index_patches = building
+            .iter()
+            .filter_map(|&at| repository.kustomizations.get(at))
+            .flat_map(|k| k.index_patches.iter().cloned())
+            .collect();
         // One build per namespace: overlays that agree are one namespace.
         let mut distinct: Vec<Build> = Vec::new();
         for build in builds {
@@ -105,6 +117,7 @@ impl Finder {
         distinct.sort_by(|a, b| a.overlay.cmp(&b.overlay));
         Kustomized {
             builds: distinct,
+            index_patches,
             problems: repository.problems.clone(),
         }
     }
@@ -120,6 +133,21 @@ impl Repository {
                     .is_some_and(|k| k.includes.iter().any(|p| p == path))
             })
             .collect()
+    }
+
+    /// Add to `seen` kustomization `at` and every one that builds on it,
+    /// each once.
+    fn all_above(&self, at: usize, seen: &mut Vec<usize>) {
+        if seen.contains(&at) {
+            return;
+        }
+        seen.push(at);
+        let Some(here) = self.kustomizations.get(at) else {
+            return;
+        };
+        for outer in self.including(&here.dir) {
+            self.all_above(outer, seen);
+        }
     }
 
     /// Add to `builds` each outermost overlay above kustomization `at`,
@@ -207,7 +235,7 @@ fn read_repository(root: &Path) -> Repository {
 /// One kustomization file: what it includes and the namespace it sets,
 /// with what is wrong with its `namespace:` (then not taken), or why it
 /// cannot be read at all.
-fn read_kustomization(file: &Path) -> Result<(Kustomization, Option<String>), String> {
+fn read_kustomization(file: &Path) -> Result<(Kustomization, Vec<String>), String> {
     let name = shown(file);
     let unknown = |why: String| {
         format!("kustomization {name} {why}: the namespace it sets, if any, is unknown")
@@ -263,14 +291,16 @@ fn read_kustomization(file: &Path) -> Result<(Kustomization, Option<String>), St
             )),
         ),
     };
+    let (index_patches, unread) = super::patches::index_patches(&value, &dir, &name);
     Ok((
         Kustomization {
             dir,
             file: file.to_path_buf(),
             namespace,
             includes,
+            index_patches,
         },
-        problem,
+        problem.into_iter().chain(unread).collect(),
     ))
 }
 
@@ -284,7 +314,7 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 
 /// `path` (canonical) as the user sees it: relative to the working
 /// directory when under it.
-fn shown(path: &Path) -> String {
+pub(super) fn shown(path: &Path) -> String {
     std::env::current_dir()
         .ok()
         .and_then(|cwd| std::fs::canonicalize(cwd).ok())

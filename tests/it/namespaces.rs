@@ -361,3 +361,100 @@ fn a_krm_function_takes_each_item_s_namespace_else_its_config_s() {
         run.stderr
     );
 }
+
+/// An overlay's patch that addresses the base's containers by place
+/// (`containers/0`, as a JSON 6902 patch does) hits another container once
+/// injection has put the proxy first (classic mode): a warning naming the
+/// patch, the place and the fix, and `--check` fails on it; kubectl's own
+/// kustomize shows what it would do. A patch by name, or by a place the
+/// injection leaves alone, says nothing.
+#[test]
+fn a_patch_of_containers_by_place_that_injection_shifts_is_a_warning_and_fails_the_check() {
+    let layout = format!(
+        "{BASE}
+         overlays/prod/kustomization.yaml: {{namespace: shop, resources: [../../base], patches: [{{path: image.yaml, target: {{kind: Deployment, name: web}}}}]}}
+         overlays/prod/image.yaml: [{{op: replace, path: /spec/template/spec/containers/0/image, value: 'web:2'}}]
+         overlays/dev/kustomization.yaml: {{namespace: shop, resources: [../../base], patches: [{{path: image.yaml}}]}}
+         overlays/dev/image.yaml: {{apiVersion: apps/v1, kind: Deployment, metadata: {{name: web}}, spec: {{template: {{spec: {{containers: [{{name: web, image: 'web:3'}}]}}}}}}}}"
+    );
+    let dir = repository(&layout, DEPLOYMENT);
+    // As kustomize reads a JSON 6902 patch: a block list of operations.
+    std::fs::write(
+        dir.path().join("overlays/prod/image.yaml"),
+        "- op: replace\n  path: /spec/template/spec/containers/0/image\n  value: web:2\n",
+    )
+    .expect("write");
+    let classic = ["--native-sidecar", "never", "-f", "base/deploy.yaml"];
+    let run = run_in(dir.path(), &classic);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    said(
+        &run,
+        "warning: kustomize patch overlays/prod/image.yaml addresses containers/0 of deployment/web by place (/spec/template/spec/containers/0/image): injected, that is container linkerd-proxy, where the manifest has container web; address the container by its name instead",
+    );
+    not_said(&run, "overlays/dev/image.yaml");
+    // Native sidecars leave the app's containers where they were.
+    let native = run_in(
+        dir.path(),
+        &["--native-sidecar", "always", "-f", "base/deploy.yaml"],
+    );
+    assert_eq!(native.code, 0, "{}", native.stderr);
+    not_said(&native, "kustomize patch");
+
+    // The check fails on it once the base is injected, naming the patch.
+    let written = run_in(
+        dir.path(),
+        &[
+            "-q",
+            "--in-place",
+            "--native-sidecar",
+            "never",
+            "-f",
+            "base/deploy.yaml",
+        ],
+    );
+    assert_eq!(written.code, 0, "{}", written.stderr);
+    let check = run_in(
+        dir.path(),
+        &[
+            "-q",
+            "--check",
+            "--native-sidecar",
+            "never",
+            "-f",
+            "base/deploy.yaml",
+        ],
+    );
+    assert_eq!(check.code, 1, "{}", check.stderr);
+    said(
+        &check,
+        "would inject: base/deploy.yaml\n  kustomize patch overlays/prod/image.yaml addresses containers/0",
+    );
+    not_said(&check, "fix: ");
+
+    // What kubectl's kustomize builds: the proxy gets the app's image.
+    const TEST: &str = "a_patch_of_containers_by_place_that_injection_shifts_is_a_warning_and_fails_the_check (kubectl kustomize)";
+    let kubectl = Command::new("kubectl")
+        .args(["version", "--client"])
+        .output();
+    if !kubectl.is_ok_and(|o| o.status.success()) {
+        common::skip_part(TEST, "kubectl is not installed");
+        return;
+    }
+    let built = Command::new("kubectl")
+        .args(["kustomize", "overlays/prod"])
+        .current_dir(dir.path())
+        .output()
+        .expect("kubectl runs");
+    assert!(built.status.success(), "{built:?}");
+    let built = String::from_utf8(built.stdout).expect("UTF-8");
+    let deployment = common::values(&built)
+        .into_iter()
+        .flatten()
+        .find(|v| v["kind"] == "Deployment")
+        .expect("the Deployment");
+    let first = &deployment["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        (first["name"].as_str(), first["image"].as_str()),
+        (Some("linkerd-proxy"), Some("web:2"))
+    );
+}
