@@ -59,6 +59,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('uninject', 'uninject', [CompletionResultType]::ParameterValue, 'Remove exactly what inject added')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective profile (with --set values applied), to start your own from')
             [CompletionResult]::new('admit', 'admit', [CompletionResultType]::ParameterValue, 'Replay the apiserver''s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)')
+            [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'The cluster''s configuration, saved for --context')
             [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the proxies the embedded profiles inject (what --version prints)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -166,6 +167,34 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             break
         }
+        'kubectl-mesh_inject;context' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('save', 'save', [CompletionResultType]::ParameterValue, 'Read, through kubectl, every object of the cluster this tool reads (the mesh''s ConfigMaps, Namespaces, LimitRanges, ResourceQuotas, PodSecurityPolicies, MutatingWebhookConfigurations) and write them into DIR, one file per kind and namespace, for --context DIR. Secrets are never read')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-mesh_inject;context;save' {
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Mesh whose ConfigMaps to save: linkerd or istio [default: both, each one the cluster has]')
+            [CompletionResult]::new('--linkerd-namespace', '--linkerd-namespace', [CompletionResultType]::ParameterName, 'Namespace of Linkerd''s control plane [default: the linkerd profile''s controlPlaneNamespace, linkerd]')
+            [CompletionResult]::new('--istio-namespace', '--istio-namespace', [CompletionResultType]::ParameterName, 'Namespace of Istio''s control plane [default: the istio profile''s istioNamespace, istio-system]')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'kubeconfig file kubectl reads (kubectl''s --kubeconfig)')
+            [CompletionResult]::new('--kube-context', '--kube-context', [CompletionResultType]::ParameterName, 'kubeconfig context kubectl uses (kubectl''s --context: this tool''s --context names a saved context)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
+        'kubectl-mesh_inject;context;help' {
+            [CompletionResult]::new('save', 'save', [CompletionResultType]::ParameterValue, 'Read, through kubectl, every object of the cluster this tool reads (the mesh''s ConfigMaps, Namespaces, LimitRanges, ResourceQuotas, PodSecurityPolicies, MutatingWebhookConfigurations) and write them into DIR, one file per kind and namespace, for --context DIR. Secrets are never read')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-mesh_inject;context;help;save' {
+            break
+        }
+        'kubectl-mesh_inject;context;help;help' {
+            break
+        }
         'kubectl-mesh_inject;version' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -176,6 +205,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('uninject', 'uninject', [CompletionResultType]::ParameterValue, 'Remove exactly what inject added')
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective profile (with --set values applied), to start your own from')
             [CompletionResult]::new('admit', 'admit', [CompletionResultType]::ParameterValue, 'Replay the apiserver''s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)')
+            [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'The cluster''s configuration, saved for --context')
             [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the proxies the embedded profiles inject (what --version prints)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -190,6 +220,13 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             break
         }
         'kubectl-mesh_inject;help;admit' {
+            break
+        }
+        'kubectl-mesh_inject;help;context' {
+            [CompletionResult]::new('save', 'save', [CompletionResultType]::ParameterValue, 'Read, through kubectl, every object of the cluster this tool reads (the mesh''s ConfigMaps, Namespaces, LimitRanges, ResourceQuotas, PodSecurityPolicies, MutatingWebhookConfigurations) and write them into DIR, one file per kind and namespace, for --context DIR. Secrets are never read')
+            break
+        }
+        'kubectl-mesh_inject;help;context;save' {
             break
         }
         'kubectl-mesh_inject;help;version' {

@@ -22,6 +22,9 @@ _kubectl__mesh_inject() {
             kubectl__mesh_inject,config)
                 cmd="kubectl__mesh_inject__subcmd__config"
                 ;;
+            kubectl__mesh_inject,context)
+                cmd="kubectl__mesh_inject__subcmd__context"
+                ;;
             kubectl__mesh_inject,help)
                 cmd="kubectl__mesh_inject__subcmd__help"
                 ;;
@@ -34,11 +37,26 @@ _kubectl__mesh_inject() {
             kubectl__mesh_inject,version)
                 cmd="kubectl__mesh_inject__subcmd__version"
                 ;;
+            kubectl__mesh_inject__subcmd__context,help)
+                cmd="kubectl__mesh_inject__subcmd__context__subcmd__help"
+                ;;
+            kubectl__mesh_inject__subcmd__context,save)
+                cmd="kubectl__mesh_inject__subcmd__context__subcmd__save"
+                ;;
+            kubectl__mesh_inject__subcmd__context__subcmd__help,help)
+                cmd="kubectl__mesh_inject__subcmd__context__subcmd__help__subcmd__help"
+                ;;
+            kubectl__mesh_inject__subcmd__context__subcmd__help,save)
+                cmd="kubectl__mesh_inject__subcmd__context__subcmd__help__subcmd__save"
+                ;;
             kubectl__mesh_inject__subcmd__help,admit)
                 cmd="kubectl__mesh_inject__subcmd__help__subcmd__admit"
                 ;;
             kubectl__mesh_inject__subcmd__help,config)
                 cmd="kubectl__mesh_inject__subcmd__help__subcmd__config"
+                ;;
+            kubectl__mesh_inject__subcmd__help,context)
+                cmd="kubectl__mesh_inject__subcmd__help__subcmd__context"
                 ;;
             kubectl__mesh_inject__subcmd__help,help)
                 cmd="kubectl__mesh_inject__subcmd__help__subcmd__help"
@@ -52,6 +70,9 @@ _kubectl__mesh_inject() {
             kubectl__mesh_inject__subcmd__help,version)
                 cmd="kubectl__mesh_inject__subcmd__help__subcmd__version"
                 ;;
+            kubectl__mesh_inject__subcmd__help__subcmd__context,save)
+                cmd="kubectl__mesh_inject__subcmd__help__subcmd__context__subcmd__save"
+                ;;
             *)
                 ;;
         esac
@@ -59,7 +80,7 @@ _kubectl__mesh_inject() {
 
     case "${cmd}" in
         kubectl__mesh_inject)
-            opts="-f -R -n -o -q -v -h -V --filename --recursive --exclude --namespace --namespace-from-env --max-input-bytes --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help --version inject uninject config admit version help"
+            opts="-f -R -n -o -q -v -h -V --filename --recursive --exclude --namespace --namespace-from-env --max-input-bytes --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help --version inject uninject config admit context version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -260,8 +281,98 @@ _kubectl__mesh_inject() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__mesh_inject__subcmd__context)
+            opts="-h --help save help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__mesh_inject__subcmd__context__subcmd__help)
+            opts="save help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__mesh_inject__subcmd__context__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__mesh_inject__subcmd__context__subcmd__help__subcmd__save)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__mesh_inject__subcmd__context__subcmd__save)
+            opts="-h --profile --linkerd-namespace --istio-namespace --kubeconfig --kube-context --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -W "linkerd istio" -- "${cur}"))
+                    return 0
+                    ;;
+                --linkerd-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --istio-namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kube-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__mesh_inject__subcmd__help)
-            opts="inject uninject config admit version help"
+            opts="inject uninject config admit context version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -291,6 +402,34 @@ _kubectl__mesh_inject() {
         kubectl__mesh_inject__subcmd__help__subcmd__config)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__mesh_inject__subcmd__help__subcmd__context)
+            opts="save"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__mesh_inject__subcmd__help__subcmd__context__subcmd__save)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -18,7 +18,7 @@ use crate::cluster::KubeVersion;
     bin_name = "kubectl mesh-inject",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  kubectl get configmap -n linkerd linkerd-identity-trust-roots -o yaml > cluster/linkerd-trust-roots.yaml\n  kubectl mesh-inject -f deploy.yaml --context cluster/ | kubectl apply -f -\n  kubectl mesh-inject -R -f k8s/ --context cluster/ --in-place\n  kubectl mesh-inject -R -f k8s/ --context cluster/ --check\n  kubectl mesh-inject -f deploy.yaml --context cluster/ --diff\n  kubectl mesh-inject uninject -f injected.yaml"
+    after_help = "Examples:\n  kubectl mesh-inject context save cluster/\n  kubectl mesh-inject -f deploy.yaml --context cluster/ | kubectl apply -f -\n  kubectl mesh-inject -R -f k8s/ --context cluster/ --in-place\n  kubectl mesh-inject -R -f k8s/ --context cluster/ --check\n  kubectl mesh-inject -f deploy.yaml --context cluster/ --diff\n  kubectl mesh-inject uninject -f injected.yaml"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -38,6 +38,9 @@ pub enum Command {
     /// Replay the apiserver's admission chain for every pod and pod template,
     /// with the mutating webhooks in context (and their reinvocation).
     Admit(AdmitArgs),
+    /// The cluster's configuration, saved for --context.
+    #[command(subcommand)]
+    Context(ContextCommand),
     /// Print the version and the proxies the embedded profiles inject (what --version prints).
     Version,
 }
@@ -84,6 +87,49 @@ pub struct AdmitArgs {
     pub report: ReportArgs,
     #[command(flatten)]
     pub profile: ProfileArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ContextCommand {
+    /// Read, through kubectl, every object of the cluster this tool reads
+    /// (the mesh's ConfigMaps, Namespaces, LimitRanges, ResourceQuotas,
+    /// PodSecurityPolicies, MutatingWebhookConfigurations) and write them
+    /// into DIR, one file per kind and namespace, for --context DIR.
+    /// Secrets are never read.
+    Save(SaveArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  kubectl mesh-inject context save cluster/\n  kubectl mesh-inject context save cluster/ --profile istio --kube-context prod\n  kubectl mesh-inject context save cluster/ -- --as=ci --request-timeout=20s\n  kubectl mesh-inject -f deploy.yaml --context cluster/"
+)]
+pub struct SaveArgs {
+    /// Directory to write into (created when missing). Files this command
+    /// wrote before are replaced or removed; other files are left alone.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Mesh whose ConfigMaps to save: linkerd or istio [default: both, each
+    /// one the cluster has]
+    #[arg(long, value_name = "NAME", value_parser = profile_names())]
+    pub profile: Option<String>,
+    /// Namespace of Linkerd's control plane [default: the linkerd profile's
+    /// controlPlaneNamespace, linkerd]
+    #[arg(long, value_name = "NAMESPACE", value_parser = namespace_name)]
+    pub linkerd_namespace: Option<String>,
+    /// Namespace of Istio's control plane [default: the istio profile's
+    /// istioNamespace, istio-system]
+    #[arg(long, value_name = "NAMESPACE", value_parser = namespace_name)]
+    pub istio_namespace: Option<String>,
+    /// kubeconfig file kubectl reads (kubectl's --kubeconfig).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// kubeconfig context kubectl uses (kubectl's --context: this tool's
+    /// --context names a saved context).
+    #[arg(long, value_name = "NAME")]
+    pub kube_context: Option<String>,
+    /// Further flags for every kubectl call, after `--` (`-- --as=ci`).
+    #[arg(last = true, value_name = "KUBECTL_FLAGS")]
+    pub kubectl_flags: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -266,7 +312,7 @@ impl Cli {
             Some(Command::Inject(args)) => args.common.report.color,
             Some(Command::Uninject(args)) => args.common.report.color,
             Some(Command::Admit(args)) => args.report.color,
-            Some(Command::Config(_) | Command::Version) => ColorChoice::Auto,
+            Some(Command::Config(_) | Command::Context(_) | Command::Version) => ColorChoice::Auto,
         }
     }
 }

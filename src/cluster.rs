@@ -247,6 +247,9 @@ pub struct ClusterContext {
     /// The ConfigMap data entries a profile reads as YAML documents (name,
     /// key): one that does not read stops the run.
     documents_read: Vec<(String, String)>,
+    /// Whether the run was given a context (`--context`), rather than
+    /// only what the input holds.
+    context_given: bool,
 }
 
 impl ClusterContext {
@@ -256,7 +259,19 @@ impl ClusterContext {
             objects: Vec::new(),
             config_maps,
             documents_read: Vec::new(),
+            context_given: false,
         }
+    }
+
+    /// This context, as one the run was given with `--context` (`given`).
+    pub fn given(mut self, given: bool) -> Self {
+        self.context_given = given;
+        self
+    }
+
+    /// Whether the run was given a context (`--context`).
+    pub fn context_given(&self) -> bool {
+        self.context_given
     }
 
     /// This context, where the data entries `documents` (ConfigMap name,

@@ -21,8 +21,7 @@ pub fn answer(args: &[String]) -> String {
         None => ("", &[][..]),
     };
     let root = Cli::command();
-    let sub = subcommand(&root, words);
-    let command = sub.unwrap_or(&root);
+    let (command, words, top) = innermost(&root, words);
     let (candidates, directive, current) = match current
         .strip_prefix("--")
         .and_then(|flag| flag.split_once('='))
@@ -32,7 +31,7 @@ pub fn answer(args: &[String]) -> String {
             (values, directive, partial)
         }
         None => {
-            let (names, directive) = candidates(command, words, current, sub.is_none());
+            let (names, directive) = candidates(command, words, current, top);
             (names, directive, current)
         }
     };
@@ -45,14 +44,30 @@ pub fn answer(args: &[String]) -> String {
     out
 }
 
-/// The subcommand among `words`: the first word that is neither an option
-/// nor an option's value, when it names one (a file named `admit` after -f
-/// is a file).
-fn subcommand<'a>(root: &'a Command, words: &[String]) -> Option<&'a Command> {
-    let mut words = words.iter();
-    while let Some(word) = words.next() {
+/// The command `words` reach (`context save` within `context`), the words
+/// after it, and whether its own subcommands are what comes next.
+fn innermost<'a, 'w>(root: &'a Command, words: &'w [String]) -> (&'a Command, &'w [String], bool) {
+    let Some((sub, at)) = subcommand(root, words) else {
+        return (root, words, true);
+    };
+    if !sub.has_subcommands() {
+        return (sub, words, false);
+    }
+    let rest = words.get(at + 1..).unwrap_or_default();
+    match subcommand(sub, rest) {
+        Some((nested, _)) => (nested, rest, false),
+        None => (sub, rest, true),
+    }
+}
+
+/// The subcommand among `words` and where it is: the first word that is
+/// neither an option nor an option's value, when it names one (a file named
+/// `admit` after -f is a file).
+fn subcommand<'a>(root: &'a Command, words: &[String]) -> Option<(&'a Command, usize)> {
+    let mut words = words.iter().enumerate();
+    while let Some((at, word)) = words.next() {
         if !word.starts_with('-') || word == "-" {
-            return root.find_subcommand(word);
+            return root.find_subcommand(word).map(|s| (s, at));
         }
         let takes_value = root.get_arguments().any(|a| {
             a.get_action().takes_values()
@@ -120,6 +135,8 @@ mod tests {
         assert_eq!(ask(&["--native-sidecar", ""]), "auto\nalways\nnever\n:4\n");
         assert_eq!(ask(&["-o", "j"]), "json\n:4\n");
         assert_eq!(ask(&["ad"]), "admit\n:0\n");
+        assert_eq!(ask(&["context", "s"]), "save\n:0\n");
+        assert!(ask(&["context", "save", "--kube-c"]).starts_with("--kube-context\n"));
         assert!(ask(&["admit", "--tr"]).starts_with("--trace\n"));
         assert_eq!(ask(&["-f", ""]), ":0\n");
         assert_eq!(ask(&["--profile", ""]), "linkerd\nistio\n:4\n");

@@ -25,6 +25,10 @@ pub enum Error {
     /// Flags that do not go together.
     #[error("{0}")]
     Usage(String),
+    /// The cluster could not be read through kubectl (`context save`):
+    /// kubectl missing, the cluster out of reach, the mesh not found.
+    #[error("{0}")]
+    Cluster(String),
     /// A defect of this tool: an edit of text it had read that it could
     /// not make. Never the input's fault; worth a bug report.
     #[error("internal error: {0}")]

@@ -9,7 +9,8 @@
 //! (stdout, diff, in-place, check) and [`report`].
 //! [`pipeline`] runs the sources through it; [`run`] runs a command line.
 //! Beside it: [`admit`] (the `admit` subcommand: the admission chain with
-//! webhooks), [`krm`] (the tool as a KRM function), [`complete`] (kubectl's
+//! webhooks), [`context_save`] (the cluster's objects saved through
+//! kubectl for `--context`), [`krm`] (the tool as a KRM function), [`complete`] (kubectl's
 //! plugin completion).
 
 // No panic reachable from input: no unwrap, expect or panic!, no indexing or
@@ -30,6 +31,7 @@ pub mod allocator;
 pub mod cli;
 pub mod cluster;
 pub mod complete;
+pub mod context_save;
 pub mod error;
 pub mod gotemplate;
 pub mod json;

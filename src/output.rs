@@ -434,6 +434,26 @@ pub fn write_in_place(
     Ok(notes)
 }
 
+/// Write `text` to `target` (new, or replaced) so that a failure or a kill
+/// leaves either the old file or the new one: a temporary file beside it,
+/// flushed, then renamed over it, and the directory flushed.
+pub fn write_file_atomically(target: &Path, text: &str) -> Result<(), Error> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    remove_stale_temporaries(dir);
+    let temp = stage(target, text)?;
+    if let Err(e) = std::fs::rename(&temp, target) {
+        let _ = std::fs::remove_file(&temp);
+        return Err(Error::Output {
+            path: target.to_path_buf(),
+            message: e.to_string(),
+        });
+    }
+    if let Ok(handle) = std::fs::File::open(dir) {
+        let _ = handle.sync_all();
+    }
+    Ok(())
+}
+
 /// The file that rewriting `path` writes: `path` itself, or the file a
 /// symbolic link (at `path` or in a directory on the way) leads to. A file
 /// found under the directory argument `found_in` must stay inside it.
@@ -510,7 +530,12 @@ fn stage(target: &Path, text: &str) -> Result<PathBuf, Error> {
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    let meta = std::fs::metadata(target).map_err(failed)?;
+    // A new file takes the mode new files get; one rewritten keeps its own.
+    let meta = match std::fs::metadata(target) {
+        Ok(meta) => Some(meta),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(failed(e)),
+    };
     for attempt in 0..100 {
         let temp = dir.join(format!(
             ".{file_name}{TEMP_MARK}{}.{attempt}.tmp",
@@ -529,15 +554,16 @@ fn stage(target: &Path, text: &str) -> Result<PathBuf, Error> {
         let written = file
             .write_all(text.as_bytes())
             .and_then(|()| {
+                let Some(meta) = &meta else { return Ok(()) };
                 // The original's owner where this user may give it (root,
                 // or a group of one's own); otherwise the writer's.
                 match std::os::unix::fs::chown(&temp, Some(meta.uid()), Some(meta.gid())) {
                     Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => Ok(()),
                     other => other,
                 }
+                // After chown, which may clear set-id bits.
+                .and_then(|()| std::fs::set_permissions(&temp, meta.permissions()))
             })
-            // After chown, which may clear set-id bits.
-            .and_then(|()| std::fs::set_permissions(&temp, meta.permissions()))
             .and_then(|()| file.sync_all());
         if let Err(e) = written {
             let _ = std::fs::remove_file(&temp);

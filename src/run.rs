@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::cli::{
-    AdmitArgs, AdmitFormat, Cli, ColorChoice, Command, CommonArgs, Format, InjectArgs,
-    InjectOptions, InputArgs, NativeSidecar, ProfileArgs, ReportArgs, ReportFormat,
+    AdmitArgs, AdmitFormat, Cli, ColorChoice, Command, CommonArgs, ContextCommand, Format,
+    InjectArgs, InjectOptions, InputArgs, NativeSidecar, ProfileArgs, ReportArgs, ReportFormat,
     SecurityContext,
 };
 use crate::error::{ConfigError, Error};
@@ -37,6 +37,10 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
     match cli.command {
         Some(Command::Config(args)) => print_config(&args),
         Some(Command::Admit(args)) => admit(args),
+        Some(Command::Context(ContextCommand::Save(args))) => {
+            let report = crate::context_save::save(&args)?;
+            after_writing(Status::Done, output::to_stderr(&report))
+        }
         Some(Command::Version) => after_writing(
             Status::Done,
             output::to_stdout(&format!("kubectl-mesh_inject {}\n", crate::version_text())),

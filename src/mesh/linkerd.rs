@@ -475,18 +475,6 @@ pub fn trace_attributes(
         .collect()
 }
 
-/// How the note on a proxy version that is the embedded profile's begins.
-pub const EMBEDDED_VERSION_NOTE: &str = "the proxy version ";
-
-/// What the report says when the proxy's version is the embedded
-/// profile's, `version`, and not the cluster's (whose control plane runs in
-/// `namespace`): how to take the cluster's.
-pub fn embedded_version_note(version: &str, namespace: &str) -> String {
-    format!(
-        "{EMBEDDED_VERSION_NOTE}{version} is the embedded profile's, not your cluster's (no linkerd-config in the input or --context, no --set proxyVersion); to inject the version your cluster runs, save its configuration:\n  kubectl get configmap -n {namespace} linkerd-config linkerd-identity-trust-roots -o yaml > cluster/linkerd.yaml\nthen run with --context cluster/"
-    )
-}
-
 /// Why Linkerd's injector would fail on these values, if it would: its
 /// chart refuses an iptables mode other than nft or legacy, and a
 /// close-wait timeout unless the init container runs as root.

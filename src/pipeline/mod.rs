@@ -964,7 +964,8 @@ pub(crate) fn cluster_context(
     let context_docs: Vec<Vec<Document<'_>>> =
         context.iter().map(parse).collect::<Result<_, _>>()?;
     let mut cluster = ClusterContext::new(profile.config_map_names())
-        .reading_documents(profile.config_map_documents());
+        .reading_documents(profile.config_map_documents())
+        .given(!context.is_empty());
     for (source, docs) in context
         .iter()
         .zip(&context_docs)

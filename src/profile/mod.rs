@@ -15,6 +15,7 @@
 //! renderings.
 
 mod check;
+mod defaults;
 mod prepared;
 mod render;
 pub mod template;
@@ -33,6 +34,7 @@ use crate::workload::WorkloadType;
 use crate::yaml;
 
 pub use check::check_typed;
+pub use defaults::without_version;
 pub use prepared::{Filled, Prepared};
 pub use render::{
     NativeChoice, Position, Rendered, RenderedContainers, RenderedMetadata, SidecarSettings,

@@ -673,7 +673,7 @@ impl Profile {
             }
         }
         let mut notes = Vec::new();
-        if let Some(note) = self.embedded_version_note(cluster, flags, &namespace_of) {
+        if let Some(note) = self.defaults_note(cluster, flags, &namespace_of) {
             notes.push(note);
         }
         for (name, key) in self.config_map_documents() {
@@ -712,45 +712,6 @@ impl Profile {
             }
         }
         Ok(notes)
-    }
-}
-
-impl Profile {
-    /// For Linkerd, when the proxy's version is the embedded profile's own
-    /// (no object in `cluster` the version is read from, no `--set
-    /// proxyVersion`): the note that says so, and how to take the
-    /// cluster's.
-    fn embedded_version_note(
-        &self,
-        cluster: &ClusterContext,
-        flags: &Map<String, Value>,
-        namespace_of: &dyn Fn(&ValueFromObject) -> String,
-    ) -> Option<Note> {
-        if self.mesh != crate::mesh::Mesh::Linkerd || flags.contains_key("proxyVersion") {
-            return None;
-        }
-        let from_cluster = self
-            .values_from_objects
-            .iter()
-            .filter(|s| s.value == "proxyVersion")
-            .any(|s| cluster.source_value(s, &namespace_of(s)).is_some());
-        let version = self.values.get("proxyVersion")?;
-        let embedded = Profile::embedded(&self.name).ok()?;
-        if from_cluster || embedded.values.get("proxyVersion") != Some(version) {
-            return None;
-        }
-        let version = version.as_str().unwrap_or_default();
-        let namespace = self
-            .values
-            .get("controlPlaneNamespace")
-            .and_then(Value::as_str)
-            .unwrap_or("linkerd");
-        Some(
-            Note::info(crate::mesh::linkerd::embedded_version_note(
-                version, namespace,
-            ))
-            .about_the_run(),
-        )
     }
 }
 

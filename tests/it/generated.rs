@@ -212,13 +212,18 @@ fn man_page(command: &clap::Command, pages: &[String]) -> String {
     )
 }
 
-/// Every man page: the top level's and each subcommand's (the `help`
-/// subcommand aside), by file name.
+/// Every man page: the top level's and each subcommand's, theirs too
+/// (`context save`), the `help` subcommands aside, by file name.
 fn man_pages() -> Vec<(String, String)> {
     let mut root = Cli::command().disable_help_subcommand(true);
     root.build();
+    let shown = |s: &&clap::Command| !s.is_hide_set() && s.get_name() != "help";
     let commands: Vec<&clap::Command> = std::iter::once(&root)
-        .chain(root.get_subcommands().filter(|s| !s.is_hide_set()))
+        .chain(
+            root.get_subcommands()
+                .filter(shown)
+                .flat_map(|s| std::iter::once(s).chain(s.get_subcommands().filter(shown))),
+        )
         .collect();
     let names: Vec<String> = commands
         .iter()

@@ -20,7 +20,7 @@ fn probe(program: &str) -> &'static [&'static str] {
 /// that part of it) is skipped and says so. Under CI (`CI=true`), a program
 /// on the PATH that fails its probe is a failure, not a skip: `.ci/run` said
 /// it found it, so its test must run.
-fn available(program: &str, test: &str, part: bool) -> bool {
+pub(crate) fn available(program: &str, test: &str, part: bool) -> bool {
     let run = Command::new(program).args(probe(program)).output();
     if run.as_ref().is_ok_and(|o| o.status.success()) {
         return true;

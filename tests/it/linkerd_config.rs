@@ -666,7 +666,7 @@ fn the_proxy_is_the_version_the_cluster_runs() {
             version,
             "{values}"
         );
-        assert!(!report.contains("embedded profile's"), "{report}");
+        assert!(!report.contains("from the embedded profile"), "{report}");
     }
 }
 
@@ -683,7 +683,7 @@ fn an_embedded_proxy_version_is_said_once_with_how_to_take_the_clusters() {
     );
     let run = common::run_as_given(&["--context", roots, "-f", "-"], Some(&two));
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let note = "note: the proxy version edge-26.5.2 is the embedded profile's, not your cluster's (no linkerd-config in the input or --context, no --set proxyVersion); to inject the version your cluster runs, save its configuration:\n  kubectl get configmap -n linkerd linkerd-config linkerd-identity-trust-roots -o yaml > cluster/linkerd.yaml\nthen run with --context cluster/\n";
+    let note = "note: from the embedded profile, not from your cluster: the proxy version edge-26.5.2 (no linkerd-config in the input or --context, no --set proxyVersion); to use your cluster's, save its configuration once and give it with --context:\n  kubectl mesh-inject context save cluster/\n  kubectl mesh-inject -f FILE --context cluster/\n";
     assert_eq!(run.stderr.matches(note).count(), 1, "{}", run.stderr);
     // A version given, or the cluster's configuration: nothing to say.
     for args in [
@@ -698,7 +698,7 @@ fn an_embedded_proxy_version_is_said_once_with_how_to_take_the_clusters() {
         let run = common::run_as_given(&[&args[..], &["-f", "-"]].concat(), Some(&two));
         assert_eq!(run.code, 0, "{}", run.stderr);
         assert!(
-            !run.stderr.contains("embedded profile's"),
+            !run.stderr.contains("from the embedded profile"),
             "{args:?}: {}",
             run.stderr
         );
@@ -706,7 +706,11 @@ fn an_embedded_proxy_version_is_said_once_with_how_to_take_the_clusters() {
     // A workload whose annotation gives its version is not the embedded profile's.
     let annotated = deployment(r#"config.linkerd.io/proxy-version: edge-26.9.1"#);
     let run = common::run_as_given(&["--context", roots, "-f", "-"], Some(&annotated));
-    assert!(!run.stderr.contains("embedded profile's"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("from the embedded profile"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// A `--set` over a pod's own annotation rewrites the annotation, as

@@ -114,6 +114,30 @@ fn base_with_overlay_injected(
     (dir, run)
 }
 
+/// The Deployment kubectl's own kustomize builds from `overlay` in `dir`;
+/// `None` (the part of `test` said to be skipped) without kubectl.
+fn kustomized_deployment(dir: &Path, overlay: &str, test: &str) -> Option<Value> {
+    let kubectl = Command::new("kubectl")
+        .args(["version", "--client"])
+        .output();
+    if !kubectl.is_ok_and(|o| o.status.success()) {
+        common::skip_part(test, "kubectl is not installed");
+        return None;
+    }
+    let built = Command::new("kubectl")
+        .args(["kustomize", overlay])
+        .current_dir(dir)
+        .output()
+        .expect("kubectl runs");
+    assert!(built.status.success(), "{built:?}");
+    let built = String::from_utf8(built.stdout).expect("UTF-8");
+    let deployment = common::values(&built)
+        .into_iter()
+        .flatten()
+        .find(|v| v["kind"] == "Deployment");
+    Some(deployment.expect("kustomize builds the Deployment"))
+}
+
 #[test]
 fn a_base_is_injected_as_in_the_namespace_of_its_overlay() {
     let (dir, run) = base_with_overlay_injected(DEPLOYMENT, "shop");
@@ -127,25 +151,9 @@ fn a_base_is_injected_as_in_the_namespace_of_its_overlay() {
     let run = run_in(dir.path(), &["-q", "--in-place", "-f", "base/deploy.yaml"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     const TEST: &str = "a_base_is_injected_as_in_the_namespace_of_its_overlay (kubectl kustomize)";
-    let kubectl = Command::new("kubectl")
-        .args(["version", "--client"])
-        .output();
-    if !kubectl.is_ok_and(|o| o.status.success()) {
-        common::skip_part(TEST, "kubectl is not installed");
+    let Some(deployment) = kustomized_deployment(dir.path(), "overlays/prod", TEST) else {
         return;
-    }
-    let built = Command::new("kubectl")
-        .args(["kustomize", "overlays/prod"])
-        .current_dir(dir.path())
-        .output()
-        .expect("kubectl runs");
-    assert!(built.status.success(), "{built:?}");
-    let built = String::from_utf8(built.stdout).expect("UTF-8");
-    let deployment = common::values(&built)
-        .into_iter()
-        .flatten()
-        .find(|v| v["kind"] == "Deployment")
-        .expect("the Deployment");
+    };
     assert_eq!(deployment["metadata"]["namespace"], "shop");
     assert_eq!(
         deployment["spec"]["template"]["metadata"]["labels"]["linkerd.io/workload-ns"],
@@ -433,25 +441,9 @@ fn a_patch_of_containers_by_place_that_injection_shifts_is_a_warning_and_fails_t
 
     // What kubectl's kustomize builds: the proxy gets the app's image.
     const TEST: &str = "a_patch_of_containers_by_place_that_injection_shifts_is_a_warning_and_fails_the_check (kubectl kustomize)";
-    let kubectl = Command::new("kubectl")
-        .args(["version", "--client"])
-        .output();
-    if !kubectl.is_ok_and(|o| o.status.success()) {
-        common::skip_part(TEST, "kubectl is not installed");
+    let Some(deployment) = kustomized_deployment(dir.path(), "overlays/prod", TEST) else {
         return;
-    }
-    let built = Command::new("kubectl")
-        .args(["kustomize", "overlays/prod"])
-        .current_dir(dir.path())
-        .output()
-        .expect("kubectl runs");
-    assert!(built.status.success(), "{built:?}");
-    let built = String::from_utf8(built.stdout).expect("UTF-8");
-    let deployment = common::values(&built)
-        .into_iter()
-        .flatten()
-        .find(|v| v["kind"] == "Deployment")
-        .expect("the Deployment");
+    };
     let first = &deployment["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(
         (first["name"].as_str(), first["image"].as_str()),

@@ -45,15 +45,18 @@ use place::*;
 pub(crate) use place::{apply_edits, ensure};
 use sidecar::*;
 
-/// Whether a note of the run is about this workload: the one on the
-/// embedded profile's proxy version is not about a workload whose
-/// annotation sets another.
-fn run_note_applies(note: &Note, values: &Map<String, Value>, env: &Env<'_>) -> bool {
-    let about_version = env.profile.mesh == Mesh::Linkerd
-        && note
-            .text
-            .starts_with(crate::mesh::linkerd::EMBEDDED_VERSION_NOTE);
-    !about_version || values.get("proxyVersion") == env.profile.values.get("proxyVersion")
+/// A note of the run as it holds for this workload: the one on what came
+/// from the embedded profile says nothing of the proxy version to a
+/// workload whose annotation sets another.
+fn run_note_for(note: &Note, values: &Map<String, Value>, env: &Env<'_>) -> Option<Note> {
+    if values.get("proxyVersion") == env.profile.values.get("proxyVersion") {
+        return Some(note.clone());
+    }
+    let text = crate::profile::without_version(&note.text)?;
+    Some(Note {
+        text,
+        ..note.clone()
+    })
 }
 
 /// Set the value of `container`'s env var `name`, where it has one.
@@ -305,8 +308,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         .chain(
             env.run_notes
                 .iter()
-                .filter(|n| run_note_applies(n, filled.values(), env))
-                .cloned(),
+                .filter_map(|n| run_note_for(n, filled.values(), env)),
         )
         .collect();
 
