@@ -606,6 +606,19 @@ fn edit_processed(processed: &mut Processed, results: Vec<Value>) -> Result<(), 
 /// input. The messages are the command line's, so that one text serves
 /// both; only the flags' names are said otherwise.
 pub fn in_function_terms(message: &str) -> String {
+    // A command line to run outside the function (`kubectl …`) is the user's
+    // to copy as it is.
+    message
+        .split_inclusive('\n')
+        .map(|line| match line.trim_start().starts_with("kubectl ") {
+            true => line.to_string(),
+            false => line_in_function_terms(line),
+        })
+        .collect()
+}
+
+/// [`in_function_terms`] for one line of a message.
+fn line_in_function_terms(message: &str) -> String {
     // Phrases first, then the flags alone.
     const PHRASES: [(&str, &str); 3] = [
         (
@@ -764,6 +777,10 @@ mod tests {
                 "rewritten \"5\", as the function config gives it",
             ),
             ("a-b --x é -- w", "a-b --x é -- w"),
+            (
+                "save them:\n  kubectl mesh-inject context save cluster/ --profile linkerd\nthen run again with --context cluster/",
+                "save them:\n  kubectl mesh-inject context save cluster/ --profile linkerd\nthen run again with cluster/ among the function's input",
+            ),
             (
                 "invalid value 'true' for '--native-sidecar <WHEN>' [possible values: auto]",
                 "invalid value 'true' for 'nativeSidecar' [possible values: auto]",

@@ -931,10 +931,10 @@ fn a_krm_functions_messages_name_its_config_not_flags() {
             .to_string(),
         restricted,
     ];
-    // The commands that save the cluster's objects are kubectl's own, flags and all.
+    // The commands that save the cluster's objects are run outside the function, flags and all.
     let flag = |text: &str| {
         text.lines()
-            .filter(|line| !line.trim_start().starts_with("kubectl get "))
+            .filter(|line| !line.trim_start().starts_with("kubectl "))
             .flat_map(|line| line.split(|c: char| c.is_whitespace() || c == '(' || c == '"'))
             .find(|word| {
                 word.strip_prefix("--")

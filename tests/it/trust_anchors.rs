@@ -15,7 +15,9 @@ use sha2::{Digest, Sha256};
 const EXAMPLE: &str = "testdata/example/deploy.yaml";
 
 /// What a run of the example without anchors says, exactly.
-const REFUSED: &str = "error: testdata/example/deploy.yaml: document 1, line 3:1: deployment/web cannot be injected: value \"trustAnchorsPEM\" is empty: the proxy cannot start without the identity trust anchors of the cluster's Linkerd; save its trust roots:
+const REFUSED: &str = "error: testdata/example/deploy.yaml: document 1, line 3:1: deployment/web cannot be injected: value \"trustAnchorsPEM\" is empty: the proxy cannot start without the identity trust anchors of the cluster's Linkerd; save them with the rest of the cluster's configuration:
+  kubectl mesh-inject context save cluster/ --profile linkerd --linkerd-namespace linkerd
+or only them:
   kubectl get configmap -n linkerd linkerd-identity-trust-roots -o yaml > cluster/linkerd-trust-roots.yaml
 then run again with --context cluster/, or give the anchors themselves with --set trustAnchorsPEM=\"$(cat ca-bundle.crt)\"
   |
