@@ -54,11 +54,23 @@ pub(super) fn index_patches(
                 ),
             };
             let (text, shown) = match (path, inline) {
-                (Some(path), _) => match std::fs::read_to_string(dir.join(path)) {
-                    Ok(text) => (text, super::namespace::shown(&dir.join(path))),
-                    // kustomize itself fails on a patch it cannot read.
-                    Err(_) => continue,
-                },
+                (Some(path), _) => {
+                    let file = dir.join(path);
+                    match std::fs::read_to_string(&file) {
+                        Ok(text) => (text, super::namespace::shown(&file)),
+                        // kustomize fails on it too; said, not passed over.
+                        Err(e) => {
+                            let why = match crate::error::Error::io(&file, &e) {
+                                crate::error::Error::Input { message, .. } => message,
+                                other => other.to_string(),
+                            };
+                            problems.push(format!(
+                                "kustomize patch {path} of {name} cannot be read ({why}): whether it addresses containers by place is unknown"
+                            ));
+                            continue;
+                        }
+                    }
+                }
                 (None, Some(inline)) => (inline.to_string(), name.to_string()),
                 (None, None) => continue,
             };

@@ -400,6 +400,18 @@ fn a_patch_of_containers_by_place_that_injection_shifts_is_a_warning_and_fails_t
         "warning: kustomize patch overlays/prod/image.yaml addresses containers/0 of deployment/web by place (/spec/template/spec/containers/0/image): injected, that is container linkerd-proxy, where the manifest has container web; address the container by its name instead",
     );
     not_said(&run, "overlays/dev/image.yaml");
+    // A patch file that cannot be read is said, not passed over.
+    let missing = repository(
+        &format!(
+            "{BASE}\noverlays/qa/kustomization.yaml: {{namespace: shop, resources: [../../base], patches: [{{path: gone.yaml}}]}}"
+        ),
+        DEPLOYMENT,
+    );
+    let run_missing = run_in(missing.path(), &classic);
+    said(
+        &run_missing,
+        "warning: kustomize patch gone.yaml of overlays/qa/kustomization.yaml cannot be read (no such file or directory): whether it addresses containers by place is unknown",
+    );
     // Native sidecars leave the app's containers where they were.
     let native = run_in(
         dir.path(),
