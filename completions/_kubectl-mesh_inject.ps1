@@ -60,6 +60,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective profile (with --set values applied), to start your own from')
             [CompletionResult]::new('admit', 'admit', [CompletionResultType]::ParameterValue, 'Replay the apiserver''s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)')
             [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'The cluster''s configuration, saved for --context')
+            [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Prove the output is the cluster''s own: send each workload the tool injects to the apiserver as a server-side dry run, once as it was before injection (the cluster''s webhook injects it) and once as the tool injects it, and compare the two pods field by field; exit 1 on any difference')
             [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the proxies the embedded profiles inject (what --version prints)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -195,6 +196,34 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
         'kubectl-mesh_inject;context;help;help' {
             break
         }
+        'kubectl-mesh_inject;verify' {
+            [CompletionResult]::new('-f', '-f', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('--filename', '--filename', [CompletionResultType]::ParameterName, 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal')
+            [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Leave out input files matching GLOB (repeatable): without a `/`, matched against each file and directory name (`templates`, `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm chart''s templates and kustomize patches are left out without it')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace of objects that name none [default: default, and the report says so for each workload injected there]')
+            [CompletionResult]::new('--namespace-from-env', '--namespace-from-env', [CompletionResultType]::ParameterName, 'Without -n, the namespace of objects that name none is the value of the environment variable VAR (Helm 4''s post-renderer plugin passes HELM_NAMESPACE, the namespace of the release); VAR unset is an error')
+            [CompletionResult]::new('--max-input-bytes', '--max-input-bytes', [CompletionResultType]::ParameterName, 'Most bytes one input (a file, or standard input) may hold, in bytes or with a suffix: Ki, Mi, Gi, Ti (powers of 1024) or k, M, G, T (powers of 1000), as `256Mi`. Reading stops there: a larger input stops the run (exit 2) naming it. The --context files too')
+            [CompletionResult]::new('--profile', '--profile', [CompletionResultType]::ParameterName, 'Embedded profile: linkerd (default; uninject takes the mesh that injected each file) or istio')
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A profile file of your own (start from `kubectl mesh-inject config`)')
+            [CompletionResult]::new('--set', '--set', [CompletionResultType]::ParameterName, 'Override a profile value, e.g. --set proxyVersion=edge-26.5.2 (repeatable). Flags win over the workloads'' annotations, which win over the profile')
+            [CompletionResult]::new('--kube-version', '--kube-version', [CompletionResultType]::ParameterName, 'Kubernetes version the manifests are for: decides native sidecars (1.29+), the preStop sleep action (1.30+) and PodSecurityPolicy (up to 1.24)')
+            [CompletionResult]::new('--native-sidecar', '--native-sidecar', [CompletionResultType]::ParameterName, 'Run the proxy as a native sidecar: auto (where the version has them), always, never. Overrides the profile and the workloads'' annotations')
+            [CompletionResult]::new('--security-context', '--security-context', [CompletionResultType]::ParameterName, 'Security context of the injected containers: auto (a PodSecurityPolicy in context up to 1.24, else copy), psp, copy (from the first app container), off')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'Files or directories with cluster objects (LimitRange, ResourceQuota, PodSecurityPolicy, Namespace, the mesh''s ConfigMaps) that apply to the input; objects in the input itself count too (repeatable). Linkerd''s proxy needs the trust anchors of its trust-roots ConfigMap: without them nothing is injected')
+            [CompletionResult]::new('--linkerd-chart', '--linkerd-chart', [CompletionResultType]::ParameterName, 'Linkerd''s control-plane chart of the cluster''s release, as `helm pull` writes it (a directory or its .tgz): its partials render the proxy, its init container, the debug container and the volumes. A --context directory holding linkerd-control-plane/ or linkerd-control-plane-*.tgz gives it too')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'kubeconfig file kubectl reads (kubectl''s --kubeconfig)')
+            [CompletionResult]::new('--kube-context', '--kube-context', [CompletionResultType]::ParameterName, 'kubeconfig context kubectl uses (kubectl''s --context: this tool''s --context names a saved context)')
+            [CompletionResult]::new('--color', '--color', [CompletionResultType]::ParameterName, 'When to colour the verdicts: auto (on a terminal, unless NO_COLOR is set), always, never')
+            [CompletionResult]::new('-R', '-R ', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
+            [CompletionResult]::new('--recursive', '--recursive', [CompletionResultType]::ParameterName, 'Descend into subdirectories of directories given with -f')
+            [CompletionResult]::new('--warn-only', '--warn-only', [CompletionResultType]::ParameterName, 'Write the output even when the cluster would reject an injected workload because of the injection; the rejections are reported as warnings (one the workload drew before injection too never stops the output)')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Also list the workloads the tool leaves as they are (not sent)')
+            [CompletionResult]::new('--verbose', '--verbose', [CompletionResultType]::ParameterName, 'Also list the workloads the tool leaves as they are (not sent)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            break
+        }
         'kubectl-mesh_inject;version' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -206,6 +235,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             [CompletionResult]::new('config', 'config', [CompletionResultType]::ParameterValue, 'Print the effective profile (with --set values applied), to start your own from')
             [CompletionResult]::new('admit', 'admit', [CompletionResultType]::ParameterValue, 'Replay the apiserver''s admission chain for every pod and pod template, with the mutating webhooks in context (and their reinvocation)')
             [CompletionResult]::new('context', 'context', [CompletionResultType]::ParameterValue, 'The cluster''s configuration, saved for --context')
+            [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Prove the output is the cluster''s own: send each workload the tool injects to the apiserver as a server-side dry run, once as it was before injection (the cluster''s webhook injects it) and once as the tool injects it, and compare the two pods field by field; exit 1 on any difference')
             [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the version and the proxies the embedded profiles inject (what --version prints)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -227,6 +257,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-mesh_inject' -ScriptBlo
             break
         }
         'kubectl-mesh_inject;help;context;save' {
+            break
+        }
+        'kubectl-mesh_inject;help;verify' {
             break
         }
         'kubectl-mesh_inject;help;version' {

@@ -41,6 +41,12 @@ pub enum Command {
     /// The cluster's configuration, saved for --context.
     #[command(subcommand)]
     Context(ContextCommand),
+    /// Prove the output is the cluster's own: send each workload the tool
+    /// injects to the apiserver as a server-side dry run, once as it was
+    /// before injection (the cluster's webhook injects it) and once as the
+    /// tool injects it, and compare the two pods field by field; exit 1 on
+    /// any difference.
+    Verify(VerifyArgs),
     /// Print the version and the proxies the embedded profiles inject (what --version prints).
     Version,
 }
@@ -120,6 +126,13 @@ pub struct SaveArgs {
     /// istioNamespace, istio-system]
     #[arg(long, value_name = "NAMESPACE", value_parser = namespace_name)]
     pub istio_namespace: Option<String>,
+    #[command(flatten)]
+    pub kubectl: KubectlArgs,
+}
+
+/// How to reach the cluster: through kubectl, with the user's kubeconfig.
+#[derive(Debug, Args)]
+pub struct KubectlArgs {
     /// kubeconfig file kubectl reads (kubectl's --kubeconfig).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
@@ -130,6 +143,28 @@ pub struct SaveArgs {
     /// Further flags for every kubectl call, after `--` (`-- --as=ci`).
     #[arg(last = true, value_name = "KUBECTL_FLAGS")]
     pub kubectl_flags: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  kubectl mesh-inject verify -f deploy.yaml --context cluster/\n  kubectl mesh-inject verify -R -f k8s/ --kube-context prod\n  kubectl mesh-inject verify -f deploy.yaml -- --as=ci --request-timeout=20s"
+)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    #[command(flatten)]
+    pub options: InjectOptions,
+    #[command(flatten)]
+    pub kubectl: KubectlArgs,
+    /// Also list the workloads the tool leaves as they are (not sent).
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// When to colour the verdicts: auto (on a terminal, unless NO_COLOR is
+    /// set), always, never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -312,6 +347,7 @@ impl Cli {
             Some(Command::Inject(args)) => args.common.report.color,
             Some(Command::Uninject(args)) => args.common.report.color,
             Some(Command::Admit(args)) => args.report.color,
+            Some(Command::Verify(args)) => args.color,
             Some(Command::Config(_) | Command::Context(_) | Command::Version) => ColorChoice::Auto,
         }
     }

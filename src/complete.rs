@@ -144,6 +144,7 @@ mod tests {
         assert_eq!(ask(&["admit", "--output="]), "text\nyaml\njson\n:4\n");
         assert_eq!(ask(&["-f", "admit", "--tr"]), ":4\n");
         assert_eq!(ask(&["-n", "x", "ver"]), ":0\n");
-        assert_eq!(ask(&["ver"]), "version\n:0\n");
+        assert_eq!(ask(&["ver"]), "verify\nversion\n:0\n");
+        assert_eq!(ask(&["vers"]), "version\n:0\n");
     }
 }

@@ -10,7 +10,9 @@
 //! [`pipeline`] runs the sources through it; [`run`] runs a command line.
 //! Beside it: [`admit`] (the `admit` subcommand: the admission chain with
 //! webhooks), [`context_save`] (the cluster's objects saved through
-//! kubectl for `--context`), [`krm`] (the tool as a KRM function), [`complete`] (kubectl's
+//! kubectl for `--context`), [`verify`] (the output against the cluster's
+//! own webhook, by server-side dry runs), [`kubectl`] (the one way to the
+//! cluster, through the user's kubectl), [`krm`] (the tool as a KRM function), [`complete`] (kubectl's
 //! plugin completion).
 
 // No panic reachable from input: no unwrap, expect or panic!, no indexing or
@@ -36,6 +38,7 @@ pub mod error;
 pub mod gotemplate;
 pub mod json;
 pub mod krm;
+pub mod kubectl;
 pub mod mesh;
 pub mod note;
 pub mod output;
@@ -48,6 +51,7 @@ pub mod rules;
 pub mod run;
 pub mod source;
 pub mod suggest;
+pub mod verify;
 pub mod workload;
 pub mod yaml;
 

@@ -96,7 +96,7 @@ fn color_in_args() -> ColorChoice {
 fn exit_code(result: Result<Status, Error>, color: ColorChoice) -> ExitCode {
     match result {
         Ok(Status::Done) => ExitCode::SUCCESS,
-        Ok(Status::WouldChange | Status::Rejected) => ExitCode::from(1),
+        Ok(Status::WouldChange | Status::Rejected | Status::Differs) => ExitCode::from(1),
         // The reader of the output went away (`| head`): its choice.
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::cli::{
     AdmitArgs, AdmitFormat, Cli, ColorChoice, Command, CommonArgs, ContextCommand, Format,
     InjectArgs, InjectOptions, InputArgs, NativeSidecar, ProfileArgs, ReportArgs, ReportFormat,
-    SecurityContext,
+    SecurityContext, VerifyArgs,
 };
 use crate::error::{ConfigError, Error};
 use crate::output::{self, Paint};
@@ -30,6 +30,9 @@ pub enum Status {
     WouldChange,
     /// The cluster would reject an injected workload; nothing was written.
     Rejected,
+    /// `verify`: the cluster's webhook gives another pod than the tool's,
+    /// or the cluster refused one.
+    Differs,
 }
 
 /// Run the command line; errors mean exit status 2.
@@ -37,6 +40,7 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
     match cli.command {
         Some(Command::Config(args)) => print_config(&args),
         Some(Command::Admit(args)) => admit(args),
+        Some(Command::Verify(args)) => verify(args),
         Some(Command::Context(ContextCommand::Save(args))) => {
             let report = crate::context_save::save(&args)?;
             after_writing(Status::Done, output::to_stderr(&report))
@@ -153,15 +157,7 @@ fn transform_input(
         .map(|progress| crate::progress::show(progress, crate::progress::delay()));
     let input = &args.common.input;
     let paths = input_paths(input)?;
-    let read = || {
-        source::read_selected(
-            &paths,
-            &input.filenames,
-            input.recursive,
-            &input.exclude,
-            input.max_input_bytes,
-        )
-    };
+    let read = || read_input(input, &paths);
     // Files are read while the profile and the context are loaded. Standard
     // input is read first: it may be a KRM function's call, whose config
     // stands for flags.
@@ -748,13 +744,7 @@ fn admit(args: AdmitArgs) -> Result<Status, Error> {
         &args.context,
     )?;
     let input = &args.input;
-    let (sources, skipped) = source::read_selected(
-        &input_paths(input)?,
-        &input.filenames,
-        input.recursive,
-        &input.exclude,
-        input.max_input_bytes,
-    )?;
+    let (sources, skipped) = read_input(input, &input_paths(input)?)?;
     let context = read_context(&args.context, input)?;
     // As text only: with --report json, standard error is the JSON alone.
     if !args.report.quiet && args.report.format == ReportFormat::Text {
@@ -897,6 +887,76 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// `verify`: the input injected as inject would with the same flags, then
+/// uninjected again (exactly, as the tool's record allows), so that each
+/// workload is at hand both ways, whichever way the input came; then each
+/// workload the tool injects through the cluster (see [`crate::verify`]).
+fn verify(args: VerifyArgs) -> Result<Status, Error> {
+    let VerifyArgs {
+        input,
+        profile,
+        options,
+        kubectl,
+        verbose,
+        color,
+    } = args;
+    let args = InjectArgs {
+        common: CommonArgs {
+            input,
+            output: Format::Yaml,
+            diff: false,
+            in_place: false,
+            overwrite_read_only: false,
+            check: false,
+            report: ReportArgs {
+                quiet: true,
+                verbose: false,
+                format: ReportFormat::Text,
+                color,
+            },
+        },
+        profile,
+        options,
+    };
+    check_flags(&args.common)?;
+    let (sources, _) = read_input(&args.common.input, &input_paths(&args.common.input)?)?;
+    if sources.iter().all(|s| s.text.trim().is_empty()) {
+        return Err(Error::Usage(
+            "verify: no input: the input holds no manifests; name them with -f".into(),
+        ));
+    }
+    let prepared = Prepared::default();
+    let each_way = |action: Action, sources: Vec<source::Source>| {
+        let (mut settings, loaded) = settings_and_cluster(action, &args)?;
+        settings.keep_values = true;
+        let processed = pipeline::process_or_return(sources, loaded, &settings, &prepared, None)
+            .map_err(|failed| failed.error)?;
+        Ok::<_, Error>((settings, processed))
+    };
+    let (settings, injected) = each_way(Action::Inject, sources)?;
+    let again = injected
+        .iter()
+        .map(|processed| source::Source {
+            text: processed.text().into_owned(),
+            ..processed.source.clone()
+        })
+        .collect();
+    let (_, originals) = each_way(Action::Uninject, again)?;
+    let types = crate::workload::WorkloadTypes::with(&settings.profile.workloads);
+    let (workloads, left) =
+        crate::verify::workloads(&injected, &originals, &types, settings.namespace())?;
+    let kubectl = crate::kubectl::Kubectl::new(&kubectl, "verify", "nothing was verified");
+    let verified = crate::verify::verify_all(workloads, &kubectl)?;
+    let paint = Paint::new(use_color(color, Stream::Stdout));
+    let status = if crate::verify::any_failed(&verified) {
+        Status::Differs
+    } else {
+        Status::Done
+    };
+    let text = crate::verify::render(&verified, &left, verbose, paint);
+    after_writing(status, output::to_stdout(&text))
 }
 
 /// The settings of a run of `action` with `args`.
@@ -1042,6 +1102,21 @@ fn read_context(paths: &[PathBuf], input: &InputArgs) -> Result<Vec<source::Sour
         source::read_all_within(paths, recursive, max_bytes)
     };
     read.map_err(|e| e.given_with("--context"))
+}
+
+/// The input files at `paths` (see [`input_paths`]), as `input`'s flags
+/// select them, and those left out with why.
+fn read_input(
+    input: &InputArgs,
+    paths: &[PathBuf],
+) -> Result<(Vec<source::Source>, Vec<SkippedFile>), Error> {
+    source::read_selected(
+        paths,
+        &input.filenames,
+        input.recursive,
+        &input.exclude,
+        input.max_input_bytes,
+    )
 }
 
 /// The paths given, or standard input when none are and it is not a terminal.

@@ -3,7 +3,6 @@
 //! read before anything is written, so a failure leaves DIR as it was.
 
 mod files;
-mod kubectl;
 mod select;
 
 use std::collections::BTreeMap;
@@ -13,8 +12,8 @@ use serde_json::Value;
 
 use crate::cli::SaveArgs;
 use crate::error::Error;
+use crate::kubectl::{Kubectl, Listed};
 use crate::profile::Profile;
-use kubectl::{Kubectl, Listed};
 
 /// A mesh whose ConfigMaps are looked for.
 struct MeshWanted {
@@ -34,9 +33,7 @@ struct Saved {
 /// Save the cluster's configuration into `args.dir`; returns the report
 /// (one line per file, then notes and warnings).
 pub fn save(args: &SaveArgs) -> Result<String, Error> {
-    let kubectl = Kubectl {
-        flags: kubectl_flags(args),
-    };
+    let kubectl = Kubectl::new(&args.kubectl, "context save", "nothing was written");
     let mut saved = Saved {
         files: BTreeMap::new(),
         notes: Vec::new(),
@@ -66,22 +63,6 @@ pub fn save(args: &SaveArgs) -> Result<String, Error> {
         .collect();
     let removed = files::write_all(&args.dir, &texts)?;
     Ok(saved.report(&args.dir, &removed))
-}
-
-/// The flags before every kubectl call: the kubeconfig and its context the
-/// user named, then the flags given after `--`.
-fn kubectl_flags(args: &SaveArgs) -> Vec<std::ffi::OsString> {
-    let mut flags = Vec::new();
-    if let Some(path) = &args.kubeconfig {
-        flags.push("--kubeconfig".into());
-        flags.push(path.into());
-    }
-    if let Some(context) = &args.kube_context {
-        flags.push("--context".into());
-        flags.push(context.into());
-    }
-    flags.extend(args.kubectl_flags.iter().map(Into::into));
-    flags
 }
 
 /// The namespace an embedded profile's `value` names, unless `given`.

@@ -59,7 +59,8 @@ fn cases() -> Vec<(Vec<&'static str>, Vec<&'static str>)> {
     vec![
         // Subcommands and their flags.
         (vec!["ad"], vec!["admit"]),
-        (vec!["ver"], vec!["version"]),
+        (vec!["ver"], vec!["verify", "version"]),
+        (vec!["veri"], vec!["verify"]),
         (vec!["inject", "-o", ""], vec!["yaml", "json", "patch"]),
         (vec!["inject", "--output", "j"], vec!["json"]),
         (vec!["admit", "-o", ""], vec!["text", "yaml", "json"]),

@@ -1419,14 +1419,14 @@ fn kubectl_completes_the_plugin() {
     assert_eq!(complete(&["admit", "--comp"]), "--compare\n:4\n");
     assert_eq!(complete(&["inject", "-o", ""]), "yaml\njson\npatch\n:4\n");
     assert_eq!(complete(&["admit", "--output=t"]), "text\n:4\n");
-    assert_eq!(complete(&["ver"]), "version\n:0\n");
+    assert_eq!(complete(&["ver"]), "verify\nversion\n:0\n");
 
     // The whole way, as a user presses TAB: kubectl's own completion
     // script in a shell, asking kubectl, which asks the plugin.
     let cases: [(&str, &[&str]); 3] = [
         ("kubectl mesh-inject inject -o ", &["json", "patch", "yaml"]),
         ("kubectl mesh-inject admit --comp", &["--compare"]),
-        ("kubectl mesh-inject ver", &["version"]),
+        ("kubectl mesh-inject ver", &["verify", "version"]),
     ];
     const TEST: &str = "kubectl_completes_the_plugin";
     let fish = Command::new("fish").arg("--version").output();

@@ -43,3 +43,4 @@ mod reader_generators;
 mod rules;
 mod sprig_oracle;
 mod trust_anchors;
+mod verify;
