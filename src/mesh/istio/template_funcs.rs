@@ -313,7 +313,11 @@ pub fn multus_networks(existing: &str, network: &str) -> String {
     }
 }
 
-/// An environment variable of the injecting process, or the default.
+/// An environment variable of the injecting process, or the default. Istio
+/// runs its templates in istiod, which reads istiod's environment; here the
+/// injecting process is the tool's run, whose environment must then hold
+/// the variable as istiod has it (docs/configuration.md says so). The
+/// stock templates never call it.
 fn env(args: &[Value]) -> Result {
     want(args, 2)?;
     let default = string(args, 1)?;
