@@ -296,8 +296,9 @@ pub fn pod_name(object: &Value, kind: &WorkloadType) -> String {
     format!("{name}-")
 }
 
-/// The Pod the controller would create from `template`.
-fn pod_of(
+/// The Pod the controller would create from `template` (its spec given as
+/// `spec`), named `name` (see [`pod_name`]).
+pub fn pod_of(
     template: &Value,
     spec: Value,
     name: &str,

@@ -1,8 +1,9 @@
 //! The pod a workload's controller would create, as `verify` sends it to
 //! the apiserver, and the apiserver's answer made comparable.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use crate::admission::review;
 use crate::json::Field;
 use crate::rules::record::RECORD_ANNOTATION;
 use crate::workload::WorkloadType;
@@ -32,62 +33,39 @@ const BOOKKEEPING: [&str; 2] = [RECORD_ANNOTATION, "linkerd.io/created-by"];
 const TOKEN_VOLUME: &str = "kube-api-access-";
 
 /// The pod the controller of `object` (a workload of `kind`) would create
-/// in `namespace`: its template's labels, annotations and spec, named as the
-/// controller names its pods (`web-0` for a StatefulSet, else generated
-/// from `web-`), and owned by the workload itself, so that each mesh's
-/// webhook names the workload as it does for a real pod (a dry run cannot
-/// look up the ReplicaSet or Job in between, which does not exist). A Pod
-/// is sent as it is. `None` when the object has no pod template.
+/// in `namespace`, as the admission review builds it (the template's
+/// labels, annotations and spec; `web-0` for a StatefulSet, else named by
+/// the apiserver from `web-`), owned by the workload itself, so that each
+/// mesh's webhook names the workload as it does for a real pod (a dry run
+/// cannot look up the ReplicaSet or Job in between, which does not exist).
+/// A Pod keeps its own owners. `None` when the object has no pod template.
 pub fn of(object: &Value, kind: &WorkloadType, namespace: &str) -> Option<Value> {
     let template = kind
         .template_path()
         .try_fold(object, |at, token| at.field(token))?;
-    if kind.is_pod() {
-        let mut pod = object.clone();
-        let fields = pod.as_object_mut()?;
-        fields.remove("status");
-        if let Some(metadata) = fields.get_mut("metadata").and_then(Value::as_object_mut) {
-            metadata.insert("namespace".into(), json!(namespace));
-        }
-        return Some(pod);
-    }
-    let name = object
-        .field("metadata")
-        .and_then(|m| m.field("name"))
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let mut metadata = Map::new();
-    if kind.kind == "StatefulSet" {
-        metadata.insert("name".into(), json!(format!("{name}-0")));
-    } else {
-        metadata.insert("generateName".into(), json!(format!("{name}-")));
-    }
-    metadata.insert("namespace".into(), json!(namespace));
-    for field in ["labels", "annotations"] {
-        if let Some(value) = template
+    let spec = template.field("spec").cloned().unwrap_or_else(|| json!({}));
+    let name = review::pod_name(object, kind);
+    let mut pod = review::pod_of(template, spec, &name, namespace, kind);
+    let owners = if kind.is_pod() {
+        object
             .field("metadata")
-            .and_then(|m| m.field(field))
-            .filter(|v| v.is_object())
-        {
-            metadata.insert(field.into(), value.clone());
-        }
-    }
-    metadata.insert(
-        "ownerReferences".into(),
-        json!([{
+            .and_then(|m| m.field("ownerReferences"))
+            .cloned()
+    } else {
+        Some(json!([{
             "apiVersion": object.field("apiVersion").cloned().unwrap_or(Value::Null),
             "kind": kind.kind,
-            "name": name,
+            "name": object.field("metadata").and_then(|m| m.field("name")).cloned().unwrap_or(Value::Null),
             "uid": OWNER_UID,
             "controller": true,
-        }]),
-    );
-    Some(json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": metadata,
-        "spec": template.field("spec").cloned().unwrap_or_else(|| json!({})),
-    }))
+        }]))
+    };
+    if let (Some(owners), Some(metadata)) = (owners, pod.field_mut("metadata")) {
+        if let Some(metadata) = metadata.as_object_mut() {
+            metadata.insert("ownerReferences".into(), owners);
+        }
+    }
+    Some(pod)
 }
 
 /// The pod the apiserver returned, without what differs from one request
