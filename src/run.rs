@@ -896,40 +896,43 @@ fn check_flags(common: &CommonArgs) -> Result<(), Error> {
 fn verify(args: VerifyArgs) -> Result<Status, Error> {
     let VerifyArgs {
         input,
-        profile,
+        mut profile,
         options,
         kubectl,
         verbose,
         color,
     } = args;
-    let args = InjectArgs {
-        common: CommonArgs {
-            input,
-            output: Format::Yaml,
-            diff: false,
-            in_place: false,
-            overwrite_read_only: false,
-            check: false,
-            report: ReportArgs {
-                quiet: true,
-                verbose: false,
-                format: ReportFormat::Text,
-                color,
-            },
-        },
-        profile,
-        options,
-    };
-    check_flags(&args.common)?;
-    let (sources, _) = read_input(&args.common.input, &input_paths(&args.common.input)?)?;
+    let (sources, _) = read_input(&input, &input_paths(&input)?)?;
     if sources.iter().all(|s| s.text.trim().is_empty()) {
         return Err(Error::Usage(
             "verify: no input: the input holds no manifests; name them with -f".into(),
         ));
     }
+    // Without a profile named, the mesh that injected the input, as its
+    // record says (inject's default, Linkerd, for input not injected yet).
+    if profile.profile.is_none() && profile.config.is_none() {
+        let mut meshes: Vec<&'static str> = Vec::new();
+        for mesh in sources.iter().flat_map(|s| injected_by(&s.text)) {
+            if !meshes.contains(&mesh) {
+                meshes.push(mesh);
+            }
+        }
+        match meshes.as_slice() {
+            [] => {}
+            [mesh] => profile.profile = Some(mesh.to_string()),
+            several => {
+                return Err(Error::Usage(format!(
+                    "verify: the input was injected by several meshes ({}): verify each one's files with its --profile",
+                    several.join(", ")
+                )));
+            }
+        }
+    }
     let prepared = Prepared::default();
     let each_way = |action: Action, sources: Vec<source::Source>| {
-        let (mut settings, loaded) = settings_and_cluster(action, &args)?;
+        let (mut settings, loaded) =
+            settings_and_cluster_of(action, &input, &profile, &options, Format::Yaml)?;
+        // Both ways, each document's value is what is compared.
         settings.keep_values = true;
         let processed = pipeline::process_or_return(sources, loaded, &settings, &prepared, None)
             .map_err(|failed| failed.error)?;
@@ -959,42 +962,55 @@ fn verify(args: VerifyArgs) -> Result<Status, Error> {
     after_writing(status, output::to_stdout(&text))
 }
 
-/// The settings of a run of `action` with `args`.
-fn settings_of(action: Action, args: &InjectArgs) -> Result<Settings, Error> {
-    let common = &args.common;
-    Ok(Settings {
-        security: match args.options.security_context {
-            SecurityContext::Auto => SecurityMode::Auto,
-            SecurityContext::Psp => SecurityMode::Psp,
-            SecurityContext::Copy => SecurityMode::Copy,
-            SecurityContext::Off => SecurityMode::Off,
-        },
-        keep_values: common.output == Format::Json,
-        whole_lists: false,
-        keep_patches: common.output == Format::Patch,
-        ..settings(
-            action,
-            &args.profile,
-            args.options.native_sidecar,
-            args.options.kube_version,
-            &common.input,
-        )?
-    })
-}
-
 /// The settings of a run of `action` with `args`, and what it knows before
 /// its input (see [`pipeline::load`]).
 fn settings_and_cluster(
     action: Action,
     args: &InjectArgs,
 ) -> Result<(Settings, Result<pipeline::Loaded, Error>), Error> {
-    let mut settings = settings_of(action, args)?;
+    let common = &args.common;
+    settings_and_cluster_of(
+        action,
+        &common.input,
+        &args.profile,
+        &args.options,
+        common.output,
+    )
+}
+
+/// [`settings_and_cluster`] from its parts: the input's flags, the
+/// profile's, inject's options and the output format (what it keeps).
+fn settings_and_cluster_of(
+    action: Action,
+    input: &InputArgs,
+    profile: &ProfileArgs,
+    options: &InjectOptions,
+    output: Format,
+) -> Result<(Settings, Result<pipeline::Loaded, Error>), Error> {
+    let mut settings = Settings {
+        security: match options.security_context {
+            SecurityContext::Auto => SecurityMode::Auto,
+            SecurityContext::Psp => SecurityMode::Psp,
+            SecurityContext::Copy => SecurityMode::Copy,
+            SecurityContext::Off => SecurityMode::Off,
+        },
+        keep_values: output == Format::Json,
+        whole_lists: false,
+        keep_patches: output == Format::Patch,
+        ..settings(
+            action,
+            profile,
+            options.native_sidecar,
+            options.kube_version,
+            input,
+        )?
+    };
     with_linkerd_chart(
         &mut settings.profile,
-        args.options.linkerd_chart.as_deref(),
-        &args.options.context,
+        options.linkerd_chart.as_deref(),
+        &options.context,
     )?;
-    let loaded = read_context(&args.options.context, &args.common.input)
+    let loaded = read_context(&options.context, input)
         .and_then(|context| pipeline::load(&context, &settings));
     Ok((settings, loaded))
 }
