@@ -160,7 +160,7 @@ pub fn admit_all(
                     message,
                 ))
             };
-            for object in objects_of(&value) {
+            for object in crate::workload::objects_of(&value) {
                 let Some(reference) = ObjectRef::of(object) else {
                     continue;
                 };
@@ -187,15 +187,6 @@ pub fn admit_all(
         }
     }
     Ok(admitted)
-}
-
-/// The objects of a document: itself, or the items of a list (`List`,
-/// `DeploymentList`…).
-fn objects_of(value: &Value) -> Vec<&Value> {
-    match crate::workload::list_items(value) {
-        Some(items) => items.iter().filter(|i| i.is_object()).collect(),
-        None => vec![value],
-    }
 }
 
 /// The webhooks in context, in the apiserver's order; the mesh's injector is

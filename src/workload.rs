@@ -136,6 +136,15 @@ pub fn is_list_kind(kind: &str) -> bool {
     kind.ends_with("List")
 }
 
+/// The objects of a document: itself, or the items of a list (`List`,
+/// `DeploymentList`…) that are objects.
+pub fn objects_of(value: &Value) -> Vec<&Value> {
+    match list_items(value) {
+        Some(items) => items.iter().filter(|i| i.is_object()).collect(),
+        None => vec![value],
+    }
+}
+
 /// The items of a list document: its `items`, when its kind is a list's
 /// and they are an array.
 pub fn list_items(value: &Value) -> Option<&Vec<Value>> {

@@ -64,10 +64,11 @@ pub struct Verified {
 /// and those it leaves as they are (`file: kind/name`, not sent).
 /// `injected` are the sources as the tool injects them, `originals` the
 /// same again uninjected, both with their values kept; `namespace` is
-/// where objects that name none are created, as the injection took it.
-pub fn workloads(
-    injected: &[Processed],
-    originals: &[Processed],
+/// where objects that name none are created, as the injection took it,
+/// unless kustomize overlays set theirs: a workload is then sent in each.
+pub fn workloads<'a>(
+    injected: &'a [Processed],
+    originals: &'a [Processed],
     types: &WorkloadTypes,
     namespace: &str,
 ) -> Result<(Vec<Workload>, Vec<String>), Error> {
@@ -82,20 +83,19 @@ pub fn workloads(
                 after.values.len()
             )));
         }
-        // The kustomize chain's namespace, where the file has one.
-        let kustomized = after.source.kustomized.builds.first();
-        let default_namespace = kustomized.map_or(namespace, |b| b.namespace.as_str());
-        let objects = |values: &'_ [Value]| -> Vec<Value> {
-            values
-                .iter()
-                .flat_map(|v| match crate::workload::list_items(v) {
-                    Some(items) => items.clone(),
-                    None => vec![v.clone()],
-                })
-                .collect()
-        };
-        let (after_objects, before_objects) = (objects(&after.values), objects(&before.values));
-        for (object, original) in after_objects.iter().zip(&before_objects) {
+        // Where its objects that name none are created: each namespace the
+        // kustomize overlays including the file set, else the run's.
+        let mut overlays: Vec<&str> = Vec::new();
+        for build in &after.source.kustomized.builds {
+            if !overlays.contains(&build.namespace.as_str()) {
+                overlays.push(&build.namespace);
+            }
+        }
+        if overlays.is_empty() {
+            overlays.push(namespace);
+        }
+        let objects = |values: &'a [Value]| values.iter().flat_map(crate::workload::objects_of);
+        for (object, original) in objects(&after.values).zip(objects(&before.values)) {
             let Some(reference) = ObjectRef::of(object) else {
                 continue;
             };
@@ -107,29 +107,28 @@ pub fn workloads(
                     "{source}: {reference} is not where uninject left it"
                 )));
             }
-            let namespace = reference
-                .namespace
-                .clone()
-                .filter(|ns| !ns.is_empty())
-                .unwrap_or_else(|| default_namespace.to_string());
-            let pods = (
-                pod::of(original, kind, &namespace),
-                pod::of(object, kind, &namespace),
-            );
-            let (Some(original), Some(injected)) = pods else {
-                continue;
-            };
-            if original == injected {
-                left.push(format!("{source}: {reference}"));
-                continue;
+            let own = reference.namespace.as_deref().filter(|ns| !ns.is_empty());
+            let namespaces = own.map_or_else(|| overlays.clone(), |ns| vec![ns]);
+            for namespace in namespaces {
+                let pods = (
+                    pod::of(original, kind, namespace),
+                    pod::of(object, kind, namespace),
+                );
+                let (Some(original), Some(injected)) = pods else {
+                    break;
+                };
+                if original == injected {
+                    left.push(format!("{source}: {reference}"));
+                    break;
+                }
+                sent.push(Workload {
+                    source: source.clone(),
+                    reference: reference.clone(),
+                    namespace: namespace.to_string(),
+                    original,
+                    injected,
+                });
             }
-            sent.push(Workload {
-                source: source.clone(),
-                reference,
-                namespace,
-                original,
-                injected,
-            });
         }
     }
     Ok((sent, left))

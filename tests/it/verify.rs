@@ -125,12 +125,17 @@ impl Cluster {
     }
 
     fn verify_with(&self, args: &[&str], input: &str, path: Option<&str>) -> common::Run {
-        let kubeconfig = self.server.kubeconfig(self.home.path());
         let file = self.home.path().join("input.yaml");
         std::fs::write(&file, input).expect("writes the input");
+        self.verify_file(args, &file, path)
+    }
+
+    /// `verify ARGS -f FILE`, with `path` as PATH (the test's own when `None`).
+    fn verify_file(&self, args: &[&str], file: &Path, path: Option<&str>) -> common::Run {
+        let kubeconfig = self.server.kubeconfig(self.home.path());
         let mut given = vec!["verify", "--kubeconfig", path_str(&kubeconfig)];
         given.extend(args);
-        given.extend(["-f", path_str(&file)]);
+        given.extend(["-f", path_str(file)]);
         let mut command = common::command_with(&given);
         command
             .env("HOME", self.home.path())
@@ -221,6 +226,10 @@ fn a_pod_the_clusters_webhook_injects_as_the_tool_does_is_the_same_in_either_for
             "{}",
             run.stdout
         );
+        // Without --profile, the mesh is the one the tool's record names.
+        let run = cluster.verify(&[], &output);
+        assert_eq!(run.code, 0, "{profile}: {}{}", run.stdout, run.stderr);
+        assert!(run.stdout.contains("1 the same"), "{}", run.stdout);
     }
 }
 
@@ -404,5 +413,59 @@ fn linkerds_own_expected_injection_as_the_clusters_webhook_verifies_the_same() {
         let run = cluster.verify(&args, &input);
         assert_eq!(run.code, 0, "{case}: {}{}", run.stdout, run.stderr);
         assert!(run.stdout.contains("1 the same"), "{}", run.stdout);
+    }
+}
+
+#[test]
+fn a_base_of_overlays_in_other_namespaces_is_verified_in_each() {
+    let test = "a_base_of_overlays_in_other_namespaces_is_verified_in_each";
+    let repo = tempfile::tempdir().expect("a temp dir");
+    let base = DEPLOYMENT.replace("  namespace: shop\n", "");
+    for (file, text) in [
+        ("base/deploy.yaml", base.as_str()),
+        ("base/kustomization.yaml", "resources: [deploy.yaml]\n"),
+        (
+            "overlays/prod/kustomization.yaml",
+            "namespace: shop\nresources: [../../base]\n",
+        ),
+        (
+            "overlays/dev/kustomization.yaml",
+            "namespace: dev\nresources: [../../base]\n",
+        ),
+    ] {
+        let path = repo.path().join(file);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("writes");
+    }
+    std::fs::create_dir(repo.path().join(".git")).expect("mkdir");
+    let file = repo.path().join("base/deploy.yaml");
+    // The base is injected once for both overlays; the webhook injects in shop only.
+    let run = common::run(&["-q", "-f", path_str(&file)], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let tool = common::values(&run.stdout)[0]
+        .clone()
+        .expect("the deployment");
+    let original = common::values(&base)[0].clone().expect("a deployment");
+    let admission = Admission {
+        webhook: Some(webhook(
+            &original,
+            &webhook_pod(&tool),
+            "linkerd-proxy",
+            &["shop"],
+        )),
+        refused: Vec::new(),
+    };
+    let Some(cluster) = Cluster::start(test, admission) else {
+        return;
+    };
+    let run = cluster.verify_file(&[], &file, None);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    for line in [
+        "same: deployment/web (namespace shop, ",
+        "differs: deployment/web (namespace dev, ",
+        "is injection enabled for namespace dev",
+        "2 workloads sent to the cluster: 1 the same, 1 different, 0 refused",
+    ] {
+        assert!(run.stdout.contains(line), "{line}\n{}", run.stdout);
     }
 }
