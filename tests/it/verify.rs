@@ -469,3 +469,36 @@ fn a_base_of_overlays_in_other_namespaces_is_verified_in_each() {
         assert!(run.stdout.contains(line), "{line}\n{}", run.stdout);
     }
 }
+
+#[test]
+fn a_list_as_kubectl_get_prints_it_is_verified_item_by_item() {
+    let test = "a_list_as_kubectl_get_prints_it_is_verified_item_by_item";
+    let original = common::values(DEPLOYMENT)[0].clone().expect("a deployment");
+    let tool = injected(&[], DEPLOYMENT);
+    let admission = Admission {
+        webhook: Some(webhook(
+            &original,
+            &webhook_pod(&tool),
+            "linkerd-proxy",
+            &["shop"],
+        )),
+        refused: Vec::new(),
+    };
+    let Some(cluster) = Cluster::start(test, admission) else {
+        return;
+    };
+    // As `kubectl get deployments -o json` prints it: a `List` whose items
+    // carry what the apiserver keeps (managed fields, uid, status).
+    let mut item = original.clone();
+    item["metadata"]["uid"] = json!("0b6e2f5a-0000-4000-8000-000000000009");
+    item["metadata"]["resourceVersion"] = json!("4711");
+    item["metadata"]["managedFields"] = json!([{"manager": "kubectl", "operation": "Update",
+        "apiVersion": "apps/v1", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]);
+    item["status"] = json!({"replicas": 1, "readyReplicas": 1});
+    let list = json!({"apiVersion": "v1", "kind": "List",
+        "metadata": {"resourceVersion": ""}, "items": [item]});
+    let text = serde_json::to_string_pretty(&list).expect("JSON");
+    let run = cluster.verify(&[], &text);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("1 the same"), "{}", run.stdout);
+}
