@@ -102,6 +102,21 @@ fn webhook(original: &Value, want: &Value, marker: &str, namespaces: &[&str]) ->
     }
 }
 
+/// A cluster whose Linkerd webhook injects in `shop` as the tool injects
+/// `original` (giving `tool`), and that refuses pods in the namespaces of
+/// `refused`.
+fn linkerd_in_shop(original: &Value, tool: &Value, refused: Vec<(String, String)>) -> Admission {
+    Admission {
+        webhook: Some(webhook(
+            original,
+            &webhook_pod(tool),
+            "linkerd-proxy",
+            &["shop"],
+        )),
+        refused,
+    }
+}
+
 /// A fake cluster and a home for kubectl.
 struct Cluster {
     server: FakeApiserver,
@@ -288,15 +303,7 @@ fn a_namespace_the_webhook_does_not_inject_or_a_refusal_fails_naming_it() {
     let original = common::values(DEPLOYMENT)[0].clone().expect("a deployment");
     let tool = injected(&[], DEPLOYMENT);
     let refusal = "pods \"web-\" is forbidden: violates PodSecurity \"restricted:latest\"";
-    let admission = Admission {
-        webhook: Some(webhook(
-            &original,
-            &webhook_pod(&tool),
-            "linkerd-proxy",
-            &["shop"],
-        )),
-        refused: vec![("locked".into(), refusal.into())],
-    };
+    let admission = linkerd_in_shop(&original, &tool, vec![("locked".into(), refusal.into())]);
     let Some(cluster) = Cluster::start(test, admission) else {
         return;
     };
@@ -446,15 +453,7 @@ fn a_base_of_overlays_in_other_namespaces_is_verified_in_each() {
         .clone()
         .expect("the deployment");
     let original = common::values(&base)[0].clone().expect("a deployment");
-    let admission = Admission {
-        webhook: Some(webhook(
-            &original,
-            &webhook_pod(&tool),
-            "linkerd-proxy",
-            &["shop"],
-        )),
-        refused: Vec::new(),
-    };
+    let admission = linkerd_in_shop(&original, &tool, Vec::new());
     let Some(cluster) = Cluster::start(test, admission) else {
         return;
     };
@@ -475,15 +474,7 @@ fn a_list_as_kubectl_get_prints_it_is_verified_item_by_item() {
     let test = "a_list_as_kubectl_get_prints_it_is_verified_item_by_item";
     let original = common::values(DEPLOYMENT)[0].clone().expect("a deployment");
     let tool = injected(&[], DEPLOYMENT);
-    let admission = Admission {
-        webhook: Some(webhook(
-            &original,
-            &webhook_pod(&tool),
-            "linkerd-proxy",
-            &["shop"],
-        )),
-        refused: Vec::new(),
-    };
+    let admission = linkerd_in_shop(&original, &tool, Vec::new());
     let Some(cluster) = Cluster::start(test, admission) else {
         return;
     };
