@@ -363,6 +363,20 @@ fn without_a_cluster_or_kubectl_nothing_is_verified_and_the_status_is_2() {
         "{}",
         run.stderr
     );
+    // Files of both meshes without --profile: which one to verify is asked.
+    let both = format!(
+        "{}---\n{}",
+        common::run(&["-q", "-f", "-"], Some(DEPLOYMENT)).stdout,
+        common::run(&["--profile", "istio", "-q", "-f", "-"], Some(DEPLOYMENT)).stdout
+    );
+    let run = cluster.verify(&[], &both);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("injected by several meshes (linkerd, istio): verify each one's files with its --profile"),
+        "{}",
+        run.stderr
+    );
     // No input is a mistake, not a pass.
     let run = cluster.verify(&[], "");
     assert_eq!(run.code, 2, "{}", run.stderr);
