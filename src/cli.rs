@@ -6,6 +6,7 @@ use clap::builder::PossibleValuesParser;
 use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::cluster::KubeVersion;
+use crate::source::namespace_name;
 
 /// Pre-inject a service mesh proxy sidecar into Kubernetes manifests, offline.
 ///
@@ -425,23 +426,6 @@ mod tests {
     }
 }
 
-/// A namespace's name as the apiserver takes one (a DNS-1123 label): what
-/// the tool writes into labels and checks policies with.
-pub(crate) fn namespace_name(name: &str) -> Result<String, String> {
-    let bytes = name.as_bytes();
-    let fits = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-    let valid = !name.is_empty()
-        && name.len() <= 63
-        && bytes.iter().all(|b| fits(b) || *b == b'-')
-        && bytes.first().is_some_and(fits)
-        && bytes.last().is_some_and(fits);
-    if valid {
-        Ok(name.to_string())
-    } else {
-        Err("a namespace is a DNS-1123 label: at most 63 lower case letters, digits and '-', starting and ending with a letter or digit".into())
-    }
-}
-
 /// A size in bytes, as `--max-input-bytes` takes it: digits, then a
 /// suffix of Kubernetes' quantities (Ki, Mi, Gi, Ti; k, M, G, T), or none.
 fn byte_size(text: &str) -> Result<u64, String> {
@@ -480,7 +464,8 @@ fn byte_size(text: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod namespace_tests {
-    use super::{byte_size, namespace_name};
+    use super::byte_size;
+    use crate::source::namespace_name;
 
     #[test]
     fn sizes_read_as_kubernetes_quantities_of_bytes() {

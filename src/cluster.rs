@@ -4,6 +4,7 @@
 
 use std::fmt;
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::json::Field;
@@ -176,6 +177,57 @@ impl fmt::Display for KubeVersion {
     }
 }
 
+/// A value a profile reads from a key of an object in the input or context
+/// (its `valuesFromObjects`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueFromObject {
+    pub value: String,
+    pub kind: String,
+    /// Templated (may use `{{values.…}}`).
+    pub namespace: String,
+    pub name: String,
+    /// Key under `data`.
+    pub key: String,
+    /// Where the value stands in the mapping the key holds (dot-separated
+    /// keys, `proxy.image.version`), for a key that holds a whole document.
+    pub path: Option<String>,
+    /// The profile's word for each word the object writes (`true` →
+    /// `first`); a word not listed is refused when the run starts.
+    #[serde(default)]
+    pub map: Map<String, Value>,
+    /// Written after a number read (`s`: seconds as a duration, `60s`).
+    #[serde(default)]
+    pub suffix: Option<String>,
+}
+
+impl ValueFromObject {
+    /// What the profile's value is for `raw`, as read from the object:
+    /// mapped to the profile's word, a number given its unit. `Err` with
+    /// the words allowed when the map has none for it.
+    pub fn reading(&self, raw: String) -> Result<String, String> {
+        let raw = match &self.suffix {
+            Some(unit) if raw.parse::<f64>().is_ok() => format!("{raw}{unit}"),
+            _ => raw,
+        };
+        if self.map.is_empty() {
+            return Ok(raw);
+        }
+        match self.map.get(&raw) {
+            Some(Value::String(word)) => Ok(word.clone()),
+            Some(other) => Ok(other.to_string()),
+            None => {
+                let words: Vec<&str> = self.map.keys().map(String::as_str).collect();
+                Err(format!("{raw:?} is not one of {}", words.join(", ")))
+            }
+        }
+    }
+}
+
+/// The kind that declares what a mutating webhook does, for `admit`
+/// (the tool's own kind: see `admission::webhook`).
+pub const EMULATION_KIND: &str = "WebhookEmulation";
+
 /// The kinds the context keeps: the namespaces' policies, and the mutating
 /// webhooks with what they are declared to do (for `admit`).
 const POLICY_KINDS: [&str; 6] = [
@@ -184,7 +236,7 @@ const POLICY_KINDS: [&str; 6] = [
     "PodSecurityPolicy",
     "Namespace",
     "MutatingWebhookConfiguration",
-    crate::admission::webhook::EMULATION_KIND,
+    EMULATION_KIND,
 ];
 
 /// Kinds without a namespace.
@@ -192,7 +244,7 @@ const CLUSTER_KINDS: [&str; 4] = [
     "PodSecurityPolicy",
     "Namespace",
     "MutatingWebhookConfiguration",
-    crate::admission::webhook::EMULATION_KIND,
+    EMULATION_KIND,
 ];
 
 #[derive(Debug, Clone)]
@@ -450,7 +502,7 @@ impl ClusterContext {
     /// `namespace` (see [`ClusterContext::data_value`]).
     pub fn source_value(
         &self,
-        source: &crate::profile::ValueFromObject,
+        source: &ValueFromObject,
         namespace: &str,
     ) -> Option<Option<String>> {
         self.data_value(

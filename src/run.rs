@@ -321,7 +321,7 @@ fn transform_input(
             }
             let lines: String = rejections
                 .iter()
-                .map(|r| format!("  {}\n", crate::krm::in_function_terms(&r.to_string())))
+                .map(|r| format!("  {}\n", crate::error::in_function_terms(&r.to_string())))
                 .collect();
             output::to_stderr(&format!(
                 "error: the cluster would reject what this function writes (see its results):\n{lines}"
@@ -847,7 +847,7 @@ fn run_namespace(input: &InputArgs) -> Result<(Option<String>, Option<String>), 
             "--namespace-from-env {var}: the environment has no {var} (or it is not UTF-8); give the namespace with -n"
         ))
     })?;
-    let namespace = crate::cli::namespace_name(&value).map_err(|why| {
+    let namespace = crate::source::namespace_name(&value).map_err(|why| {
         Error::Usage(format!(
             "--namespace-from-env {var}: {var} is {value:?}, not a namespace's name: {why}"
         ))

@@ -8,8 +8,7 @@ use serde_json::{Map, Value};
 
 use crate::json::Field;
 
-/// The kind that declares what a webhook does.
-pub const EMULATION_KIND: &str = "WebhookEmulation";
+pub use crate::cluster::EMULATION_KIND;
 
 /// When a webhook is called again after later mutations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -98,7 +98,7 @@ impl Saved {
             let namespace = select::namespace_of(&object);
             // The namespace names a file: it must be one (no `/`, no `..`).
             if !namespace.is_empty() {
-                crate::cli::namespace_name(namespace).map_err(|e| {
+                crate::source::namespace_name(namespace).map_err(|e| {
                     Error::Cluster(format!(
                         "{plural} {}: namespace {namespace:?}: {e}; nothing was written",
                         select::name_of(&object)

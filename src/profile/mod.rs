@@ -42,6 +42,8 @@ pub use render::{
 };
 pub use values::{NamedPort, ObjectValue};
 
+pub use crate::cluster::ValueFromObject;
+
 /// The embedded profiles, by name; the first is the default.
 pub const EMBEDDED: [(&str, &str); 2] = [
     ("linkerd", include_str!("../../profiles/linkerd.yaml")),
@@ -321,52 +323,6 @@ impl Validate {
                 Validate::Uint32 => "a whole number of 0 or more",
             };
             Err(format!("{raw:?} is not {what}"))
-        }
-    }
-}
-
-/// A value read from a key of an object in the input or context.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ValueFromObject {
-    pub value: String,
-    pub kind: String,
-    /// Templated (may use `{{values.…}}`).
-    pub namespace: String,
-    pub name: String,
-    /// Key under `data`.
-    pub key: String,
-    /// Where the value stands in the mapping the key holds (dot-separated
-    /// keys, `proxy.image.version`), for a key that holds a whole document.
-    pub path: Option<String>,
-    /// The profile's word for each word the object writes (`true` →
-    /// `first`); a word not listed is refused when the run starts.
-    #[serde(default)]
-    pub map: Map<String, Value>,
-    /// Written after a number read (`s`: seconds as a duration, `60s`).
-    #[serde(default)]
-    pub suffix: Option<String>,
-}
-
-impl ValueFromObject {
-    /// What the profile's value is for `raw`, as read from the object:
-    /// mapped to the profile's word, a number given its unit. `Err` with
-    /// the words allowed when the map has none for it.
-    pub fn reading(&self, raw: String) -> Result<String, String> {
-        let raw = match &self.suffix {
-            Some(unit) if raw.parse::<f64>().is_ok() => format!("{raw}{unit}"),
-            _ => raw,
-        };
-        if self.map.is_empty() {
-            return Ok(raw);
-        }
-        match self.map.get(&raw) {
-            Some(Value::String(word)) => Ok(word.clone()),
-            Some(other) => Ok(other.to_string()),
-            None => {
-                let words: Vec<&str> = self.map.keys().map(String::as_str).collect();
-                Err(format!("{raw:?} is not one of {}", words.join(", ")))
-            }
         }
     }
 }

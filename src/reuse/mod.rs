@@ -6,7 +6,7 @@
 //! - [`spare`]: values the tool is done with (an injected workload's proxy
 //!   and init containers), kept per thread so that their allocations hold the
 //!   next workload's copy. Lives as long as the thread; at most a few.
-//! - [`blocks`]: the text of new lines already written (a proxy container as
+//! - `yaml::edit::Blocks` (in `src/yaml/edit/blocks.rs`): the text of new lines already written (a proxy container as
 //!   YAML at a column, in a layout), shared by every edit that adds the same
 //!   block. One per core, carried from document to document for the whole
 //!   run; bounded, past which blocks are written each time.
@@ -32,6 +32,5 @@
 //! making would give (each cache compares what the making reads), which the
 //! tests check by injecting the same inputs alone and among others.
 
-pub mod blocks;
 pub mod spare;
 pub mod stand_ins;

@@ -12,7 +12,7 @@ use std::cell::RefCell;
 
 use serde_json::Value;
 
-use crate::json::Field;
+use crate::json::{Field, retain_in_order};
 
 /// Spares kept per thread: the containers and volume lists of a few workloads.
 const KEPT_MAX: usize = 8;
@@ -122,24 +122,6 @@ pub fn overwrite(target: &mut Value, source: &Value) {
         }
         (target, source) => *target = source.clone(),
     }
-}
-
-/// Take out of `map` the keys that are not next in `wanted`, and say whether
-/// what is left is all of `wanted`, in its order (so that values can then be
-/// written over one by one).
-pub fn retain_in_order<'a>(
-    map: &mut serde_json::Map<String, Value>,
-    wanted: impl IntoIterator<Item = &'a str>,
-) -> bool {
-    let mut wanted = wanted.into_iter().peekable();
-    map.retain(|key, _| {
-        let keep = wanted.peek() == Some(&key.as_str());
-        if keep {
-            wanted.next();
-        }
-        keep
-    });
-    wanted.next().is_none()
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ mod namespace;
 mod patches;
 mod skip;
 
-pub use namespace::{Build, Finder, Kustomized};
+pub use namespace::{Build, Finder, Kustomized, namespace_name};
 pub use patches::IndexPatch;
 pub use skip::{Glob, SkippedFile, kustomize_patch};
 

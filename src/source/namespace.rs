@@ -275,7 +275,7 @@ fn read_kustomization(file: &Path) -> Result<(Kustomization, Vec<String>), Strin
     }
     let (namespace, problem) = match value.field("namespace") {
         None | Some(Value::Null) => (None, None),
-        Some(Value::String(text)) => match crate::cli::namespace_name(text) {
+        Some(Value::String(text)) => match namespace_name(text) {
             Ok(namespace) => (Some(namespace), None),
             Err(why) => (
                 None,
@@ -323,4 +323,21 @@ pub(super) fn shown(path: &Path) -> String {
         .unwrap_or_else(|| path.to_path_buf())
         .display()
         .to_string()
+}
+
+/// A namespace's name as the apiserver takes one (a DNS-1123 label): what
+/// the tool writes into labels and checks policies with.
+pub fn namespace_name(name: &str) -> Result<String, String> {
+    let bytes = name.as_bytes();
+    let fits = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    let valid = !name.is_empty()
+        && name.len() <= 63
+        && bytes.iter().all(|b| fits(b) || *b == b'-')
+        && bytes.first().is_some_and(fits)
+        && bytes.last().is_some_and(fits);
+    if valid {
+        Ok(name.to_string())
+    } else {
+        Err("a namespace is a DNS-1123 label: at most 63 lower case letters, digits and '-', starting and ending with a letter or digit".into())
+    }
 }

@@ -206,7 +206,7 @@ fn push_spaces(out: &mut String, n: usize) {
 
 /// A string as a plain scalar when that reads back as the same string,
 /// otherwise quoted (see `push_quoted`). A one-line string in a block is
-/// always written so, whatever surrounds it (which `reuse::blocks` relies on).
+/// always written so, whatever surrounds it (which `edit::Blocks` relies on).
 pub(crate) fn push_block_scalar(out: &mut String, s: &str) {
     if plain_is_safe(s, false) {
         out.push_str(s);

@@ -9,7 +9,6 @@ pub mod node;
 pub mod parse;
 pub mod value;
 
-pub use crate::reuse::blocks::Blocks;
-pub use edit::{Edit, EditError};
+pub use edit::{Blocks, Edit, EditError};
 pub use node::{Node, NodeKind};
 pub use parse::{Document, SyntaxError, parse_stream};

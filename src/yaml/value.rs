@@ -241,7 +241,7 @@ fn keep_keys_of(entries: &[(Node<'_>, Node<'_>)], map: &mut Map<String, Value>) 
     {
         return false;
     }
-    crate::reuse::spare::retain_in_order(map, entries.iter().filter_map(|(k, _)| k.as_str()))
+    crate::json::retain_in_order(map, entries.iter().filter_map(|(k, _)| k.as_str()))
 }
 
 /// Whether a scalar resolves to a string (see [`resolve_scalar`]).

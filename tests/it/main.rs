@@ -36,6 +36,7 @@ mod linkerd_config;
 mod linkerd_goldens;
 mod linkerd_settings;
 mod mesh_goldens_reinjected;
+mod modules;
 mod namespaces;
 mod noops;
 mod properties;

@@ -20,14 +20,15 @@ use super::emit::Layout;
 use super::node::{Node, NodeKind, ScalarStyle};
 use super::value::{Resolver, ValueError, is_merge_key};
 use crate::json::Field;
-use crate::reuse::blocks::Blocks;
 
 mod align;
+mod blocks;
 mod differ;
 mod text;
 mod verbatim;
 
 use align::*;
+pub use blocks::Blocks;
 use differ::*;
 pub use text::null_after_key;
 use text::*;

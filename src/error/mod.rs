@@ -10,6 +10,10 @@
 
 use std::path::{Path, PathBuf};
 
+mod function_terms;
+
+pub use function_terms::in_function_terms;
+
 /// Why a run could not go on.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -51,7 +55,7 @@ pub enum Error {
     },
     /// An error of a run as a KRM function, said in the function's words
     /// (its config's entries, not the command line's flags).
-    #[error("{}", crate::krm::in_function_terms(&.0.to_string()))]
+    #[error("{}", in_function_terms(&.0.to_string()))]
     InFunction(Box<Error>),
 }
 

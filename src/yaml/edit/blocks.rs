@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::yaml::edit::{Spliced, Text};
+use super::{Spliced, Text};
 use crate::yaml::emit::{Layout, push_block_scalar};
 
 /// Blocks of lines already written, by layout, column, key and value. One
