@@ -315,8 +315,9 @@ pub struct InputArgs {
     pub recursive: bool,
     /// Leave out input files matching GLOB (repeatable): without a `/`,
     /// matched against each file and directory name (`templates`,
-    /// `*.tpl.yaml`); with one, against the path (`charts/**`). A Helm
-    /// chart's templates and kustomize patches are left out without it.
+    /// `*.tpl.yaml`); with one, against the path (`charts/**`). The syntax
+    /// is ripgrep's and fd's: `*`, `?`, `[a-z]`, `[!a]`, `{a,b}`, `**`. A
+    /// Helm chart's templates and kustomize patches are left out without it.
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<crate::source::Glob>,
     /// Namespace of objects that name none [default: default, and the
