@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::builder::PossibleValuesParser;
-use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cluster::KubeVersion;
 use crate::source::namespace_name;
@@ -223,16 +223,6 @@ pub struct InjectOptions {
     pub warn_only: bool,
 }
 
-impl InjectOptions {
-    /// The options as their flags leave them when none is given (read by
-    /// the flags' own definitions, so there is one place for the defaults).
-    pub fn as_flags_leave_them() -> Result<Self, clap::Error> {
-        let command = Self::augment_args(clap::Command::new("inject")).no_binary_name(true);
-        let matches = command.try_get_matches_from(Vec::<String>::new())?;
-        Self::from_arg_matches(&matches)
-    }
-}
-
 #[derive(Debug, Args)]
 pub struct UninjectArgs {
     #[command(flatten)]
@@ -404,27 +394,6 @@ pub enum ColorChoice {
 pub enum ReportFormat {
     Text,
     Json,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_options_as_their_flags_leave_them_are_the_flags_defaults() {
-        let options = InjectOptions::as_flags_leave_them().expect("defaults");
-        assert_eq!(options.kube_version, KubeVersion::CURRENT);
-        assert_eq!(options.native_sidecar, None);
-        assert_eq!(options.security_context, SecurityContext::Auto);
-        assert!(options.context.is_empty() && !options.warn_only);
-        // And as the command line leaves them without those flags.
-        let cli = Cli::try_parse_from(["kubectl-mesh_inject", "-f", "x.yaml"]).expect("parses");
-        assert_eq!(cli.inject.options.kube_version, options.kube_version);
-        assert_eq!(
-            cli.inject.options.security_context,
-            options.security_context
-        );
-    }
 }
 
 /// A size in bytes, as `--max-input-bytes` takes it: digits, then a

@@ -49,17 +49,13 @@ pub fn run(cli: Cli) -> Result<Status, Error> {
             Status::Done,
             output::to_stdout(&format!("kubectl-mesh_inject {}\n", crate::version_text())),
         ),
-        Some(Command::Inject(args)) => transform(Action::Inject, args),
-        Some(Command::Uninject(args)) => transform(
-            Action::Uninject,
-            InjectArgs {
-                common: args.common,
-                profile: args.profile,
-                options: InjectOptions::as_flags_leave_them()
-                    .map_err(|e| Error::Usage(clap_message(&e)))?,
-            },
-        ),
-        None => transform(Action::Inject, cli.inject),
+        Some(Command::Inject(args)) => transform(TransformArgs::inject(args)),
+        Some(Command::Uninject(args)) => transform(TransformArgs {
+            common: args.common,
+            profile: args.profile,
+            inject: None,
+        }),
+        None => transform(TransformArgs::inject(cli.inject)),
     }
 }
 
@@ -115,9 +111,44 @@ fn after_writing(status: Status, written: Result<(), Error>) -> Result<Status, E
     }
 }
 
-fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
+/// What a run that writes its input back changed takes: the input and the
+/// output, the profile, and inject's options. Uninject has none of those
+/// options: it takes out what the record says was added, whatever the
+/// cluster's version, policies or context.
+struct TransformArgs {
+    common: CommonArgs,
+    profile: ProfileArgs,
+    /// `None`: uninject.
+    inject: Option<InjectOptions>,
+}
+
+impl TransformArgs {
+    fn inject(args: InjectArgs) -> Self {
+        TransformArgs {
+            common: args.common,
+            profile: args.profile,
+            inject: Some(args.options),
+        }
+    }
+
+    fn action(&self) -> Action {
+        match self.inject {
+            Some(_) => Action::Inject,
+            None => Action::Uninject,
+        }
+    }
+
+    /// `--warn-only` (inject's: uninject rejects nothing).
+    fn warn_only(&self) -> bool {
+        self.inject
+            .as_ref()
+            .is_some_and(|options| options.warn_only)
+    }
+}
+
+fn transform(args: TransformArgs) -> Result<Status, Error> {
     let mut in_function = false;
-    let done = transform_input(action, args, &mut in_function);
+    let done = transform_input(args, &mut in_function);
     // A KRM function's caller knows its config, not the command line's flags.
     match in_function {
         true => done.map_err(|error| Error::InFunction(Box::new(error))),
@@ -127,11 +158,8 @@ fn transform(action: Action, args: InjectArgs) -> Result<Status, Error> {
 
 /// [`transform`], saying through `in_function` whether the input was a
 /// KRM function's call.
-fn transform_input(
-    action: Action,
-    mut args: InjectArgs,
-    in_function: &mut bool,
-) -> Result<Status, Error> {
+fn transform_input(mut args: TransformArgs, in_function: &mut bool) -> Result<Status, Error> {
+    let action = args.action();
     check_flags(&args.common)?;
     // A sign of life for long runs, on a terminal only, cleared before the
     // report (see progress.rs).
@@ -292,7 +320,7 @@ fn transform_input(
     if let (Some(list), [processed]) = (&resource_list, results.as_mut_slice()) {
         // A KRM function answers with the ResourceList and its results, even
         // on a rejection (kpt and kustomize show them), and fails then.
-        let krm_results = crate::krm::results(processed, list, args.options.warn_only);
+        let krm_results = crate::krm::results(processed, list, args.warn_only());
         crate::krm::add_results(processed, list, krm_results).map_err(Error::Internal)?;
         // Written piece by piece, and checked: a full disk fails the run.
         let written = output::pieces_to_stdout(processed.byte_pieces());
@@ -303,16 +331,10 @@ fn transform_input(
             if report.format == ReportFormat::Text && !report.verbose {
                 return Ok(());
             }
-            write_report(
-                report,
-                &results,
-                &skipped,
-                args.options.warn_only,
-                Written::Yes,
-            )
+            write_report(report, &results, &skipped, args.warn_only(), Written::Yes)
         });
         let rejections = report::rejections(&results);
-        let rejected = !args.options.warn_only && !rejections.is_empty();
+        let rejected = !args.warn_only() && !rejections.is_empty();
         // The results are not shown by every caller (kustomize keeps them
         // only in a results file): a failing function says why here too.
         let written = written.and_then(|()| {
@@ -336,7 +358,7 @@ fn transform_input(
     }
 
     let rejections = report::rejections(&results);
-    if !rejections.is_empty() && !args.options.warn_only {
+    if !rejections.is_empty() && !args.warn_only() {
         // Nothing is written: a pipe into `kubectl apply` must apply nothing.
         let written = write_rejections(&common.report, &results, &skipped, &rejections);
         return after_writing(Status::Rejected, written);
@@ -355,7 +377,7 @@ fn transform_input(
         Written::Yes
     };
     let written = write_output(action, common, &results).and_then(|()| {
-        let warn_only = args.options.warn_only;
+        let warn_only = args.warn_only();
         write_report(&common.report, &results, &skipped, warn_only, written_as)
     });
     // The process ends with this run: its memory goes back to the system at
@@ -439,7 +461,7 @@ fn added_by_own_profile(text: &str) -> Option<String> {
 /// (a workload is uninjected by the pass of its own mesh, which the others
 /// leave as it is); the results in the order of the files.
 fn uninject_by_mesh(
-    args: &mut InjectArgs,
+    args: &mut TransformArgs,
     sources: Vec<source::Source>,
     meshes: &[Vec<&'static str>],
     progress: Option<&Progress>,
@@ -479,7 +501,7 @@ fn uninject_by_mesh(
 
 /// `sources` uninjected with the embedded profile `mesh`.
 fn uninject_with(
-    args: &mut InjectArgs,
+    args: &mut TransformArgs,
     mesh: &str,
     sources: Vec<source::Source>,
     progress: Option<&Progress>,
@@ -497,7 +519,7 @@ fn uninject_with(
 /// the source as it was, the text of the second pass, and for each object
 /// the pass that uninjected it (the first's where the second found nothing).
 fn uninject_again(
-    args: &mut InjectArgs,
+    args: &mut TransformArgs,
     processed: Processed,
     mesh: &str,
     progress: Option<&Progress>,
@@ -636,7 +658,7 @@ fn write_rejections(
 /// `--kube-version`, `--native-sidecar`, `--namespace`, `--warn-only`,
 /// `--set`), so that what the command line refuses the function refuses too.
 fn apply_function_config(
-    args: &mut InjectArgs,
+    args: &mut TransformArgs,
     config: &crate::krm::FunctionConfig,
 ) -> Result<(), Error> {
     use clap::{Args, FromArgMatches};
@@ -666,17 +688,21 @@ fn apply_function_config(
     if config.profile.is_some() {
         args.profile.profile = given.profile.profile;
     }
-    if config.kube_version.is_some() {
-        args.options.kube_version = given.options.kube_version;
-    }
-    if config.native_sidecar.is_some() {
-        args.options.native_sidecar = given.options.native_sidecar;
+    // Uninject takes out what the record says whatever the cluster: the
+    // version, the sidecars and warnOnly are inject's (checked all the same).
+    if let Some(options) = &mut args.inject {
+        if config.kube_version.is_some() {
+            options.kube_version = given.options.kube_version;
+        }
+        if config.native_sidecar.is_some() {
+            options.native_sidecar = given.options.native_sidecar;
+        }
+        options.warn_only |= config.warn_only;
     }
     if config.namespace.is_some() {
         args.common.input.namespace = given.common.input.namespace;
         args.common.input.namespace_in_function_config = true;
     }
-    args.options.warn_only |= config.warn_only;
     args.profile.set.extend(given.profile.set);
     Ok(())
 }
@@ -931,7 +957,7 @@ fn verify(args: VerifyArgs) -> Result<Status, Error> {
     let prepared = Prepared::default();
     let each_way = |action: Action, sources: Vec<source::Source>| {
         let (mut settings, loaded) =
-            settings_and_cluster_of(action, &input, &profile, &options, Format::Yaml)?;
+            settings_and_cluster_of(action, &input, &profile, Some(&options), Format::Yaml)?;
         // Both ways, each document's value is what is compared.
         settings.keep_values = true;
         let processed = pipeline::process_or_return(sources, loaded, &settings, &prepared, None)
@@ -966,44 +992,48 @@ fn verify(args: VerifyArgs) -> Result<Status, Error> {
 /// its input (see [`pipeline::load`]).
 fn settings_and_cluster(
     action: Action,
-    args: &InjectArgs,
+    args: &TransformArgs,
 ) -> Result<(Settings, Result<pipeline::Loaded, Error>), Error> {
     let common = &args.common;
     settings_and_cluster_of(
         action,
         &common.input,
         &args.profile,
-        &args.options,
+        args.inject.as_ref(),
         common.output,
     )
 }
 
 /// [`settings_and_cluster`] from its parts: the input's flags, the
-/// profile's, inject's options and the output format (what it keeps).
+/// profile's, inject's options (`None` for uninject, which reads no
+/// context: what it takes out is what the record says) and the output
+/// format (what it keeps).
 fn settings_and_cluster_of(
     action: Action,
     input: &InputArgs,
     profile: &ProfileArgs,
-    options: &InjectOptions,
+    options: Option<&InjectOptions>,
     output: Format,
 ) -> Result<(Settings, Result<pipeline::Loaded, Error>), Error> {
+    let (native, version) = match options {
+        Some(options) => (options.native_sidecar, options.kube_version),
+        None => (None, crate::cluster::KubeVersion::CURRENT),
+    };
     let mut settings = Settings {
-        security: match options.security_context {
-            SecurityContext::Auto => SecurityMode::Auto,
-            SecurityContext::Psp => SecurityMode::Psp,
-            SecurityContext::Copy => SecurityMode::Copy,
-            SecurityContext::Off => SecurityMode::Off,
-        },
         keep_values: output == Format::Json,
         whole_lists: false,
         keep_patches: output == Format::Patch,
-        ..settings(
-            action,
-            profile,
-            options.native_sidecar,
-            options.kube_version,
-            input,
-        )?
+        ..settings(action, profile, native, version, input)?
+    };
+    let Some(options) = options else {
+        let loaded = pipeline::load(&[], &settings);
+        return Ok((settings, loaded));
+    };
+    settings.security = match options.security_context {
+        SecurityContext::Auto => SecurityMode::Auto,
+        SecurityContext::Psp => SecurityMode::Psp,
+        SecurityContext::Copy => SecurityMode::Copy,
+        SecurityContext::Off => SecurityMode::Off,
     };
     with_linkerd_chart(
         &mut settings.profile,
