@@ -156,30 +156,28 @@ fn transform(args: TransformArgs) -> Result<Status, Error> {
     }
 }
 
+/// A sign of life for long runs, on a terminal only, cleared before the
+/// report (see progress.rs): not over what is being typed on a terminal
+/// (`-f -`), nor on a terminal that cannot rewrite a line.
+fn progress_for(common: &CommonArgs) -> Option<Arc<Progress>> {
+    let report = &common.report;
+    let typing =
+        std::io::stdin().is_terminal() && common.input.paths().iter().any(|p| p.as_os_str() == "-");
+    let dumb = std::env::var_os("TERM").is_some_and(|term| term == "dumb");
+    (std::io::stderr().is_terminal()
+        && !typing
+        && !dumb
+        && !report.quiet
+        && report.format == ReportFormat::Text)
+        .then(|| Arc::new(Progress::default()))
+}
+
 /// [`transform`], saying through `in_function` whether the input was a
 /// KRM function's call.
 fn transform_input(mut args: TransformArgs, in_function: &mut bool) -> Result<Status, Error> {
     let action = args.action();
     check_flags(&args.common)?;
-    // A sign of life for long runs, on a terminal only, cleared before the
-    // report (see progress.rs).
-    let report = &args.common.report;
-    // Not over what is being typed on a terminal (`-f -`), nor on a
-    // terminal that cannot rewrite a line.
-    let typing = std::io::stdin().is_terminal()
-        && args
-            .common
-            .input
-            .paths()
-            .iter()
-            .any(|p| p.as_os_str() == "-");
-    let dumb = std::env::var_os("TERM").is_some_and(|term| term == "dumb");
-    let progress = (std::io::stderr().is_terminal()
-        && !typing
-        && !dumb
-        && !report.quiet
-        && report.format == ReportFormat::Text)
-        .then(|| Arc::new(Progress::default()));
+    let progress = progress_for(&args.common);
     let ticker = progress
         .clone()
         .map(|progress| crate::progress::show(progress, crate::progress::delay()));
@@ -231,31 +229,7 @@ fn transform_input(mut args: TransformArgs, in_function: &mut bool) -> Result<St
         apply_function_config(&mut args, &list.config)?;
     }
     let prepared = Prepared::default();
-    // uninject without a profile named: each file's by the mesh that
-    // injected it, as its record (or the mesh's own marker) says.
-    let meshes: Vec<Vec<&'static str>> = if action == Action::Uninject
-        && args.profile.profile.is_none()
-        && args.profile.config.is_none()
-    {
-        sources
-            .iter()
-            .map(|source| injected_by(&source.text))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    // A file the tool injected with a profile of the user's own is not
-    // uninjected as if an embedded one had: the profile must be given.
-    for source in sources.iter().filter(|_| !meshes.is_empty()) {
-        // The record says what was added, whatever markers the profile wrote.
-        if let Some(containers) = added_by_own_profile(&source.text) {
-            return Err(Error::Usage(format!(
-                "{}: injected with a profile of your own (the tool's record adds {containers}, \
-                 which no embedded profile injects): give it to uninject with --config FILE",
-                source.name()
-            )));
-        }
-    }
+    let meshes = meshes_to_uninject(action, &args.profile, &sources)?;
     let first_mesh = |found: &Vec<&'static str>| -> &'static str {
         found.first().copied().unwrap_or(profile::EMBEDDED[0].0)
     };
@@ -300,61 +274,9 @@ fn transform_input(mut args: TransformArgs, in_function: &mut bool) -> Result<St
         }
     };
 
-    // A file named with -f is read even if it is a kustomize patch: said.
-    for processed in &mut results {
-        let source = &processed.source;
-        let Some(path) = source.path.as_ref().filter(|_| source.found_in.is_none()) else {
-            continue;
-        };
-        if !args.common.input.filenames.contains(path) {
-            continue;
-        }
-        let Some(why) = source::kustomize_patch(path) else {
-            continue;
-        };
-        let text = format!("{} is {why}; read as it was named with -f", path.display());
-        if let Some(object) = processed.objects.first_mut() {
-            object.notes.push(crate::note::Note::info(text));
-        }
-    }
-    if let (Some(list), [processed]) = (&resource_list, results.as_mut_slice()) {
-        // A KRM function answers with the ResourceList and its results, even
-        // on a rejection (kpt and kustomize show them), and fails then.
-        let krm_results = crate::krm::results(processed, list, args.warn_only());
-        crate::krm::add_results(processed, list, krm_results).map_err(Error::Internal)?;
-        // Written piece by piece, and checked: a full disk fails the run.
-        let written = output::pieces_to_stdout(processed.byte_pieces());
-        // The results say what the text report would (kpt prints them, and
-        // then standard error): the text report only with -v.
-        let report = &common.report;
-        let written = written.and_then(|()| {
-            if report.format == ReportFormat::Text && !report.verbose {
-                return Ok(());
-            }
-            write_report(report, &results, &skipped, args.warn_only(), Written::Yes)
-        });
-        let rejections = report::rejections(&results);
-        let rejected = !args.warn_only() && !rejections.is_empty();
-        // The results are not shown by every caller (kustomize keeps them
-        // only in a results file): a failing function says why here too.
-        let written = written.and_then(|()| {
-            if !rejected || report.quiet || report.format == ReportFormat::Json {
-                return Ok(());
-            }
-            let lines: String = rejections
-                .iter()
-                .map(|r| format!("  {}\n", crate::error::in_function_terms(&r.to_string())))
-                .collect();
-            output::to_stderr(&format!(
-                "error: the cluster would reject what this function writes (see its results):\n{lines}"
-            ))
-        });
-        let status = if rejected {
-            Status::Rejected
-        } else {
-            Status::Done
-        };
-        return after_writing(status, written);
+    note_patches_named(&mut results, &args.common.input.filenames);
+    if let Some(list) = &resource_list {
+        return answer_function(list, &mut results, &skipped, &args);
     }
 
     let rejections = report::rejections(&results);
@@ -387,6 +309,108 @@ fn transform_input(mut args: TransformArgs, in_function: &mut bool) -> Result<St
     std::mem::forget(results);
     std::mem::forget(prepared);
     after_writing(status, written)
+}
+
+/// A file named with -f is read even if it is a kustomize patch: said, on
+/// its first object.
+fn note_patches_named(results: &mut [Processed], filenames: &[PathBuf]) {
+    for processed in results {
+        let source = &processed.source;
+        let Some(path) = source.path.as_ref().filter(|_| source.found_in.is_none()) else {
+            continue;
+        };
+        if !filenames.contains(path) {
+            continue;
+        }
+        let Some(why) = source::kustomize_patch(path) else {
+            continue;
+        };
+        let text = format!("{} is {why}; read as it was named with -f", path.display());
+        if let Some(object) = processed.objects.first_mut() {
+            object.notes.push(crate::note::Note::info(text));
+        }
+    }
+}
+
+/// The answer of a run as a KRM function: the ResourceList with its
+/// results, even on a rejection (kpt and kustomize show them), failing then.
+fn answer_function(
+    list: &crate::krm::ResourceList,
+    results: &mut [Processed],
+    skipped: &[source::SkippedFile],
+    args: &TransformArgs,
+) -> Result<Status, Error> {
+    let [processed] = results else {
+        return Err(Error::Internal(format!(
+            "a KRM function's input read as {} sources, not one",
+            results.len()
+        )));
+    };
+    let krm_results = crate::krm::results(processed, list, args.warn_only());
+    crate::krm::add_results(processed, list, krm_results).map_err(Error::Internal)?;
+    // Written piece by piece, and checked: a full disk fails the run.
+    let written = output::pieces_to_stdout(processed.byte_pieces());
+    // The results say what the text report would (kpt prints them, and
+    // then standard error): the text report only with -v.
+    let report = &args.common.report;
+    let written = written.and_then(|()| {
+        if report.format == ReportFormat::Text && !report.verbose {
+            return Ok(());
+        }
+        write_report(report, results, skipped, args.warn_only(), Written::Yes)
+    });
+    let rejections = report::rejections(results);
+    let rejected = !args.warn_only() && !rejections.is_empty();
+    // The results are not shown by every caller (kustomize keeps them
+    // only in a results file): a failing function says why here too.
+    let written = written.and_then(|()| {
+        if !rejected || report.quiet || report.format == ReportFormat::Json {
+            return Ok(());
+        }
+        let lines: String = rejections
+            .iter()
+            .map(|r| format!("  {}\n", crate::error::in_function_terms(&r.to_string())))
+            .collect();
+        output::to_stderr(&format!(
+            "error: the cluster would reject what this function writes (see its results):\n{lines}"
+        ))
+    });
+    let status = if rejected {
+        Status::Rejected
+    } else {
+        Status::Done
+    };
+    after_writing(status, written)
+}
+
+/// The meshes whose injections uninject takes out of each source when no
+/// profile is named: each file's by the mesh that injected it, as its
+/// record (or the mesh's own marker) says. None for inject, or with a
+/// profile named.
+fn meshes_to_uninject(
+    action: Action,
+    profile: &ProfileArgs,
+    sources: &[source::Source],
+) -> Result<Vec<Vec<&'static str>>, Error> {
+    if action != Action::Uninject || profile.profile.is_some() || profile.config.is_some() {
+        return Ok(Vec::new());
+    }
+    for source in sources {
+        // A file the tool injected with a profile of the user's own is not
+        // uninjected as if an embedded one had: the profile must be given.
+        // The record says what was added, whatever markers the profile wrote.
+        if let Some(containers) = added_by_own_profile(&source.text) {
+            return Err(Error::Usage(format!(
+                "{}: injected with a profile of your own (the tool's record adds {containers}, \
+                 which no embedded profile injects): give it to uninject with --config FILE",
+                source.name()
+            )));
+        }
+    }
+    Ok(sources
+        .iter()
+        .map(|source| injected_by(&source.text))
+        .collect())
 }
 
 /// Each embedded profile's mesh, with the marker its own injector leaves
