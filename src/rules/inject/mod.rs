@@ -35,10 +35,12 @@ use crate::reuse::spare;
 use crate::workload::WorkloadType;
 use crate::yaml;
 
+mod annotations;
 mod decide;
 mod place;
 mod sidecar;
 
+use annotations::namespace_note;
 pub(crate) use decide::namespace_out_of_scope;
 use decide::*;
 use place::*;
@@ -59,22 +61,44 @@ fn run_note_for(note: &Note, values: &Map<String, Value>, env: &Env<'_>) -> Opti
     })
 }
 
-/// Set the value of `container`'s env var `name`, where it has one.
-fn set_env_value(container: &mut Value, name: &str, value: String) {
-    let entries = container
-        .get_mut("env")
-        .and_then(Value::as_array_mut)
-        .into_iter()
-        .flatten();
-    for entry in entries.filter(|e| e.field("name").and_then(Value::as_str) == Some(name)) {
-        if let Some(Value::Object(entry)) = Some(entry) {
-            entry.insert("value".into(), Value::String(value.clone()));
-        }
-    }
-}
-
 /// Annotation naming the container `kubectl logs/exec` use by default.
 const DEFAULT_CONTAINER: &str = "kubectl.kubernetes.io/default-container";
+
+/// Why the mesh's webhook would leave the pod as it is (skipped), or deny
+/// it, once a previous injection is out (`reinjecting`: there was one).
+fn declined(
+    patcher: &Patcher,
+    paths: &PodPaths,
+    env: &Env<'_>,
+    reinjecting: bool,
+) -> Option<Outcome> {
+    if let Some(reason) = skip_reason(patcher, paths, env) {
+        return Some(Outcome::Skipped(reason));
+    }
+    let metadata = patcher.get(&paths.metadata);
+    let map = |key: &str| {
+        metadata
+            .and_then(|m| m.field(key))
+            .and_then(Value::as_object)
+    };
+    if let Some(injector) = &env.profile.cluster_injector {
+        // The cluster's injection policy and selectors.
+        if let Some(reason) = injector.declines(map("labels"), map("annotations")) {
+            return Some(Outcome::Skipped(reason));
+        }
+    }
+    // Annotations the mesh's injector refuses: its webhook denies the pod.
+    if let Some(why) = env.profile.mesh.refuses_annotations(map("annotations")) {
+        return Some(Outcome::Denied(why));
+    }
+    if !reinjecting && record_present(patcher, paths) {
+        // Overwriting it would lose it: uninject could not give it back.
+        return Some(Outcome::Skipped(format!(
+            "the pod has a {RECORD_ANNOTATION} annotation that records no injection of this profile (edited by hand?); remove it to inject"
+        )));
+    }
+    None
+}
 
 /// Plan the injection of the profile into `object`, a workload of `kind`.
 ///
@@ -99,120 +123,25 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             Outcome::Skipped(reason),
         ))
     };
-    if let Some(reason) = skip_reason(&patcher, &paths, env) {
-        return unchanged(patcher, before, reason);
-    }
-    if let Some(injector) = &env.profile.cluster_injector {
-        // The cluster's injection policy and selectors.
-        let metadata = patcher.get(&paths.metadata);
-        let map = |key: &str| {
-            metadata
-                .and_then(|m| m.field(key))
-                .and_then(Value::as_object)
-        };
-        if let Some(reason) = injector.declines(map("labels"), map("annotations")) {
-            return unchanged(patcher, before, reason);
-        }
-    }
-    // Annotations the mesh's injector refuses: its webhook denies the pod.
-    let refusal = {
-        let annotations = patcher
-            .get(&paths.metadata)
-            .and_then(|m| m.field("annotations"))
-            .and_then(Value::as_object);
-        env.profile.mesh.refuses_annotations(annotations)
-    };
-    if let Some(why) = refusal {
-        return Ok(Plan::unchanged(
-            before.unwrap_or(patcher.value),
-            Outcome::Denied(why),
-        ));
-    }
-    if before.is_none() && record_present(&patcher, &paths) {
-        // Overwriting it would lose it: uninject could not give it back.
-        return unchanged(
-            patcher,
-            before,
-            format!(
-                "the pod has a {RECORD_ANNOTATION} annotation that records no injection of this profile (edited by hand?); remove it to inject"
-            ),
-        );
+    if let Some(outcome) = declined(&patcher, &paths, env, before.is_some()) {
+        return Ok(Plan::unchanged(before.unwrap_or(patcher.value), outcome));
     }
     let pod = Pod::read(&patcher, &paths, kind, env);
-    let mut unreadable = Vec::new();
-    let inherited =
-        inherited_annotations(pod.annotations, &pod.vars.namespace, env, &mut unreadable);
-    let object_value = |source: &profile::ValueFromObject, namespace: &str| {
-        env.cluster.source_value(source, namespace)
-    };
-    // Without any object the profile reads, there is nothing to look for.
-    let holds_objects = env
-        .profile
-        .values_from_objects
-        .iter()
-        .any(|source| env.cluster.holds(&source.kind, &source.name));
-    let named_port = |name: &str| named_container_port(pod.spec, name);
-    // On OpenShift, Istio runs the proxy as the project's own user and group
-    // (a flag naming them still wins).
-    let mut flags = std::borrow::Cow::Borrowed(env.flags);
-    let mut openshift = false;
-    if env.profile.mesh == Mesh::Istio {
-        let namespace = env.cluster.namespace_annotations(&pod.vars.namespace);
-        let (uid, gid) = istio::openshift_proxy_ids(namespace);
-        openshift = uid.is_some() || gid.is_some();
-        for (name, id) in [("proxyUID", uid), ("proxyGID", gid)] {
-            if let Some(id) = id.filter(|_| !env.flags.contains_key(name)) {
-                flags.to_mut().insert(name.to_string(), Value::from(id));
-            }
-        }
-    }
-    let filled_with = |annotations: Option<&Map<String, Value>>| {
-        env.prepared.for_workload(
-            env.profile,
-            annotations,
-            &flags,
-            holds_objects.then_some(&object_value as &profile::ObjectValue<'_>),
-            &named_port,
-        )
-    };
-    let annotations = inherited.as_ref().or(pod.annotations);
-    let (mut filled, mut ignored) = match filled_with(annotations) {
-        Ok(filled) => filled,
+    let values = match WorkloadValues::of(&pod, env) {
+        Ok(values) => values,
         Err(reason) => return unchanged(patcher, before, reason),
     };
-    // Settings given on the command line, where the mesh's controllers read them.
-    let recorded = if env.flags.is_empty() {
-        Map::new()
-    } else {
-        env.profile.recorded_flags(env.flags)
-    };
-    // What the mesh's webhook writes on the pod besides (the namespace's
-    // settings it inherited, the opaque ports the pod exposes) it writes
-    // before rendering: a setting among them is in force for the proxy.
-    let has = |key: &str| {
-        pod.annotations.is_some_and(|a| a.contains_key(key)) || recorded.contains_key(key)
-    };
-    let webhook =
-        env.profile
-            .mesh
-            .webhook_annotations(pod.spec, &has, inherited.as_ref(), filled.values());
-    let is_setting = |key: &String| env.profile.overrides.iter().any(|o| o.annotation == *key);
-    let new_settings: Map<String, Value> = webhook
-        .iter()
-        .filter(|(key, _)| is_setting(key) && annotations.is_none_or(|a| !a.contains_key(*key)))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    // The annotations the values were read from, when other than the pod's.
-    let mut with_webhook = None;
-    if !new_settings.is_empty() && env.profile.mesh.renders_after_webhook_annotations() {
-        let mut all = annotations.cloned().unwrap_or_default();
-        all.extend(new_settings);
-        (filled, ignored) = match filled_with(Some(&all)) {
-            Ok(filled) => filled,
-            Err(reason) => return unchanged(patcher, before, reason),
-        };
-        with_webhook = Some(all);
-    }
+    let WorkloadValues {
+        filled,
+        ignored,
+        unreadable,
+        recorded,
+        webhook,
+        inherited,
+        with_webhook,
+        openshift,
+    } = values;
+    let annotations = inherited.as_ref().or(pod.annotations);
     // With the cluster's own templates, theirs are the containers.
     let rendered = match &env.profile.cluster_injector {
         Some(_) => filled.render_settings(&pod.vars, mesh_template::KEPT_OF_THE_EMBEDDED),
@@ -230,31 +159,10 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     if let Some(chart) = &env.profile.linkerd_chart {
         // A Linkerd release's own chart renders the containers and volumes.
         let settings = with_webhook.as_ref().or(annotations);
-        let from_annotations = env
-            .profile
-            .annotation_values(settings, &mut Vec::new())
-            .unwrap_or_default();
-        let set = |name: &str| {
-            env.flags.contains_key(name) || from_annotations.iter().any(|(n, _)| n == name)
-        };
-        let namespace = crate::mesh::text_of(filled.values(), "controlPlaneNamespace");
-        let input = linkerd_chart::ChartInput {
-            chart,
-            profile: env.profile,
-            values: filled.values(),
-            set: &set,
-            cluster_values: linkerd_chart::cluster_values(env.cluster, &namespace)
-                .map_err(PlanError::Refused)?,
-            pod_inbound_ports: &pod.vars.inbound_ports,
-            native: native_by_default(&rendered, env),
-        };
-        let native;
-        (rendered, native) = linkerd_chart::render(&input, &rendered)?;
-        if input.native && !native {
-            chart_notes.push(Note::info(format!(
-                "the chart {} renders no native sidecar (its partials.proxy writes no restartPolicy: Always): the proxy is a classic sidecar, as that release's webhook injects it",
-                chart.origin
-            )));
+        let note;
+        (rendered, note) = render_by_chart(chart, env, settings, filled.values(), &pod, rendered)?;
+        if let Some(note) = note {
+            chart_notes.push(note);
             classic_env = Env {
                 native: Some(NativeChoice::Never),
                 ..env.clone()
@@ -273,23 +181,8 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             native: native_by_default(&rendered, env),
         };
         rendered = mesh_template::render(injector, &rendered, &input, filled.values())?;
-        // A pod whose only container is the proxy (a gateway's), which the
-        // template makes a native sidecar, would be left no container: the
-        // apiserver rejects that pod.
-        let only_proxy = pod
-            .spec
-            .field("containers")
-            .and_then(Value::as_array)
-            .is_some_and(|c| c.iter().all(|c| name_of(c) == istio::PROXY));
-        if only_proxy && rendered.sidecar.native == NativeChoice::Always {
-            return unchanged(
-                patcher,
-                before,
-                format!(
-                    "the pod's only container is {}, which the mesh's template makes a native sidecar: the pod would have no container left, which the apiserver rejects",
-                    istio::PROXY
-                ),
-            );
+        if let Some(reason) = no_container_left(pod.spec, &rendered) {
+            return unchanged(patcher, before, reason);
         }
     }
     // The workload gets a proxy from here on, and one without what the
@@ -324,162 +217,39 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             .insert(label.to_string(), Value::String(String::new()));
     }
     let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes);
-    if env.profile.mesh == Mesh::Linkerd {
-        // Linkerd's webhook adds the pod's own service name and
-        // OpenTelemetry attributes to the spans' (its labels and
-        // annotations, the namespace's inherited ones among them).
-        let labels = patcher
-            .get(&paths.metadata)
-            .and_then(|m| m.field("labels"))
-            .and_then(Value::as_object);
-        let attributes = |values: &Map<String, Value>| {
-            crate::mesh::linkerd::trace_attributes(values.get("tracingLabels"), labels, annotations)
-        };
-        // Only a proxy that traces has the entry (most do not): the
-        // attributes are made for it alone.
-        const TRACE_ATTRIBUTES: &str = "LINKERD2_PROXY_TRACE_EXTRA_ATTRIBUTES";
-        let traces = |proxy: &&mut Value| {
-            proxy
-                .field("env")
-                .and_then(Value::as_array)
-                .is_some_and(|env| {
-                    env.iter()
-                        .any(|e| e.field("name").and_then(Value::as_str) == Some(TRACE_ATTRIBUTES))
-                })
-        };
-        if let Some(proxy) = sidecar.proxy.as_mut().filter(traces) {
-            set_env_value(proxy, TRACE_ATTRIBUTES, attributes(filled.values()));
+    match env.profile.mesh {
+        Mesh::Linkerd => {
+            let labels = patcher
+                .get(&paths.metadata)
+                .and_then(|m| m.field("labels"))
+                .and_then(Value::as_object);
+            sidecar.add_trace_attributes(filled.values(), labels, annotations);
         }
-    }
-    if env.profile.mesh == Mesh::Istio {
-        // Istio decides on the pod as its template left it, the template's
-        // annotation over the pod's own (the embedded profile's annotations
-        // are not the pod's until placed).
-        let template_decides = rendered.by_mesh_template
-            && rendered
-                .metadata
-                .annotations
-                .contains_key(istio::REWRITE_ANNOTATION);
-        let deciding = match template_decides {
-            true => Some(&rendered.metadata.annotations),
-            false => pod.annotations,
-        };
-        sidecar.take_over_app_probes(&pod, deciding, filled.values());
-        let mut merged = !crate::mesh::text_of(filled.values(), "metricsScrape").is_empty();
-        if rendered.by_mesh_template {
-            let scrape = crate::mesh::text_of(filled.values(), "prometheusScrape");
-            let annotations = &rendered.metadata.annotations;
-            let decided = istio::merge_as_template_decides(annotations, merged, &scrape);
-            if decided != merged {
-                // The agent's annotations (the embedded rendering's) follow.
-                let metadata = std::sync::Arc::make_mut(&mut rendered.metadata);
-                istio::point_at_agent(&mut metadata.annotations, decided);
-                merged = decided;
+        Mesh::Istio => {
+            let decided =
+                sidecar.take_over_probes_and_metrics(&mut rendered, &pod, filled.values());
+            if let Err(reason) = decided {
+                return unchanged(patcher, before, reason);
             }
         }
-        match istio::metrics_merge(pod.annotations, merged) {
-            Ok(Some(merge)) => sidecar.merge_metrics(merge),
-            Ok(None) => {}
-            Err(reason) => return unchanged(patcher, before, reason),
-        }
+        Mesh::None => {}
     }
     if rendered.by_mesh_template {
-        // The template's pod is overlaid on the pod: an annotation of the
-        // pod's own that the template writes takes the template's value
-        // (Istio's Multus network list, extended), the pod's kept for
-        // uninject. The metrics annotations are the metrics merge's.
-        for (key, value) in &rendered.metadata.annotations {
-            let own = pod
-                .annotations
-                .and_then(|a| a.get(key))
-                .and_then(Value::as_str);
-            let (Some(own), Some(value)) = (own, value.as_str()) else {
-                continue;
-            };
-            let changed = sidecar.changed_annotations.iter().any(|(k, _)| k == key);
-            if own != value && !changed && !key.starts_with("prometheus.io/") {
-                sidecar
-                    .changed_annotations
-                    .push((key.clone(), value.to_string()));
-            }
-        }
+        sidecar.take_template_annotations(&rendered, &pod);
     }
     if let Some(injector) = &env.profile.cluster_injector {
         sidecar
             .notes
             .extend(injector.unread_settings().into_iter().map(Note::warning));
     }
-    if pod.namespace_assumed {
-        // What the injection writes of the namespace is only right there.
-        sidecar.notes.push(Note::info(format!(
-            "no namespace: injected as in namespace {}, where kubectl puts it only when that is \
-             the current context's namespace; give the namespace with -n",
-            pod.vars.namespace
-        )));
-    } else if let Some(from) = &pod.namespace_from {
-        sidecar.notes.push(Note::info(format!(
-            "namespace {} from {from}",
-            pod.vars.namespace
-        )));
-    }
-    // A flag over the pod's own annotation rewrites it, as `linkerd inject`
-    // writes its flags: the proxy and the annotation then agree (the pod's
-    // value is kept for uninject, and a re-injection starts from it).
-    for (key, value) in &recorded {
-        let own = pod
-            .annotations
-            .and_then(|a| a.get(key))
-            .and_then(Value::as_str);
-        let (Some(own), Some(new)) = (own, value.as_str()) else {
-            continue;
-        };
-        if own != new && !sidecar.changed_annotations.iter().any(|(k, _)| k == key) {
-            sidecar
-                .changed_annotations
-                .push((key.clone(), new.to_string()));
-            // Said whatever the verbosity: the file's own setting changes.
-            sidecar.notes.push(
-                Note::info(format!(
-                    "{}/{}: its annotation {key}: {own:?} is rewritten {new:?}, as --set gives it",
-                    pod.vars.kind, pod.vars.name
-                ))
-                .about_the_run(),
-            );
-        }
-    }
+    sidecar.notes.extend(namespace_note(&pod));
+    sidecar.rewrite_annotations_flags_set(&recorded, &pod);
     sidecar.annotations = recorded;
     // The mesh's own template writes these itself.
     if !rendered.by_mesh_template {
-        for (key, value) in webhook {
-            // Istio's template writes its CNI annotations over the pod's own
-            // (the excluded inbound ports with the status port, the Multus
-            // networks with Istio's); the pod's own is kept for uninject.
-            let own = pod
-                .annotations
-                .and_then(|a| a.get(&key))
-                .and_then(Value::as_str);
-            if let (Some(own), Some(new)) = (own, value.as_str()) {
-                let written = env.profile.mesh == Mesh::Istio
-                    && !istio::DEFAULT_CONTAINER_KEYS.contains(&key.as_str());
-                if written && own != new {
-                    sidecar
-                        .changed_annotations
-                        .push((key.clone(), new.to_string()));
-                }
-            }
-            sidecar.annotations.entry(key).or_insert(value);
-        }
+        sidecar.add_webhook_annotations(webhook, &pod, env.profile.mesh);
     }
-    // The image pull secrets the injection adds: the mesh's template's, or
-    // those of the values (Istio's global.imagePullSecrets).
-    let pull_secrets: Vec<String> = match &rendered.pull_secrets {
-        Some(secrets) => secrets.clone(),
-        None if env.profile.mesh == Mesh::Istio => istio::pull_secrets(filled.values())
-            .into_iter()
-            .map(str::to_string)
-            .collect(),
-        None => Vec::new(),
-    };
+    let pull_secrets = pull_secrets_added(&rendered, env.profile.mesh, filled.values());
     // The mesh's record of what it injected, where.
     let mut injected = sidecar.injected(&rendered);
     injected.pull_secrets = pull_secrets.iter().map(String::as_str).collect();
@@ -519,7 +289,113 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         grace,
     )?;
 
-    // Without a previous injection, `place` added the proxy: it changed.
+    Ok(plan_injected(before, patcher, notes, hints))
+}
+
+/// A workload's values, filled from the profile, the cluster's objects, the
+/// pod's annotations (with those it inherits from its namespace) and the
+/// flags; with what the mesh's webhook writes on the pod besides.
+struct WorkloadValues {
+    filled: std::sync::Arc<profile::Filled>,
+    /// Annotations and values the filling ignored, each said why.
+    ignored: Vec<String>,
+    /// Namespace annotations that could not be read.
+    unreadable: Vec<String>,
+    /// Settings given on the command line, where the mesh's controllers read them.
+    recorded: Map<String, Value>,
+    /// What the mesh's webhook writes on the pod besides (the namespace's
+    /// settings it inherited, the opaque ports the pod exposes).
+    webhook: Map<String, Value>,
+    /// The pod's annotations with those it inherits from its namespace,
+    /// when it inherits any.
+    inherited: Option<Map<String, Value>>,
+    /// The annotations the values were read from, when other than the pod's.
+    with_webhook: Option<Map<String, Value>>,
+    /// The namespace is an OpenShift project's (see [`flags_on_openshift`]).
+    openshift: bool,
+}
+
+impl WorkloadValues {
+    fn of(pod: &Pod, env: &Env<'_>) -> Result<Self, String> {
+        let mut unreadable = Vec::new();
+        let inherited =
+            inherited_annotations(pod.annotations, &pod.vars.namespace, env, &mut unreadable);
+        let object_value = |source: &profile::ValueFromObject, namespace: &str| {
+            env.cluster.source_value(source, namespace)
+        };
+        // Without any object the profile reads, there is nothing to look for.
+        let holds_objects = env
+            .profile
+            .values_from_objects
+            .iter()
+            .any(|source| env.cluster.holds(&source.kind, &source.name));
+        let named_port = |name: &str| named_container_port(pod.spec, name);
+        let (flags, openshift) = flags_on_openshift(env, &pod.vars.namespace);
+        let filled_with = |annotations: Option<&Map<String, Value>>| {
+            env.prepared.for_workload(
+                env.profile,
+                annotations,
+                &flags,
+                holds_objects.then_some(&object_value as &profile::ObjectValue<'_>),
+                &named_port,
+            )
+        };
+        let annotations = inherited.as_ref().or(pod.annotations);
+        let (mut filled, mut ignored) = filled_with(annotations)?;
+        // Settings given on the command line, where the mesh's controllers read them.
+        let recorded = if env.flags.is_empty() {
+            Map::new()
+        } else {
+            env.profile.recorded_flags(env.flags)
+        };
+        // What the mesh's webhook writes on the pod besides (the namespace's
+        // settings it inherited, the opaque ports the pod exposes) it writes
+        // before rendering: a setting among them is in force for the proxy.
+        let has = |key: &str| {
+            pod.annotations.is_some_and(|a| a.contains_key(key)) || recorded.contains_key(key)
+        };
+        let webhook = env.profile.mesh.webhook_annotations(
+            pod.spec,
+            &has,
+            inherited.as_ref(),
+            filled.values(),
+        );
+        let is_setting = |key: &String| env.profile.overrides.iter().any(|o| o.annotation == *key);
+        let new_settings: Map<String, Value> = webhook
+            .iter()
+            .filter(|(key, _)| is_setting(key) && annotations.is_none_or(|a| !a.contains_key(*key)))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        // The annotations the values were read from, when other than the pod's.
+        let mut with_webhook = None;
+        if !new_settings.is_empty() && env.profile.mesh.renders_after_webhook_annotations() {
+            let mut all = annotations.cloned().unwrap_or_default();
+            all.extend(new_settings);
+            (filled, ignored) = filled_with(Some(&all))?;
+            with_webhook = Some(all);
+        }
+        Ok(WorkloadValues {
+            filled,
+            ignored,
+            unreadable,
+            recorded,
+            webhook,
+            inherited,
+            with_webhook,
+            openshift,
+        })
+    }
+}
+
+/// The plan of an injection placed by `patcher`: `before` is the object as
+/// it came when it held an injection already, which a re-injection that
+/// changes nothing leaves as it was. Without one, placing added the proxy.
+fn plan_injected(
+    before: Option<Value>,
+    patcher: Patcher,
+    notes: Vec<Note>,
+    hints: Vec<String>,
+) -> Plan {
     let reinjected = before.is_some();
     let same = |before: &Value| {
         yaml::value::same_in_order(&patcher.value, before) || patcher.value == *before
@@ -529,17 +405,107 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             let mut plan = Plan::unchanged(before, Outcome::AlreadyInjected);
             plan.notes = notes;
             plan.hints = hints;
-            return Ok(plan);
+            return plan;
         }
         Some(before) => Some(super::stale::summary(&before, &patcher.value)),
         None => None,
     };
-    Ok(Plan {
+    Plan {
         hints,
         reinjected,
         replaced,
         ..Plan::changed(Outcome::Injected, patcher, notes)
+    }
+}
+
+/// On OpenShift, Istio runs the proxy as the project's own user and group
+/// (a flag naming them still wins): the flags with those, and whether the
+/// namespace is an OpenShift project's.
+fn flags_on_openshift<'e>(
+    env: &Env<'e>,
+    namespace: &str,
+) -> (std::borrow::Cow<'e, Map<String, Value>>, bool) {
+    let mut flags = std::borrow::Cow::Borrowed(env.flags);
+    if env.profile.mesh != Mesh::Istio {
+        return (flags, false);
+    }
+    let (uid, gid) = istio::openshift_proxy_ids(env.cluster.namespace_annotations(namespace));
+    let openshift = uid.is_some() || gid.is_some();
+    for (name, id) in [("proxyUID", uid), ("proxyGID", gid)] {
+        if let Some(id) = id.filter(|_| !env.flags.contains_key(name)) {
+            flags.to_mut().insert(name.to_string(), Value::from(id));
+        }
+    }
+    (flags, openshift)
+}
+
+/// The sidecar as a Linkerd release's own chart renders it from `values`
+/// (`settings`: the annotations they were read from), and, when a native
+/// sidecar was asked for and the chart renders none, the note that says so:
+/// the proxy is then a classic one, as that release's webhook injects it.
+fn render_by_chart(
+    chart: &crate::mesh::linkerd::chart::LinkerdChart,
+    env: &Env<'_>,
+    settings: Option<&Map<String, Value>>,
+    values: &Map<String, Value>,
+    pod: &Pod,
+    rendered: Rendered,
+) -> Result<(Rendered, Option<Note>), PlanError> {
+    let from_annotations = env
+        .profile
+        .annotation_values(settings, &mut Vec::new())
+        .unwrap_or_default();
+    let set = |name: &str| {
+        env.flags.contains_key(name) || from_annotations.iter().any(|(n, _)| n == name)
+    };
+    let namespace = crate::mesh::text_of(values, "controlPlaneNamespace");
+    let input = linkerd_chart::ChartInput {
+        chart,
+        profile: env.profile,
+        values,
+        set: &set,
+        cluster_values: linkerd_chart::cluster_values(env.cluster, &namespace)
+            .map_err(PlanError::Refused)?,
+        pod_inbound_ports: &pod.vars.inbound_ports,
+        native: native_by_default(&rendered, env),
+    };
+    let (rendered, native) = linkerd_chart::render(&input, &rendered)?;
+    let note = (input.native && !native).then(|| {
+        Note::info(format!(
+            "the chart {} renders no native sidecar (its partials.proxy writes no restartPolicy: Always): the proxy is a classic sidecar, as that release's webhook injects it",
+            chart.origin
+        ))
+    });
+    Ok((rendered, note))
+}
+
+/// Why a pod whose only container is the proxy (a gateway's), which the
+/// mesh's template makes a native sidecar, cannot be injected: it would be
+/// left no container, which the apiserver rejects.
+fn no_container_left(spec: &Value, rendered: &Rendered) -> Option<String> {
+    let only_proxy = spec
+        .field("containers")
+        .and_then(Value::as_array)
+        .is_some_and(|c| c.iter().all(|c| name_of(c) == istio::PROXY));
+    (only_proxy && rendered.sidecar.native == NativeChoice::Always).then(|| {
+        format!(
+            "the pod's only container is {}, which the mesh's template makes a native sidecar: the pod would have no container left, which the apiserver rejects",
+            istio::PROXY
+        )
     })
+}
+
+/// The image pull secrets the injection adds: the mesh's template's, or
+/// those of the values (Istio's global.imagePullSecrets).
+fn pull_secrets_added(rendered: &Rendered, mesh: Mesh, values: &Map<String, Value>) -> Vec<String> {
+    match &rendered.pull_secrets {
+        Some(secrets) => secrets.clone(),
+        None if mesh == Mesh::Istio => istio::pull_secrets(values)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+        None => Vec::new(),
+    }
 }
 
 /// Keep the containers of the profile's that `object` (a workload of `kind`)

@@ -107,6 +107,77 @@ impl Sidecar {
         self.changed_annotations = merge.annotations;
     }
 
+    /// Istio: its agent takes the app's probes over and merges the app's
+    /// metrics with the proxy's, each as the pod (or the template) says. `Err`:
+    /// the pod's Prometheus annotations cannot be read, which Istio refuses.
+    pub(super) fn take_over_probes_and_metrics(
+        &mut self,
+        rendered: &mut Rendered,
+        pod: &Pod,
+        values: &Map<String, Value>,
+    ) -> Result<(), String> {
+        // Istio decides on the pod as its template left it, the template's
+        // annotation over the pod's own (the embedded profile's annotations
+        // are not the pod's until placed).
+        let template_decides = rendered.by_mesh_template
+            && rendered
+                .metadata
+                .annotations
+                .contains_key(istio::REWRITE_ANNOTATION);
+        let deciding = match template_decides {
+            true => Some(&rendered.metadata.annotations),
+            false => pod.annotations,
+        };
+        self.take_over_app_probes(pod, deciding, values);
+        let mut merged = !crate::mesh::text_of(values, "metricsScrape").is_empty();
+        if rendered.by_mesh_template {
+            let scrape = crate::mesh::text_of(values, "prometheusScrape");
+            let annotations = &rendered.metadata.annotations;
+            let decided = istio::merge_as_template_decides(annotations, merged, &scrape);
+            if decided != merged {
+                // The agent's annotations (the embedded rendering's) follow.
+                let metadata = std::sync::Arc::make_mut(&mut rendered.metadata);
+                istio::point_at_agent(&mut metadata.annotations, decided);
+                merged = decided;
+            }
+        }
+        if let Some(merge) = istio::metrics_merge(pod.annotations, merged)? {
+            self.merge_metrics(merge);
+        }
+        Ok(())
+    }
+
+    /// Linkerd: its webhook adds the pod's own service name and
+    /// OpenTelemetry attributes to the spans' (from its `labels` and
+    /// `annotations`, the namespace's inherited ones among them). Only a
+    /// proxy that traces has the entry (most do not): the attributes are
+    /// made for it alone.
+    pub(super) fn add_trace_attributes(
+        &mut self,
+        values: &Map<String, Value>,
+        labels: Option<&Map<String, Value>>,
+        annotations: Option<&Map<String, Value>>,
+    ) {
+        const TRACE_ATTRIBUTES: &str = "LINKERD2_PROXY_TRACE_EXTRA_ATTRIBUTES";
+        let traces = |proxy: &&mut Value| {
+            proxy
+                .field("env")
+                .and_then(Value::as_array)
+                .is_some_and(|env| {
+                    env.iter()
+                        .any(|e| e.field("name").and_then(Value::as_str) == Some(TRACE_ATTRIBUTES))
+                })
+        };
+        if let Some(proxy) = self.proxy.as_mut().filter(traces) {
+            let attributes = crate::mesh::linkerd::trace_attributes(
+                values.get("tracingLabels"),
+                labels,
+                annotations,
+            );
+            set_env_value(proxy, TRACE_ATTRIBUTES, attributes);
+        }
+    }
+
     /// Istio's agent takes the app's probes over, unless
     /// `sidecar.istio.io/rewriteAppHTTPProbers` among `annotations` (or
     /// the values) says not to.
@@ -467,6 +538,20 @@ pub(super) fn push_env(container: &mut Value, entry: Value) {
             if let Some(fields) = container.as_object_mut() {
                 fields.insert("env".into(), Value::Array(vec![entry]));
             }
+        }
+    }
+}
+
+/// Set the value of `container`'s env var `name`, where it has one.
+fn set_env_value(container: &mut Value, name: &str, value: String) {
+    let entries = container
+        .get_mut("env")
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten();
+    for entry in entries.filter(|e| e.field("name").and_then(Value::as_str) == Some(name)) {
+        if let Some(Value::Object(entry)) = Some(entry) {
+            entry.insert("value".into(), Value::String(value.clone()));
         }
     }
 }
