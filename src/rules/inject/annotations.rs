@@ -1,16 +1,55 @@
 //! What the injection writes among the pod's annotations besides the
 //! containers: the template's over the pod's own, the flags' over the pod's
-//! own, the mesh webhook's settings; and the note on the namespace the pod
-//! is injected as in.
+//! own, the mesh webhook's settings, the mesh's status; and the note on the
+//! namespace the pod is injected as in.
 
 use super::*;
 
 impl Sidecar {
+    /// The annotations the injection writes besides the containers: the
+    /// template's over the pod's own, the settings the flags gave
+    /// (`recorded`) over the pod's own, and what the mesh's webhook writes
+    /// (`webhook`), unless the mesh's own template writes it itself.
+    pub(super) fn write_annotations(
+        &mut self,
+        rendered: &Rendered,
+        pod: &Pod,
+        recorded: Map<String, Value>,
+        webhook: Map<String, Value>,
+        mesh: Mesh,
+    ) {
+        if rendered.by_mesh_template {
+            self.take_template_annotations(rendered, pod);
+        }
+        self.rewrite_annotations_flags_set(&recorded, pod);
+        self.annotations = recorded;
+        if !rendered.by_mesh_template {
+            self.add_webhook_annotations(webhook, pod, mesh);
+        }
+    }
+
+    /// The mesh's record of what it injected, where (Istio's
+    /// `sidecar.istio.io/status`), with the image pull secrets it adds.
+    pub(super) fn add_injection_status(
+        &mut self,
+        rendered: &Rendered,
+        pull_secrets: &[String],
+        mesh: Mesh,
+        values: &Map<String, Value>,
+    ) {
+        let mut injected = self.injected(rendered);
+        injected.pull_secrets = pull_secrets.iter().map(String::as_str).collect();
+        if let Some((key, value)) = mesh.injection_status(&injected, values) {
+            self.annotations
+                .insert(key.to_string(), Value::String(value));
+        }
+    }
+
     /// The template's pod is overlaid on the pod: an annotation of the
     /// pod's own that the template writes takes the template's value
     /// (Istio's Multus network list, extended), the pod's kept for
     /// uninject. The metrics annotations are the metrics merge's.
-    pub(super) fn take_template_annotations(&mut self, rendered: &Rendered, pod: &Pod) {
+    fn take_template_annotations(&mut self, rendered: &Rendered, pod: &Pod) {
         for (key, value) in &rendered.metadata.annotations {
             let own = pod
                 .annotations
@@ -31,11 +70,7 @@ impl Sidecar {
     /// writes its flags: the proxy and the annotation then agree (the pod's
     /// value is kept for uninject, and a re-injection starts from it).
     /// `recorded`: the settings the flags gave, as annotations.
-    pub(super) fn rewrite_annotations_flags_set(
-        &mut self,
-        recorded: &Map<String, Value>,
-        pod: &Pod,
-    ) {
+    fn rewrite_annotations_flags_set(&mut self, recorded: &Map<String, Value>, pod: &Pod) {
         for (key, value) in recorded {
             let own = pod
                 .annotations
@@ -62,12 +97,7 @@ impl Sidecar {
     /// The annotations the mesh's webhook writes on the pod (the
     /// namespace's settings it inherited, the opaque ports), where the
     /// mesh's own template does not write them itself.
-    pub(super) fn add_webhook_annotations(
-        &mut self,
-        webhook: Map<String, Value>,
-        pod: &Pod,
-        mesh: Mesh,
-    ) {
+    fn add_webhook_annotations(&mut self, webhook: Map<String, Value>, pod: &Pod, mesh: Mesh) {
         for (key, value) in webhook {
             // Istio's template writes its CNI annotations over the pod's own
             // (the excluded inbound ports with the status port, the Multus

@@ -205,17 +205,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         )
         .collect();
 
-    // In no namespace (one injection for overlays of different
-    // namespaces): the mesh's namespace label is written empty, as its CLI
-    // writes it for a manifest without one (the profile leaves out a label
-    // whose value is empty).
-    let label = env.profile.mesh.namespace_label();
-    if let Some(label) = label.filter(|_| pod.vars.namespace.is_empty()) {
-        let metadata = std::sync::Arc::make_mut(&mut rendered.metadata);
-        metadata
-            .labels
-            .insert(label.to_string(), Value::String(String::new()));
-    }
+    label_in_no_namespace(&mut rendered, env.profile.mesh, &pod.vars.namespace);
     let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes);
     match env.profile.mesh {
         Mesh::Linkerd => {
@@ -234,52 +224,21 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
         }
         Mesh::None => {}
     }
-    if rendered.by_mesh_template {
-        sidecar.take_template_annotations(&rendered, &pod);
-    }
     if let Some(injector) = &env.profile.cluster_injector {
         sidecar
             .notes
             .extend(injector.unread_settings().into_iter().map(Note::warning));
     }
     sidecar.notes.extend(namespace_note(&pod));
-    sidecar.rewrite_annotations_flags_set(&recorded, &pod);
-    sidecar.annotations = recorded;
-    // The mesh's own template writes these itself.
-    if !rendered.by_mesh_template {
-        sidecar.add_webhook_annotations(webhook, &pod, env.profile.mesh);
-    }
+    sidecar.write_annotations(&rendered, &pod, recorded, webhook, env.profile.mesh);
     let pull_secrets = pull_secrets_added(&rendered, env.profile.mesh, filled.values());
-    // The mesh's record of what it injected, where.
-    let mut injected = sidecar.injected(&rendered);
-    injected.pull_secrets = pull_secrets.iter().map(String::as_str).collect();
-    let status = env
-        .profile
-        .mesh
-        .injection_status(&injected, filled.values());
-    if let Some((key, value)) = status {
-        sidecar
-            .annotations
-            .insert(key.to_string(), Value::String(value));
-    }
+    sidecar.add_injection_status(&rendered, &pull_secrets, env.profile.mesh, filled.values());
     sidecar.fit_resources(&pod, env, &rendered.quota_defaults);
     sidecar.secure(&pod, env);
     let grace = sidecar.add_shutdown_wait(&rendered, &pod, env);
     let hints = std::mem::take(&mut sidecar.hints);
-    // What placing needs of the pod; the rest borrows the object being patched.
-    let placed_in = PlacedIn {
-        app_container: pod
-            .app_container_names
-            .into_iter()
-            .next()
-            .filter(|_| env.profile.mesh.names_default_container()),
-        name: pod.vars.name,
-        volumes_first: env.profile.mesh.puts_its_volumes_first(),
-        merges_user_containers: merges_user_containers(env),
-        pull_secrets,
-        tproxy: crate::mesh::text_of(filled.values(), "interceptionMode") == "TPROXY",
-        openshift,
-    };
+    let tproxy = crate::mesh::text_of(filled.values(), "interceptionMode") == "TPROXY";
+    let placed_in = PlacedIn::of(pod, env, pull_secrets, tproxy, openshift);
     let notes = place(
         &mut patcher,
         &paths,
@@ -493,6 +452,20 @@ fn no_container_left(spec: &Value, rendered: &Rendered) -> Option<String> {
             istio::PROXY
         )
     })
+}
+
+/// In no namespace (one injection for overlays of different namespaces):
+/// the mesh's namespace label is written empty, as its CLI writes it for a
+/// manifest without one (the profile leaves out a label whose value is
+/// empty).
+fn label_in_no_namespace(rendered: &mut Rendered, mesh: Mesh, namespace: &str) {
+    let label = mesh.namespace_label();
+    if let Some(label) = label.filter(|_| namespace.is_empty()) {
+        let metadata = std::sync::Arc::make_mut(&mut rendered.metadata);
+        metadata
+            .labels
+            .insert(label.to_string(), Value::String(String::new()));
+    }
 }
 
 /// The image pull secrets the injection adds: the mesh's template's, or

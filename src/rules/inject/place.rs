@@ -24,6 +24,34 @@ pub(super) struct PlacedIn {
     pub(super) pull_secrets: Vec<String>,
 }
 
+impl PlacedIn {
+    /// What placing needs of the pod (the rest borrows the object being
+    /// patched): `tproxy`, Istio's capture by TPROXY; `openshift`, the
+    /// namespace is an OpenShift project's.
+    pub(super) fn of(
+        pod: Pod,
+        env: &Env<'_>,
+        pull_secrets: Vec<String>,
+        tproxy: bool,
+        openshift: bool,
+    ) -> Self {
+        let mesh = env.profile.mesh;
+        PlacedIn {
+            app_container: pod
+                .app_container_names
+                .into_iter()
+                .next()
+                .filter(|_| mesh.names_default_container()),
+            name: pod.vars.name,
+            volumes_first: mesh.puts_its_volumes_first(),
+            merges_user_containers: merges_user_containers(env),
+            pull_secrets,
+            tproxy,
+            openshift,
+        }
+    }
+}
+
 /// Put the sidecar into the pod: marker annotations and labels, the init
 /// containers and the proxy where their mode puts them, the volumes they
 /// mount, the grace period, and the record of all of it. Returns the notes.
@@ -36,8 +64,8 @@ pub(super) fn place(
     grace: Option<GraceRaise>,
 ) -> Result<Vec<Note>, PlanError> {
     let Sidecar {
-        proxy,
-        inits,
+        mut proxy,
+        mut inits,
         appended,
         app_overlays,
         native,
@@ -63,74 +91,181 @@ pub(super) fn place(
         })
         .collect();
     record.probe_ports = probe_ports;
-    // The pod's own containers of the names of the mesh's: taken out, and
-    // merged into the mesh's as its injector merges them.
-    let (mut proxy, mut inits) = (proxy, inits);
-    let mut overrides = None;
-    // The pod's own containers the mesh's template overlays, merged, each
-    // back where it was.
+    let merged = match pod.merges_user_containers {
+        true => {
+            let mesh = MeshContainers {
+                proxy: proxy.as_mut(),
+                inits: &mut inits,
+                app_overlays: &app_overlays,
+                native,
+            };
+            merge_user_containers(patcher, paths, pod, mesh, &mut record)?
+        }
+        false => MergedUserContainers::default(),
+    };
+    let annotations = pod_annotations(rendered, extra, merged.overrides, native, pod);
+    ensure(patcher, &paths.metadata, "metadata", json!({}), &mut record)?;
+    let annotations_path = paths.metadata("annotations");
+    change_own_annotations(patcher, &annotations_path, changed_annotations, &mut record)?;
+    record.annotations = set_entries(
+        patcher,
+        &annotations_path,
+        "annotations",
+        annotations,
+        &mut record,
+    )?;
+    record.labels = set_entries(
+        patcher,
+        &paths.metadata("labels"),
+        "labels",
+        rendered.pod_labels(&pod.name),
+        &mut record,
+    )?;
+    // The mesh's template's volumes all go in; the profile's, those mounted.
+    let every_volume = rendered.by_mesh_template;
+    let mounted = match every_volume {
+        true => Vec::new(),
+        false => mounted_volumes(inits.iter().chain(proxy.iter()).chain(appended.iter())),
+    };
+    let containers = Placed {
+        inits,
+        proxy,
+        appended,
+        overlaid: merged.overlaid,
+        native,
+        first,
+    };
+    place_containers(patcher, paths, containers, &mut record)?;
+    let volumes =
+        rendered.take_volumes(|v| every_volume || mounted.iter().any(|m| m == name_of(v)));
+    place_volumes(
+        patcher,
+        paths,
+        volumes,
+        pod.volumes_first,
+        &mut notes,
+        &mut record,
+    )?;
+    place_pull_secrets(patcher, paths, &pod.pull_secrets, &mut record)?;
+    place_pod_fields(patcher, paths, rendered, grace, &mut record)?;
+    let moved = edits_found_again(patcher, paths, app_edits, edited);
+    apply_edits(patcher, paths, moved)?;
+    patcher.add_below(
+        &annotations_path,
+        RECORD_ANNOTATION,
+        Value::String(record.encode()),
+    )?;
+    Ok(notes)
+}
+
+/// The mesh's containers that the pod's own of the same names merge into.
+struct MeshContainers<'a> {
+    proxy: Option<&'a mut Value>,
+    inits: &'a mut [Value],
+    /// The mesh template's entries for the pod's own app containers.
+    app_overlays: &'a [Value],
+    native: bool,
+}
+
+/// What merging the pod's own containers into the mesh's left to place.
+#[derive(Default)]
+struct MergedUserContainers {
+    /// The pod's own containers the mesh's template overlays, merged, each
+    /// with the place it had.
+    overlaid: Vec<(usize, Value)>,
+    /// Istio's annotation of the pod's own containers it merged.
+    overrides: Option<String>,
+}
+
+/// The pod's own containers of the names of the mesh's: taken out, and
+/// merged into the mesh's as its injector merges them (Istio), each kept in
+/// the record as it was.
+fn merge_user_containers(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    pod: &PlacedIn,
+    mesh: MeshContainers<'_>,
+    record: &mut Record,
+) -> Result<MergedUserContainers, PlanError> {
+    let MeshContainers {
+        mut proxy,
+        inits,
+        app_overlays,
+        native,
+    } = mesh;
     let mut overlaid: Vec<(usize, Value)> = Vec::new();
-    if pod.merges_user_containers {
-        let proxy_name = proxy.as_ref().map(|p| name_of(p).to_string());
-        let mut names: Vec<String> = inits.iter().map(|c| name_of(c).to_string()).collect();
-        names.extend(proxy_name.clone());
-        names.extend(app_overlays.iter().map(|c| name_of(c).to_string()));
-        // On OpenShift, Istio's webhook forgets the user and group of the
-        // pod's own proxy when its user is the app's (OpenShift gave every
-        // container the same): the proxy runs as the project's proxy user.
-        let reset_user = pod.openshift
-            && patcher
-                .get(&paths.spec)
-                .is_some_and(istio::proxy_user_matches_app_user);
-        let taken = take_containers(patcher, paths, &names)?;
-        let as_istio_reads = |user: &Value| -> Value {
-            if reset_user && name_of(user) == istio::PROXY {
-                istio::without_app_user(user)
-            } else {
-                user.clone()
-            }
-        };
-        let (mut in_containers, mut in_inits) = (Vec::new(), Vec::new());
-        for (list, index, original) in &taken {
-            let user = &as_istio_reads(original);
-            let name = name_of(user);
-            if let Some(proxy) = proxy
-                .as_mut()
-                .filter(|_| Some(name) == proxy_name.as_deref())
-            {
-                *proxy = istio::merge_user_container(proxy, user);
-                if native {
-                    in_inits.push(user.clone());
-                } else {
-                    in_containers.push(user.clone());
-                }
-            } else if let Some(init) = inits.iter_mut().find(|c| name_of(c) == name) {
-                *init = istio::merge_user_container(init, user);
+    let proxy_name = proxy.as_ref().map(|p| name_of(p).to_string());
+    let mut names: Vec<String> = inits.iter().map(|c| name_of(c).to_string()).collect();
+    names.extend(proxy_name.clone());
+    names.extend(app_overlays.iter().map(|c| name_of(c).to_string()));
+    // On OpenShift, Istio's webhook forgets the user and group of the
+    // pod's own proxy when its user is the app's (OpenShift gave every
+    // container the same): the proxy runs as the project's proxy user.
+    let reset_user = pod.openshift
+        && patcher
+            .get(&paths.spec)
+            .is_some_and(istio::proxy_user_matches_app_user);
+    let taken = take_containers(patcher, paths, &names)?;
+    let as_istio_reads = |user: &Value| -> Value {
+        if reset_user && name_of(user) == istio::PROXY {
+            istio::without_app_user(user)
+        } else {
+            user.clone()
+        }
+    };
+    let (mut in_containers, mut in_inits) = (Vec::new(), Vec::new());
+    for (list, index, original) in &taken {
+        let user = &as_istio_reads(original);
+        let name = name_of(user);
+        if let Some(proxy) = proxy
+            .as_deref_mut()
+            .filter(|_| Some(name) == proxy_name.as_deref())
+        {
+            *proxy = istio::merge_user_container(proxy, user);
+            if native {
                 in_inits.push(user.clone());
-            } else if let Some(overlay) = app_overlays.iter().find(|c| name_of(c) == name) {
-                overlaid.push((*index, istio::merge_user_container(overlay, user)));
+            } else {
                 in_containers.push(user.clone());
             }
-            record
-                .user_containers
-                .push(Record::user_container(list, *index, original));
+        } else if let Some(init) = inits.iter_mut().find(|c| name_of(c) == name) {
+            *init = istio::merge_user_container(init, user);
+            in_inits.push(user.clone());
+        } else if let Some(overlay) = app_overlays.iter().find(|c| name_of(c) == name) {
+            overlaid.push((*index, istio::merge_user_container(overlay, user)));
+            in_containers.push(user.clone());
         }
-        let user_proxy = taken
-            .iter()
-            .find(|(_, _, c)| Some(name_of(c)) == proxy_name.as_deref());
-        if let (Some((_, _, user)), Some(proxy)) = (user_proxy, proxy.as_mut()) {
-            if let Some(init) = inits
-                .iter_mut()
-                .find(|c| matches!(name_of(c), "istio-init" | "istio-validation"))
-            {
-                istio::adjust_capture_user(init, proxy, &as_istio_reads(user), pod.tproxy);
-            }
-        }
-        if !taken.is_empty() {
-            overrides = Some(istio::overrides_annotation(&in_containers, &in_inits));
+        record
+            .user_containers
+            .push(Record::user_container(list, *index, original));
+    }
+    let user_proxy = taken
+        .iter()
+        .find(|(_, _, c)| Some(name_of(c)) == proxy_name.as_deref());
+    if let (Some((_, _, user)), Some(proxy)) = (user_proxy, proxy) {
+        if let Some(init) = inits
+            .iter_mut()
+            .find(|c| matches!(name_of(c), "istio-init" | "istio-validation"))
+        {
+            istio::adjust_capture_user(init, proxy, &as_istio_reads(user), pod.tproxy);
         }
     }
-    ensure(patcher, &paths.metadata, "metadata", json!({}), &mut record)?;
+    let overrides =
+        (!taken.is_empty()).then(|| istio::overrides_annotation(&in_containers, &in_inits));
+    Ok(MergedUserContainers {
+        overlaid,
+        overrides,
+    })
+}
+
+/// The annotations the injection adds to the pod: the rendering's, the
+/// stages' (`extra`), Istio's overrides, and the default container.
+fn pod_annotations(
+    rendered: &mut Rendered,
+    extra: Map<String, Value>,
+    overrides: Option<String>,
+    native: bool,
+    pod: &PlacedIn,
+) -> Map<String, Value> {
     // The rendering's own when no other workload shares it.
     let mut annotations = match std::sync::Arc::get_mut(&mut rendered.metadata) {
         Some(metadata) => std::mem::take(&mut metadata.annotations),
@@ -150,62 +285,77 @@ pub(super) fn place(
                 .or_insert_with(|| Value::String(app.clone()));
         }
     }
-    let annotations_path = paths.metadata("annotations");
-    // The pod's own annotations the mesh changes, each kept with its place
-    // and value for uninject to put back.
-    if !changed_annotations.is_empty() {
-        let own = patcher
-            .get(&annotations_path)
-            .and_then(Value::as_object)
-            .cloned()
-            .unwrap_or_default();
-        for (key, value) in changed_annotations {
-            let index = own.keys().position(|k| *k == key);
-            let (Some(index), Some(original)) = (index, own.get(&key)) else {
-                continue;
-            };
-            record
-                .user_annotations
-                .push(Record::user_annotation(index, &key, original));
-            patcher.add_below(&annotations_path, &key, Value::String(value))?;
-        }
-    }
-    record.annotations = set_entries(
-        patcher,
-        &annotations_path,
-        "annotations",
-        annotations,
-        &mut record,
-    )?;
-    record.labels = set_entries(
-        patcher,
-        &paths.metadata("labels"),
-        "labels",
-        rendered.pod_labels(&pod.name),
-        &mut record,
-    )?;
+    annotations
+}
 
+/// The pod's own annotations the mesh changes (`changed`, each with its new
+/// value), each kept in the record with its place and value for uninject
+/// to put back.
+fn change_own_annotations(
+    patcher: &mut Patcher,
+    annotations_path: &[String],
+    changed: Vec<(String, String)>,
+    record: &mut Record,
+) -> Result<(), PlanError> {
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let own = patcher
+        .get(annotations_path)
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for (key, value) in changed {
+        let index = own.keys().position(|k| *k == key);
+        let (Some(index), Some(original)) = (index, own.get(&key)) else {
+            continue;
+        };
+        record
+            .user_annotations
+            .push(Record::user_annotation(index, &key, original));
+        patcher.add_below(annotations_path, &key, Value::String(value))?;
+    }
+    Ok(())
+}
+
+/// The containers to place, and how.
+struct Placed {
+    inits: Vec<Value>,
+    proxy: Option<Value>,
+    /// Containers that go after the pod's own (a debug container).
+    appended: Vec<Value>,
+    /// The pod's own containers merged with the template's, each with its place.
+    overlaid: Vec<(usize, Value)>,
+    native: bool,
+    /// Classic and first among the containers.
+    first: bool,
+}
+
+/// The containers in the pod. Native: capture setup, then the proxy, then
+/// the pod's own init containers. Classic: capture setup after the pod's
+/// own (they are not intercepted), the proxy first or last among the
+/// containers.
+fn place_containers(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    placed: Placed,
+    record: &mut Record,
+) -> Result<(), PlanError> {
+    let Placed {
+        inits,
+        proxy,
+        appended,
+        mut overlaid,
+        native,
+        first,
+    } = placed;
     let init_path = paths.spec("initContainers");
     let existing_inits = patcher
         .get(&init_path)
         .and_then(Value::as_array)
         .map_or(0, Vec::len);
-    ensure(
-        patcher,
-        &init_path,
-        "initContainers",
-        json!([]),
-        &mut record,
-    )?;
-    // Native: capture setup, then the proxy, then the pod's own init containers.
-    // Classic: capture setup after the pod's own (they are not intercepted).
+    ensure(patcher, &init_path, "initContainers", json!([]), record)?;
     let init_start = if native { 0 } else { existing_inits };
-    // The mesh's template's volumes all go in; the profile's, those mounted.
-    let every_volume = rendered.by_mesh_template;
-    let mounted = match every_volume {
-        true => Vec::new(),
-        false => mounted_volumes(inits.iter().chain(proxy.iter()).chain(appended.iter())),
-    };
     let containers_path = paths.spec("containers");
     overlaid.sort_by_key(|(index, _)| *index);
     for (index, container) in overlaid {
@@ -252,12 +402,22 @@ pub(super) fn place(
         record.created.retain(|f| f != "initContainers");
         record.was_null.retain(|f| f != "initContainers");
     }
+    Ok(())
+}
 
+/// The `volumes` the injected containers mount, first or last among the
+/// pod's; one of a name the pod has already is left out, and said.
+fn place_volumes(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    volumes: Vec<Value>,
+    first: bool,
+    notes: &mut Vec<Note>,
+    record: &mut Record,
+) -> Result<(), PlanError> {
     let volumes_path = paths.spec("volumes");
-    let volumes =
-        rendered.take_volumes(|v| every_volume || mounted.iter().any(|m| m == name_of(v)));
     if !volumes.is_empty() {
-        ensure(patcher, &volumes_path, "volumes", json!([]), &mut record)?;
+        ensure(patcher, &volumes_path, "volumes", json!([]), record)?;
     }
     // The names the pod's volumes have, and then those added.
     let mut taken: Vec<String> = patcher
@@ -282,9 +442,19 @@ pub(super) fn place(
         }
     }
     if !added.is_empty() {
-        patcher.add_items(&volumes_path, pod.volumes_first.then_some(0), added)?;
+        patcher.add_items(&volumes_path, first.then_some(0), added)?;
     }
+    Ok(())
+}
 
+/// The image pull secrets the mesh adds, before the pod's own; one the pod
+/// has already is not added again.
+fn place_pull_secrets(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    secrets: &[String],
+    record: &mut Record,
+) -> Result<(), PlanError> {
     let secrets_path = paths.spec("imagePullSecrets");
     let has_secret = |patcher: &Patcher, name: &str| {
         patcher
@@ -293,7 +463,7 @@ pub(super) fn place(
             .is_some_and(|items| items.iter().any(|s| name_of(s) == name))
     };
     let mut next_secret = 0;
-    for name in &pod.pull_secrets {
+    for name in secrets {
         if has_secret(patcher, name) {
             continue;
         }
@@ -302,7 +472,7 @@ pub(super) fn place(
             &secrets_path,
             "imagePullSecrets",
             json!([]),
-            &mut record,
+            record,
         )?;
         patcher.add_below(
             &secrets_path,
@@ -312,8 +482,18 @@ pub(super) fn place(
         next_secret += 1;
         record.pull_secrets.push(name.clone());
     }
+    Ok(())
+}
 
-    // The pod's fields the mesh's template sets, merged over the pod's own.
+/// The pod's fields the mesh's template sets, merged over the pod's own,
+/// and the grace period the shutdown wait needs.
+fn place_pod_fields(
+    patcher: &mut Patcher,
+    paths: &PodPaths,
+    rendered: &Rendered,
+    grace: Option<GraceRaise>,
+    record: &mut Record,
+) -> Result<(), PlanError> {
     for (field, value) in &rendered.pod_fields {
         let path = paths.spec(field);
         let was = patcher.get(&path).cloned();
@@ -332,10 +512,21 @@ pub(super) fn place(
         patcher.add(&paths.spec("terminationGracePeriodSeconds"), json!(needed))?;
         record.grace = Some(current.map_or("unset".to_string(), |g| g.to_string()));
     }
+    Ok(())
+}
 
-    let moved = app_edits
+/// The app containers' edits (`edits`, each with the name of the container
+/// it was made for), pointed at where those containers are once the
+/// sidecar is placed.
+fn edits_found_again(
+    patcher: &Patcher,
+    paths: &PodPaths,
+    edits: Vec<istio::Edit>,
+    names: Vec<Option<String>>,
+) -> Vec<istio::Edit> {
+    edits
         .into_iter()
-        .zip(edited)
+        .zip(names)
         .filter_map(|(edit, name)| {
             let name = name?;
             let moved = |path: Vec<String>| -> Option<Vec<String>> {
@@ -351,15 +542,7 @@ pub(super) fn place(
                 istio::Edit::Remove(path) => istio::Edit::Remove(moved(path)?),
             })
         })
-        .collect();
-    apply_edits(patcher, paths, moved)?;
-
-    patcher.add_below(
-        &annotations_path,
-        RECORD_ANNOTATION,
-        Value::String(record.encode()),
-    )?;
-    Ok(notes)
+        .collect()
 }
 
 /// Whether the pod's own containers of the names of the mesh's are merged
