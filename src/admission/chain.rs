@@ -343,65 +343,7 @@ impl Run<'_, '_> {
             let injector = self.chain.injector;
             let mut failure = None;
             let called = self.step(pass, &plugin, |pod| {
-                let before = pod.clone();
-                let mut outcome = match &webhook.behaviour {
-                    Behaviour::MeshInjector => match injector(pod)? {
-                        Injected::Patched(injected, patch) => {
-                            *pod = injected;
-                            Outcome {
-                                patch: Some(patch),
-                                ..Outcome::default()
-                            }
-                        }
-                        Injected::Left(why) => {
-                            Outcome::note(format!("the injector left the pod alone: {why}"))
-                        }
-                        Injected::Denied(why) => {
-                            failure = Some(format!(
-                                "admission webhook \"{}\" denied the request: {why}",
-                                webhook.name
-                            ));
-                            Outcome::note("the injector denied the pod".to_string())
-                        }
-                    },
-                    Behaviour::NotEmulated => Outcome::note(NOT_EMULATED),
-                    declared => match apply_declared(declared, pod) {
-                        Ok(patched) => {
-                            *pod = patched;
-                            let patch = match declared {
-                                Behaviour::Patch(patch) => patch.clone(),
-                                _ => serde_json::to_value(json_patch::diff(&before, pod))
-                                    .unwrap_or(Value::Null),
-                            };
-                            Outcome {
-                                patch: Some(patch),
-                                ..Outcome::default()
-                            }
-                        }
-                        Err(error) => {
-                            // The apiserver cannot apply the patch: an internal error.
-                            failure = Some(format!("Internal error occurred: {error}"));
-                            Outcome::note(format!("its patch does not apply: {error}"))
-                        }
-                    },
-                };
-                // A mutation is judged before the apiserver defaults the
-                // patched object again, and an empty list is no list.
-                let mutated = !semantically_equal(&before, pod);
-                outcome.mutated = Some(mutated);
-                let patched = pod.clone();
-                if let Some(spec) = pod.get_mut("spec") {
-                    api::default_pod(spec);
-                }
-                if *pod != patched {
-                    let defaulted = serde_json::to_value(json_patch::diff(&patched, pod))
-                        .unwrap_or(Value::Null);
-                    outcome.note = Some(match outcome.note.take() {
-                        Some(note) => format!("{note}; then API defaulting: {defaulted}"),
-                        None => format!("then API defaulting: {defaulted}"),
-                    });
-                }
-                Ok(outcome)
+                call_webhook(webhook, injector, pod, &mut failure)
             });
             let changed = match called {
                 Ok(changed) => changed,
@@ -651,6 +593,76 @@ fn mount_service_account_token(pod: &mut Value, version: KubeVersion) {
             volumes.push(volume);
         }
     }
+}
+
+/// What calling `webhook` does to `pod` (the pod's mutation, then the
+/// apiserver's defaulting of the patched pod), with in `failure` the
+/// apiserver's message when the webhook denies the pod or its patch does
+/// not apply.
+fn call_webhook(
+    webhook: &Webhook,
+    injector: &Injector<'_>,
+    pod: &mut Value,
+    failure: &mut Option<String>,
+) -> Result<Outcome, String> {
+    let before = pod.clone();
+    let mut outcome = match &webhook.behaviour {
+        Behaviour::MeshInjector => match injector(pod)? {
+            Injected::Patched(injected, patch) => {
+                *pod = injected;
+                Outcome {
+                    patch: Some(patch),
+                    ..Outcome::default()
+                }
+            }
+            Injected::Left(why) => Outcome::note(format!("the injector left the pod alone: {why}")),
+            Injected::Denied(why) => {
+                *failure = Some(format!(
+                    "admission webhook \"{}\" denied the request: {why}",
+                    webhook.name
+                ));
+                Outcome::note("the injector denied the pod".to_string())
+            }
+        },
+        Behaviour::NotEmulated => Outcome::note(NOT_EMULATED),
+        declared => match apply_declared(declared, pod) {
+            Ok(patched) => {
+                *pod = patched;
+                let patch = match declared {
+                    Behaviour::Patch(patch) => patch.clone(),
+                    _ => {
+                        serde_json::to_value(json_patch::diff(&before, pod)).unwrap_or(Value::Null)
+                    }
+                };
+                Outcome {
+                    patch: Some(patch),
+                    ..Outcome::default()
+                }
+            }
+            Err(error) => {
+                // The apiserver cannot apply the patch: an internal error.
+                *failure = Some(format!("Internal error occurred: {error}"));
+                Outcome::note(format!("its patch does not apply: {error}"))
+            }
+        },
+    };
+    // A mutation is judged before the apiserver defaults the
+    // patched object again, and an empty list is no list.
+    let mutated = !semantically_equal(&before, pod);
+    outcome.mutated = Some(mutated);
+    let patched = pod.clone();
+    if let Some(spec) = pod.get_mut("spec") {
+        api::default_pod(spec);
+    }
+    if *pod != patched {
+        let defaulted =
+            serde_json::to_value(json_patch::diff(&patched, pod)).unwrap_or(Value::Null);
+        outcome.note = Some(match outcome.note.take() {
+            Some(note) => format!("{note}; then API defaulting: {defaulted}"),
+            None => format!("then API defaulting: {defaulted}"),
+        });
+    }
+    Ok(outcome)
 }
 
 #[cfg(test)]

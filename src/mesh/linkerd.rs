@@ -179,6 +179,34 @@ pub fn complete(values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> 
     }
     values.insert("proxyAnyAddress".into(), Value::String(any.into()));
     values.insert("outboundListenAddrs".into(), Value::String(outbound_addrs));
+    complete_init(values, ipv4_only);
+
+    let or = |own: &str, fallback: &str| {
+        let own = text_of(values, own);
+        if own.is_empty() {
+            text_of(values, fallback)
+        } else {
+            own
+        }
+    };
+    let debug_image = format!(
+        "{}:{}",
+        text_of(values, "debugImage"),
+        or("debugImageVersion", "linkerdVersion")
+    );
+    let debug_pull = or("debugImagePullPolicy", "linkerdImagePullPolicy");
+    // The app waits for the proxy unless the proxy goes last.
+    let awaits = text_of(values, "proxyPosition") != "last";
+    values.insert("proxyAwait".into(), Value::Bool(awaits));
+    values.insert("debugImageRef".into(), Value::String(debug_image));
+    values.insert("debugPullPolicy".into(), Value::String(debug_pull));
+    complete_partials(values, ipv4_only);
+}
+
+/// The init container's values: its iptables, IPv6 (`ipv4_only`: none),
+/// close-wait and log arguments, and its security (privileged for a
+/// close-wait timeout, root when asked).
+fn complete_init(values: &mut Map<String, Value>, ipv4_only: bool) {
     let args = |items: &[&str]| Value::Array(items.iter().map(|&a| Value::from(a)).collect());
     let firewall = if text_of(values, "iptablesMode") == "legacy" {
         args(&[])
@@ -231,27 +259,6 @@ pub fn complete(values: &mut Map<String, Value>, for_workload: &dyn Fn(&str) -> 
     values.insert("initRunAsUser".into(), Value::from(user));
     values.insert("initRunAsGroup".into(), Value::from(group));
     values.insert("initRunAsNonRoot".into(), Value::Bool(!root));
-
-    let or = |own: &str, fallback: &str| {
-        let own = text_of(values, own);
-        if own.is_empty() {
-            text_of(values, fallback)
-        } else {
-            own
-        }
-    };
-    let debug_image = format!(
-        "{}:{}",
-        text_of(values, "debugImage"),
-        or("debugImageVersion", "linkerdVersion")
-    );
-    let debug_pull = or("debugImagePullPolicy", "linkerdImagePullPolicy");
-    // The app waits for the proxy unless the proxy goes last.
-    let awaits = text_of(values, "proxyPosition") != "last";
-    values.insert("proxyAwait".into(), Value::Bool(awaits));
-    values.insert("debugImageRef".into(), Value::String(debug_image));
-    values.insert("debugPullPolicy".into(), Value::String(debug_pull));
-    complete_partials(values, ipv4_only);
 }
 
 /// The values the chart's partials read beside the env: the probes'
