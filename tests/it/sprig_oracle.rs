@@ -474,6 +474,8 @@ fn hand_written() -> Vec<Case> {
         r#"{{ $t := toDate "2006-01-02" "2021-03-04" }}{{ dateInZone "2006-01-02 15:04" $t "UTC" }} {{ htmlDate $t }} {{ htmlDateInZone $t "UTC" }} {{ unixEpoch $t }}"#,
         r#"{{ $t := toDate "2006-01-02" "2021-03-04" }}{{ dateModify "1h30m" $t }} {{ dateModify "-1.5h" $t }} {{ dateModify "bad" $t }} {{ $t | toJson }}"#,
         r#"{{ date "2006-01-02 15:04:05" 86400 }} {{ date "2006" (add 0 1000000000) }} {{ toDate "2006-01-02" "2021-02-30" }}"#,
+        // Zones by offset and name, out of range too, AM and PM, fractions the layout names or not.
+        r#"{{ toDate "2006-01-02 15:04:05 -07:00:00" "2021-03-04 05:06:07 +23:30:15" | unixEpoch }} {{ toDate "15:04 -07" "05:06 x" }} {{ toDate "3:04PM MST" "11:30AM CET" | unixEpoch }} {{ toDate "3:04pm UTC" "12:30am UTC" | unixEpoch }} {{ toDate "3:04PM" "11:30XM" }} {{ toDate "15:04:05.999999999" "05:06:07.5" | unixEpoch }} {{ toDate "15:04:05" "05:06:07,25" | unixEpoch }} {{ toDate "15:04:05.000" "05:06:07.5" }} {{ toDate "15:04 MST" "05:06 GMT+3" | unixEpoch }} {{ toDate "15:04 MST" "05:06 Ab" }} {{ range list "ChST" "WITA" "ABCDT" "ABCD" "ABCDEF" "+03" "-3" "+24" "GMT-11" "GMT+24" "GMT+" "UT" }}{{ toDate "15:04 MST" (printf "05:06 %s" .) | unixEpoch }} {{ end }} {{ toDate "15" "24" }} {{ toDate "15:04" "10:60" }}"#,
         r#"{{ duration "95" }} {{ duration (add 0 3700) }} {{ duration 95 }} {{ duration "x" }}"#,
         r#"{{ durationRound "2h5m" }} {{ durationRound "-3s" }} {{ durationRound (add 0 90000000000) }} {{ durationRound "400d" }} {{ durationRound "800h" }}"#,
         r#"{{ mustToDate "2006-01-02" "2021-13-01" }}"#,

@@ -508,7 +508,8 @@ fn name_at<'a>(s: &'a str, names: &[&str], short: bool) -> Option<(i64, &'a str)
 /// or Go's message.
 pub fn parse_time(layout: &str, value: &str) -> std::result::Result<GoTime, String> {
     use Chunk::*;
-    let (mut year, mut month, mut day) = (1i64, 1i64, 1i64);
+    // As Go: a layout without a year reads year 0 (January, the first).
+    let (mut year, mut month, mut day) = (0i64, 1i64, 1i64);
     let (mut hour, mut minute, mut second, mut nanos) = (0i64, 0i64, 0i64, 0u32);
     let mut pm: Option<bool> = None;
     let mut offset: Option<i32> = None;
@@ -575,56 +576,33 @@ pub fn parse_time(layout: &str, value: &str) -> std::result::Result<GoTime, Stri
             }
             Hour | Hour12 | ZeroHour12 => {
                 let min = if chunk == Hour12 { 1 } else { 2 };
-                let (n, r) = leading_number(rest, min, 2).ok_or_else(bad)?;
                 let top = if chunk == Hour { 23 } else { 12 };
-                if n > top {
-                    return Err(range("hour"));
-                }
-                hour = n;
-                rest = r;
+                let (n, r) = number_to(rest, min, top).ok_or_else(bad)?;
+                (hour, rest) = (n.ok_or_else(|| range("hour"))?, r);
             }
             Minute | ZeroMinute => {
                 let min = if chunk == ZeroMinute { 2 } else { 1 };
-                let (n, r) = leading_number(rest, min, 2).ok_or_else(bad)?;
-                if n > 59 {
-                    return Err(range("minute"));
-                }
-                minute = n;
-                rest = r;
+                let (n, r) = number_to(rest, min, 59).ok_or_else(bad)?;
+                (minute, rest) = (n.ok_or_else(|| range("minute"))?, r);
             }
             Second | ZeroSecond => {
                 let min = if chunk == ZeroSecond { 2 } else { 1 };
-                let (n, r) = leading_number(rest, min, 2).ok_or_else(bad)?;
-                if n > 59 {
-                    return Err(range("second"));
-                }
-                second = n;
-                rest = r;
+                let (n, r) = number_to(rest, min, 59).ok_or_else(bad)?;
+                (second, rest) = (n.ok_or_else(|| range("second"))?, r);
                 // A fraction the layout does not name is read too.
                 let next_is_fraction =
                     matches!(next_chunk(rest_layout), ("", Some(Fraction { .. }), _));
-                let b = rest.as_bytes();
-                if !next_is_fraction
-                    && b.len() > 1
-                    && matches!(b.first(), Some(b'.' | b','))
-                    && b.get(1).is_some_and(u8::is_ascii_digit)
-                {
-                    let count = digits_at(rest, 1);
-                    nanos = fraction_nanos(part(rest, 1, 1 + count));
-                    rest = tail(rest, 1 + count);
+                if let Some((n, r)) = fraction(rest).filter(|_| !next_is_fraction) {
+                    (nanos, rest) = (n, r);
                 }
             }
             Pm | LowerPm => {
-                let (am, pm_text) = if chunk == Pm {
-                    ("AM", "PM")
-                } else {
-                    ("am", "pm")
+                let (am, pm_text) = match chunk == Pm {
+                    true => ("AM", "PM"),
+                    false => ("am", "pm"),
                 };
-                if rest.starts_with(pm_text) {
-                    pm = Some(true);
-                } else if rest.starts_with(am) {
-                    pm = Some(false);
-                } else {
+                pm = Some(rest.starts_with(pm_text));
+                if !rest.starts_with(pm_text) && !rest.starts_with(am) {
                     return Err(bad());
                 }
                 rest = tail(rest, 2);
@@ -635,61 +613,24 @@ pub fn parse_time(layout: &str, value: &str) -> std::result::Result<GoTime, Stri
                     utc = true;
                     continue;
                 }
-                let sign = match rest.as_bytes().first() {
-                    Some(b'+') => 1,
-                    Some(b'-') => -1,
-                    _ => return Err(bad()),
-                };
-                let mut r = tail(rest, 1);
-                let part = |r: &mut &str, colon: bool| -> Option<i64> {
-                    if colon {
-                        *r = r.strip_prefix(':')?;
-                    }
-                    let (n, after) = leading_number(r, 2, 2)?;
-                    *r = after;
-                    Some(n)
-                };
-                let h = part(&mut r, false).ok_or_else(bad)?;
-                let m = if style.minutes {
-                    part(&mut r, style.colon).ok_or_else(bad)?
-                } else {
-                    0
-                };
-                let s = if style.seconds {
-                    part(&mut r, style.colon).ok_or_else(bad)?
-                } else {
-                    0
-                };
-                if h > 24 || m > 59 || s > 59 {
-                    return Err(range("time zone offset"));
-                }
-                offset = Some(sign * (h * 3600 + m * 60 + s) as i32);
+                let (seconds, r) = zone_offset(rest, style).ok_or_else(bad)?;
+                offset = Some(seconds.ok_or_else(|| range("time zone offset"))?);
                 rest = r;
             }
             ZoneName => {
-                if rest.starts_with("UTC") {
-                    rest = tail(rest, 3);
-                    utc = true;
-                    continue;
+                let (name, r) = zone_name_at(rest).ok_or_else(bad)?;
+                match name {
+                    "UTC" => utc = true,
+                    name => zone_name = Some(name.to_string()),
                 }
-                let letters = rest.bytes().take_while(u8::is_ascii_uppercase).count();
-                if letters < 3 {
-                    return Err(bad());
-                }
-                zone_name = Some(head(rest, letters).to_string());
-                rest = tail(rest, letters);
+                rest = r;
             }
             Fraction { digits, trim, .. } => {
                 let b = rest.as_bytes();
                 if trim {
-                    if !matches!(b.first(), Some(b'.' | b','))
-                        || !b.get(1).is_some_and(u8::is_ascii_digit)
-                    {
-                        continue;
+                    if let Some((n, r)) = fraction(rest) {
+                        (nanos, rest) = (n, r);
                     }
-                    let count = digits_at(rest, 1);
-                    nanos = fraction_nanos(part(rest, 1, 1 + count));
-                    rest = tail(rest, 1 + count);
                 } else {
                     let ok = b.len() > digits
                         && matches!(b.first(), Some(b'.' | b','))
@@ -712,7 +653,19 @@ pub fn parse_time(layout: &str, value: &str) -> std::result::Result<GoTime, Stri
         return Err(format!("parsing time {value:?}: day out of range"));
     }
     let wall = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second;
-    let time = match (utc, offset, zone_name) {
+    Ok(time_at(wall, nanos, utc, offset, zone_name))
+}
+
+/// The time at `wall` seconds (and `nanos`) of the zone read: UTC, an
+/// offset, or a zone's name (an offset only for `GMT±H`), else UTC.
+fn time_at(
+    wall: i64,
+    nanos: u32,
+    utc: bool,
+    offset: Option<i32>,
+    zone_name: Option<String>,
+) -> GoTime {
+    match (utc, offset, zone_name) {
         (true, _, _) => GoTime::utc(wall, nanos),
         (false, Some(0), _) => GoTime::utc(wall, nanos),
         (false, Some(offset), _) => GoTime {
@@ -722,20 +675,121 @@ pub fn parse_time(layout: &str, value: &str) -> std::result::Result<GoTime, Stri
             zone: Rc::from(""),
         },
         (false, None, Some(name)) => {
+            // Go takes the wall time as UTC's and then gives it the zone,
+            // whose offset (that of `GMT±H` only) moves the clock, not
+            // the instant.
             let offset = name
                 .strip_prefix("GMT")
                 .and_then(|n| n.parse::<i32>().ok())
                 .map_or(0, |h| h * 3600);
             GoTime {
-                unix: wall - i64::from(offset),
+                unix: wall,
                 nanos,
                 offset,
                 zone: Rc::from(name.as_str()),
             }
         }
         (false, None, None) => GoTime::utc(wall, nanos),
+    }
+}
+
+/// A numeric zone offset at the start of `rest` (`+01`, `-0700`,
+/// `+01:00:00`, as `style` writes it): the offset in seconds (`None` when
+/// out of range) and what follows; `None` when there is none.
+fn zone_offset(rest: &str, style: ZoneStyle) -> Option<(Option<i32>, &str)> {
+    let sign = match rest.as_bytes().first() {
+        Some(b'+') => 1,
+        Some(b'-') => -1,
+        _ => return None,
     };
-    Ok(time)
+    let mut r = tail(rest, 1);
+    let part = |r: &mut &str, colon: bool| -> Option<i64> {
+        if colon {
+            *r = r.strip_prefix(':')?;
+        }
+        let (n, after) = leading_number(r, 2, 2)?;
+        *r = after;
+        Some(n)
+    };
+    let h = part(&mut r, false)?;
+    let m = match style.minutes {
+        true => part(&mut r, style.colon)?,
+        false => 0,
+    };
+    let s = match style.seconds {
+        true => part(&mut r, style.colon)?,
+        false => 0,
+    };
+    let in_range = h <= 24 && m <= 59 && s <= 59;
+    Some((in_range.then(|| sign * (h * 3600 + m * 60 + s) as i32), r))
+}
+
+/// A number of `min` to two digits at the start of `rest` and what follows
+/// it; the number is `None` when over `top`, and there is none when the
+/// digits are not there.
+fn number_to(rest: &str, min: usize, top: i64) -> Option<(Option<i64>, &str)> {
+    let (n, after) = leading_number(rest, min, 2)?;
+    Some(((n <= top).then_some(n), after))
+}
+
+/// A zone's name at the start of `rest`, as Go reads one, and what follows
+/// it: `UTC`; `ChST` or `MeST`; `GMT` with an hour's offset or not
+/// (`GMT+3`); a bare offset (`+03`); three upper case letters, or four or
+/// five ending in `T` (`WITA` too).
+fn zone_name_at(rest: &str) -> Option<(&str, &str)> {
+    let b = rest.as_bytes();
+    let length = if rest.starts_with("UTC") {
+        3
+    } else if b.len() < 3 {
+        return None;
+    } else if rest.starts_with("ChST") || rest.starts_with("MeST") {
+        4
+    } else if rest.starts_with("GMT") {
+        3 + signed_hours_length(tail(rest, 3))
+    } else if matches!(b.first(), Some(b'+' | b'-')) {
+        Some(signed_hours_length(rest)).filter(|&n| n > 0)?
+    } else {
+        let upper = b
+            .iter()
+            .take(6)
+            .take_while(|c| c.is_ascii_uppercase())
+            .count();
+        match upper {
+            3 => 3,
+            4 if b.get(3) == Some(&b'T') || rest.starts_with("WITA") => 4,
+            5 if b.get(4) == Some(&b'T') => 5,
+            _ => return None,
+        }
+    };
+    Some((head(rest, length), tail(rest, length)))
+}
+
+/// The length of a signed number of hours (at most 23) at the start of
+/// `text` (`+3`, `-11`); 0 when there is none.
+fn signed_hours_length(text: &str) -> usize {
+    if !matches!(text.as_bytes().first(), Some(b'+' | b'-')) {
+        return 0;
+    }
+    let digits = digits_at(text, 1);
+    match part(text, 1, 1 + digits).parse::<u64>() {
+        Ok(hours) if hours <= 23 => 1 + digits,
+        _ => 0,
+    }
+}
+
+/// A fraction of a second at the start of `rest` (`.5`, `,250`, any number
+/// of digits): its nanoseconds and what follows; `None` when there is none.
+fn fraction(rest: &str) -> Option<(u32, &str)> {
+    let b = rest.as_bytes();
+    let starts = matches!(b.first(), Some(b'.' | b',')) && b.get(1).is_some_and(u8::is_ascii_digit);
+    if !starts {
+        return None;
+    }
+    let count = digits_at(rest, 1);
+    Some((
+        fraction_nanos(part(rest, 1, 1 + count)),
+        tail(rest, 1 + count),
+    ))
 }
 
 /// Nanoseconds of a fraction's digits (beyond nine ignored).
