@@ -33,6 +33,203 @@ pub(super) struct Frame<'a> {
     size: Size,
 }
 
+/// What the anchors of the document read so far stand for, by the
+/// parser's anchor id.
+#[derive(Default)]
+struct Anchors {
+    /// Each anchor's size, its aliases expanded.
+    sizes: Vec<Size>,
+    /// Whether each anchor is on a mapping or a list.
+    collections: Vec<bool>,
+}
+
+impl Anchors {
+    #[inline]
+    fn record(&mut self, anchor: usize, size: Size, node: &Node<'_>) {
+        if self.sizes.len() <= anchor {
+            self.sizes.resize(anchor + 1, Size::scalar(0));
+            self.collections.resize(anchor + 1, false);
+        }
+        if let Some(slot) = self.sizes.get_mut(anchor) {
+            *slot = size;
+        }
+        if let Some(slot) = self.collections.get_mut(anchor) {
+            *slot = matches!(node.kind, NodeKind::Map { .. } | NodeKind::Seq { .. });
+        }
+    }
+}
+
+/// What the aliases of the document read so far stand for, against the
+/// bounds on expansion.
+#[derive(Default)]
+struct Aliases {
+    /// What this document's aliases have stood for so far.
+    expanded: Expanded,
+    /// What those of the input's other documents stand for.
+    others: Expanded,
+    /// Where the last alias stands.
+    last: usize,
+}
+
+impl Aliases {
+    fn of_document(others: Expanded) -> Self {
+        Aliases {
+            others,
+            ..Aliases::default()
+        }
+    }
+
+    /// An alias at `at`, `depth` collections deep, of an anchor of `size`:
+    /// written out where it stands, as deep as it is. Why that is too much,
+    /// if it is.
+    #[inline]
+    fn add(&mut self, size: Size, depth: usize, at: usize) -> Option<String> {
+        self.expanded = self.expanded.plus(Expanded {
+            nodes: size.nodes,
+            bytes: size.written_at(depth),
+        });
+        self.last = at;
+        match self.expanded.too_much() {
+            Some(why) => Some(format!("aliases expand to {why} (an alias bomb?)")),
+            None => self
+                .others
+                .plus(self.expanded)
+                .too_much()
+                .map(|why| in_all(&why)),
+        }
+    }
+}
+
+impl<'a> Frame<'a> {
+    /// `node` (of `size`) read into the collection: a sequence's item, a
+    /// mapping's key, or the value of the key before it.
+    #[inline]
+    fn add(&mut self, text: &str, node: Node<'a>, size: Size) {
+        self.size.add_child(size);
+        if !self.is_map {
+            self.children.push(node);
+        } else if let Some(key) = self.key.take() {
+            let mut value = node;
+            place_implicit_null(text, &key, &mut value);
+            self.entries.push((key, value));
+        } else {
+            self.key = Some(node);
+        }
+    }
+
+    /// The frame of a collection whose start event spans `start..end` of
+    /// `text`: a flow collection's ends with its opening bracket; a block
+    /// one's is empty, or spans only its anchor or tag. (Spaces after the
+    /// bracket may be part of the event.)
+    #[inline]
+    fn open(text: &str, start: usize, end: usize, anchor: usize, is_map: bool) -> Self {
+        let opened = text.get(start..end).unwrap_or_default().trim_end();
+        let flow = opened.ends_with(['[', '{']);
+        Frame {
+            start: if flow {
+                start + opened.len() - 1
+            } else {
+                start
+            },
+            anchor: (anchor > 0).then_some(anchor),
+            flow,
+            is_map,
+            children: Vec::new(),
+            entries: Vec::new(),
+            key: None,
+            size: Size::collection(),
+        }
+    }
+
+    /// The collection's node, its end event spanning `start..end` of
+    /// `text`; `Err` with the message and place of a duplicate key.
+    #[inline]
+    fn close(mut self, text: &str, start: usize, end: usize) -> Result<Node<'a>, (String, usize)> {
+        // A large collection's entries, kept as long as the
+        // document, without the room their growing left.
+        if self.entries.capacity() > LARGE {
+            self.entries.shrink_to_fit();
+        }
+        if self.children.capacity() > LARGE {
+            self.children.shrink_to_fit();
+        }
+        // A block collection runs from its first child to its last.
+        let (start, end) = if self.flow {
+            (self.start, flow_end(text, start, end, self.is_map))
+        } else {
+            let first = self
+                .entries
+                .first()
+                .map(|(key, _)| key)
+                .or(self.children.first())
+                .map_or(self.start, |child| child.start);
+            let last = self.entries.last().map(|(_, value)| value);
+            (
+                first,
+                last.or(self.children.last())
+                    .map_or(first, |child| child.end),
+            )
+        };
+        let kind = if self.is_map {
+            if let Some(duplicate) = duplicate_key(text, &self.entries) {
+                return Err(duplicate);
+            }
+            NodeKind::Map {
+                entries: self.entries,
+                flow: self.flow,
+            }
+        } else {
+            NodeKind::Seq {
+                items: self.children,
+                flow: self.flow,
+            }
+        };
+        // A block mapping ending with a value left out (`a:b:`) ends
+        // where that value now stands, after its `:`.
+        let end = match &kind {
+            NodeKind::Map {
+                entries,
+                flow: false,
+            } => entries.last().map_or(end, |(_, value)| value.end),
+            _ => end,
+        };
+        Ok(Node {
+            start,
+            end,
+            anchor: self.anchor,
+            kind,
+        })
+    }
+}
+
+/// Where a document that started at `doc_start` ends, its end event
+/// spanning `start..end` of `text`: an explicit `...` belongs to the
+/// document; a following `---` does not.
+#[inline]
+fn document_end(text: &str, doc_start: usize, start: usize, end: usize) -> usize {
+    let end = match text.get(start..end).is_some_and(|t| t.starts_with("...")) {
+        true => end,
+        false => start,
+    };
+    end.max(doc_start)
+}
+
+/// Where a scalar whose event spans `start..end` of `text` ends: a quoted
+/// scalar at its closing quote (the parser's span runs on past it, over
+/// white space and a comment after it: `"a" ,}`).
+#[inline]
+fn scalar_end(text: &str, start: usize, end: usize, style: ScalarStyle) -> usize {
+    match style {
+        ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
+            let quoted = text.get(start..end).unwrap_or_default();
+            start
+                + closing_quote(quoted)
+                    .unwrap_or_else(|| quoted.trim_end_matches([' ', '\t', '\r', '\n']).len())
+        }
+        _ => end,
+    }
+}
+
 /// How long the quoted scalar that `text` starts with is, its quotes
 /// included: up to the first `'` not doubled, or the first `"` not
 /// escaped by a backslash.
@@ -111,85 +308,37 @@ impl<'a> Pass<'a, '_> {
     ) -> Result<(), Box<Stop>> {
         let text = self.text;
         let offsets = &self.offsets;
-        let lenient = !self.padded.is_empty();
         let mut parser = Parser::new_from_str(input);
         let mut stack: Vec<Frame<'_>> = Vec::new();
         let mut root: Option<Node<'_>> = None;
         let mut index = 0;
         let mut doc_start = 0;
-        // Expanded size of each anchor (by the parser's anchor id), what the
-        // current document's aliases have stood for so far, and what those of
-        // the input's other documents stand for.
-        let mut anchor_sizes: Vec<Size> = Vec::new();
-        // Whether each anchor is on a mapping or a list.
-        let mut collections: Vec<bool> = Vec::new();
-        let mut aliased = Expanded::default();
-        let mut others = Expanded::default();
-        let mut last_alias = 0;
+        // What each anchor stands for, what the current document's aliases
+        // have stood for so far, and what those of the input's other
+        // documents stand for.
+        let mut anchors = Anchors::default();
+        let mut aliases = Aliases::default();
         let mut anchored = false;
         // How far the events have got, and the last `---` met.
         let mut reached = offsets.base;
         let mut marker = None;
         let mut completed = 0;
 
-        let error_at = |message: String, mark: &Marker, index: usize| {
-            let offset = offsets.byte(mark);
-            let (line, column) = if lenient {
-                (line_of(text, offset), column_of(text, offset))
-            } else {
-                let line = mark.line();
-                (
-                    line,
-                    offsets.unshifted_col(line.saturating_sub(1), mark.col()) + 1,
-                )
-            };
-            SyntaxError {
-                message,
-                document: self.before + index.max(1),
-                line,
-                column,
-                offset,
-            }
-        };
-
-        // An error found on the text itself, at byte `at`.
-        let error_at_byte = |message: String, at: usize, index: usize| SyntaxError {
-            line: line_of(text, at),
-            column: column_of(text, at),
-            message,
-            document: self.before + index.max(1),
-            offset: at,
-        };
+        let error_at = |message, mark: &Marker, index| self.error_at(message, mark, index);
+        let error_at_byte = |message, at, index| self.error_at_byte(message, at, index);
 
         while let Some(next) = parser.next_event() {
             let (event, span): (Event<'_>, Span) = match next {
                 Ok(ok) => ok,
                 Err(err) => {
-                    let index = if stack.is_empty() && root.is_none() {
-                        index + 1
-                    } else {
-                        index
+                    // Between documents, the error is the next one's.
+                    let index = match stack.is_empty() && root.is_none() {
+                        true => index + 1,
+                        false => index,
                     };
-                    let message = match err.info() {
-                        // The parser's own limit, on flow collections (`[[[…`).
-                        "recursion limit exceeded" => {
-                            "flow collections nested too deep (recursion limit exceeded)"
-                                .to_string()
-                        }
-                        info => info.to_string(),
-                    };
-                    let at = offsets.byte(err.marker());
-                    let open = stack
-                        .iter()
-                        .find(|frame| frame.flow)
-                        .map(|frame| frame.start);
-                    return Err(Box::new(Stop {
-                        error: error_at(message, err.marker(), index),
-                        scan: Some((at, reached, open)),
-                        done: completed,
-                        marker,
-                        misplaced: false,
-                    }));
+                    let open = stack.iter().find(|f| f.flow).map(|f| f.start);
+                    let (done, reached) = (completed, reached);
+                    return Err(self.scan_stop(&err, index, open, reached, done, marker));
                 }
             };
             let start = offsets.byte(&span.start);
@@ -206,61 +355,36 @@ impl<'a> Pass<'a, '_> {
                     index += 1;
                     root = None;
                     doc_start = start;
-                    aliased = Expanded::default();
-                    others = self.tally.others(document_key(text, doc_start));
+                    aliases = Aliases::of_document(self.tally.others(document_key(text, start)));
                     anchored = false;
                     continue;
                 }
                 Event::DocumentEnd => {
-                    let root = root.take().filter(|node| !node.is_null());
-                    // An explicit `...` belongs to the document; a following `---` does not.
-                    let end = if text.get(start..end).is_some_and(|t| t.starts_with("...")) {
-                        end
-                    } else {
-                        start
-                    };
-                    let end = end.max(doc_start);
                     completed += 1;
-                    if aliased != Expanded::default() {
+                    let document = Document {
+                        index: self.before + index,
+                        root: root.take().filter(|node| !node.is_null()),
+                        start: doc_start,
+                        end: document_end(text, doc_start, start, end),
+                        anchored,
+                    };
+                    if aliases.expanded != Expanded::default() {
                         // Read at the same time as another document on
                         // another thread, it may be this one that is too much.
-                        let total = self.tally.count(document_key(text, doc_start), aliased);
-                        if let Some(why) = total.too_much() {
-                            return Err(error_at_byte(in_all(&why), last_alias, index).into());
+                        let key = document_key(text, doc_start);
+                        if let Some(why) = self.tally.count(key, aliases.expanded).too_much() {
+                            return Err(error_at_byte(in_all(&why), aliases.last, index).into());
                         }
                     }
-                    if index <= self.skip {
-                        continue;
+                    if index > self.skip {
+                        each(self.placed(document, &span)?);
                     }
-                    if lenient && !self.padding_is_placed(root.as_ref(), doc_start, end) {
-                        return Err(Box::new(Stop {
-                            misplaced: true,
-                            ..Stop::from(error_at(String::new(), &span.start, index))
-                        }));
-                    }
-                    each(Document {
-                        index: self.before + index,
-                        root,
-                        start: doc_start,
-                        end,
-                        anchored,
-                    });
                     continue;
                 }
                 Event::Alias(id) => {
                     anchored = true;
-                    size = anchor_sizes.get(id).copied().unwrap_or(size);
-                    // Written out where the alias stands, as deep as it is.
-                    aliased = aliased.plus(Expanded {
-                        nodes: size.nodes,
-                        bytes: size.written_at(stack.len()),
-                    });
-                    last_alias = start;
-                    let why = match aliased.too_much() {
-                        Some(why) => Some(format!("aliases expand to {why} (an alias bomb?)")),
-                        None => others.plus(aliased).too_much().map(|why| in_all(&why)),
-                    };
-                    if let Some(why) = why {
+                    size = anchors.sizes.get(id).copied().unwrap_or(size);
+                    if let Some(why) = aliases.add(size, stack.len(), start) {
                         return Err(error_at(why, &span.start, index).into());
                     }
                     Node {
@@ -274,20 +398,7 @@ impl<'a> Pass<'a, '_> {
                     size = Size::scalar(value.len());
                     Node {
                         start,
-                        // A quoted scalar ends at its closing quote; the event may
-                        // run over spaces after it (`"a" ,}`).
-                        end: match style {
-                            ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
-                                let quoted = text.get(start..end).unwrap_or_default();
-                                // The parser's span runs on past the closing
-                                // quote, over white space and a comment after it.
-                                start
-                                    + closing_quote(quoted).unwrap_or_else(|| {
-                                        quoted.trim_end_matches([' ', '\t', '\r', '\n']).len()
-                                    })
-                            }
-                            _ => end,
-                        },
+                        end: scalar_end(text, start, end, style),
                         anchor: (anchor > 0).then_some(anchor),
                         kind: NodeKind::Scalar {
                             text: own(value),
@@ -305,123 +416,113 @@ impl<'a> Pass<'a, '_> {
                         )
                         .into());
                     }
-                    // A flow collection's start event ends with its opening
-                    // bracket; a block one's is empty, or spans only its anchor or tag.
-                    // (Spaces after the bracket may be part of the event.)
-                    let opened = text.get(start..end).unwrap_or_default().trim_end();
-                    let flow = opened.ends_with(['[', '{']);
-                    stack.push(Frame {
-                        start: if flow {
-                            start + opened.len() - 1
-                        } else {
-                            start
-                        },
-                        anchor: (anchor > 0).then_some(anchor),
-                        flow,
-                        is_map: matches!(event, Event::MappingStart(..)),
-                        children: Vec::new(),
-                        entries: Vec::new(),
-                        key: None,
-                        size: Size::collection(),
-                    });
+                    let is_map = matches!(event, Event::MappingStart(..));
+                    stack.push(Frame::open(text, start, end, anchor, is_map));
                     continue;
                 }
                 Event::SequenceEnd | Event::MappingEnd => {
-                    let Some(mut frame) = stack.pop() else {
+                    let Some(frame) = stack.pop() else {
                         continue;
                     };
-                    // A large collection's entries, kept as long as the
-                    // document, without the room their growing left.
-                    if frame.entries.capacity() > LARGE {
-                        frame.entries.shrink_to_fit();
-                    }
-                    if frame.children.capacity() > LARGE {
-                        frame.children.shrink_to_fit();
-                    }
                     size = frame.size;
-                    // A block collection runs from its first child to its last.
-                    let (start, end) = if frame.flow {
-                        (frame.start, flow_end(text, start, end, frame.is_map))
-                    } else {
-                        let first = frame
-                            .entries
-                            .first()
-                            .map(|(key, _)| key)
-                            .or(frame.children.first())
-                            .map_or(frame.start, |child| child.start);
-                        let last = frame.entries.last().map(|(_, value)| value);
-                        (
-                            first,
-                            last.or(frame.children.last())
-                                .map_or(first, |child| child.end),
-                        )
-                    };
-                    let kind = if frame.is_map {
-                        if let Some((message, at)) = duplicate_key(text, &frame.entries) {
-                            return Err(error_at_byte(message, at, index).into());
-                        }
-                        NodeKind::Map {
-                            entries: frame.entries,
-                            flow: frame.flow,
-                        }
-                    } else {
-                        NodeKind::Seq {
-                            items: frame.children,
-                            flow: frame.flow,
-                        }
-                    };
-                    // A block mapping ending with a value left out (`a:b:`) ends
-                    // where that value now stands, after its `:`.
-                    let end = match &kind {
-                        NodeKind::Map {
-                            entries,
-                            flow: false,
-                        } => entries.last().map_or(end, |(_, value)| value.end),
-                        _ => end,
-                    };
-                    Node {
-                        start,
-                        end,
-                        anchor: frame.anchor,
-                        kind,
-                    }
+                    frame
+                        .close(text, start, end)
+                        .map_err(|(message, at)| error_at_byte(message, at, index))?
                 }
             };
             if let Some(anchor) = node.anchor {
                 anchored = true;
-                if anchor_sizes.len() <= anchor {
-                    anchor_sizes.resize(anchor + 1, Size::scalar(0));
-                    collections.resize(anchor + 1, false);
-                }
-                if let Some(slot) = anchor_sizes.get_mut(anchor) {
-                    *slot = size;
-                }
-                if let Some(slot) = collections.get_mut(anchor) {
-                    *slot = matches!(node.kind, NodeKind::Map { .. } | NodeKind::Seq { .. });
-                }
+                anchors.record(anchor, size, &node);
             }
             let is_key = stack.last().is_some_and(|f| f.is_map && f.key.is_none());
-            if let Some(message) = not_json(&node, is_key, &collections) {
+            if let Some(message) = not_json(&node, is_key, &anchors.collections) {
                 let at = node.start;
                 return Err(error_at_byte(message, at, index).into());
             }
             match stack.last_mut() {
-                Some(frame) => {
-                    frame.size.add_child(size);
-                    if !frame.is_map {
-                        frame.children.push(node);
-                    } else if let Some(key) = frame.key.take() {
-                        let mut value = node;
-                        place_implicit_null(text, &key, &mut value);
-                        frame.entries.push((key, value));
-                    } else {
-                        frame.key = Some(node);
-                    }
-                }
+                Some(frame) => frame.add(text, node, size),
                 None => root = Some(node),
             }
         }
         Ok(())
+    }
+
+    /// A syntax error the parser found at `mark`, in the pass's `index`th
+    /// document.
+    fn error_at(&self, message: String, mark: &Marker, index: usize) -> SyntaxError {
+        let (text, offsets) = (self.text, &self.offsets);
+        let offset = offsets.byte(mark);
+        let (line, column) = if !self.padded.is_empty() {
+            (line_of(text, offset), column_of(text, offset))
+        } else {
+            let line = mark.line();
+            (
+                line,
+                offsets.unshifted_col(line.saturating_sub(1), mark.col()) + 1,
+            )
+        };
+        SyntaxError {
+            message,
+            document: self.before + index.max(1),
+            line,
+            column,
+            offset,
+        }
+    }
+
+    /// Why the pass stopped on the scanner's error `err` in its `index`th
+    /// document: `open`, where the outermost flow collection open there
+    /// starts; `reached`, how far the events had got; `done`, the documents
+    /// completed; `marker`, the last `---` met.
+    fn scan_stop(
+        &self,
+        err: &saphyr_parser::ScanError,
+        index: usize,
+        open: Option<usize>,
+        reached: usize,
+        done: usize,
+        marker: Option<(usize, usize)>,
+    ) -> Box<Stop> {
+        let message = match err.info() {
+            // The parser's own limit, on flow collections (`[[[…`).
+            "recursion limit exceeded" => {
+                "flow collections nested too deep (recursion limit exceeded)".to_string()
+            }
+            info => info.to_string(),
+        };
+        let at = self.offsets.byte(err.marker());
+        Box::new(Stop {
+            error: self.error_at(message, err.marker(), index),
+            scan: Some((at, reached, open)),
+            done,
+            marker,
+            misplaced: false,
+        })
+    }
+
+    /// `document`, ended by the event at `span`, when the spaces a lenient
+    /// pass put before its lines are all where they are no part of a value.
+    fn placed<'d>(&self, document: Document<'d>, span: &Span) -> Result<Document<'d>, Box<Stop>> {
+        let (root, start, end) = (document.root.as_ref(), document.start, document.end);
+        if self.padded.is_empty() || self.padding_is_placed(root, start, end) {
+            return Ok(document);
+        }
+        let index = document.index - self.before;
+        Err(Box::new(Stop {
+            misplaced: true,
+            ..Stop::from(self.error_at(String::new(), &span.start, index))
+        }))
+    }
+
+    /// An error found on the text itself, at byte `at`.
+    fn error_at_byte(&self, message: String, at: usize, index: usize) -> SyntaxError {
+        SyntaxError {
+            line: line_of(self.text, at),
+            column: column_of(self.text, at),
+            message,
+            document: self.before + index.max(1),
+            offset: at,
+        }
     }
 
     /// Whether every padded line of the document at `start..end` begins
