@@ -98,7 +98,16 @@ fn print_config(args: &ProfileArgs) -> Result<Status, Error> {
             }
             let edits =
                 yaml::edit::diff(&text, root, &value).map_err(|e| Error::Internal(e.message))?;
-            out = yaml::edit::apply(&text, edits);
+            out = yaml::edit::apply(&text, edits).map_err(|err| {
+                let origin = match &args.config {
+                    Some(path) => path.display().to_string(),
+                    None => format!(
+                        "the {} profile",
+                        args.profile.as_deref().unwrap_or(profile::EMBEDDED[0].0)
+                    ),
+                };
+                Error::internal_at(&origin, &text, err.offset, &err.message)
+            })?;
         }
     }
     after_writing(Status::Done, output::to_stdout(&out))
@@ -189,7 +198,8 @@ fn transform_input(
     // A ResourceList on standard input: run as a KRM function, its
     // functionConfig standing for flags.
     let resource_list = match sources.as_slice() {
-        [only] if only.path.is_none() => crate::krm::resource_list(&only.text),
+        [only] if only.path.is_none() => crate::krm::resource_list(&only.text)
+            .map_err(|message| Error::Internal(format!("{}: {message}", only.name())))?,
         _ => None,
     };
     if let Some(list) = &resource_list {
