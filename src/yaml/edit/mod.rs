@@ -330,12 +330,16 @@ pub fn diff_kept(
     })
 }
 
-/// Apply non-overlapping edits to `text`.
+/// Apply non-overlapping edits to `text` (see [`apply_range`]).
 pub fn apply(text: &str, edits: Vec<Edit>) -> Result<String, EditError> {
     apply_range(text, 0, text.len(), edits)
 }
 
-/// The text of `text[from..to]` with `edits` (all inside that range) applied.
+/// The text of `text[from..to]` with `edits` applied. Once settled, each
+/// edit must start where the one before it ends or after, end where it
+/// starts or after, stay inside `from..to` and start and end between two
+/// characters: one that does not is the tool's defect, an error naming its
+/// bytes, never clamped into place (which would drop text or write it twice).
 pub fn apply_range(
     text: &str,
     from: usize,
@@ -343,21 +347,42 @@ pub fn apply_range(
     edits: Vec<Edit>,
 ) -> Result<String, EditError> {
     let edits = settle(text, edits)?;
+    let whole = between(text, from, to)?;
     let mut out =
-        String::with_capacity(to - from + edits.iter().map(|e| e.text.len()).sum::<usize>());
+        String::with_capacity(whole.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
     let mut at = from;
     for edit in edits {
-        let start = edit.start.clamp(at, to);
+        let (start, end) = (edit.start, edit.end);
+        let fault = if end < start {
+            Some("ends before it starts".to_string())
+        } else if start < from || end > to {
+            Some(format!("falls outside bytes {from}..{to}"))
+        } else if start < at {
+            Some(format!(
+                "starts before the edit before it ends, at byte {at}"
+            ))
+        } else if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+            Some("does not start and end between two characters".to_string())
+        } else {
+            None
+        };
+        if let Some(fault) = fault {
+            return Err(EditError::defect(
+                format!("an edit of bytes {start}..{end} {fault}"),
+                start,
+            ));
+        }
         out.push_str(between(text, at, start)?);
         edit.text.pieces().for_each(|piece| out.push_str(piece));
-        at = edit.end.clamp(start, to);
+        at = end;
     }
     out.push_str(between(text, at, to)?);
     Ok(out)
 }
 
 /// `edits` in the order they apply, neighbouring deletions joined: what
-/// [`apply_range`] and a spliced output walk through.
+/// [`apply_range`] and a spliced output walk through (each checks that
+/// they follow one another).
 pub fn settle(text: &str, mut edits: Vec<Edit>) -> Result<Vec<Edit>, EditError> {
     // Stable: insertions at one place keep the order they were made in.
     edits.sort_by_key(|e| (e.start, e.end));
@@ -399,12 +424,6 @@ pub fn settle(text: &str, mut edits: Vec<Edit>) -> Result<Vec<Edit>, EditError> 
     if moved {
         edits.sort_by_key(|e| (e.start, e.end));
     }
-    debug_assert!(
-        edits
-            .windows(2)
-            .all(|w| matches!(w, [a, b] if a.end <= b.start)),
-        "overlapping edits: {edits:?}"
-    );
     Ok(edits)
 }
 
@@ -634,6 +653,83 @@ mod tests {
             },
         ];
         assert_eq!(apply(text, edits).as_deref(), Ok("a:\n- 1\n- 2"));
+    }
+
+    fn own(start: usize, end: usize, text: &str) -> Edit {
+        Edit {
+            start,
+            end,
+            text: Text::Own(text.into()),
+        }
+    }
+
+    /// Edits that overlap, run backwards, fall outside the range asked for
+    /// or inside a character are the tool's defect, an error naming their
+    /// bytes: never clamped into place, which dropped text (the first case
+    /// gave `x` then `y` and lost bytes 4..6) or wrote it twice.
+    #[test]
+    fn edits_that_overlap_or_run_backwards_are_refused_not_clamped() {
+        let text = "a: 1\nb: 2\nc: 3\n";
+        let all = text.len();
+        assert_eq!(
+            apply_range(text, 5, 10, vec![own(8, 9, "9")]).as_deref(),
+            Ok("b: 9\n")
+        );
+        // Deletions that overlap are joined, as settling does.
+        assert_eq!(
+            apply(text, vec![own(0, 5, ""), own(3, 10, "")]).as_deref(),
+            Ok("c: 3\n")
+        );
+        for (edits, from, to, said) in [
+            (
+                vec![own(0, 4, "x"), own(2, 6, "y")],
+                0,
+                all,
+                "an edit of bytes 2..6 starts before the edit before it ends, at byte 4",
+            ),
+            (
+                vec![own(0, 3, "x"), own(0, 3, "y")],
+                0,
+                all,
+                "an edit of bytes 0..3 starts before the edit before it ends, at byte 3",
+            ),
+            (
+                vec![own(6, 3, "x")],
+                0,
+                all,
+                "an edit of bytes 6..3 ends before it starts",
+            ),
+            (
+                vec![own(1, 2, "x")],
+                5,
+                10,
+                "an edit of bytes 1..2 falls outside bytes 5..10",
+            ),
+            (
+                vec![own(8, 12, "x")],
+                5,
+                10,
+                "an edit of bytes 8..12 falls outside bytes 5..10",
+            ),
+            (
+                vec![own(15, 20, "x")],
+                0,
+                all,
+                "an edit of bytes 15..20 falls outside bytes 0..15",
+            ),
+        ] {
+            let err = apply_range(text, from, to, edits).expect_err("refused");
+            assert!(err.defect, "{err:?}");
+            assert_eq!(err.message, said);
+        }
+        // A range that is not in the text, and an edit inside a character.
+        let err = apply_range(text, 10, 40, Vec::new()).expect_err("refused");
+        assert!(err.message.starts_with("bytes 10..40 "), "{}", err.message);
+        let err = apply("k: é\n", vec![own(4, 5, "e")]).expect_err("refused");
+        assert_eq!(
+            err.message,
+            "an edit of bytes 4..5 does not start and end between two characters"
+        );
     }
 
     fn render(text: &str, change: impl FnOnce(&mut Value)) -> String {
