@@ -7,7 +7,7 @@ use saphyr_parser::{Event, Parser};
 use serde_json::{Map, Value, json};
 
 use crate::admission::Severity;
-use crate::error::{Located, in_function_terms};
+use crate::error::{Error, Located, in_function_terms};
 use crate::json::Field;
 use crate::pipeline::{Output, Processed};
 use crate::rules::Outcome;
@@ -508,38 +508,49 @@ fn file_of(item: &Value) -> Option<Value> {
 /// make larger than the source, is not parsed again. Where the two would
 /// change the same bytes, the processed text is edited instead, as
 /// [`with_results`] does.
+/// An error is the tool's defect, said with the source's name.
 pub fn add_results(
     processed: &mut Processed,
     list: &ResourceList,
     results: Vec<Value>,
-) -> Result<(), String> {
-    let Output::Spliced(edits) = &processed.output else {
+) -> Result<(), Error> {
+    let Output::Spliced(settled) = &processed.output else {
         return edit_processed(processed, results);
     };
     let source = processed.source.text.as_str();
-    let Some(added) = results_edits(source, list, &results)? else {
+    let added = results_edits(source, list, &results).map_err(|m| internal(processed, m))?;
+    let Some(added) = added else {
         return Ok(());
     };
     // The processing's edits are in order and few results edits are made:
     // a plain search is enough.
     let overlaps = added.iter().any(|new| {
-        edits
-            .iter()
-            .flatten()
+        settled
+            .edits()
             .any(|e| e.start < new.end && new.start < e.end)
     });
     if overlaps {
         return edit_processed(processed, results);
     }
-    if let Output::Spliced(runs) = &mut processed.output {
-        let mut edits: Vec<Edit> = std::mem::take(runs).into_iter().flatten().collect();
-        edits.extend(added);
-        // Stable: at one place, the processing's insertions come first, as
-        // they stood in the text the results were once added to.
-        edits.sort_by_key(|e| (e.start, e.end));
-        *runs = vec![edits];
+    // Joined with the results' and checked again as the processing's were:
+    // on an error the run stops, its output not written.
+    match std::mem::replace(&mut processed.output, Output::Text(String::new())) {
+        Output::Spliced(settled) => {
+            let mut edits: Vec<Edit> = settled.into_runs().into_iter().flatten().collect();
+            edits.extend(added);
+            // Stable: at one place, the processing's insertions come first, as
+            // they stood in the text the results were once added to.
+            edits.sort_by_key(|e| (e.start, e.end));
+            processed.output = Output::spliced(&processed.source, vec![edits])?;
+        }
+        own => processed.output = own,
     }
     Ok(())
+}
+
+/// The tool's defect `message` in the processing of `processed`.
+fn internal(processed: &Processed, message: String) -> Error {
+    Error::Internal(format!("{}: {message}", processed.source.name()))
 }
 
 /// The edits that set `results` in `source`, a ResourceList: `None` when
@@ -636,8 +647,9 @@ fn edits_setting(
 }
 
 /// [`add_results`] the long way: the processed text, parsed and edited.
-fn edit_processed(processed: &mut Processed, results: Vec<Value>) -> Result<(), String> {
-    let text = with_results(&processed.text(), results)?;
+fn edit_processed(processed: &mut Processed, results: Vec<Value>) -> Result<(), Error> {
+    let processed_text = processed.try_text()?;
+    let text = with_results(&processed_text, results).map_err(|m| internal(processed, m))?;
     processed.output = Output::Text(text);
     Ok(())
 }

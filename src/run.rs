@@ -303,7 +303,7 @@ fn transform_input(
         // A KRM function answers with the ResourceList and its results, even
         // on a rejection (kpt and kustomize show them), and fails then.
         let krm_results = crate::krm::results(processed, list, args.options.warn_only);
-        crate::krm::add_results(processed, list, krm_results).map_err(Error::Internal)?;
+        crate::krm::add_results(processed, list, krm_results)?;
         // Written piece by piece, and checked: a full disk fails the run.
         let written = output::pieces_to_stdout(processed.byte_pieces());
         // The results say what the text report would (kpt prints them, and
@@ -512,9 +512,18 @@ fn uninject_again(
     mesh: &str,
     progress: Option<&Progress>,
 ) -> Result<Processed, pipeline::Failed> {
+    let text = match processed.try_text() {
+        Ok(text) => text.into_owned(),
+        Err(error) => {
+            return Err(pipeline::Failed {
+                error,
+                sources: vec![processed.source],
+            });
+        }
+    };
     let source = source::Source {
         path: processed.source.path.clone(),
-        text: processed.text().into_owned(),
+        text,
         found_in: processed.source.found_in.clone(),
         aliases: processed.source.aliases.clone(),
         kustomized: processed.source.kustomized.clone(),
@@ -522,7 +531,15 @@ fn uninject_again(
     let Some(again) = uninject_with(args, mesh, vec![source], progress)?.pop() else {
         return Ok(processed);
     };
-    let text = again.text().into_owned();
+    let text = match again.try_text() {
+        Ok(text) => text.into_owned(),
+        Err(error) => {
+            return Err(pipeline::Failed {
+                error,
+                sources: vec![processed.source],
+            });
+        }
+    };
     let objects = if again.objects.len() == processed.objects.len() {
         processed
             .objects
@@ -595,17 +612,16 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
         output::to_stdout(&output::diff(
             results,
             use_color(common.report.color, Stream::Stdout),
-        ))
+        )?)
     } else {
         match common.output {
             Format::Yaml => {
                 let mut out = output::Gathered::new(std::io::stdout().lock());
-                output::write_yaml_stream(results, &mut out)
-                    .and_then(|()| out.finish())
-                    .map_err(|error| Error::Write {
-                        to: output::STDOUT,
-                        error,
-                    })
+                output::write_yaml_stream(results, &mut out, output::STDOUT)?;
+                out.finish().map_err(|error| Error::Write {
+                    to: output::STDOUT,
+                    error,
+                })
             }
             Format::Json => output::to_stdout(&output::json_stream(results)),
             Format::Patch => output::to_stdout(&output::patches(results)),
@@ -951,11 +967,13 @@ fn verify(args: VerifyArgs) -> Result<Status, Error> {
     let (settings, injected) = each_way(Action::Inject, sources)?;
     let again = injected
         .iter()
-        .map(|processed| source::Source {
-            text: processed.text().into_owned(),
-            ..processed.source.clone()
+        .map(|processed| {
+            Ok(source::Source {
+                text: processed.try_text()?.into_owned(),
+                ..processed.source.clone()
+            })
         })
-        .collect();
+        .collect::<Result<_, Error>>()?;
     let (_, originals) = each_way(Action::Uninject, again)?;
     let types = crate::workload::WorkloadTypes::with(&settings.profile.workloads);
     let (workloads, left) =

@@ -28,7 +28,7 @@ mod results;
 mod verbatim;
 
 use parallel::on_all_cores;
-pub use results::{Action, ObjectResult, Output, Processed, Settings};
+pub use results::{Action, ObjectResult, Output, Processed, Settings, Settled};
 
 /// Run `sources` through the pipeline, with the objects of `context` sources
 /// (and of the inputs themselves) as what is known of the cluster.
