@@ -7,7 +7,7 @@ use saphyr_parser::{Event, Parser};
 use serde_json::{Map, Value, json};
 
 use crate::admission::Severity;
-use crate::error::{Located, in_function_terms};
+use crate::error::{Error, Located, in_function_terms};
 use crate::json::Field;
 use crate::pipeline::{Output, Processed};
 use crate::rules::Outcome;
@@ -71,75 +71,108 @@ impl ResourceList {
     }
 }
 
-/// The ResourceList in `text`, when the text is one.
-pub fn resource_list(text: &str) -> Option<ResourceList> {
+/// The ResourceList in `text`, when the text is one. An error (what the
+/// tool got wrong, and where) when reading its layout fails.
+pub fn resource_list(text: &str) -> Result<Option<ResourceList>, String> {
     if !may_be_resource_list(text) {
-        return None;
+        return Ok(None);
     }
-    if let Some(list) = resource_list_by_lines(text) {
-        return Some(list);
+    if let Some(list) = resource_list_by_lines(text)? {
+        return Ok(Some(list));
     }
     // One document is kept, any other only counted.
     let (mut first, mut documents) = (None, 0);
-    yaml::parse::each_document(text, 0, text.len(), |document| {
+    let read = yaml::parse::each_document(text, 0, text.len(), |document| {
         documents += 1;
         if documents == 1 {
             first = Some(document);
         }
-    })
-    .ok()?;
-    if documents != 1 {
-        return None;
-    }
-    let document = first?;
-    let root = document.root.as_ref()?;
-    let value = yaml::value::to_value(root).ok()?;
+    });
+    let (Ok(()), 1, Some(document)) = (read, documents, first) else {
+        return Ok(None);
+    };
+    let Some(root) = document.root.as_ref() else {
+        return Ok(None);
+    };
+    let Ok(value) = yaml::value::to_value(root) else {
+        return Ok(None);
+    };
     if !is_resource_list(&value) {
-        return None;
+        return Ok(None);
     }
     let items = value.field("items").and_then(Value::as_array);
-    Some(ResourceList {
+    Ok(Some(ResourceList {
         config: function_config(&value),
         files: Files::Read(items.into_iter().flatten().map(file_of).collect()),
-        layout: yaml::edit::detect_layout(text, root),
+        layout: yaml::edit::detect_layout(text, root).map_err(|err| defect(text, "", &err))?,
         middle: middle_items(text, &document),
-    })
+    }))
 }
+
+/// The tool's defect `err` at a byte of `text` (`which`, when not the
+/// source's own), said with its line and column.
+fn defect(text: &str, which: &str, err: &yaml::EditError) -> String {
+    let place = Located::at("", text, 1, err.offset, String::new());
+    format!(
+        "{} (line {}:{}{which})",
+        err.message, place.line, place.column
+    )
+}
+
+/// Said of a place in a ResourceList read without its middle items.
+const CUT: &str = " of the list without its middle items";
 
 /// The ResourceList in `text` read without its middle items, when its
 /// lines show where each item starts (see [`yaml::parse::list_lines`]): its
 /// first and last items and other entries say what it is and how it is laid
-/// out, and a large list is never parsed whole.
-fn resource_list_by_lines(text: &str) -> Option<ResourceList> {
-    let [list] = yaml::parse::list_lines(text).try_into().ok()?;
+/// out, and a large list is never parsed whole. `None` when they do not:
+/// it is read whole instead.
+fn resource_list_by_lines(text: &str) -> Result<Option<ResourceList>, String> {
+    let Ok([list]) = <[_; 1]>::try_from(yaml::parse::list_lines(text)) else {
+        return Ok(None);
+    };
     let (start, end) = list.document;
     let only_comments_before = yaml::parse::parse_range(text, 0, start)
         .is_ok_and(|documents| documents.iter().all(|d| d.root.is_none()));
     if list.kind != KIND || list.json || end != text.len() || !only_comments_before {
-        return None;
+        return Ok(None);
     }
     let items = list.items;
     // The first and the last item, and at least one between them.
     let [_, (from, _), .., (to, _)] = items.as_slice() else {
-        return None;
+        return Ok(None);
     };
     let (from, to) = (*from, *to);
-    let shorter = [text.get(..from)?, text.get(to..)?].concat();
-    let documents = yaml::parse_stream(&shorter).ok()?;
-    let [document] = documents.as_slice() else {
-        return None;
+    let shorter = without(text, from, to)?;
+    let Ok(documents) = yaml::parse_stream(&shorter) else {
+        return Ok(None);
     };
-    let root = document.root.as_ref()?;
-    let value = yaml::value::to_value(root).ok()?;
+    let [document] = documents.as_slice() else {
+        return Ok(None);
+    };
+    let Some(root) = document.root.as_ref() else {
+        return Ok(None);
+    };
+    let Ok(value) = yaml::value::to_value(root) else {
+        return Ok(None);
+    };
     if !is_resource_list(&value) || document.anchored {
-        return None;
+        return Ok(None);
     }
-    Some(ResourceList {
+    Ok(Some(ResourceList {
         config: function_config(&value),
         files: Files::Lines(items),
-        layout: yaml::edit::detect_layout(&shorter, root),
+        layout: yaml::edit::detect_layout(&shorter, root)
+            .map_err(|err| defect(&shorter, CUT, &err))?,
         middle: Some((from, to)),
-    })
+    }))
+}
+
+/// `text` without its bytes `from..to` (the middle items of a list), or
+/// the tool's defect when they are not a stretch of it.
+fn without(text: &str, from: usize, to: usize) -> Result<String, String> {
+    let stretch = |from, to| yaml::edit::between(text, from, to).map_err(|err| err.to_string());
+    Ok([stretch(0, from)?, stretch(to, text.len())?].concat())
 }
 
 /// The lines of the middle items of a ResourceList's block sequence of
@@ -475,38 +508,49 @@ fn file_of(item: &Value) -> Option<Value> {
 /// make larger than the source, is not parsed again. Where the two would
 /// change the same bytes, the processed text is edited instead, as
 /// [`with_results`] does.
+/// An error is the tool's defect, said with the source's name.
 pub fn add_results(
     processed: &mut Processed,
     list: &ResourceList,
     results: Vec<Value>,
-) -> Result<(), String> {
-    let Output::Spliced(edits) = &processed.output else {
+) -> Result<(), Error> {
+    let Output::Spliced(settled) = &processed.output else {
         return edit_processed(processed, results);
     };
     let source = processed.source.text.as_str();
-    let Some(added) = results_edits(source, list, &results)? else {
+    let added = results_edits(source, list, &results).map_err(|m| internal(processed, m))?;
+    let Some(added) = added else {
         return Ok(());
     };
     // The processing's edits are in order and few results edits are made:
     // a plain search is enough.
     let overlaps = added.iter().any(|new| {
-        edits
-            .iter()
-            .flatten()
+        settled
+            .edits()
             .any(|e| e.start < new.end && new.start < e.end)
     });
     if overlaps {
         return edit_processed(processed, results);
     }
-    if let Output::Spliced(runs) = &mut processed.output {
-        let mut edits: Vec<Edit> = std::mem::take(runs).into_iter().flatten().collect();
-        edits.extend(added);
-        // Stable: at one place, the processing's insertions come first, as
-        // they stood in the text the results were once added to.
-        edits.sort_by_key(|e| (e.start, e.end));
-        *runs = vec![edits];
+    // Joined with the results' and checked again as the processing's were:
+    // on an error the run stops, its output not written.
+    match std::mem::replace(&mut processed.output, Output::Text(String::new())) {
+        Output::Spliced(settled) => {
+            let mut edits: Vec<Edit> = settled.into_runs().into_iter().flatten().collect();
+            edits.extend(added);
+            // Stable: at one place, the processing's insertions come first, as
+            // they stood in the text the results were once added to.
+            edits.sort_by_key(|e| (e.start, e.end));
+            processed.output = Output::spliced(&processed.source, vec![edits])?;
+        }
+        own => processed.output = own,
     }
     Ok(())
+}
+
+/// The tool's defect `message` in the processing of `processed`.
+fn internal(processed: &Processed, message: String) -> Error {
+    Error::Internal(format!("{}: {message}", processed.source.name()))
 }
 
 /// The edits that set `results` in `source`, a ResourceList: `None` when
@@ -520,16 +564,21 @@ fn results_edits(
     results: &[Value],
 ) -> Result<Option<Vec<Edit>>, String> {
     if let Some((from, to)) = list.middle {
-        let shorter = [source.get(..from), source.get(to..)]
-            .into_iter()
-            .collect::<Option<String>>()
-            .unwrap_or_default();
-        if let Ok(Some(Setting {
+        let shorter = without(source, from, to)?;
+        let setting = edits_setting(&shorter, results, |layout, items| {
+            layout == list.layout && items == 2
+        });
+        // What the shorter text cannot take, the whole one is asked; what
+        // the tool got wrong stops.
+        let setting = match setting {
+            Err(err) if err.defect => return Err(defect(&shorter, CUT, &err)),
+            setting => setting.ok().flatten(),
+        };
+        if let Some(Setting {
             edits,
             items: (items_start, items_end),
-        })) = edits_setting(&shorter, results, |layout, items| {
-            layout == list.layout && items == 2
-        }) {
+        }) = setting
+        {
             // Back to the source's places: after `items`, by what was cut.
             let outside = |e: &Edit| e.end <= items_start || e.start >= items_end;
             if edits.iter().all(outside) {
@@ -548,7 +597,11 @@ fn results_edits(
             }
         }
     }
-    Ok(edits_setting(source, results, |_, _| true)?.map(|setting| setting.edits))
+    let setting = edits_setting(source, results, |_, _| true).map_err(|err| match err.defect {
+        true => defect(source, "", &err),
+        false => err.message,
+    })?;
+    Ok(setting.map(|setting| setting.edits))
 }
 
 /// The edits that set `results` in a ResourceList, and where its `items` stand.
@@ -563,8 +616,9 @@ fn edits_setting(
     text: &str,
     results: &[Value],
     fits: impl Fn(Layout, usize) -> bool,
-) -> Result<Option<Setting>, String> {
-    let documents = yaml::parse_stream(text).map_err(|e| e.message)?;
+) -> Result<Option<Setting>, yaml::EditError> {
+    let documents =
+        yaml::parse_stream(text).map_err(|e| yaml::EditError::cannot(e.message, e.offset))?;
     let Some(root) = documents.first().and_then(|d| d.root.as_ref()) else {
         return Ok(None);
     };
@@ -573,10 +627,10 @@ fn edits_setting(
         Some(NodeKind::Seq { items, .. }) => items.len(),
         _ => 0,
     };
-    if !fits(yaml::edit::detect_layout(text, root), count) {
+    if !fits(yaml::edit::detect_layout(text, root)?, count) {
         return Ok(None);
     }
-    let mut value = yaml::value::to_value(root).map_err(|e| e.message)?;
+    let mut value = yaml::value::to_value(root)?;
     let Some(map) = value.as_object_mut() else {
         return Ok(None);
     };
@@ -585,16 +639,17 @@ fn edits_setting(
     } else {
         map.insert("results".into(), Value::Array(results.to_vec()));
     }
-    let edits = yaml::edit::diff(text, root, &value).map_err(|e| e.message)?;
+    let edits = yaml::edit::diff(text, root, &value)?;
     Ok(Some(Setting {
-        edits: yaml::edit::settle(text, edits),
+        edits: yaml::edit::settle(text, edits)?,
         items: items.map_or((root.end, root.end), |i| (i.start, i.end)),
     }))
 }
 
 /// [`add_results`] the long way: the processed text, parsed and edited.
-fn edit_processed(processed: &mut Processed, results: Vec<Value>) -> Result<(), String> {
-    let text = with_results(&processed.text(), results)?;
+fn edit_processed(processed: &mut Processed, results: Vec<Value>) -> Result<(), Error> {
+    let processed_text = processed.try_text()?;
+    let text = with_results(&processed_text, results).map_err(|m| internal(processed, m))?;
     processed.output = Output::Text(text);
     Ok(())
 }
@@ -614,8 +669,11 @@ pub fn with_results(text: &str, results: Vec<Value>) -> Result<String, String> {
     } else {
         map.insert("results".into(), Value::Array(results));
     }
-    let edits = yaml::edit::diff(text, root, &value).map_err(|e| e.message)?;
-    Ok(yaml::edit::apply(text, edits))
+    let edits = yaml::edit::diff(text, root, &value).map_err(|e| match e.defect {
+        true => defect(text, "", &e),
+        false => e.message,
+    })?;
+    yaml::edit::apply(text, edits).map_err(|err| defect(text, "", &err))
 }
 
 #[cfg(test)]
@@ -679,7 +737,7 @@ mod tests {
         for text in &turned_away {
             assert!(!may_be_resource_list(text), "{text}");
             assert!(!read_whole(text), "{text}");
-            assert!(resource_list(text).is_none(), "{text}");
+            assert!(resource_list(text).expect("read").is_none(), "{text}");
         }
         // Left to the full reading, which answers as it always did.
         let read = [
@@ -703,7 +761,7 @@ mod tests {
         ];
         for (text, is) in &read {
             assert_eq!(read_whole(text), *is, "{text}");
-            assert_eq!(resource_list(text).is_some(), *is, "{text}");
+            assert_eq!(resource_list(text).expect("read").is_some(), *is, "{text}");
         }
     }
 
@@ -802,7 +860,9 @@ mod tests {
             ),
         ];
         for (text, cut) in &texts {
-            let list = resource_list(text).unwrap_or_else(|| panic!("not a ResourceList: {text}"));
+            let list = resource_list(text)
+                .expect("read")
+                .unwrap_or_else(|| panic!("not a ResourceList: {text}"));
             assert_eq!(list.middle.is_some(), *cut, "{text}");
             let processed = processed(text);
             let found = results(&processed, &list, false);

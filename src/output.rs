@@ -66,12 +66,16 @@ pub fn to_stdout(text: &str) -> Result<(), Error> {
 }
 
 /// Write `pieces` to standard output, flushed and checked as [`to_stdout`] is.
-pub fn pieces_to_stdout<'a>(mut pieces: impl Iterator<Item = &'a [u8]>) -> Result<(), Error> {
+/// A piece that is an error (see [`Processed::pieces`]) stops the writing.
+pub fn pieces_to_stdout<'a>(
+    pieces: impl Iterator<Item = Result<&'a [u8], Error>>,
+) -> Result<(), Error> {
     let mut out = Gathered::new(std::io::stdout().lock());
-    pieces
-        .try_for_each(|piece| out.push(piece))
-        .and_then(|()| out.finish())
-        .map_err(|error| Error::Write { to: STDOUT, error })
+    let write = |error| Error::Write { to: STDOUT, error };
+    for piece in pieces {
+        out.push(piece?).map_err(write)?;
+    }
+    out.finish().map_err(write)
 }
 
 /// Pieces of output handed to the writer together (`writev`), not copied
@@ -139,34 +143,53 @@ fn write_stream(to: &'static str, out: &mut impl std::io::Write, text: &str) -> 
 }
 
 /// Write the manifests of every source as one YAML stream, byte-identical
-/// where untouched, straight from each source's output (no joined copy).
+/// where untouched, straight from each source's output (no joined copy), to
+/// `out`, the stream `to` names. A piece of an output that is an error
+/// (see [`Processed::pieces`]) stops the writing.
 pub fn write_yaml_stream<'a, W: std::io::Write>(
     results: &'a [Processed],
     out: &mut Gathered<'a, W>,
-) -> std::io::Result<()> {
+    to: &'static str,
+) -> Result<(), Error> {
+    let write = |error| Error::Write { to, error };
     let mut wrote_any = false;
     let mut ends_with_newline = true;
     for processed in results {
-        if processed.pieces().all(|piece| piece.trim().is_empty()) {
+        let mut blank = true;
+        for piece in processed.pieces() {
+            if !piece?.trim().is_empty() {
+                blank = false;
+                break;
+            }
+        }
+        if blank {
             continue;
         }
         if wrote_any {
             if !ends_with_newline {
-                out.push(b"\n")?;
+                out.push(b"\n").map_err(write)?;
             }
             // A byte-order mark and three more characters tell how it starts.
-            let head: String = processed.pieces().flat_map(str::chars).take(4).collect();
+            let mut head = String::new();
+            for piece in processed.pieces() {
+                let wanted = 4 - head.chars().count();
+                head.extend(piece?.chars().take(wanted));
+                if head.chars().count() == 4 {
+                    break;
+                }
+            }
             let start = head.trim_start_matches('\u{feff}');
             if start.starts_with('%') {
                 // Directives must follow a document end marker.
-                out.push(b"...\n")?;
+                out.push(b"...\n").map_err(write)?;
             } else if !start.starts_with("---") {
-                out.push(b"---\n")?;
+                out.push(b"---\n").map_err(write)?;
             }
         }
         let mut last: &[u8] = &[];
         for piece in processed.byte_pieces() {
-            out.push(piece)?;
+            let piece = piece?;
+            out.push(piece).map_err(write)?;
             last = piece;
         }
         ends_with_newline = last.ends_with(b"\n");
@@ -260,14 +283,15 @@ fn git_path(name: &str) -> String {
     }
 }
 
-/// A unified diff of every changed source, coloured when asked.
-pub fn diff(results: &[Processed], color: bool) -> String {
+/// A unified diff of every changed source, coloured when asked; an error
+/// when an output is not a text (see [`Processed::try_text`]).
+pub fn diff(results: &[Processed], color: bool) -> Result<String, Error> {
     let mut out = String::new();
     for processed in results.iter().filter(|p| p.changed()) {
         let name = processed.source.name();
         // Patience keeps added blocks whole instead of interleaving them with
         // look-alike lines (`securityContext:`) of the neighbours.
-        let new_text = processed.text();
+        let new_text = processed.try_text()?;
         let diff = similar::TextDiff::configure()
             .algorithm(similar::Algorithm::Patience)
             .diff_lines(processed.source.text.as_str(), &*new_text);
@@ -293,7 +317,7 @@ pub fn diff(results: &[Processed], color: bool) -> String {
             out.push_str(&format!("{style}{body}{style:#}\n"));
         }
     }
-    out
+    Ok(out)
 }
 
 /// Rewrite every changed file, so that a failure, or a kill at any moment,
@@ -362,7 +386,7 @@ pub fn write_in_place(
                     .into(),
             });
         }
-        plans.push((target, processed.text()));
+        plans.push((target, processed.try_text()?));
         read_as.push(&processed.source.text);
     }
     for dir in &dirs {

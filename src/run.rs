@@ -94,7 +94,16 @@ fn print_config(args: &ProfileArgs) -> Result<Status, Error> {
             }
             let edits =
                 yaml::edit::diff(&text, root, &value).map_err(|e| Error::Internal(e.message))?;
-            out = yaml::edit::apply(&text, edits);
+            out = yaml::edit::apply(&text, edits).map_err(|err| {
+                let origin = match &args.config {
+                    Some(path) => path.display().to_string(),
+                    None => format!(
+                        "the {} profile",
+                        args.profile.as_deref().unwrap_or(profile::EMBEDDED[0].0)
+                    ),
+                };
+                Error::internal_at(&origin, &text, err.offset, &err.message)
+            })?;
         }
     }
     after_writing(Status::Done, output::to_stdout(&out))
@@ -215,7 +224,8 @@ fn transform_input(mut args: TransformArgs, in_function: &mut bool) -> Result<St
     // A ResourceList on standard input: run as a KRM function, its
     // functionConfig standing for flags.
     let resource_list = match sources.as_slice() {
-        [only] if only.path.is_none() => crate::krm::resource_list(&only.text),
+        [only] if only.path.is_none() => crate::krm::resource_list(&only.text)
+            .map_err(|message| Error::Internal(format!("{}: {message}", only.name())))?,
         _ => None,
     };
     if let Some(list) = &resource_list {
@@ -347,7 +357,7 @@ fn answer_function(
         )));
     };
     let krm_results = crate::krm::results(processed, list, args.warn_only());
-    crate::krm::add_results(processed, list, krm_results).map_err(Error::Internal)?;
+    crate::krm::add_results(processed, list, krm_results)?;
     // Written piece by piece, and checked: a full disk fails the run.
     let written = output::pieces_to_stdout(processed.byte_pieces());
     // The results say what the text report would (kpt prints them, and
@@ -548,9 +558,18 @@ fn uninject_again(
     mesh: &str,
     progress: Option<&Progress>,
 ) -> Result<Processed, pipeline::Failed> {
+    let text = match processed.try_text() {
+        Ok(text) => text.into_owned(),
+        Err(error) => {
+            return Err(pipeline::Failed {
+                error,
+                sources: vec![processed.source],
+            });
+        }
+    };
     let source = source::Source {
         path: processed.source.path.clone(),
-        text: processed.text().into_owned(),
+        text,
         found_in: processed.source.found_in.clone(),
         aliases: processed.source.aliases.clone(),
         kustomized: processed.source.kustomized.clone(),
@@ -558,7 +577,15 @@ fn uninject_again(
     let Some(again) = uninject_with(args, mesh, vec![source], progress)?.pop() else {
         return Ok(processed);
     };
-    let text = again.text().into_owned();
+    let text = match again.try_text() {
+        Ok(text) => text.into_owned(),
+        Err(error) => {
+            return Err(pipeline::Failed {
+                error,
+                sources: vec![processed.source],
+            });
+        }
+    };
     let objects = if again.objects.len() == processed.objects.len() {
         processed
             .objects
@@ -631,17 +658,16 @@ fn write_output(action: Action, common: &CommonArgs, results: &[Processed]) -> R
         output::to_stdout(&output::diff(
             results,
             use_color(common.report.color, Stream::Stdout),
-        ))
+        )?)
     } else {
         match common.output {
             Format::Yaml => {
                 let mut out = output::Gathered::new(std::io::stdout().lock());
-                output::write_yaml_stream(results, &mut out)
-                    .and_then(|()| out.finish())
-                    .map_err(|error| Error::Write {
-                        to: output::STDOUT,
-                        error,
-                    })
+                output::write_yaml_stream(results, &mut out, output::STDOUT)?;
+                out.finish().map_err(|error| Error::Write {
+                    to: output::STDOUT,
+                    error,
+                })
             }
             Format::Json => output::to_stdout(&output::json_stream(results)),
             Format::Patch => output::to_stdout(&output::patches(results)),
@@ -991,11 +1017,13 @@ fn verify(args: VerifyArgs) -> Result<Status, Error> {
     let (settings, injected) = each_way(Action::Inject, sources)?;
     let again = injected
         .iter()
-        .map(|processed| source::Source {
-            text: processed.text().into_owned(),
-            ..processed.source.clone()
+        .map(|processed| {
+            Ok(source::Source {
+                text: processed.try_text()?.into_owned(),
+                ..processed.source.clone()
+            })
         })
-        .collect();
+        .collect::<Result<_, Error>>()?;
     let (_, originals) = each_way(Action::Uninject, again)?;
     let types = crate::workload::WorkloadTypes::with(&settings.profile.workloads);
     let (workloads, left) =

@@ -174,6 +174,17 @@ fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
 }
 
 impl Error {
+    /// A defect of the tool ([`Error::Internal`]) at byte `offset` of
+    /// `text`, the text read from `source`: said with the source's name and
+    /// the line and column it is at.
+    pub fn internal_at(source: &str, text: &str, offset: usize, message: &str) -> Self {
+        let place = Located::at(source, text, 1, offset, String::new());
+        Error::Internal(format!(
+            "{source}: {message} (line {}:{})",
+            place.line, place.column
+        ))
+    }
+
     pub fn io(path: &Path, err: &std::io::Error) -> Self {
         let message = match err.kind() {
             std::io::ErrorKind::NotFound => "no such file or directory".to_string(),

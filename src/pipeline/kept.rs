@@ -15,7 +15,8 @@ use crate::rules::PodPaths;
 use crate::rules::record::{RECORD_ANNOTATION, Record};
 use crate::rules::uninject::created_path;
 use crate::workload::WorkloadTypes;
-use crate::yaml::edit::{Kept, Verbatim, null_after_key};
+use crate::yaml::EditError;
+use crate::yaml::edit::{Kept, Verbatim, between, null_after_key};
 use crate::yaml::{Node, NodeKind};
 
 /// The key and value nodes of the entry `key` of the mapping `map`.
@@ -32,16 +33,21 @@ fn entry<'n, 't>(map: &'n Node<'t>, key: &str) -> Option<(&'n Node<'t>, &'n Node
 /// Add to the record of each workload of `result` (the document `root` as
 /// planned) what `find` finds for it, given its node, its value and its pod
 /// paths: `add` writes that into the record. Workloads without a record
-/// are passed over. Whether any record changed.
-pub(super) fn add_to_records<T>(
+/// are passed over. Whether any record changed, or the first error `find`
+/// gave (the records are then not all written).
+pub(super) fn add_to_records<T, E>(
     root: &Node<'_>,
     result: &mut Value,
     types: &WorkloadTypes,
-    mut find: impl FnMut(&Node<'_>, &Value, &PodPaths) -> Option<T>,
+    mut find: impl FnMut(&Node<'_>, &Value, &PodPaths) -> Result<Option<T>, E>,
     add: impl Fn(&mut Record, T),
-) -> bool {
+) -> Result<bool, E> {
     let mut changed = false;
+    let mut failed = None;
     each_object(root, result, |node, object| {
+        if failed.is_some() {
+            return;
+        }
         let Some(paths) = pod_paths(object, types) else {
             return;
         };
@@ -49,8 +55,13 @@ pub(super) fn add_to_records<T>(
         if value_at(object, &at).and_then(Value::as_str).is_none() {
             return;
         }
-        let Some(found) = find(node, object, &paths) else {
-            return;
+        let found = match find(node, object, &paths) {
+            Ok(Some(found)) => found,
+            Ok(None) => return,
+            Err(err) => {
+                failed = Some(err);
+                return;
+            }
         };
         let Some(slot) = value_at_mut(object, &at) else {
             return;
@@ -60,7 +71,10 @@ pub(super) fn add_to_records<T>(
         *slot = Value::String(record.encode());
         changed = true;
     });
-    changed
+    match failed {
+        Some(err) => Err(err),
+        None => Ok(changed),
+    }
 }
 
 /// The record of `object`, a workload whose pod paths are `paths`, as written.
@@ -70,15 +84,18 @@ fn record_text<'v>(object: &'v Value, paths: &PodPaths) -> Option<&'v str> {
 
 /// Add to each record of `result` (the document `root`, parsed from `text`,
 /// as injecting planned it) how the fields it lists as null wrote their
-/// null, where the edit takes that text out.
+/// null, where the edit takes that text out. An error when the nodes'
+/// offsets are not in `text`.
 pub(super) fn attach_nulls(
     text: &str,
     root: &Node<'_>,
     result: &mut Value,
     types: &WorkloadTypes,
-) -> bool {
+) -> Result<bool, EditError> {
     let find = |node: &Node<'_>, object: &Value, paths: &PodPaths| {
-        let record = record_text(object, paths).filter(|r| r.contains("wasNull="))?;
+        let Some(record) = record_text(object, paths).filter(|r| r.contains("wasNull=")) else {
+            return Ok(None);
+        };
         let record = Record::decode(record);
         let mut texts = Vec::new();
         for field in &record.was_null {
@@ -88,18 +105,14 @@ pub(super) fn attach_nulls(
             let Some(key) = path.pop() else {
                 continue;
             };
-            let found = node
-                .at(&path)
-                .and_then(|map| entry(map, &key))
-                .and_then(|(k, v)| null_after_key(text, k, v));
-            if let Some((from, to)) = found {
-                texts.push(Record::null_text(
-                    field,
-                    text.get(from..to).unwrap_or_default(),
-                ));
+            let Some((k, v)) = node.at(&path).and_then(|map| entry(map, &key)) else {
+                continue;
+            };
+            if let Some((from, to)) = null_after_key(text, k, v)? {
+                texts.push(Record::null_text(field, between(text, from, to)?));
             }
         }
-        (!texts.is_empty()).then_some(texts)
+        Ok((!texts.is_empty()).then_some(texts))
     };
     add_to_records(root, result, types, find, |record, texts| {
         record.null_texts = texts;
@@ -123,10 +136,16 @@ pub(super) fn attach_merged(
         .collect();
     keys.sort();
     keys.dedup();
-    let find = |_: &Node<'_>, _: &Value, _: &PodPaths| Some(keys.clone());
-    add_to_records(root, result, types, find, |record, keys| {
+    let find = |_: &Node<'_>, _: &Value, _: &PodPaths| {
+        Ok::<_, std::convert::Infallible>(Some(keys.clone()))
+    };
+    let added = add_to_records(root, result, types, find, |record, keys| {
         record.merged = keys;
     });
+    match added {
+        Ok(_) => {}
+        Err(never) => match never {},
+    }
 }
 
 /// The app's handlers a mesh's agent may take over (see
@@ -148,7 +167,7 @@ pub(super) fn attach_probes(
     root: &Node<'_>,
     result: &mut Value,
     types: &WorkloadTypes,
-) -> bool {
+) -> Result<bool, EditError> {
     let find = |node: &Node<'_>, object: &Value, paths: &PodPaths| {
         let mut texts = Vec::new();
         for list in ["initContainers", "containers"] {
@@ -182,14 +201,14 @@ pub(super) fn attach_probes(
                         if handler.get(kind).is_none() || !replaced(kind) {
                             continue;
                         }
-                        if let Some(entry) = Verbatim::of_entry(text, handler, kind) {
+                        if let Some(entry) = Verbatim::of_entry(text, handler, kind)? {
                             texts.push(Record::probe_text(name, last, &entry.text));
                         }
                     }
                 }
             }
         }
-        (!texts.is_empty()).then_some(texts)
+        Ok((!texts.is_empty()).then_some(texts))
     };
     add_to_records(root, result, types, find, |record, texts| {
         record.probe_texts = texts;

@@ -28,7 +28,7 @@ mod results;
 mod verbatim;
 
 use parallel::on_all_cores;
-pub use results::{Action, ObjectResult, Output, Processed, Settings};
+pub use results::{Action, ObjectResult, Output, Processed, Settings, Settled};
 
 /// Run `sources` through the pipeline, with the objects of `context` sources
 /// (and of the inputs themselves) as what is known of the cluster.
@@ -369,7 +369,7 @@ fn unreachable_pass() -> Pass {
 /// The units `sources` are processed in: each source whole, or cut at
 /// document boundaries when large, with a large `List`'s items (when
 /// `cut_lists`) in stretches of their own.
-fn units_of(sources: &[Source], threads: usize, cut_lists: bool) -> Vec<Unit<'_>> {
+fn units_of(sources: &[Source], threads: usize, cut_lists: bool) -> Result<Vec<Unit<'_>>, Error> {
     let mut units = Vec::new();
     for (index, source) in sources.iter().enumerate() {
         let text = source.text.as_str();
@@ -409,7 +409,13 @@ fn units_of(sources: &[Source], threads: usize, cut_lists: bool) -> Vec<Unit<'_>
             let list = lists.iter().find(|l| {
                 l.document == (from, to) && lone_carriage_return(text, from, to).is_none()
             });
-            let Some((list, layout)) = list.and_then(|l| Some((l, list_layout(text, l)?))) else {
+            let layout = match list {
+                Some(list) => list_layout(text, list).map_err(|err| {
+                    Error::internal_at(&source.name(), text, err.offset, &err.message)
+                })?,
+                None => None,
+            };
+            let (Some(list), Some(layout)) = (list, layout) else {
                 units.push(unit(from, to, None));
                 continue;
             };
@@ -439,7 +445,7 @@ fn units_of(sources: &[Source], threads: usize, cut_lists: bool) -> Vec<Unit<'_>
             }
         }
     }
-    units
+    Ok(units)
 }
 
 /// Most items read to learn how a list lays out its lines before it is
@@ -449,22 +455,27 @@ const LAYOUT_ITEMS_MAX: usize = 8;
 /// How the whole of `list` lays out its lines, learnt from its first items
 /// as from the whole document (the entries before them, then the items in
 /// order); `None` when they do not show it. A JSON list's is JSON's.
-fn list_layout(text: &str, list: &yaml::parse::ListLines) -> Option<yaml::emit::Layout> {
+fn list_layout(
+    text: &str,
+    list: &yaml::parse::ListLines,
+) -> Result<Option<yaml::emit::Layout>, yaml::EditError> {
     let (start, _) = list.document;
     if list.json {
-        return Some(yaml::edit::json_layout(text, start));
+        return yaml::edit::json_layout(text, start).map(Some);
     }
-    list.items
-        .iter()
-        .take(LAYOUT_ITEMS_MAX)
-        .find_map(|&(_, end)| {
-            let documents = yaml::parse::parse_range(text, start, end).ok()?;
-            let root = documents.first()?.root.as_ref()?;
-            match yaml::edit::detect_layout_shown(text, root) {
-                (layout, true) => Some(layout),
-                (_, false) => None,
-            }
-        })
+    for &(_, end) in list.items.iter().take(LAYOUT_ITEMS_MAX) {
+        // Items that do not read alone say nothing of the layout.
+        let Ok(documents) = yaml::parse::parse_range(text, start, end) else {
+            continue;
+        };
+        let Some(root) = documents.first().and_then(|d| d.root.as_ref()) else {
+            continue;
+        };
+        if let (layout, true) = yaml::edit::detect_layout_shown(text, root)? {
+            return Ok(Some(layout));
+        }
+    }
+    Ok(None)
 }
 
 /// [`process_sources`], with large lists cut into stretches of items when
@@ -477,7 +488,16 @@ fn process_units(
     cut_lists: bool,
 ) -> Result<Pass, CutFailed> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let units = units_of(sources, threads, cut_lists);
+    let units = match units_of(sources, threads, cut_lists) {
+        Ok(units) => units,
+        Err(error) => {
+            return Ok(Pass {
+                rendered: Vec::new(),
+                found: Vec::new(),
+                stopped: Some(Stop::from(error)),
+            });
+        }
+    };
     if let Some(progress) = progress {
         progress.start_pass(sources.iter().map(|s| s.text.len()).sum());
     }
@@ -1043,6 +1063,8 @@ fn render_document(
     let locate = |offset: usize, message: String| {
         Error::Document(Located::at(name, text, document.index, offset, message))
     };
+    // An edit of the source's text the tool got wrong.
+    let internal = |err: yaml::EditError| Error::internal_at(name, text, err.offset, &err.message);
     let identity = identity_of(root);
     let wants_value = settings.keep_values
         || identity.as_ref().is_none_or(|r| {
@@ -1132,10 +1154,10 @@ fn render_document(
             )
             .into());
         }
-        let anew = planned
-            .reinjected
-            .then(|| reinjected_text(text, (from, to), root, holds, planner))
-            .flatten();
+        let anew = match planned.reinjected {
+            true => reinjected_text(name, text, (from, to), root, holds, planner)?,
+            false => None,
+        };
         // The pod's own containers merged into the mesh's: their text is
         // recorded by inject, and written back by uninject.
         let merges = settings.profile.mesh.merges_user_containers();
@@ -1146,12 +1168,14 @@ fn render_document(
             match settings.action {
                 Action::Inject => {
                     if merges {
-                        verbatim::attach(text, root, &mut result, types);
+                        verbatim::attach(text, root, &mut result, types).map_err(internal)?;
                         recorded = true;
                     }
-                    recorded |= kept::attach_nulls(text, root, &mut result, types);
+                    recorded |=
+                        kept::attach_nulls(text, root, &mut result, types).map_err(internal)?;
                     if settings.profile.mesh.takes_over_probes() {
-                        recorded |= kept::attach_probes(text, root, &mut result, types);
+                        recorded |= kept::attach_probes(text, root, &mut result, types)
+                            .map_err(internal)?;
                     }
                 }
                 Action::Uninject => {
@@ -1165,7 +1189,7 @@ fn render_document(
         // Scalars inject replaced: their text as the manifest wrote it.
         if anew.is_none() && settings.action == Action::Inject {
             let probes = settings.profile.mesh.takes_over_probes();
-            verbatim::attach_texts(text, root, &mut result, types, probes);
+            verbatim::attach_texts(text, root, &mut result, types, probes).map_err(internal)?;
             // The patch writes the records as the text does.
             if settings.keep_patches {
                 for object in out.objects.iter_mut().skip(first_object) {
@@ -1230,8 +1254,11 @@ fn render_document(
         match changes {
             Ok(mut changes) => {
                 if !reinjecting && settings.action == Action::Uninject {
-                    let uninjected = yaml::edit::apply_range(text, from, to, changes.clone());
-                    if let Some(restored) = verbatim::restore_texts(root, types, &uninjected) {
+                    let uninjected = yaml::edit::apply_range(text, from, to, changes.clone())
+                        .map_err(internal)?;
+                    let restored = verbatim::restore_texts(root, types, &uninjected)
+                        .map_err(|err| internal_in(name, text, from, UNINJECTED, &err))?;
+                    if let Some(restored) = restored {
                         changes = vec![yaml::Edit {
                             start: from,
                             end: to,
@@ -1239,8 +1266,11 @@ fn render_document(
                         }];
                     }
                 }
-                out.edits.extend(yaml::edit::settle(text, changes))
+                out.edits
+                    .extend(yaml::edit::settle(text, changes).map_err(internal)?)
             }
+            // Not the text's: the tool's, said as such.
+            Err(err) if err.defect => return Err(internal(err).into()),
             Err(err) => {
                 // The text cannot take the change without altering something
                 // else (a shared anchor): leave the document as it is and say why.
@@ -1290,87 +1320,126 @@ fn render_document(
 /// uninject does, then the workloads are injected into that text. Editing
 /// the old injection in place would leave its traces (line layout, scalar
 /// styles) and give other bytes than injecting the original manifest.
-/// `None` when a step cannot be taken: the caller edits the values in place.
+/// `None` when a step cannot be taken (a plan or an edit the text cannot
+/// take): the caller edits the values in place. An error for an edit the
+/// tool got wrong, in the source (`name`) or in the text made from it.
 fn reinjected_text(
+    name: &str,
     text: &str,
     (from, to): (usize, usize),
     root: &Node<'_>,
     holds: Holds,
     planner: Planner<'_>,
-) -> Option<String> {
+) -> Result<Option<String>, Error> {
+    let internal = |err: yaml::EditError| Error::internal_at(name, text, err.offset, &err.message);
+    let internal_bare = |err: yaml::EditError| internal_in(name, text, from, BARE, &err);
     let mut objects = Vec::new();
-    let value = yaml::value::to_value(root).ok()?;
-    let bare = plan_document(value, 1, holds, Action::Uninject, planner, &mut objects).ok()?;
+    let Ok(value) = yaml::value::to_value(root) else {
+        return Ok(None);
+    };
+    let Ok(bare) = plan_document(value, 1, holds, Action::Uninject, planner, &mut objects) else {
+        return Ok(None);
+    };
     let merges = planner.settings.profile.mesh.merges_user_containers();
     let mut kept = yaml::edit::Kept::default();
     if merges {
         kept.items = verbatim::recorded(root, planner.types);
     }
     kept::for_uninject(root, planner.types, &mut kept);
-    let edits = yaml::edit::diff_keeping(text, root, &bare.value, &kept, holds.layout()).ok()?;
-    let bare_text = yaml::edit::apply_range(text, from, to, edits);
-    let bare_text = verbatim::restore_texts(root, planner.types, &bare_text).unwrap_or(bare_text);
-    let documents = yaml::parse::parse_stream(&bare_text).ok()?;
+    let edits = yaml::edit::diff_keeping(text, root, &bare.value, &kept, holds.layout());
+    let Some(edits) = editable(edits).map_err(internal)? else {
+        return Ok(None);
+    };
+    let bare_text = yaml::edit::apply_range(text, from, to, edits).map_err(internal)?;
+    let bare_text = verbatim::restore_texts(root, planner.types, &bare_text)
+        .map_err(|err| internal_in(name, text, from, UNINJECTED, &err))?
+        .unwrap_or(bare_text);
+    let Ok(documents) = yaml::parse::parse_stream(&bare_text) else {
+        return Ok(None);
+    };
     let [document] = documents.as_slice() else {
-        return None;
+        return Ok(None);
     };
-    let bare_root = match holds {
-        Holds::Item { .. } => item_read_alone(document.root.as_ref()?)?,
-        Holds::Document => document.root.as_ref()?,
+    let bare_root = match (holds, document.root.as_ref()) {
+        (Holds::Item { .. }, Some(root)) => item_read_alone(root),
+        (Holds::Document, root) => root,
+        (_, None) => None,
     };
-    let value = yaml::value::to_value(bare_root).ok()?;
-    let mut injected =
-        plan_document(value, 1, holds, Action::Inject, planner, &mut objects).ok()?;
+    let Some(bare_root) = bare_root else {
+        return Ok(None);
+    };
+    let Ok(value) = yaml::value::to_value(bare_root) else {
+        return Ok(None);
+    };
+    let Ok(mut injected) = plan_document(value, 1, holds, Action::Inject, planner, &mut objects)
+    else {
+        return Ok(None);
+    };
+    let types = planner.types;
     if merges {
-        verbatim::attach(&bare_text, bare_root, &mut injected.value, planner.types);
+        verbatim::attach(&bare_text, bare_root, &mut injected.value, types)
+            .map_err(internal_bare)?;
     }
-    kept::attach_nulls(&bare_text, bare_root, &mut injected.value, planner.types);
-    if planner.settings.profile.mesh.takes_over_probes() {
-        kept::attach_probes(&bare_text, bare_root, &mut injected.value, planner.types);
-    }
+    kept::attach_nulls(&bare_text, bare_root, &mut injected.value, types).map_err(internal_bare)?;
     let probes = planner.settings.profile.mesh.takes_over_probes();
-    verbatim::attach_texts(
-        &bare_text,
-        bare_root,
-        &mut injected.value,
-        planner.types,
-        probes,
-    );
+    if probes {
+        kept::attach_probes(&bare_text, bare_root, &mut injected.value, types)
+            .map_err(internal_bare)?;
+    }
+    verbatim::attach_texts(&bare_text, bare_root, &mut injected.value, types, probes)
+        .map_err(internal_bare)?;
     let anchored = document.anchored;
     let mut blocks = crate::yaml::Blocks::default();
     let none = yaml::edit::Kept::default();
-    let diffed = yaml::edit::diff_kept(
-        &bare_text,
-        bare_root,
-        anchored,
-        &injected.value,
-        &mut blocks,
-        &none,
-        holds.layout(),
-    )
-    .ok()?;
-    let edits = if diffed.materialised.is_empty() {
-        diffed.edits
-    } else {
-        kept::attach_merged(
-            bare_root,
-            &mut injected.value,
-            planner.types,
-            &diffed.materialised,
-        );
-        yaml::edit::diff_kept(
+    let mut diff = |value: &Value| {
+        let diffed = yaml::edit::diff_kept(
             &bare_text,
             bare_root,
             anchored,
-            &injected.value,
+            value,
             &mut blocks,
             &none,
             holds.layout(),
-        )
-        .ok()?
-        .edits
+        );
+        editable(diffed).map_err(internal_bare)
     };
-    Some(yaml::edit::apply(&bare_text, edits))
+    let Some(diffed) = diff(&injected.value)? else {
+        return Ok(None);
+    };
+    let edits = if diffed.materialised.is_empty() {
+        diffed.edits
+    } else {
+        kept::attach_merged(bare_root, &mut injected.value, types, &diffed.materialised);
+        let Some(diffed) = diff(&injected.value)? else {
+            return Ok(None);
+        };
+        diffed.edits
+    };
+    yaml::edit::apply(&bare_text, edits)
+        .map(Some)
+        .map_err(internal_bare)
+}
+
+/// What an edit gives, where what the text cannot take is `None` (the
+/// caller has another way) and a defect of the tool an error.
+fn editable<T>(edited: Result<T, yaml::EditError>) -> Result<Option<T>, yaml::EditError> {
+    match edited {
+        Ok(edited) => Ok(Some(edited)),
+        Err(err) if err.defect => Err(err),
+        Err(_) => Ok(None),
+    }
+}
+
+/// What [`internal_in`] names a text made from a document by.
+const UNINJECTED: &str = "the text uninject made of the document starting here";
+const BARE: &str = "the document starting here with its old injection taken out";
+
+/// The tool's defect `err`, found in `made` (a text made from the document of
+/// `text` starting at byte `from`): said at the document's start, with the
+/// place in the text made.
+fn internal_in(name: &str, text: &str, from: usize, made: &str, err: &yaml::EditError) -> Error {
+    let message = format!("{}, at byte {} of {made}", err.message, err.offset);
+    Error::internal_at(name, text, from, &message)
 }
 
 /// The item of a list in `root`, the tree of the item's text read alone: a

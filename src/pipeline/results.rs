@@ -121,10 +121,39 @@ pub struct Processed {
 /// whole in memory: it is written piece by piece.
 #[derive(Debug, Clone)]
 pub enum Output {
-    /// Settled edits (in order, none overlapping) of the source text, in
-    /// runs: those of each stretch of the source processed apart.
-    Spliced(Vec<Vec<yaml::Edit>>),
+    /// The source text with [`Settled`] edits spliced in.
+    Spliced(Settled),
     Text(String),
+}
+
+/// Settled edits of a source's text, in runs (those of each stretch of the
+/// source processed apart), checked by [`Output::spliced`], their only maker,
+/// to be what writing them takes: in order, none overlapping another, each
+/// from and to a place between two characters of the text. What writes the
+/// output relies on it.
+#[derive(Debug, Clone)]
+pub struct Settled(Vec<Vec<yaml::Edit>>);
+
+impl Settled {
+    /// The edits in runs.
+    pub fn runs(&self) -> &[Vec<yaml::Edit>] {
+        &self.0
+    }
+
+    /// The edits in order.
+    pub fn edits(&self) -> impl Iterator<Item = &yaml::Edit> {
+        self.0.iter().flatten()
+    }
+
+    /// Whether there is no edit: the output is the source text.
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(Vec::is_empty)
+    }
+
+    /// The edits in runs, to be changed and checked again.
+    pub fn into_runs(self) -> Vec<Vec<yaml::Edit>> {
+        self.0
+    }
 }
 
 impl Output {
@@ -156,7 +185,7 @@ impl Output {
             }
             at = edit.end;
         }
-        Ok(Output::Spliced(runs))
+        Ok(Output::Spliced(Settled(runs)))
     }
 }
 
@@ -173,7 +202,7 @@ impl Processed {
 
     pub fn changed(&self) -> bool {
         match &self.output {
-            Output::Spliced(edits) => edits.iter().flatten().any(|e| {
+            Output::Spliced(settled) => settled.edits().any(|e| {
                 !self
                     .source
                     .text
@@ -185,51 +214,75 @@ impl Processed {
     }
 
     /// The output's pieces in order: slices of the source and inserted
-    /// texts, none empty.
-    pub fn pieces(&self) -> impl Iterator<Item = &str> {
-        // Edits start and end between characters ([`Output::spliced`]).
-        self.byte_pieces()
-            .map(|piece| std::str::from_utf8(piece).unwrap_or_default())
-    }
-
-    /// [`Processed::pieces`] as bytes, for writing: slicing the source by
-    /// bytes does not read it, and the writer need not (a large stream's
-    /// edits each start in another part of it).
-    pub fn byte_pieces(&self) -> impl Iterator<Item = &[u8]> {
-        let original = self.source.text.as_bytes();
+    /// texts, none empty. The edits start and end between characters of
+    /// the source ([`Output::spliced`] checked them): a slice of it that is
+    /// not one is the tool's defect, an error (never an empty piece, which
+    /// would be text lost). Slicing the source does not read it, and the
+    /// writer need not (a large stream's edits each start in another part of
+    /// it).
+    pub fn pieces(&self) -> impl Iterator<Item = Result<&str, crate::error::Error>> {
+        let original = self.source.text.as_str();
         let (edits, own): (&[Vec<yaml::Edit>], Option<&str>) = match &self.output {
-            Output::Spliced(edits) => (edits, None),
+            Output::Spliced(settled) => (settled.runs(), None),
             Output::Text(text) => (&[], Some(text)),
+        };
+        let kept = move |from: usize, to: usize| {
+            original
+                .get(from..to)
+                .ok_or_else(|| self.not_text(from, to))
         };
         let mut at = 0;
         let spliced = edits.iter().flatten().flat_map(move |edit| {
-            let kept = original.get(at..edit.start).unwrap_or_default();
+            let before = kept(at, edit.start);
             at = edit.end;
-            std::iter::once(kept).chain(edit.text.pieces().map(str::as_bytes))
+            std::iter::once(before).chain(edit.text.pieces().map(Ok))
         });
         let rest = move || match own {
-            Some(text) => text.as_bytes(),
+            Some(text) => Ok(text),
             None => {
                 let last = edits.iter().rev().find_map(|run| run.last());
-                original
-                    .get(last.map_or(0, |e| e.end)..)
-                    .unwrap_or_default()
+                kept(last.map_or(0, |e| e.end), original.len())
             }
         };
         spliced
             .chain(std::iter::once_with(rest))
-            .filter(|piece| !piece.is_empty())
+            .filter(|piece| piece.as_ref().map_or(true, |piece| !piece.is_empty()))
     }
 
-    /// The output as one text.
-    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+    /// [`Processed::pieces`] as bytes, for writing.
+    pub fn byte_pieces(&self) -> impl Iterator<Item = Result<&[u8], crate::error::Error>> {
+        self.pieces().map(|piece| piece.map(str::as_bytes))
+    }
+
+    /// The defect of a piece of the source, bytes `from..to`, that is not text.
+    fn not_text(&self, from: usize, to: usize) -> crate::error::Error {
+        let text = self.source.text.as_str();
+        let message = format!(
+            "bytes {from}..{to} of the text ({} bytes long), kept between checked edits, \
+             are not a stretch of it between two characters",
+            text.len()
+        );
+        crate::error::Error::internal_at(&self.source.name(), text, from, &message)
+    }
+
+    /// The output as one text, or the tool's defect that keeps it from
+    /// being one (see [`Processed::pieces`]).
+    pub fn try_text(&self) -> Result<std::borrow::Cow<'_, str>, crate::error::Error> {
         match &self.output {
-            Output::Spliced(edits) if edits.iter().all(Vec::is_empty) => {
-                self.source.text.as_str().into()
-            }
-            Output::Text(text) => text.as_str().into(),
-            Output::Spliced(_) => self.pieces().collect::<String>().into(),
+            Output::Spliced(settled) if settled.is_empty() => Ok(self.source.text.as_str().into()),
+            Output::Text(text) => Ok(text.as_str().into()),
+            Output::Spliced(_) => self.pieces().collect::<Result<String, _>>().map(Into::into),
         }
+    }
+
+    /// [`Processed::try_text`] for reading and comparing outputs (tests,
+    /// fuzzers): an output whose edits do not fit its source (which
+    /// [`Output::spliced`] rules out) reads as the error that says so, never
+    /// as a text with a stretch lost. What writes an output uses `try_text`
+    /// or the pieces.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        self.try_text()
+            .unwrap_or_else(|error| error.to_string().into())
     }
 }
 
@@ -259,19 +312,72 @@ mod tests {
         let fine = vec![vec![edit(0, 1, "x")], vec![edit(6, 7, "c")]];
         assert!(Output::spliced(&source, fine).is_ok());
         for runs in [
-            // Overlapping, across two runs, out of order, inside a character.
+            // Overlapping, across two runs, out of order, inside a character
+            // (`é` is bytes 3..5: from it, to it, both), past the end.
             vec![vec![edit(0, 3, "x"), edit(2, 4, "y")]],
             vec![vec![edit(3, 6, "x")], vec![edit(5, 6, "y")]],
             vec![vec![edit(6, 7, "x"), edit(0, 1, "y")]],
             vec![vec![edit(4, 5, "x")]],
+            vec![vec![edit(2, 4, "x")]],
+            vec![vec![edit(4, 4, "x")]],
+            vec![vec![edit(9, 12, "x")]],
         ] {
+            let (start, end) = runs
+                .iter()
+                .flatten()
+                .last()
+                .map(|e| (e.start, e.end))
+                .expect("an edit");
             let error = Output::spliced(&source, runs)
                 .expect_err("refused")
                 .to_string();
+            // The one refused is the last: each before it fits.
             assert!(
-                error.starts_with("internal error: <stdin>: an edit of bytes"),
+                error.starts_with(&format!(
+                    "internal error: <stdin>: an edit of bytes {start}..{end} (line "
+                )),
                 "{error}"
             );
         }
+    }
+
+    /// The pieces of a spliced output are its text; an output whose edits
+    /// do not fit its source (a source changed after the check) says so
+    /// where a piece would be, never giving an empty one.
+    #[test]
+    fn the_pieces_of_a_spliced_output_are_its_text_or_an_error() {
+        let source = Source {
+            path: None,
+            text: "a: é\nb: 2\n".into(),
+            found_in: None,
+            aliases: Default::default(),
+            kustomized: Default::default(),
+        };
+        let runs = vec![vec![edit(3, 5, "e")], vec![edit(9, 10, "3")]];
+        let output = Output::spliced(&source, runs).expect("checked");
+        let mut processed = Processed {
+            source,
+            output,
+            objects: Vec::new(),
+            values: Vec::new(),
+        };
+        let pieces: Result<Vec<&str>, _> = processed.pieces().collect();
+        assert_eq!(pieces.expect("text"), ["a: ", "e", "\nb: ", "3", "\n"]);
+        assert_eq!(processed.try_text().expect("text"), "a: e\nb: 3\n");
+        assert!(processed.changed());
+        // `é` now stands where the check found `a`, and the text is shorter.
+        processed.source.text = "éé\n".into();
+        let error = processed
+            .pieces()
+            .find_map(Result::err)
+            .expect("an error")
+            .to_string();
+        assert!(
+            error.starts_with("internal error: <stdin>: bytes 0..3 of the text (5 bytes long)"),
+            "{error}"
+        );
+        assert!(processed.try_text().is_err());
+        assert!(processed.byte_pieces().any(|piece| piece.is_err()));
+        assert_eq!(processed.text(), error);
     }
 }

@@ -20,8 +20,8 @@ use crate::json::Field;
 use crate::rules::PodPaths;
 use crate::rules::record::{RECORD_ANNOTATION, Record};
 use crate::workload::{self, WorkloadTypes};
-use crate::yaml::edit::{Text, Verbatim};
-use crate::yaml::{Edit, Node, NodeKind};
+use crate::yaml::edit::{Text, Verbatim, between};
+use crate::yaml::{Edit, EditError, Node, NodeKind};
 
 /// Where a workload's record is, below the object.
 pub(super) fn record_path(paths: &PodPaths) -> Vec<String> {
@@ -75,12 +75,21 @@ pub(super) fn each_object(
 /// Add to each record of `result` (the document `root`, parsed from `text`,
 /// as injecting planned it) the lines of the pod's own containers it holds:
 /// from the manifest where the container still stands as it was, else from
-/// the record of an earlier injection (one injected again).
-pub(super) fn attach(text: &str, root: &Node<'_>, result: &mut Value, types: &WorkloadTypes) {
+/// the record of an earlier injection (one injected again). An error when
+/// the nodes' offsets are not in `text`.
+pub(super) fn attach(
+    text: &str,
+    root: &Node<'_>,
+    result: &mut Value,
+    types: &WorkloadTypes,
+) -> Result<(), EditError> {
     let find = |node: &Node<'_>, object: &Value, paths: &PodPaths| {
-        let record = value_at(object, &record_path(paths))?.as_str()?;
+        let record = value_at(object, &record_path(paths)).and_then(Value::as_str);
         // Most records hold no container of the pod's own: not decoded.
-        let record = Record::decode(record.contains("userContainers=").then_some(record)?);
+        let Some(record) = record.filter(|r| r.contains("userContainers=")) else {
+            return Ok(None);
+        };
+        let record = Record::decode(record);
         let earlier = || -> Vec<Verbatim> {
             let node = node.at(&record_path(paths)).and_then(Node::as_str);
             node.map(Record::decode)
@@ -92,20 +101,22 @@ pub(super) fn attach(text: &str, root: &Node<'_>, result: &mut Value, types: &Wo
         };
         let mut texts = Vec::new();
         for (list, index, container) in record.user_containers() {
-            let in_place = node
-                .at(&paths.spec(&list))
-                .and_then(|seq| Verbatim::of_item(text, seq, index))
-                .filter(|v| v.value == container);
+            let in_place = match node.at(&paths.spec(&list)) {
+                Some(seq) => Verbatim::of_item(text, seq, index)?,
+                None => None,
+            };
+            let in_place = in_place.filter(|v| v.value == container);
             let found = in_place.or_else(|| earlier().into_iter().find(|v| v.value == container));
             if let Some(found) = found {
                 texts.push(Record::user_text(&list, index, &found.text));
             }
         }
-        Some(texts)
+        Ok(Some(texts))
     };
     super::kept::add_to_records(root, result, types, find, |record, texts| {
         record.user_texts = texts;
-    });
+    })
+    .map(|_| ())
 }
 
 /// The objects of the document `root` (a `List`'s items, or the document
@@ -188,16 +199,19 @@ fn replaceable(spec: &Node<'_>, probes: bool) -> Vec<Vec<String>> {
 /// as injecting planned it) the text of each scalar inject replaced that
 /// uninject gives back by value, where the manifest wrote it otherwise than
 /// the tool writes its value. Probes are looked at with `probes` only (a
-/// mesh whose agent takes them over).
+/// mesh whose agent takes them over). An error when the nodes' offsets are
+/// not in `text`.
 pub(super) fn attach_texts(
     text: &str,
     root: &Node<'_>,
     result: &mut Value,
     types: &WorkloadTypes,
     probes: bool,
-) {
+) -> Result<(), EditError> {
     let find = |node: &Node<'_>, object: &Value, paths: &PodPaths| {
-        let spec = node.at(&paths.spec)?;
+        let Some(spec) = node.at(&paths.spec) else {
+            return Ok(None);
+        };
         let mut texts = Vec::new();
         for path in replaceable(spec, probes) {
             let Some(scalar) = spec.at(&path) else {
@@ -217,31 +231,32 @@ pub(super) fn attach_texts(
             if value_at(object, &full) == Some(&value) {
                 continue;
             }
-            let Some(written) = text.get(scalar.start..scalar.end) else {
-                continue;
-            };
+            let written = between(text, scalar.start, scalar.end)?;
             if written != crate::yaml::emit::Layout::default().flow(&value) {
                 texts.push((full, written));
             }
         }
-        (!texts.is_empty()).then_some(texts)
+        Ok::<_, EditError>((!texts.is_empty()).then_some(texts))
     };
     super::kept::add_to_records(root, result, types, find, |record, texts| {
         for (path, written) in texts {
             record.push_text(&path, written);
         }
-    });
+    })
+    .map(|_| ())
 }
 
 /// `uninjected`, the text uninject made of a document whose injected tree
 /// is `root`, with the scalars the records of `root` keep written back as
 /// the manifest wrote them (where uninject gave back their value); `None`
-/// when no record keeps any.
+/// when no record keeps any, or when `uninjected` does not read as one
+/// document (uninject's text is then written as it is: the same values, some
+/// spelled as the tool writes them). An error for edits the tool got wrong.
 pub(super) fn restore_texts(
     root: &Node<'_>,
     types: &WorkloadTypes,
     uninjected: &str,
-) -> Option<String> {
+) -> Result<Option<String>, EditError> {
     let kept: Vec<Vec<(Vec<String>, String)>> = workloads(root, types)
         .into_iter()
         .map(|(object, paths)| {
@@ -254,13 +269,17 @@ pub(super) fn restore_texts(
         })
         .collect();
     if kept.iter().all(Vec::is_empty) {
-        return None;
+        return Ok(None);
     }
-    let documents = crate::yaml::parse_stream(uninjected).ok()?;
-    let [document] = documents.as_slice() else {
-        return None;
+    let Ok(documents) = crate::yaml::parse_stream(uninjected) else {
+        return Ok(None);
     };
-    let bare = document.root.as_ref()?;
+    let [document] = documents.as_slice() else {
+        return Ok(None);
+    };
+    let Some(bare) = document.root.as_ref() else {
+        return Ok(None);
+    };
     let mut edits = Vec::new();
     for ((object, _), texts) in workloads(bare, types).into_iter().zip(kept) {
         for (path, written) in texts {
@@ -270,9 +289,8 @@ pub(super) fn restore_texts(
             let NodeKind::Scalar { .. } = &node.kind else {
                 continue;
             };
-            match uninjected.get(node.start..node.end) {
-                Some(now) if now != written => {}
-                _ => continue,
+            if between(uninjected, node.start, node.end)? == written {
+                continue;
             }
             let same = crate::yaml::parse_stream(&format!("k: {written}\n"))
                 .ok()
@@ -288,5 +306,5 @@ pub(super) fn restore_texts(
             }
         }
     }
-    Some(crate::yaml::edit::apply(uninjected, edits))
+    crate::yaml::edit::apply(uninjected, edits).map(Some)
 }

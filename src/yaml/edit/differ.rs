@@ -106,6 +106,7 @@ impl Differ<'_> {
                 message: "the change lands inside an anchored node that aliases elsewhere also use"
                     .into(),
                 offset: at,
+                defect: false,
             });
         }
         self.edits.push(edit);
@@ -130,7 +131,7 @@ impl Differ<'_> {
                         if !self.layout.json && base.keys().all(|k| wanted.contains_key(k)) =>
                     {
                         let mut parts =
-                            vec![format!("<<: {}", between(self.text, node.start, node.end))];
+                            vec![format!("<<: {}", between(self.text, node.start, node.end)?)];
                         for (k, v) in wanted.iter().filter(|(k, v)| base.get(*k) != Some(*v)) {
                             parts.push(self.layout.flow_entry(k, v));
                         }
@@ -142,6 +143,7 @@ impl Differ<'_> {
                         return Err(EditError {
                             message: "cannot change a value written as an alias (*name) other than by adding keys to the mapping it stands for".into(),
                             offset: node.start,
+                            defect: false,
                         });
                     }
                 };
@@ -179,8 +181,8 @@ impl Differ<'_> {
                     }
                     _ => self.inline(target),
                 };
-                let mut text = self.apart(node, written);
-                let span = between(self.text, node.start, node.end);
+                let mut text = self.apart(node, written)?;
+                let span = between(self.text, node.start, node.end)?;
                 let kept = kept_properties(span, target);
                 if !kept.is_empty() {
                     text = format!("{} {}", kept.join(" "), text.trim_start());
@@ -275,32 +277,33 @@ impl Differ<'_> {
         shared: bool,
     ) -> Result<(), EditError> {
         let text = self.text;
-        let Some(header) = block_header(text, node.start) else {
+        let Some(header) = block_header(text, node.start)? else {
             return Err(EditError {
                 message: "cannot find the header (| or >) of this block scalar".into(),
                 offset: node.start,
+                defect: false,
             });
         };
         let from = node.start.min(header.indicator);
-        let content = between(text, node.start.max(header.line_end), node.end);
+        let content = between(text, node.start.max(header.line_end), node.end)?;
         let content_end = if content.trim().is_empty() {
             header.line_end
         } else {
             node.start.max(header.line_end) + content.trim_end().len()
         };
         // Properties before the header (`&a !!str |`) that the value keeps.
-        let kept = kept_properties(between(text, from, header.indicator), target);
+        let kept = kept_properties(between(text, from, header.indicator)?, target);
         let mut out = kept.join(" ");
         if !out.is_empty() {
             out.push(' ');
         }
-        let comment = between(text, header.indicator_end, header.line_end);
+        let comment = between(text, header.indicator_end, header.line_end)?;
         match target {
             Value::String(s) if !self.layout.json && crate::yaml::emit::can_be_literal(s) => {
                 // The content's column when it has lines of its own, else one
                 // step in from what the header belongs to.
-                let col = if starts_line(text, node.start) && !content.trim().is_empty() {
-                    column(text, node.start)
+                let col = if starts_line(text, node.start)? && !content.trim().is_empty() {
+                    column(text, node.start)?
                 } else {
                     header.owner_column + self.layout.indent
                 };
@@ -369,13 +372,11 @@ impl Differ<'_> {
     /// Whether `key:` starts its line and only spaces or a comment follow
     /// the colon, after `kind_tag` (`!!map`, `!!seq`) maybe: a bare key,
     /// whose value is on the lines under it.
-    pub(super) fn is_bare_key(&self, key: &Node<'_>, kind_tag: &str) -> bool {
-        let line = after(self.text, key.end)
-            .split('\n')
-            .next()
-            .unwrap_or_default();
+    pub(super) fn is_bare_key(&self, key: &Node<'_>, kind_tag: &str) -> Result<bool, EditError> {
+        let line = after(self.text, key.end)?;
+        let line = line.split_once('\n').map_or(line, |(line, _)| line);
         let Some(rest) = line.trim_start_matches([' ', '\t']).strip_prefix(':') else {
-            return false;
+            return Ok(false);
         };
         let rest = rest.trim_end_matches('\r').trim_start_matches([' ', '\t']);
         let rest = match rest.strip_prefix(kind_tag) {
@@ -384,7 +385,7 @@ impl Differ<'_> {
             }
             _ => rest,
         };
-        starts_line(self.text, key.start) && (rest.is_empty() || rest.starts_with('#'))
+        Ok(starts_line(self.text, key.start)? && (rest.is_empty() || rest.starts_with('#')))
     }
 
     /// Whether `value` is left out after a bare `key:` (or is only a tag
@@ -395,17 +396,17 @@ impl Differ<'_> {
         key: &Node<'_>,
         value: &Node<'_>,
         target: &Value,
-    ) -> bool {
+    ) -> Result<bool, EditError> {
         let kind_tag = match target {
             Value::Object(map) if !map.is_empty() => "!!map",
             Value::Array(items) if !items.is_empty() => "!!seq",
-            _ => return false,
+            _ => return Ok(false),
         };
-        let span = between(self.text, value.start, value.end);
-        (span.is_empty() || span == kind_tag)
+        let span = between(self.text, value.start, value.end)?;
+        Ok((span.is_empty() || span == kind_tag)
             && matches!(value.kind, NodeKind::Scalar { .. })
             && !self.layout.json
-            && self.is_bare_key(key, kind_tag)
+            && self.is_bare_key(key, kind_tag)?)
     }
 
     /// Where the null after `key` stands (see [`null_after_key`]) when it
@@ -416,43 +417,47 @@ impl Differ<'_> {
         key: &Node<'_>,
         value: &Node<'_>,
         target: &Value,
-    ) -> Option<(usize, usize)> {
+    ) -> Result<Option<(usize, usize)>, EditError> {
         let filled = match target {
             Value::Object(map) => !map.is_empty(),
             Value::Array(items) => !items.is_empty(),
             _ => false,
         };
         if !filled || self.layout.json {
-            return None;
+            return Ok(None);
         }
         null_after_key(self.text, key, value)
     }
 
     /// Whether `value`, a block collection on the lines under a bare `key:`,
     /// can become empty by taking those lines away.
-    pub(super) fn empties_to_a_bare_key(&self, key: &Node<'_>, value: &Node<'_>) -> bool {
+    pub(super) fn empties_to_a_bare_key(
+        &self,
+        key: &Node<'_>,
+        value: &Node<'_>,
+    ) -> Result<bool, EditError> {
         let kind_tag = match value.kind {
             NodeKind::Map { flow: false, .. } => "!!map",
             NodeKind::Seq { flow: false, .. } => "!!seq",
-            _ => return false,
+            _ => return Ok(false),
         };
-        value.anchor.is_none()
-            && line_start(self.text, value.start) > key.end
-            && self.is_bare_key(key, kind_tag)
+        Ok(value.anchor.is_none()
+            && line_start(self.text, value.start)? > key.end
+            && self.is_bare_key(key, kind_tag)?)
     }
 
     /// `text` for `node`; a value left out (`key:`, `{key: }`) keeps apart
     /// from the `:` before it and a comment after it.
-    pub(super) fn apart(&self, node: &Node<'_>, mut text: String) -> String {
+    pub(super) fn apart(&self, node: &Node<'_>, mut text: String) -> Result<String, EditError> {
         if node.start == node.end {
-            if !before(self.text, node.start).ends_with([' ', '\t']) {
+            if !before(self.text, node.start)?.ends_with([' ', '\t']) {
                 text.insert(0, ' ');
             }
-            if after(self.text, node.end).starts_with('#') {
+            if after(self.text, node.end)?.starts_with('#') {
                 text.push(' ');
             }
         }
-        text
+        Ok(text)
     }
 
     pub(super) fn inline(&self, value: &Value) -> String {
@@ -476,7 +481,7 @@ impl Differ<'_> {
         shared: bool,
     ) -> Result<(), EditError> {
         keys_are_scalars(node, entries)?;
-        let col = column(self.text, node.start);
+        let col = column(self.text, node.start)?;
         let merged = self.merged_keys(entries)?;
         let mut removed = vec![false; entries.len()];
         for (i, ((key, value), removed)) in entries.iter().zip(&mut removed).enumerate() {
@@ -499,36 +504,36 @@ impl Differ<'_> {
                     self.node(value, target, shared)?
                 }
                 Some(_) if value.anchor.is_some() => return Err(anchor_lost(value)),
-                Some(target) if self.fills_a_null(key, value, target).is_some() => {
+                Some(target) if self.fills_a_null(key, value, target)?.is_some() => {
                     // `key: ~` filled: the null goes, the key's line stays
                     // as written (a comment after it too), the new lines go
                     // under it; emptying it again puts the null back.
-                    let Some((from, to)) = self.fills_a_null(key, value, target) else {
+                    let Some((from, to)) = self.fills_a_null(key, value, target)? else {
                         continue;
                     };
                     let entry = self.layout.block_entry(col, name, target);
                     let lines = entry.split_once('\n').map_or("", |(_, lines)| lines);
-                    let at = line_end_after(self.text, value.end);
+                    let at = line_end_after(self.text, value.end)?;
                     let text = self.at_line_end(at, lines.to_string());
                     self.delete(shared, from, to)?;
                     self.insert(shared, at, text)?;
                 }
-                Some(target) if self.fills_a_bare_key(key, value, target) => {
+                Some(target) if self.fills_a_bare_key(key, value, target)? => {
                     // The new lines go under `key:`, its line kept as written
                     // (spaces, a comment): emptying it again gives it back.
                     let entry = self.layout.block_entry(col, name, target);
                     let lines = entry.split_once('\n').map_or("", |(_, lines)| lines);
-                    let at = line_end_after(self.text, value.end);
+                    let at = line_end_after(self.text, value.end)?;
                     let text = self.at_line_end(at, lines.to_string());
                     self.insert(shared, at, text)?;
                 }
-                Some(Value::Null) if self.empties_to_a_bare_key(key, value) => {
+                Some(Value::Null) if self.empties_to_a_bare_key(key, value)? => {
                     // The lines under `key:` go; its line stays as written
                     // (with its line break, unless the file ends with them).
-                    let mut start = line_start(self.text, value.start);
-                    let end = line_end_after(self.text, value.end);
+                    let mut start = line_start(self.text, value.start)?;
+                    let end = line_end_after(self.text, value.end)?;
                     if end == self.text.len() && !self.text.ends_with('\n') {
-                        let kept = before(self.text, start);
+                        let kept = before(self.text, start)?;
                         let kept = kept.strip_suffix('\n').unwrap_or(kept);
                         start = kept.strip_suffix('\r').unwrap_or(kept).len();
                     }
@@ -537,16 +542,17 @@ impl Differ<'_> {
                         self.kept.nulls.iter().find(|(at, _)| *at == value.start)
                     {
                         // The null the injection took out, where it stood.
-                        let gap = between(self.text, key.end, value.start);
+                        let gap = between(self.text, key.end, value.start)?;
                         if let Some(colon) = gap.find(':') {
                             self.insert(shared, key.end + colon + 1, null.clone())?;
                         }
                     }
                 }
-                Some(target) if tag_lost(self.text, value, target) => {
+                Some(target) if tag_lost(self.text, value, target)? => {
                     return Err(EditError {
                         message: "cannot rewrite a tagged value (!…) as a collection without losing its tag".into(),
                         offset: value.start,
+                        defect: false,
                     });
                 }
                 Some(target) => {
@@ -555,25 +561,25 @@ impl Differ<'_> {
                     // what is deleted) and the new entry takes their place.
                     let next = entries.get(i + 1).map(|(k, _)| k);
                     let entry = self.layout.block_entry(col, name, target);
-                    let (at, text) = if starts_line(self.text, key.start) {
-                        (line_start(self.text, key.start), entry)
+                    let (at, text) = if starts_line(self.text, key.start)? {
+                        (line_start(self.text, key.start)?, entry)
                     } else if next.is_some() {
                         // The entry follows a `- `: the next line needs its indentation back.
                         (
                             key.start,
-                            format!("{}{}", after(&entry, col), " ".repeat(col)),
+                            format!("{}{}", after(&entry, col)?, " ".repeat(col)),
                         )
                     } else {
                         // The only entry of a `- ` item: write the item's map in flow style.
                         return self.map_in_flow(node, wanted, shared);
                     };
-                    let (start, end) = self.block_lines(key, value, next);
+                    let (start, end) = self.block_lines(key, value, next)?;
                     self.insert(shared, at, text)?;
                     self.delete(shared, start, end)?;
                 }
             }
         }
-        let first_follows_dash = !starts_line(self.text, node.start);
+        let first_follows_dash = !starts_line(self.text, node.start)?;
         if first_follows_dash && removed.last() == Some(&true) && removed.first() == Some(&true) {
             // Removing from the `- ` line to the end would take the dash too.
             if runs(&removed).len() == 1 {
@@ -588,7 +594,7 @@ impl Differ<'_> {
                 continue;
             };
             let next = entries.get(last + 1).map(|e| &e.0);
-            let (start, end) = self.block_lines(first_key, last_value, next);
+            let (start, end) = self.block_lines(first_key, last_value, next)?;
             self.delete(shared, start, end)?;
         }
         let mut added: Vec<Text> = Vec::new();
@@ -608,6 +614,7 @@ impl Differ<'_> {
                 return Err(EditError {
                     message: format!("cannot remove `{k}`: it comes from a merge key (<<)"),
                     offset: node.start,
+                    defect: false,
                 });
             }
         }
@@ -622,9 +629,9 @@ impl Differ<'_> {
         if let ([i], 1) = (gone.as_slice(), added.len()) {
             if let Some((key, value)) = entries.get(*i) {
                 let next = entries.get(i + 1).map(|(k, _)| k);
-                let at = line_start(self.text, key.start);
-                let (start, _) = self.block_lines(key, value, next);
-                if starts_line(self.text, key.start) && start == at {
+                let at = line_start(self.text, key.start)?;
+                let (start, _) = self.block_lines(key, value, next)?;
+                if starts_line(self.text, key.start)? && start == at {
                     for text in added.drain(..) {
                         self.insert(shared, at, text)?;
                     }
@@ -634,14 +641,14 @@ impl Differ<'_> {
         if !added.is_empty() {
             let last = entries.last();
             let last_end = last.map_or(node.end, |(_, v)| v.end);
-            let mut at = line_end_after(self.text, last_end);
+            let mut at = line_end_after(self.text, last_end)?;
             if let Some((key, value)) =
                 last.filter(|_| at == self.text.len() && !self.text.ends_with('\n'))
             {
-                if is_block_scalar(value) && starts_line(self.text, key.start) {
+                if is_block_scalar(value) && starts_line(self.text, key.start)? {
                     // A block scalar ending the file without a line break would
                     // gain one below it: add the new entries above it instead.
-                    at = line_start(self.text, key.start);
+                    at = line_start(self.text, key.start)?;
                 }
             }
             if at == self.text.len() && !self.text.ends_with('\n') {
@@ -665,23 +672,37 @@ impl Differ<'_> {
         wanted: &[Value],
         shared: bool,
     ) -> Result<(), EditError> {
-        let dashes: Vec<usize> = items
-            .iter()
-            .map(|item| dash_of(self.text, item.start).filter(|&d| starts_line(self.text, d)))
-            .collect::<Option<_>>()
-            .ok_or_else(|| EditError {
-                message: "cannot edit a block sequence whose items do not start their lines".into(),
-                offset: node.start,
-            })?;
-        let col = dashes.first().map_or(0, |&d| column(self.text, d));
+        let mut dashes: Vec<usize> = Vec::with_capacity(items.len());
+        for item in items {
+            match dash_of(self.text, item.start)? {
+                Some(dash) if starts_line(self.text, dash)? => dashes.push(dash),
+                _ => {
+                    return Err(EditError {
+                        message:
+                            "cannot edit a block sequence whose items do not start their lines"
+                                .into(),
+                        offset: node.start,
+                        defect: false,
+                    });
+                }
+            }
+        }
+        let col = match dashes.first() {
+            Some(&dash) => column(self.text, dash)?,
+            None => 0,
+        };
         // Items written `-   name: x` keep their spacing (an empty item,
         // a lone `-`, says nothing of it).
-        let dash_gap = dashes
+        let first_written = dashes
             .iter()
             .zip(items)
-            .find(|(_, item)| item.start < item.end)
-            .filter(|&(&dash, item)| !between(self.text, dash + 1, item.start).contains('\n'))
-            .map_or(1, |(&dash, item)| (item.start - dash - 1).max(1));
+            .find(|(_, item)| item.start < item.end);
+        let dash_gap = match first_written {
+            Some((&dash, item)) if !between(self.text, dash + 1, item.start)?.contains('\n') => {
+                (item.start - dash - 1).max(1)
+            }
+            _ => 1,
+        };
         let layout = Layout {
             dash_gap,
             ..self.layout
@@ -708,9 +729,10 @@ impl Differ<'_> {
                         return Err(anchor_lost(item));
                     }
                     // Rewrite the item where it stands.
-                    let at = line_start(self.text, dash);
+                    let at = line_start(self.text, dash)?;
                     let mut text = self.item_text(layout, col, want);
-                    let (start, end) = self.block_range(dash, item.end, dashes.get(i + 1).copied());
+                    let (start, end) =
+                        self.block_range(dash, item.end, dashes.get(i + 1).copied())?;
                     if start < at {
                         // The item's last line ends the file without a line
                         // break (the range took the break before it): the
@@ -738,13 +760,13 @@ impl Differ<'_> {
                     match before.and_then(|i| dashes.get(i)) {
                         Some(&dash) => {
                             // Above the comment lines that lead into that item.
-                            let at = above_comments(self.text, line_start(self.text, dash));
+                            let at = above_comments(self.text, line_start(self.text, dash)?)?;
                             let text = self.item_text(layout, col, want);
                             self.insert(shared, at, text)?;
                         }
                         None => {
                             let last_end = items.last().map_or(node.end, |i| i.end);
-                            let at = line_end_after(self.text, last_end);
+                            let at = line_end_after(self.text, last_end)?;
                             let item = self
                                 .verbatim_of(col, want)
                                 .unwrap_or_else(|| layout.block_item(col, want));
@@ -760,7 +782,7 @@ impl Differ<'_> {
                 continue;
             };
             let next = dashes.get(last + 1).copied();
-            let (start, end) = self.block_range(dash, item.end, next);
+            let (start, end) = self.block_range(dash, item.end, next)?;
             self.delete(shared, start, end)?;
         }
         Ok(())
@@ -826,7 +848,7 @@ impl Differ<'_> {
         key: &Node<'_>,
         value: &Node<'_>,
         next_key: Option<&Node<'_>>,
-    ) -> (usize, usize) {
+    ) -> Result<(usize, usize), EditError> {
         self.block_range(key.start, value.end, next_key.map(|k| k.start))
     }
 
@@ -837,24 +859,24 @@ impl Differ<'_> {
         start: usize,
         end: usize,
         next: Option<usize>,
-    ) -> (usize, usize) {
-        if !starts_line(self.text, start) {
+    ) -> Result<(usize, usize), EditError> {
+        if !starts_line(self.text, start)? {
             if let Some(next) = next {
-                return (start, next);
+                return Ok((start, next));
             }
         }
-        let from = line_start(self.text, start);
-        let to = line_end_after(self.text, end);
+        let from = line_start(self.text, start)?;
+        let to = line_end_after(self.text, end)?;
         if to == self.text.len() && !self.text.ends_with('\n') && from > 0 {
             // The last line has no line break: take the one before it instead.
-            let before = if before(self.text, from - 1).ends_with('\r') {
+            let before = if before(self.text, from - 1)?.ends_with('\r') {
                 from - 2
             } else {
                 from - 1
             };
-            return (before, to);
+            return Ok((before, to));
         }
-        (from, to)
+        Ok((from, to))
     }
 
     /// Text inserted at `at`: when that is the end of a file without a final line
@@ -978,7 +1000,7 @@ impl Differ<'_> {
             // `{<<: *alias}` as written, not as an edit wrote an alias:
             // undoing the change keeps it so (see `Kept::unmerged`).
             if is_merge_key(key) {
-                let text = between(self.text, alias.start, alias.end);
+                let text = between(self.text, alias.start, alias.end)?;
                 self.materialised.push(format!("{{<<: {text}}}"));
             }
         }
@@ -995,7 +1017,7 @@ impl Differ<'_> {
                 },
             )) = kept
             {
-                let text = between(self.text, alias.start, alias.end).to_string();
+                let text = between(self.text, alias.start, alias.end)?.to_string();
                 if is_merge_key(key) && !self.kept.unmerged.contains(&format!("{{<<: {text}}}")) {
                     return self.replace(node, text, shared);
                 }
@@ -1017,7 +1039,7 @@ impl Differ<'_> {
         if matches!(node.kind, NodeKind::Scalar { .. }) && !target.is_object() && !target.is_array()
         {
             let shared = shared || node.anchor.is_some_and(|a| self.referenced.contains(&a));
-            let text = self.apart(node, self.layout.flow(target));
+            let text = self.apart(node, self.layout.flow(target))?;
             return self.replace(node, text, shared);
         }
         // Inside brackets, a collection without its own is a `key: value`
@@ -1032,6 +1054,7 @@ impl Differ<'_> {
                           write it as a mapping in braces ({key: value})"
                     .into(),
                 offset: node.start,
+                defect: false,
             });
         }
         self.node(node, target, shared)
@@ -1087,14 +1110,14 @@ impl Differ<'_> {
     ) -> Result<(), EditError> {
         let separator = match spans {
             [(_, first_end), (second_start, _), ..] => {
-                between(self.text, *first_end, *second_start).to_string()
+                between(self.text, *first_end, *second_start)?.to_string()
             }
             // One entry on its own line: the next goes on a line of its own too.
-            [(first_start, _)] if between(self.text, node.start, *first_start).contains('\n') => {
+            [(first_start, _)] if between(self.text, node.start, *first_start)?.contains('\n') => {
                 format!(
                     ",{}{}",
                     self.layout.newline,
-                    " ".repeat(column(self.text, *first_start))
+                    " ".repeat(column(self.text, *first_start)?)
                 )
             }
             _ => ", ".to_string(),
@@ -1109,9 +1132,9 @@ impl Differ<'_> {
         };
         // Spaces between the last entry and a comment after it are the
         // rewritten text's to keep (or to give back, when entries go).
-        let rest = after(self.text, end);
+        let rest = after(self.text, end)?;
         let spaces = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-        let end = if after(self.text, end + spaces).starts_with('#') {
+        let end = if after(self.text, end + spaces)?.starts_with('#') {
             end + spaces
         } else {
             end
@@ -1151,7 +1174,7 @@ impl Differ<'_> {
                 (Some(Part::Keep(_, kept_end)), Part::Keep(kept_start, _))
                     if kept_end <= kept_start && !entry_between(*kept_end, *kept_start) =>
                 {
-                    text.push_str(between(self.text, *kept_end, *kept_start));
+                    text.push_str(between(self.text, *kept_end, *kept_start)?);
                 }
                 (Some(_), _) => text.push_str(&separator),
                 (None, _) => {}
@@ -1172,16 +1195,22 @@ impl Differ<'_> {
                             text: ed.text,
                         })
                         .collect();
-                    text.push_str(&apply(between(self.text, *s, *e), shifted));
+                    let entry = between(self.text, *s, *e)?;
+                    let applied = apply(entry, shifted).map_err(|err| {
+                        let message =
+                            format!("{}, counted from the entry at byte {s}", err.message);
+                        EditError::defect(message, err.offset + s)
+                    })?;
+                    text.push_str(&applied);
                 }
                 Part::New(new) if multi_line && self.layout.json => {
-                    text.push_str(&reindent(new, entry_col(), self.layout.newline));
+                    text.push_str(&reindent(new, entry_col()?, self.layout.newline));
                 }
                 Part::New(new) => text.push_str(new),
             }
         }
         // A comment right after the last entry (`{a: #c`) stays a comment.
-        if after(self.text, end).starts_with('#') && !text.ends_with([' ', '\t']) {
+        if after(self.text, end)?.starts_with('#') && !text.ends_with([' ', '\t']) {
             text.push(' ');
         }
         // Those in no kept entry stay as they were.

@@ -30,8 +30,8 @@ mod verbatim;
 use align::*;
 pub use blocks::Blocks;
 use differ::*;
-pub use text::null_after_key;
 use text::*;
+pub use text::{OutOfText, between, null_after_key};
 pub use verbatim::Verbatim;
 
 /// Replace `start..end` of the original text with `text`.
@@ -170,21 +170,43 @@ impl From<String> for Text {
     }
 }
 
-/// A change the renderer cannot express without changing something else.
+/// A change the renderer cannot express without changing something else,
+/// or (when `defect`) an edit the tool got wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct EditError {
     pub message: String,
     /// Byte offset of the node at fault.
     pub offset: usize,
+    /// The tool's own defect, not the text's: a range that is not a
+    /// stretch of the text, edits that overlap. Never a reason to leave a
+    /// document as it is and go on: the run stops and says it.
+    pub defect: bool,
+}
+
+impl EditError {
+    /// What the text cannot take (see [`EditError`]).
+    pub fn cannot(message: impl Into<String>, offset: usize) -> Self {
+        EditError {
+            message: message.into(),
+            offset,
+            defect: false,
+        }
+    }
+
+    /// The tool's defect at `offset` (see [`EditError::defect`]).
+    pub fn defect(message: impl Into<String>, offset: usize) -> Self {
+        EditError {
+            message: message.into(),
+            offset,
+            defect: true,
+        }
+    }
 }
 
 impl From<ValueError> for EditError {
     fn from(err: ValueError) -> Self {
-        EditError {
-            message: err.message,
-            offset: err.offset,
-        }
+        EditError::cannot(err.message, err.offset)
     }
 }
 
@@ -284,7 +306,10 @@ pub fn diff_kept(
         kept,
         materialised: Vec::new(),
         text,
-        layout: layout.unwrap_or_else(|| detect_layout(text, root)),
+        layout: match layout {
+            Some(layout) => layout,
+            None => detect_layout(text, root)?,
+        },
         resolver: if anchored {
             Resolver::for_document(root)?
         } else {
@@ -305,33 +330,63 @@ pub fn diff_kept(
     })
 }
 
-/// Apply non-overlapping edits to `text`.
-pub fn apply(text: &str, edits: Vec<Edit>) -> String {
+/// Apply non-overlapping edits to `text` (see [`apply_range`]).
+pub fn apply(text: &str, edits: Vec<Edit>) -> Result<String, EditError> {
     apply_range(text, 0, text.len(), edits)
 }
 
-/// The text of `text[from..to]` with `edits` (all inside that range) applied.
-pub fn apply_range(text: &str, from: usize, to: usize, edits: Vec<Edit>) -> String {
-    let edits = settle(text, edits);
+/// The text of `text[from..to]` with `edits` applied. Once settled, each
+/// edit must start where the one before it ends or after, end where it
+/// starts or after, stay inside `from..to` and start and end between two
+/// characters: one that does not is the tool's defect, an error naming its
+/// bytes, never clamped into place (which would drop text or write it twice).
+pub fn apply_range(
+    text: &str,
+    from: usize,
+    to: usize,
+    edits: Vec<Edit>,
+) -> Result<String, EditError> {
+    let edits = settle(text, edits)?;
+    let whole = between(text, from, to)?;
     let mut out =
-        String::with_capacity(to - from + edits.iter().map(|e| e.text.len()).sum::<usize>());
+        String::with_capacity(whole.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
     let mut at = from;
     for edit in edits {
-        let start = edit.start.clamp(at, to);
-        out.push_str(between(text, at, start));
+        let (start, end) = (edit.start, edit.end);
+        let fault = if end < start {
+            Some("ends before it starts".to_string())
+        } else if start < from || end > to {
+            Some(format!("falls outside bytes {from}..{to}"))
+        } else if start < at {
+            Some(format!(
+                "starts before the edit before it ends, at byte {at}"
+            ))
+        } else if !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+            Some("does not start and end between two characters".to_string())
+        } else {
+            None
+        };
+        if let Some(fault) = fault {
+            return Err(EditError::defect(
+                format!("an edit of bytes {start}..{end} {fault}"),
+                start,
+            ));
+        }
+        out.push_str(between(text, at, start)?);
         edit.text.pieces().for_each(|piece| out.push_str(piece));
-        at = edit.end.clamp(start, to);
+        at = end;
     }
-    out.push_str(between(text, at, to));
-    out
+    out.push_str(between(text, at, to)?);
+    Ok(out)
 }
 
 /// `edits` in the order they apply, neighbouring deletions joined: what
-/// [`apply_range`] and a spliced output walk through.
-pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
+/// [`apply_range`] and a spliced output walk through (each checks that
+/// they follow one another).
+pub fn settle(text: &str, mut edits: Vec<Edit>) -> Result<Vec<Edit>, EditError> {
     // Stable: insertions at one place keep the order they were made in.
     edits.sort_by_key(|e| (e.start, e.end));
-    let mut edits = merge_deletions(text, edits);
+    let mut edits = merge_deletions(text, edits)?;
     // Lines inserted right after the line break that a deletion running to
     // the end of a file without a final line break takes along (joined
     // deletions too): they go where the deletion starts, that line break
@@ -355,7 +410,7 @@ pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
         else {
             continue;
         };
-        let lb = between(text, start, edit.start);
+        let lb = between(text, start, edit.start)?;
         if lb != "\n" && lb != "\r\n" {
             continue;
         }
@@ -369,20 +424,14 @@ pub fn settle(text: &str, mut edits: Vec<Edit>) -> Vec<Edit> {
     if moved {
         edits.sort_by_key(|e| (e.start, e.end));
     }
-    debug_assert!(
-        edits
-            .windows(2)
-            .all(|w| matches!(w, [a, b] if a.end <= b.start)),
-        "overlapping edits: {edits:?}"
-    );
-    edits
+    Ok(edits)
 }
 
 /// Join deletions that overlap or touch (neighbouring entries removed
 /// together). When the joined range runs to the end of a file without a final
 /// line break, the line break before the range goes too, as it does for a
 /// single deletion there (see `block_range`).
-fn merge_deletions(text: &str, edits: Vec<Edit>) -> Vec<Edit> {
+fn merge_deletions(text: &str, edits: Vec<Edit>) -> Result<Vec<Edit>, EditError> {
     let mut out: Vec<Edit> = Vec::with_capacity(edits.len());
     let mut joined = false;
     for edit in edits {
@@ -432,63 +481,65 @@ fn merge_deletions(text: &str, edits: Vec<Edit>) -> Vec<Edit> {
             .last_mut()
             .filter(|e| e.text.is_empty() && e.end == text.len())
         {
-            if before(text, last.start).ends_with('\n') {
-                last.start -= if before(text, last.start).ends_with("\r\n") {
-                    2
-                } else {
-                    1
-                };
+            let kept = before(text, last.start)?;
+            if kept.ends_with('\n') {
+                last.start -= if kept.ends_with("\r\n") { 2 } else { 1 };
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Learn the document's indentation habits, so added lines match their neighbours.
-pub fn detect_layout(text: &str, root: &Node<'_>) -> Layout {
-    detect_layout_shown(text, root).0
+pub fn detect_layout(text: &str, root: &Node<'_>) -> Result<Layout, EditError> {
+    Ok(detect_layout_shown(text, root)?.0)
 }
 
 /// [`detect_layout`], and whether `root` showed both indentations (where it
 /// did not, defaults were taken).
-pub fn detect_layout_shown(text: &str, root: &Node<'_>) -> (Layout, bool) {
+pub fn detect_layout_shown(text: &str, root: &Node<'_>) -> Result<(Layout, bool), EditError> {
     let mut layout = Layout {
         // Look at the document's own lines only: scanning the whole stream per
         // document would make large streams quadratic.
-        newline: newline_after(text, root.start),
+        newline: newline_after(text, root.start)?,
         json: matches!(&root.kind, NodeKind::Map { flow: true, entries }
             if entries.first().is_some_and(|(k, _)| matches!(&k.kind, NodeKind::Scalar { style: ScalarStyle::DoubleQuoted, .. }))),
         ..Layout::default()
     };
     let (mut indent, mut seq_indent) = (None, None);
-    find_layout(text, root, &mut indent, &mut seq_indent);
+    find_layout(text, root, &mut indent, &mut seq_indent)?;
     layout.indent = indent.unwrap_or(2);
     layout.seq_indent = seq_indent.unwrap_or(layout.indent);
-    (layout, indent.is_some() && seq_indent.is_some())
+    Ok((layout, indent.is_some() && seq_indent.is_some()))
 }
 
 /// The layout of the JSON document (a mapping whose keys are double-quoted)
 /// starting at `start`: what [`detect_layout`] finds for it, without the
 /// document parsed.
-pub fn json_layout(text: &str, start: usize) -> Layout {
-    Layout {
-        newline: newline_after(text, start),
+pub fn json_layout(text: &str, start: usize) -> Result<Layout, EditError> {
+    Ok(Layout {
+        newline: newline_after(text, start)?,
         json: true,
         ..Layout::default()
-    }
+    })
 }
 
 /// The line break of the first line from `at` on (`\n` when there is none).
-fn newline_after(text: &str, at: usize) -> &'static str {
-    match after(text, at).find('\n') {
-        Some(i) if before(text, at + i).ends_with('\r') => "\r\n",
+fn newline_after(text: &str, at: usize) -> Result<&'static str, EditError> {
+    Ok(match after(text, at)?.find('\n') {
+        Some(i) if before(text, at + i)?.ends_with('\r') => "\r\n",
         _ => "\n",
-    }
+    })
 }
 
-fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mut Option<usize>) {
+fn find_layout(
+    text: &str,
+    node: &Node<'_>,
+    indent: &mut Option<usize>,
+    seq: &mut Option<usize>,
+) -> Result<(), EditError> {
     if indent.is_some() && seq.is_some() {
-        return;
+        return Ok(());
     }
     match &node.kind {
         NodeKind::Map {
@@ -497,7 +548,7 @@ fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mu
         } => {
             for (key, value) in entries {
                 if indent.is_some() && seq.is_some() {
-                    return;
+                    return Ok(());
                 }
                 // Found by scanning back to the line's start: only where it is read.
                 let key_col = || column(text, key.start);
@@ -507,35 +558,40 @@ fn find_layout(text: &str, node: &Node<'_>, indent: &mut Option<usize>, seq: &mu
                         flow: false,
                     } if indent.is_none() => {
                         if let Some((k, _)) = inner.first() {
-                            let (col, key_col) = (column(text, k.start), key_col());
-                            if col > key_col && starts_line(text, k.start) {
+                            let (col, key_col) = (column(text, k.start)?, key_col()?);
+                            if col > key_col && starts_line(text, k.start)? {
                                 *indent = Some(col - key_col);
                             }
                         }
                     }
                     NodeKind::Seq { items, flow: false } if seq.is_none() => {
-                        if let Some(dash) = items.first().and_then(|i| dash_of(text, i.start)) {
-                            let (col, key_col) = (column(text, dash), key_col());
-                            if col >= key_col && starts_line(text, dash) {
+                        let dash = match items.first() {
+                            Some(item) => dash_of(text, item.start)?,
+                            None => None,
+                        };
+                        if let Some(dash) = dash {
+                            let (col, key_col) = (column(text, dash)?, key_col()?);
+                            if col >= key_col && starts_line(text, dash)? {
                                 *seq = Some(col - key_col);
                             }
                         }
                     }
                     _ => {}
                 }
-                find_layout(text, value, indent, seq);
+                find_layout(text, value, indent, seq)?;
             }
         }
         NodeKind::Seq { items, flow: false } => {
             for item in items {
                 if indent.is_some() && seq.is_some() {
-                    return;
+                    return Ok(());
                 }
-                find_layout(text, item, indent, seq);
+                find_layout(text, item, indent, seq)?;
             }
         }
         _ => {}
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -596,7 +652,84 @@ mod tests {
                 text: Text::Own("- 2\n".into()),
             },
         ];
-        assert_eq!(apply(text, edits), "a:\n- 1\n- 2");
+        assert_eq!(apply(text, edits).as_deref(), Ok("a:\n- 1\n- 2"));
+    }
+
+    fn own(start: usize, end: usize, text: &str) -> Edit {
+        Edit {
+            start,
+            end,
+            text: Text::Own(text.into()),
+        }
+    }
+
+    /// Edits that overlap, run backwards, fall outside the range asked for
+    /// or inside a character are the tool's defect, an error naming their
+    /// bytes: never clamped into place, which dropped text (the first case
+    /// gave `x` then `y` and lost bytes 4..6) or wrote it twice.
+    #[test]
+    fn edits_that_overlap_or_run_backwards_are_refused_not_clamped() {
+        let text = "a: 1\nb: 2\nc: 3\n";
+        let all = text.len();
+        assert_eq!(
+            apply_range(text, 5, 10, vec![own(8, 9, "9")]).as_deref(),
+            Ok("b: 9\n")
+        );
+        // Deletions that overlap are joined, as settling does.
+        assert_eq!(
+            apply(text, vec![own(0, 5, ""), own(3, 10, "")]).as_deref(),
+            Ok("c: 3\n")
+        );
+        for (edits, from, to, said) in [
+            (
+                vec![own(0, 4, "x"), own(2, 6, "y")],
+                0,
+                all,
+                "an edit of bytes 2..6 starts before the edit before it ends, at byte 4",
+            ),
+            (
+                vec![own(0, 3, "x"), own(0, 3, "y")],
+                0,
+                all,
+                "an edit of bytes 0..3 starts before the edit before it ends, at byte 3",
+            ),
+            (
+                vec![own(6, 3, "x")],
+                0,
+                all,
+                "an edit of bytes 6..3 ends before it starts",
+            ),
+            (
+                vec![own(1, 2, "x")],
+                5,
+                10,
+                "an edit of bytes 1..2 falls outside bytes 5..10",
+            ),
+            (
+                vec![own(8, 12, "x")],
+                5,
+                10,
+                "an edit of bytes 8..12 falls outside bytes 5..10",
+            ),
+            (
+                vec![own(15, 20, "x")],
+                0,
+                all,
+                "an edit of bytes 15..20 falls outside bytes 0..15",
+            ),
+        ] {
+            let err = apply_range(text, from, to, edits).expect_err("refused");
+            assert!(err.defect, "{err:?}");
+            assert_eq!(err.message, said);
+        }
+        // A range that is not in the text, and an edit inside a character.
+        let err = apply_range(text, 10, 40, Vec::new()).expect_err("refused");
+        assert!(err.message.starts_with("bytes 10..40 "), "{}", err.message);
+        let err = apply("k: é\n", vec![own(4, 5, "e")]).expect_err("refused");
+        assert_eq!(
+            err.message,
+            "an edit of bytes 4..5 does not start and end between two characters"
+        );
     }
 
     fn render(text: &str, change: impl FnOnce(&mut Value)) -> String {
@@ -623,7 +756,7 @@ mod tests {
             None,
         )
         .expect("diff");
-        let out = apply(text, diffed.edits);
+        let out = apply(text, diffed.edits).expect("applies");
         let reparsed = parse_stream(&out).expect("output parses");
         let got = value::to_value(reparsed[0].root.as_ref().expect("root")).expect("value");
         assert_eq!(got, target, "semantics of:\n{out}");
@@ -1098,11 +1231,16 @@ mod tests {
                 other => other.get_mut(*token),
             });
             *slot.expect("the scalar is there") = wanted;
-            let Ok(edits) = diff(&text, root, &target) else {
-                // Refused with a reason (an anchor that would be lost): fine.
-                return Ok(());
+            let edits = match diff(&text, root, &target) {
+                Ok(edits) => edits,
+                // Refused with a reason (an anchor that would be lost): fine;
+                // the tool's defect is not.
+                Err(err) => {
+                    proptest::prop_assert!(!err.defect, "{}\nfrom:\n{}", err, text);
+                    return Ok(());
+                }
             };
-            let out = apply(&text, edits);
+            let out = apply(&text, edits).expect("applies");
             let reparsed = parse_stream(&out);
             proptest::prop_assert!(reparsed.is_ok(), "does not parse:\n{}\nfrom:\n{}", out, text);
             let reparsed = reparsed.expect("checked");
@@ -1121,7 +1259,7 @@ mod tests {
             let (out, _) =
                 render_keeping(&text, |v| v["a"]["k"] = json!({"x": 1}), &Kept::default());
             // The key's line keeps what stood after the null.
-            let rest = after(null, null.find([' ', '\t']).unwrap_or(null.len()));
+            let rest = after(null, null.find([' ', '\t']).unwrap_or(null.len())).expect("in");
             let line = format!("  k:{rest}");
             assert_eq!(out, format!("a:\n{line}\n    x: 1\n  z: 1\n"), "{null}");
             let docs = parse_stream(&out).expect("parses");
@@ -1142,10 +1280,15 @@ mod tests {
                 NodeKind::Map { entries, .. } => entries[0].clone(),
                 _ => panic!("a map"),
             };
-            let (from, to) = null_after_key(&text, &okey, &ovalue).expect("a null after its key");
+            let (from, to) = null_after_key(&text, &okey, &ovalue)
+                .expect("offsets in the text")
+                .expect("a null after its key");
             assert!(key.as_str() == Some("k"));
             let kept = Kept {
-                nulls: vec![(value.start, between(&text, from, to).to_string())],
+                nulls: vec![(
+                    value.start,
+                    between(&text, from, to).expect("in").to_string(),
+                )],
                 ..Kept::default()
             };
             let (back, _) = render_keeping(&out, |v| v["a"]["k"] = Value::Null, &kept);

@@ -30,6 +30,7 @@ pub(super) fn keys_are_scalars(
         Some((key, _)) => Err(EditError {
             message: "cannot edit a mapping with a key that is not a plain scalar (a mapping, a list or an alias as a key)".into(),
             offset: key.start.max(node.start),
+            defect: false,
         }),
         None => Ok(()),
     }
@@ -61,10 +62,10 @@ pub(super) fn kept_properties<'t>(span: &'t str, target: &Value) -> Vec<&'t str>
 
 /// Whether writing `target`, a collection, in place of the scalar `node`
 /// would drop the tag written before it (`key: !!str`).
-pub(super) fn tag_lost(text: &str, node: &Node<'_>, target: &Value) -> bool {
-    matches!(node.kind, NodeKind::Scalar { .. })
+pub(super) fn tag_lost(text: &str, node: &Node<'_>, target: &Value) -> Result<bool, EditError> {
+    Ok(matches!(node.kind, NodeKind::Scalar { .. })
         && (target.is_object() || target.is_array())
-        && between(text, node.start, node.end).starts_with('!')
+        && between(text, node.start, node.end)?.starts_with('!'))
 }
 
 /// Why an anchored node is not rewritten as another kind of value: its
@@ -73,23 +74,50 @@ pub(super) fn anchor_lost(node: &Node<'_>) -> EditError {
     EditError {
         message: "cannot rewrite an anchored value (&…) as another kind of value without losing its anchor".into(),
         offset: node.start,
+        defect: false,
     }
 }
 
-/// `text[from..to]`; empty if that is not a stretch of `text` (offsets
-/// come from the parser, on character boundaries: never in practice).
-pub(super) fn between(text: &str, from: usize, to: usize) -> &str {
-    text.get(from..to).unwrap_or_default()
+/// A range of bytes that is not a stretch of the text it was to be read
+/// from: past its end, reversed, or not between two of its characters.
+/// Offsets come from the parser or from the text itself: such a range is the
+/// tool's defect, said with the range and the text's length, never read as
+/// an empty string (which an edit would write as text lost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "bytes {from}..{to} are not a stretch of the text ({len} bytes long): past its end, \
+     reversed, or not between two characters"
+)]
+pub struct OutOfText {
+    pub from: usize,
+    pub to: usize,
+    /// The length of the text, in bytes.
+    pub len: usize,
+}
+
+impl From<OutOfText> for EditError {
+    fn from(err: OutOfText) -> Self {
+        EditError::defect(err.to_string(), err.from)
+    }
+}
+
+/// `text[from..to]`, or why that is not a stretch of `text`.
+pub fn between(text: &str, from: usize, to: usize) -> Result<&str, OutOfText> {
+    text.get(from..to).ok_or(OutOfText {
+        from,
+        to,
+        len: text.len(),
+    })
 }
 
 /// `text[..at]`, as [`between`].
-pub(super) fn before(text: &str, at: usize) -> &str {
-    text.get(..at).unwrap_or_default()
+pub(super) fn before(text: &str, at: usize) -> Result<&str, OutOfText> {
+    between(text, 0, at)
 }
 
 /// `text[at..]`, as [`between`].
-pub(super) fn after(text: &str, at: usize) -> &str {
-    text.get(at..).unwrap_or_default()
+pub(super) fn after(text: &str, at: usize) -> Result<&str, OutOfText> {
+    between(text, at, text.len())
 }
 
 pub(super) fn key_text<'a>(key: &'a Node<'_>) -> &'a str {
@@ -97,25 +125,25 @@ pub(super) fn key_text<'a>(key: &'a Node<'_>) -> &'a str {
 }
 
 /// Byte offset of the start of the line holding `pos`.
-pub fn line_start(text: &str, pos: usize) -> usize {
+pub fn line_start(text: &str, pos: usize) -> Result<usize, EditError> {
     // Lines are short: a plain loop back finds the line break sooner than
     // a searcher made for long texts.
-    before(text, pos)
+    Ok(before(text, pos)?
         .bytes()
         .rposition(|b| b == b'\n')
-        .map_or(0, |i| i + 1)
+        .map_or(0, |i| i + 1))
 }
 
 /// Column of `pos` in bytes (indentation is ASCII spaces).
-pub(super) fn column(text: &str, pos: usize) -> usize {
-    pos - line_start(text, pos)
+pub(super) fn column(text: &str, pos: usize) -> Result<usize, EditError> {
+    Ok(pos - line_start(text, pos)?)
 }
 
 /// Whether only spaces stand before `pos` on its line.
-pub(super) fn starts_line(text: &str, pos: usize) -> bool {
-    between(text, line_start(text, pos), pos)
+pub(super) fn starts_line(text: &str, pos: usize) -> Result<bool, EditError> {
+    Ok(between(text, line_start(text, pos)?, pos)?
         .bytes()
-        .all(|b| b == b' ')
+        .all(|b| b == b' '))
 }
 
 /// Whether `node` is a literal (`|`) or folded (`>`) scalar.
@@ -144,23 +172,29 @@ pub(super) struct BlockHeader {
 /// The header of the block scalar whose node starts at `start`: on the line
 /// of `start` when properties stand before it there, else on the last line
 /// before `start` that is not blank.
-pub(super) fn block_header(text: &str, start: usize) -> Option<BlockHeader> {
-    let mut line = line_start(text, start);
-    if starts_line(text, start) {
+pub(super) fn block_header(text: &str, start: usize) -> Result<Option<BlockHeader>, EditError> {
+    let mut line = line_start(text, start)?;
+    if starts_line(text, start)? {
         loop {
-            line = line_start(text, line.checked_sub(1)?);
-            if !line_text(text, line).trim().is_empty() {
+            let Some(previous) = line.checked_sub(1) else {
+                return Ok(None);
+            };
+            line = line_start(text, previous)?;
+            if !line_text(text, line)?.trim().is_empty() {
                 break;
             }
         }
     }
-    let whole = line_text(text, line);
+    let whole = line_text(text, line)?;
     // Past a comment: ` #` starts one; a header has no other `#`.
-    let code = whole.find(" #").map_or(whole, |hash| before(whole, hash));
+    let code = match whole.find(" #") {
+        Some(hash) => before(whole, hash)?,
+        None => whole,
+    };
     let code = code.trim_end();
     let word = code.rfind([' ', '\t']).map_or(0, |i| i + 1);
-    if !after(code, word).starts_with(['|', '>']) {
-        return None;
+    if !after(code, word)?.starts_with(['|', '>']) {
+        return Ok(None);
     }
     let indented = whole.len() - whole.trim_start().len();
     let mut owner = indented;
@@ -172,83 +206,84 @@ pub(super) fn block_header(text: &str, start: usize) -> Option<BlockHeader> {
         }
         owner += 1 + gap;
     }
-    Some(BlockHeader {
+    Ok(Some(BlockHeader {
         indicator: line + word,
         indicator_end: line + code.len(),
         line_end: line + whole.len(),
         owner_column: owner,
-    })
+    }))
 }
 
 /// The line starting at `start`, without its line break.
-pub(super) fn line_text(text: &str, start: usize) -> &str {
-    let line = after(text, start);
-    let line = line.split('\n').next().unwrap_or_default();
-    line.strip_suffix('\r').unwrap_or(line)
+pub(super) fn line_text(text: &str, start: usize) -> Result<&str, EditError> {
+    let line = after(text, start)?;
+    let line = line.split_once('\n').map_or(line, |(line, _)| line);
+    Ok(line.strip_suffix('\r').unwrap_or(line))
 }
 
 /// Move a line-start position `at` up over the comment lines right above it.
-pub(super) fn above_comments(text: &str, mut at: usize) -> usize {
+pub(super) fn above_comments(text: &str, mut at: usize) -> Result<usize, EditError> {
     while at > 0 {
-        let previous = line_start(text, at - 1);
-        if !between(text, previous, at).trim_start().starts_with('#') {
+        let previous = line_start(text, at - 1)?;
+        if !between(text, previous, at)?.trim_start().starts_with('#') {
             break;
         }
         at = previous;
     }
-    at
+    Ok(at)
 }
 
 /// The start of the line after the one where a node ending at `end` ends.
 /// Block scalars end at the indentation of the next line: that line is the answer.
-pub(super) fn line_end_after(text: &str, end: usize) -> usize {
-    let start = line_start(text, end);
+pub(super) fn line_end_after(text: &str, end: usize) -> Result<usize, EditError> {
+    let start = line_start(text, end)?;
     if end > start
-        && between(text, start, end)
+        && between(text, start, end)?
             .bytes()
             .all(|b| b == b' ' || b == b'\t')
     {
-        return start;
+        return Ok(start);
     }
     if end == start && end > 0 {
-        return start;
+        return Ok(start);
     }
-    after(text, end)
+    Ok(after(text, end)?
         .find('\n')
-        .map_or(text.len(), |i| end + i + 1)
+        .map_or(text.len(), |i| end + i + 1))
 }
 
 /// The `-` of a block sequence item whose content starts at `item_start`:
 /// before it on its line, or at the end of an earlier line, past any anchor,
 /// tag or comment written after the dash (`- &a`, `- # note`).
-pub(super) fn dash_of(text: &str, item_start: usize) -> Option<usize> {
+pub(super) fn dash_of(text: &str, item_start: usize) -> Result<Option<usize>, EditError> {
     let mut end = item_start;
     loop {
-        let start = line_start(text, end);
-        let mut before = between(text, start, end);
+        let start = line_start(text, end)?;
+        let mut before = between(text, start, end)?;
         if end != item_start {
             // An earlier line: ignore a trailing comment.
             if let Some(hash) = before
                 .find(" #")
                 .or_else(|| before.trim_start().starts_with('#').then_some(0))
             {
-                before = self::before(before, hash);
+                before = self::before(before, hash)?;
             }
         }
         let mut trimmed = before.trim_end();
-        // Skip node properties standing between the dash and the content.
-        while let Some(last) = trimmed
-            .rsplit(' ')
-            .next()
-            .filter(|t| t.starts_with(['&', '!']))
-        {
-            trimmed = trimmed.strip_suffix(last).unwrap_or_default().trim_end();
+        // Skip node properties standing between the dash and the content
+        // (the last word, and all of it when it is the only one).
+        loop {
+            let (rest, last) = trimmed.rsplit_once(' ').unwrap_or(("", trimmed));
+            if !last.starts_with(['&', '!']) {
+                break;
+            }
+            trimmed = rest.trim_end();
         }
         if trimmed.ends_with('-') && (trimmed == "-" || trimmed.ends_with(" -")) {
-            return Some(start + trimmed.len() - 1);
+            return Ok(Some(start + trimmed.len() - 1));
         }
         if !trimmed.trim_start().is_empty() || start == 0 {
-            return None;
+            return Ok(None);
         }
         end = start - 1;
     }
@@ -259,35 +294,84 @@ pub(super) fn dash_of(text: &str, item_start: usize) -> Option<usize> {
 /// when the key starts its line and nothing but spaces or a comment follows
 /// the null on it. Filling the key with lines under it takes that text out
 /// (the key's line and its comment stay); emptying it puts it back.
-pub fn null_after_key(text: &str, key: &Node<'_>, value: &Node<'_>) -> Option<(usize, usize)> {
+/// An error for nodes whose offsets are not in `text` (not parsed from it).
+pub fn null_after_key(
+    text: &str,
+    key: &Node<'_>,
+    value: &Node<'_>,
+) -> Result<Option<(usize, usize)>, EditError> {
     let NodeKind::Scalar {
         text: word,
         style: ScalarStyle::Plain,
         tag: None,
     } = &value.kind
     else {
-        return None;
+        return Ok(None);
     };
     if value.anchor.is_some()
         || !matches!(word.as_ref(), "~" | "null" | "Null" | "NULL")
-        || between(text, value.start, value.end) != word.as_ref()
-        || !starts_line(text, key.start)
+        || between(text, value.start, value.end)? != word.as_ref()
+        || !starts_line(text, key.start)?
     {
-        return None;
+        return Ok(None);
     }
-    let gap = between(text, key.end, value.start);
+    let gap = between(text, key.end, value.start)?;
     let colon = gap.trim_start_matches([' ', '\t']);
-    let spaces = colon.strip_prefix(':')?;
+    let Some(spaces) = colon.strip_prefix(':') else {
+        return Ok(None);
+    };
     if spaces.is_empty() || !spaces.bytes().all(|b| b == b' ' || b == b'\t') {
-        return None;
+        return Ok(None);
     }
-    let rest = after(text, value.end)
-        .split('\n')
-        .next()
-        .unwrap_or_default();
+    let rest = after(text, value.end)?;
+    let rest = rest.split_once('\n').map_or(rest, |(line, _)| line);
     let rest = rest.trim_end_matches('\r').trim_start_matches([' ', '\t']);
     if !(rest.is_empty() || rest.starts_with('#')) {
-        return None;
+        return Ok(None);
     }
-    Some((value.start - spaces.len(), value.end))
+    Ok(Some((value.start - spaces.len(), value.end)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A range that is not a stretch of the text (past its end, reversed,
+    /// inside a character) is an error naming it and the text's length,
+    /// never an empty string; so is what a helper reads through one.
+    #[test]
+    fn a_range_not_in_the_text_is_an_error_naming_it() {
+        // `é` is bytes 3..5.
+        let text = "a: é\n";
+        assert_eq!(between(text, 0, 3), Ok("a: "));
+        assert_eq!(before(text, 5), Ok("a: é"));
+        assert_eq!(after(text, 5), Ok("\n"));
+        assert_eq!(between(text, 6, 6), Ok(""));
+        for (read, from, to) in [
+            (between(text, 2, 9), 2, 9),
+            (between(text, 5, 2), 5, 2),
+            (between(text, 0, 4), 0, 4),
+            (before(text, 7), 0, 7),
+            (before(text, 4), 0, 4),
+            (after(text, 4), 4, 6),
+            (after(text, 8), 8, 6),
+        ] {
+            let err = read.expect_err("not a stretch of the text");
+            assert_eq!(err, OutOfText { from, to, len: 6 });
+            let said = EditError::from(err);
+            assert!(said.defect, "{said:?}");
+            assert!(
+                said.message.starts_with(&format!("bytes {from}..{to} "))
+                    && said.message.contains("(6 bytes long)"),
+                "{}",
+                said.message
+            );
+        }
+        // Once the start of the text, now an error.
+        let err = line_start(text, 40).expect_err("past the end");
+        assert!(err.message.starts_with("bytes 0..40 "), "{}", err.message);
+        assert!(starts_line(text, 4).is_err());
+        assert!(line_end_after(text, 4).is_err());
+        assert!(dash_of(text, 9).is_err());
+    }
 }

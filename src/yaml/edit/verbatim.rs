@@ -6,7 +6,8 @@
 
 use serde_json::Value;
 
-use super::text::{after, between, dash_of, line_end_after, line_start, starts_line};
+use super::EditError;
+use super::text::{between, dash_of, line_end_after, line_start, starts_line};
 use crate::yaml::node::{Node, NodeKind};
 
 /// The column of an entry of a flow mapping: written where its mapping's
@@ -27,29 +28,42 @@ pub struct Verbatim {
 impl Verbatim {
     /// Item `index` of the block sequence `seq`, parsed from `text`: `None`
     /// when the sequence is in flow style, the item does not start its line,
-    /// or its value cannot be read.
-    pub fn of_item(text: &str, seq: &Node<'_>, index: usize) -> Option<Verbatim> {
+    /// or its value cannot be read; an error when the nodes' offsets are not
+    /// in `text` (not parsed from it).
+    pub fn of_item(
+        text: &str,
+        seq: &Node<'_>,
+        index: usize,
+    ) -> Result<Option<Verbatim>, EditError> {
         let NodeKind::Seq { items, flow: false } = &seq.kind else {
-            return None;
+            return Ok(None);
         };
-        let item = items.get(index)?;
-        let dash = dash_of(text, item.start).filter(|&d| starts_line(text, d))?;
-        let from = line_start(text, dash);
-        let to = line_end_after(text, item.end);
-        let mut lines = between(text, from, to).to_string();
+        let Some(item) = items.get(index) else {
+            return Ok(None);
+        };
+        let dash = match dash_of(text, item.start)? {
+            Some(dash) if starts_line(text, dash)? => dash,
+            _ => return Ok(None),
+        };
+        let from = line_start(text, dash)?;
+        let to = line_end_after(text, item.end)?;
+        let mut lines = between(text, from, to)?.to_string();
         if !lines.ends_with('\n') {
             // The last line of a file without a final line break: written
             // back elsewhere, it gets one (at the end, the edit takes it off).
             if to < text.len() {
-                return None;
+                return Ok(None);
             }
             lines.push_str(if text.contains("\r\n") { "\r\n" } else { "\n" });
         }
-        Some(Verbatim {
+        let Ok(value) = crate::yaml::value::to_value(item) else {
+            return Ok(None);
+        };
+        Ok(Some(Verbatim {
             col: dash - from,
-            value: crate::yaml::value::to_value(item).ok()?,
+            value,
             text: lines,
-        })
+        }))
     }
 
     /// The entry `key` of the block mapping `map`, parsed from `text`, as
@@ -57,25 +71,28 @@ impl Verbatim {
     /// line or its value cannot be read. Its value is a mapping of that one
     /// key.
     /// In a flow mapping, the entry's own text (`key: value`, at column
-    /// [`FLOW`]).
-    pub fn of_entry(text: &str, map: &Node<'_>, key: &str) -> Option<Verbatim> {
+    /// [`FLOW`]). An error when the nodes' offsets are not in `text`.
+    pub fn of_entry(text: &str, map: &Node<'_>, key: &str) -> Result<Option<Verbatim>, EditError> {
         let NodeKind::Map { entries, flow } = &map.kind else {
-            return None;
+            return Ok(None);
         };
-        let (k, v) = entries.iter().find(|(k, _)| k.as_str() == Some(key))?;
+        let Some((k, v)) = entries.iter().find(|(k, _)| k.as_str() == Some(key)) else {
+            return Ok(None);
+        };
         if *flow {
-            return Verbatim::entry_from_text(between(text, k.start, v.end).to_string());
+            let entry = between(text, k.start, v.end)?;
+            return Ok(Verbatim::entry_from_text(entry.to_string()));
         }
-        if !starts_line(text, k.start) {
-            return None;
+        if !starts_line(text, k.start)? {
+            return Ok(None);
         }
-        let from = line_start(text, k.start);
-        let to = line_end_after(text, v.end);
-        let lines = between(text, from, to);
+        let from = line_start(text, k.start)?;
+        let to = line_end_after(text, v.end)?;
+        let lines = between(text, from, to)?;
         if !lines.ends_with('\n') {
-            return None;
+            return Ok(None);
         }
-        Verbatim::entry_from_text(lines.to_string())
+        Ok(Verbatim::entry_from_text(lines.to_string()))
     }
 
     /// The lines `text` as one block-mapping entry: `None` unless they read
@@ -105,8 +122,10 @@ impl Verbatim {
                 text,
             });
         }
-        let col = text.bytes().take_while(|&b| b == b' ').count();
-        if after(&text, col).starts_with(['-', '#', '\n', '\r']) {
+        // The first line's indentation, and what follows it.
+        let indented = text.trim_start_matches(' ');
+        let col = text.len() - indented.len();
+        if indented.starts_with(['-', '#', '\n', '\r']) {
             return None;
         }
         let documents = crate::yaml::parse_stream(&text).ok()?;
@@ -166,7 +185,9 @@ mod tests {
     fn an_item_keeps_its_comments_and_quoting() {
         let text = "containers:\n  - name: app\n  - name: istio-proxy\n    # why\n    image: \"auto\"\n    args: [\"-c\", x]\nvolumes: []\n";
         let documents = crate::yaml::parse_stream(text).expect("parse");
-        let item = Verbatim::of_item(text, seq_of(&documents), 1).expect("item");
+        let item = Verbatim::of_item(text, seq_of(&documents), 1)
+            .expect("offsets in the text")
+            .expect("item");
         assert_eq!(item.col, 2);
         assert_eq!(
             item.text,
@@ -184,11 +205,13 @@ mod tests {
     fn only_block_items_that_end_their_lines() {
         let flow = "containers: [{name: a}]\n";
         let documents = crate::yaml::parse_stream(flow).expect("parse");
-        assert_eq!(Verbatim::of_item(flow, seq_of(&documents), 0), None);
+        assert_eq!(Verbatim::of_item(flow, seq_of(&documents), 0), Ok(None));
         // At the end of a file without a final line break, it gets one.
         let unended = "containers:\n- name: a";
         let documents = crate::yaml::parse_stream(unended).expect("parse");
-        let item = Verbatim::of_item(unended, seq_of(&documents), 0).expect("item");
+        let item = Verbatim::of_item(unended, seq_of(&documents), 0)
+            .expect("offsets in the text")
+            .expect("item");
         assert_eq!(item.text, "- name: a\n");
         assert_eq!(Verbatim::from_text("name: a\n".into()), None);
         assert_eq!(Verbatim::from_text("- a\n- b\n".into()), None);
