@@ -45,7 +45,7 @@ pub(super) fn value_at_mut<'v>(value: &'v mut Value, path: &[String]) -> Option<
 }
 
 /// The pod paths of the workload `object` is, if it is one.
-pub(super) fn pod_paths(object: &Value, types: &WorkloadTypes) -> Option<std::rc::Rc<PodPaths>> {
+pub(super) fn pod_paths(object: &Value, types: &WorkloadTypes) -> Option<PodPaths> {
     let text = |key: &str| object.field(key).and_then(Value::as_str);
     let kind = types.find(text("apiVersion")?, text("kind")?)?;
     Some(PodPaths::of(kind))
@@ -121,10 +121,7 @@ pub(super) fn attach(
 
 /// The objects of the document `root` (a `List`'s items, or the document
 /// itself) that are workloads, with their pod paths.
-fn workloads<'n, 'a>(
-    root: &'n Node<'a>,
-    types: &WorkloadTypes,
-) -> Vec<(&'n Node<'a>, std::rc::Rc<PodPaths>)> {
+fn workloads<'n, 'a>(root: &'n Node<'a>, types: &WorkloadTypes) -> Vec<(&'n Node<'a>, PodPaths)> {
     let kind_of = |node: &Node<'_>| node.get("kind").and_then(Node::as_str).map(str::to_string);
     let objects: Vec<&Node<'_>> = match (&root.kind, kind_of(root), root.get("items")) {
         // A list's item, read from its `-` on: a sequence of one.

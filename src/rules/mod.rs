@@ -69,16 +69,13 @@ pub struct Env<'a> {
 /// Where a workload's pod metadata and spec live, and the fields of them
 /// the rules place things into.
 pub(crate) struct PodPaths {
-    /// The kind's dotted path to its pod template, which these are made from.
-    template: String,
     pub metadata: Vec<String>,
     pub spec: Vec<String>,
     /// The paths to the fields of [`PLACED_FIELDS`], in its order.
     placed: Vec<Vec<String>>,
 }
 
-/// The pod's fields every injection writes to (metadata's, then spec's):
-/// their paths are made once per kind and thread.
+/// The pod's fields every injection writes to (metadata's, then spec's).
 const PLACED_FIELDS: [(bool, &str); 6] = [
     (true, "annotations"),
     (true, "labels"),
@@ -88,32 +85,11 @@ const PLACED_FIELDS: [(bool, &str); 6] = [
     (false, "imagePullSecrets"),
 ];
 
-thread_local! {
-    /// The paths of the kinds this thread has met (a handful in a run).
-    static POD_PATHS: std::cell::RefCell<Vec<std::rc::Rc<PodPaths>>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// How many kinds' paths a thread keeps; past this they are made each time.
-const POD_PATHS_MAX: usize = 64;
-
 impl PodPaths {
-    /// The paths for a workload of `kind`, made once per kind and thread.
-    pub fn of(kind: &WorkloadType) -> std::rc::Rc<Self> {
-        POD_PATHS.with(|kept| {
-            let mut kept = kept.borrow_mut();
-            if let Some(found) = kept.iter().find(|p| p.template == kind.path) {
-                return found.clone();
-            }
-            let made = std::rc::Rc::new(Self::made_for(kind));
-            if kept.len() < POD_PATHS_MAX {
-                kept.push(made.clone());
-            }
-            made
-        })
-    }
-
-    fn made_for(kind: &WorkloadType) -> Self {
+    /// The paths for a workload of `kind`. Made for each workload: keeping
+    /// them per kind saved 1 to 3% of a run's instructions, not worth a
+    /// cache.
+    pub fn of(kind: &WorkloadType) -> Self {
         let below_template = |field: &str| {
             let mut path = Vec::with_capacity(4);
             path.extend(kind.template_path().map(str::to_string));
@@ -129,7 +105,6 @@ impl PodPaths {
             })
             .collect();
         PodPaths {
-            template: kind.path.clone(),
             metadata,
             spec,
             placed,
