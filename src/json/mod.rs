@@ -1,8 +1,7 @@
 //! Working with JSON values (the objects the rules plan on) at the cost the
 //! tool's volume needs: members found without hashing ([`Field`]), and a
 //! mapping's keys kept in order while values are written over them
-//! ([`retain_in_order`]). The allocations reused from one workload to the
-//! next are `reuse::spare`'s.
+//! ([`retain_in_order`]).
 
 mod field;
 #[cfg(test)]

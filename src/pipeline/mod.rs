@@ -1302,15 +1302,10 @@ fn render_document(
         out.values.push(result);
         return Ok(());
     }
-    // Written: the containers it got can hold the next workload's, the rest
-    // the next workload's value.
-    let Some(kind) = workload else {
-        return Ok(());
-    };
-    if planned_change && settings.action == Action::Inject {
-        rules::inject::keep_injected(&mut result, kind, &settings.profile);
+    // Written: it can hold the next workload's value.
+    if workload.is_some() {
+        scratch.done_value = Some(result);
     }
-    scratch.done_value = Some(result);
     Ok(())
 }
 

@@ -197,8 +197,7 @@ pub(super) fn render(
         {
             return None;
         }
-        // Its containers copied into those of a workload done with.
-        let mut pod = crate::reuse::spare::copy_of_pod(&rendering.pod);
+        let mut pod = rendering.pod.clone();
         stand_ins::fill_marked_in_place(&mut pod, rendering.marks.as_ref(), reals)?;
         // Written once with its stand-ins: again only when a string filled
         // in is one Istio writes otherwise (`null`, an empty string, `0`
