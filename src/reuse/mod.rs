@@ -7,25 +7,29 @@
 //!   lines already written (a proxy container as YAML at a column, in a
 //!   layout), shared by every edit that adds the same block. One per core,
 //!   carried from document to document for the whole run; bounded, past
-//!   which blocks are written each time. Worth 19 to 28% of a run's
+//!   which blocks are written each time. Worth 18 to 28% of a run's
 //!   instructions (callgrind, 500 generated workloads).
 //! - `profile::Prepared` (in `src/profile/prepared.rs`): the profile filled
 //!   with each distinct set of values workloads ask for, and what each
 //!   filling rendered for each distinct set of answers. One per run and
 //!   cluster (a second pass with the input's own context objects starts a
-//!   new one), shared by every core; bounded.
-//! - `mesh::istio::injector::ClusterInjector` (in
-//!   `src/mesh/istio/injector.rs`): the pods the cluster's own templates
-//!   rendered, by the inputs they were rendered from. Lives with the profile
-//!   the cluster's configuration made, for the run; bounded.
+//!   new one), shared by every core; bounded. Worth 42% of a Linkerd run's
+//!   instructions, 9 to 11% of Istio's.
 //! - `mesh::istio::alike` (in `src/mesh/istio/alike.rs`): the cluster's
 //!   template rendered with [`stand_ins`] for workloads of one shape, with
 //!   the function calls the rendering depends on. Per thread and
-//!   configuration, for the run; bounded.
+//!   configuration, for the run; bounded. Worth 70% of a run with the
+//!   cluster's templates.
 //!
 //! - [`stand_ins`]: what the renderings above are made with in place of a
 //!   workload's own strings (its name, its namespace), so that workloads
 //!   alike but for those share one rendering, each given its strings back.
+//!
+//! The figures are the instructions a run saves with each (callgrind, 500
+//! generated workloads); smaller memos (the pod paths by kind, the last
+//! quantities parsed, the last proxy configuration and status, the spare
+//! containers, the cluster templates' pods by their inputs) saved under 10%
+//! and are gone.
 //!
 //! Nothing reused changes what is written: a hit is the very value a fresh
 //! making would give (each cache compares what the making reads), which the
