@@ -247,6 +247,30 @@ fn top_level_modules_form_no_cycle() {
     );
 }
 
+/// State a reader cannot see in a function's signature is kept to one
+/// place: the renderings of the cluster's template that alike workloads
+/// share, per thread (`src/mesh/istio/alike.rs` says why). Every other cache
+/// is a value passed where it is used.
+#[test]
+fn thread_locals_are_only_where_their_module_says_why() {
+    const ALLOWED: &str = "mesh/istio/alike.rs";
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for (_, path) in top_level_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let shown = path.strip_prefix(&src).unwrap().display().to_string();
+        if text.contains("thread_local!") && shown != ALLOWED {
+            found.push(shown);
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "thread_local! in {found:?}: pass the cache where it is used instead (see {ALLOWED})"
+    );
+    let allowed = std::fs::read_to_string(src.join(ALLOWED)).unwrap();
+    assert!(allowed.contains("the crate's only `thread_local!`"));
+}
+
 /// The reading of names counts each way a module names another, and leaves
 /// the tests out: a cycle made only by a test, or only by a macro, is told
 /// apart.
