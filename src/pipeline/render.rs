@@ -67,18 +67,8 @@ pub(super) fn render_document(
         });
     if !wants_value {
         let outcome = not_injectable(settings.action, identity.as_ref());
-        out.objects.push(ObjectResult {
-            document: document.index,
-            reference: identity,
-            outcome,
-            ops: Vec::new(),
-            notes: Vec::new(),
-            verdicts: Vec::new(),
-            hints: Vec::new(),
-            replaced: None,
-            uneditable: false,
-            patched: Vec::new(),
-        });
+        out.objects
+            .push(left_as_is(document.index, identity, outcome));
         return Ok(());
     }
     // A workload's value is built over the last workload's, whose shape it
@@ -102,17 +92,7 @@ pub(super) fn render_document(
         &mut out.objects,
     )
     .map_err(|unplanned| {
-        // At the list item the error is about, else at the document.
-        let at = match holds {
-            Holds::Item { .. } => None,
-            Holds::Document => unplanned
-                .item
-                .and_then(|index| match &root.get("items")?.kind {
-                    yaml::NodeKind::Seq { items, .. } => items.get(index),
-                    _ => None,
-                }),
-        }
-        .map_or(root.start, |item| item.start);
+        let at = unplanned_at(&unplanned, root, holds);
         let refusal = unplanned.error.is_refusal();
         Stop {
             error: locate(at, unplanned.error.to_string()),
@@ -132,131 +112,46 @@ pub(super) fn render_document(
         let (from, to) = (document.start.min(root.start), document.end.max(root.end));
         // A list cut into items has none (see `units_of`): a JSON list's
         // item may stand on a line of megabytes, not scanned again for each.
-        let lone = match holds {
-            Holds::Document => lone_carriage_return(text, from, to),
-            Holds::Item { .. } => None,
-        };
-        if let Some(at) = lone {
-            return Err(locate(
-                at,
-                "a carriage return without a line feed: YAML reads it as a line break, the edit \
-                 would not; use LF or CRLF line endings"
-                    .into(),
-            )
-            .into());
+        if let (Holds::Document, Some(at)) = (holds, lone_carriage_return(text, from, to)) {
+            return Err(locate(at, LONE_CARRIAGE_RETURN.into()).into());
         }
         let anew = match planned.reinjected {
             true => reinjected_text(name, text, (from, to), root, holds, planner)?,
             false => None,
         };
-        // The pod's own containers merged into the mesh's: their text is
-        // recorded by inject, and written back by uninject.
-        let merges = settings.profile.mesh.merges_user_containers();
-        let mut kept = yaml::edit::Kept::default();
-        // The record gained what only the text shows: the patch follows.
-        let mut recorded = false;
-        if anew.is_none() {
-            match settings.action {
-                Action::Inject => {
-                    if merges {
-                        verbatim::attach(text, root, &mut result, types).map_err(internal)?;
-                        recorded = true;
-                    }
-                    recorded |=
-                        kept::attach_nulls(text, root, &mut result, types).map_err(internal)?;
-                    if settings.profile.mesh.takes_over_probes() {
-                        recorded |= kept::attach_probes(text, root, &mut result, types)
-                            .map_err(internal)?;
-                    }
-                }
-                Action::Uninject => {
-                    if merges {
-                        kept.items = verbatim::recorded(root, types);
-                    }
-                    kept::for_uninject(root, types, &mut kept);
-                }
-            }
-        }
-        // Scalars inject replaced: their text as the manifest wrote it.
-        if anew.is_none() && settings.action == Action::Inject {
-            let probes = settings.profile.mesh.takes_over_probes();
-            verbatim::attach_texts(text, root, &mut result, types, probes).map_err(internal)?;
-            // The patch writes the records as the text does.
-            if settings.keep_patches {
-                for object in out.objects.iter_mut().skip(first_object) {
-                    kept::sync_ops(&mut object.ops, &result);
-                }
-            }
-        }
+        let objects = out.objects.get_mut(first_object..).unwrap_or_default();
+        let (kept, mut recorded) = match anew {
+            None => what_the_text_shows(text, root, &mut result, settings, types, objects)
+                .map_err(internal)?,
+            Some(_) => Default::default(),
+        };
         let reinjecting = anew.is_some();
         if let Some(anew) = anew.as_deref()
             && settings.keep_patches
             && settings.action == Action::Inject
         {
-            let documents = yaml::parse_stream(anew).ok();
-            let root = documents.as_deref().and_then(|d| d.first()?.root.as_ref());
-            let root = match holds {
-                Holds::Item { .. } => root.and_then(item_read_alone),
-                Holds::Document => root,
-            };
-            if let Some(value) = root.and_then(|root| yaml::value::to_value(root).ok()) {
-                for object in out.objects.iter_mut().skip(first_object) {
-                    kept::sync_ops(&mut object.ops, &value);
-                }
-            }
+            sync_ops_with_text(anew, holds, objects);
         }
-        let changes = match anew {
-            Some(anew) => Ok(vec![yaml::Edit {
-                start: from,
-                end: to,
-                text: anew.into(),
-            }]),
-            None => {
-                let mut diff = |result: &Value| {
-                    yaml::edit::diff_kept(
-                        text,
-                        root,
-                        document.anchored,
-                        result,
-                        &mut scratch.blocks,
-                        &kept,
-                        holds.layout(),
-                    )
-                };
-                match diff(&result) {
-                    // Keys a merge brought were written out: the record
-                    // says which, for uninject to leave them to it again.
-                    Ok(diffed)
-                        if !diffed.materialised.is_empty() && settings.action == Action::Inject =>
-                    {
-                        kept::attach_merged(root, &mut result, types, &diffed.materialised);
-                        recorded = true;
-                        diff(&result).map(|d| d.edits)
-                    }
-                    other => other.map(|d| d.edits),
-                }
-            }
+        let on = DocumentText {
+            text,
+            root,
+            anchored: document.anchored,
+            holds,
+            range: (from, to),
         };
+        let (changes, merged) = on.edits(anew, &mut result, &mut scratch.blocks, &kept, planner);
+        recorded |= merged;
         if recorded && settings.keep_patches {
             for object in out.objects.iter_mut().skip(first_object) {
                 kept::sync_ops(&mut object.ops, &result);
             }
         }
         match changes {
-            Ok(mut changes) => {
-                if !reinjecting && settings.action == Action::Uninject {
-                    let uninjected = yaml::edit::apply_range(text, from, to, changes.clone())
-                        .map_err(internal)?;
-                    let restored = verbatim::restore_texts(root, types, &uninjected)
-                        .map_err(|err| internal_in(name, text, from, UNINJECTED, &err))?;
-                    if let Some(restored) = restored {
-                        changes = vec![yaml::Edit {
-                            start: from,
-                            end: to,
-                            text: restored.into(),
-                        }];
-                    }
-                }
+            Ok(changes) => {
+                let changes = match !reinjecting && settings.action == Action::Uninject {
+                    true => with_texts_restored(name, text, (from, to), root, types, changes)?,
+                    false => changes,
+                };
                 out.edits
                     .extend(yaml::edit::settle(text, changes).map_err(internal)?)
             }
@@ -267,17 +162,8 @@ pub(super) fn render_document(
                 // else (a shared anchor): leave the document as it is and say why.
                 let at = Located::at(name, text, document.index, err.offset, err.message);
                 let reason = format!("{} (line {}:{})", at.message, at.line, at.column);
-                for object in out.objects.iter_mut().skip(first_object) {
-                    if matches!(
-                        object.outcome,
-                        Outcome::Injected | Outcome::Annotated | Outcome::Uninjected
-                    ) {
-                        object.outcome = Outcome::Skipped(reason.clone());
-                        object.uneditable = true;
-                        object.ops.clear();
-                        object.verdicts.clear();
-                    }
-                }
+                let objects = out.objects.iter_mut().skip(first_object);
+                objects.for_each(|object| object.leave_uneditable(&reason));
                 result = yaml::value::to_value(root).map_err(|e| locate(e.offset, e.message))?;
             }
         }
@@ -298,6 +184,187 @@ pub(super) fn render_document(
         scratch.done_value = Some(result);
     }
     Ok(())
+}
+
+/// A document's text as the edits of its plans are made on it: the
+/// source's `text`, the document's tree, whether it holds anchors, what it
+/// holds, and the stretch of the text it stands on.
+struct DocumentText<'t, 'n, 'a> {
+    text: &'t str,
+    root: &'n Node<'a>,
+    anchored: bool,
+    holds: Holds,
+    range: (usize, usize),
+}
+
+impl DocumentText<'_, '_, '_> {
+    /// The edits that write the planned `result`: the text a re-injection
+    /// wrote (`anew`) as one edit, else the difference from the text, new
+    /// lines taken from `blocks` and what `kept` holds written back. Keys a
+    /// merge brought that the difference writes out are recorded in
+    /// `result` (and the second value says so).
+    fn edits(
+        &self,
+        anew: Option<String>,
+        result: &mut Value,
+        blocks: &mut yaml::Blocks,
+        kept: &yaml::edit::Kept,
+        planner: Planner<'_>,
+    ) -> (Result<Vec<yaml::Edit>, yaml::EditError>, bool) {
+        let (from, to) = self.range;
+        if let Some(anew) = anew {
+            let edit = yaml::Edit {
+                start: from,
+                end: to,
+                text: anew.into(),
+            };
+            return (Ok(vec![edit]), false);
+        }
+        let Self {
+            text,
+            root,
+            anchored,
+            holds,
+            ..
+        } = *self;
+        let diff = |result: &Value, blocks: &mut yaml::Blocks| {
+            yaml::edit::diff_kept(text, root, anchored, result, blocks, kept, holds.layout())
+        };
+        match diff(result, blocks) {
+            // Keys a merge brought were written out: the record says which,
+            // for uninject to leave them to it again.
+            Ok(diffed)
+                if !diffed.materialised.is_empty() && planner.settings.action == Action::Inject =>
+            {
+                kept::attach_merged(root, result, planner.types, &diffed.materialised);
+                (diff(result, blocks).map(|d| d.edits), true)
+            }
+            other => (other.map(|d| d.edits), false),
+        }
+    }
+}
+
+/// Why a document with a carriage return alone is not edited.
+const LONE_CARRIAGE_RETURN: &str = "a carriage return without a line feed: YAML reads it as a \
+    line break, the edit would not; use LF or CRLF line endings";
+
+/// `changes`, uninject's edits of `text[from..to]` (whose tree is `root`),
+/// as one edit of that stretch with the scalars inject replaced written back
+/// as the manifest wrote them, where the record holds their texts.
+fn with_texts_restored(
+    name: &str,
+    text: &str,
+    (from, to): (usize, usize),
+    root: &Node<'_>,
+    types: &WorkloadTypes,
+    changes: Vec<yaml::Edit>,
+) -> Result<Vec<yaml::Edit>, Error> {
+    let internal = |err: yaml::EditError| Error::internal_at(name, text, err.offset, &err.message);
+    let uninjected = yaml::edit::apply_range(text, from, to, changes.clone()).map_err(internal)?;
+    let restored = verbatim::restore_texts(root, types, &uninjected)
+        .map_err(|err| internal_in(name, text, from, UNINJECTED, &err))?;
+    Ok(match restored {
+        Some(restored) => vec![yaml::Edit {
+            start: from,
+            end: to,
+            text: restored.into(),
+        }],
+        None => changes,
+    })
+}
+
+/// The result of an object left as it is, with its `outcome`.
+fn left_as_is(document: usize, reference: Option<ObjectRef>, outcome: Outcome) -> ObjectResult {
+    ObjectResult {
+        document,
+        reference,
+        outcome,
+        ops: Vec::new(),
+        notes: Vec::new(),
+        verdicts: Vec::new(),
+        hints: Vec::new(),
+        replaced: None,
+        uneditable: false,
+        patched: Vec::new(),
+    }
+}
+
+/// Where an object that could not be planned is said to be: at the list
+/// item the error is about, else at the document (`root`).
+fn unplanned_at(unplanned: &Unplanned, root: &Node<'_>, holds: Holds) -> usize {
+    let item = match holds {
+        Holds::Item { .. } => None,
+        Holds::Document => unplanned
+            .item
+            .and_then(|index| match &root.get("items")?.kind {
+                yaml::NodeKind::Seq { items, .. } => items.get(index),
+                _ => None,
+            }),
+    };
+    item.map_or(root.start, |item| item.start)
+}
+
+/// What only the document's text (`text`, whose tree is `root`) shows,
+/// recorded in the planned `result` so that the change can be undone
+/// exactly, or gathered for uninject to write back: the pod's own containers
+/// merged into the mesh's, nulls, probes, scalars as the manifest wrote
+/// them. Returns what uninject keeps, and whether inject's record gained
+/// anything (the patches of `objects` are synced with it).
+fn what_the_text_shows(
+    text: &str,
+    root: &Node<'_>,
+    result: &mut Value,
+    settings: &Settings,
+    types: &WorkloadTypes,
+    objects: &mut [ObjectResult],
+) -> Result<(yaml::edit::Kept, bool), yaml::EditError> {
+    let merges = settings.profile.mesh.merges_user_containers();
+    let probes = settings.profile.mesh.takes_over_probes();
+    let mut kept = yaml::edit::Kept::default();
+    let mut recorded = false;
+    match settings.action {
+        Action::Inject => {
+            if merges {
+                verbatim::attach(text, root, result, types)?;
+                recorded = true;
+            }
+            recorded |= kept::attach_nulls(text, root, result, types)?;
+            if probes {
+                recorded |= kept::attach_probes(text, root, result, types)?;
+            }
+            // Scalars inject replaced: their text as the manifest wrote it.
+            verbatim::attach_texts(text, root, result, types, probes)?;
+            // The patch writes the records as the text does.
+            if settings.keep_patches {
+                for object in objects {
+                    kept::sync_ops(&mut object.ops, result);
+                }
+            }
+        }
+        Action::Uninject => {
+            if merges {
+                kept.items = verbatim::recorded(root, types);
+            }
+            kept::for_uninject(root, types, &mut kept);
+        }
+    }
+    Ok((kept, recorded))
+}
+
+/// The patches of `objects` synced with the text a re-injection wrote
+/// (`anew`, the document or, for `Holds::Item`, a list's item).
+fn sync_ops_with_text(anew: &str, holds: Holds, objects: &mut [ObjectResult]) {
+    let documents = yaml::parse_stream(anew).ok();
+    let root = documents.as_deref().and_then(|d| d.first()?.root.as_ref());
+    let root = match holds {
+        Holds::Item { .. } => root.and_then(item_read_alone),
+        Holds::Document => root,
+    };
+    if let Some(value) = root.and_then(|root| yaml::value::to_value(root).ok()) {
+        for object in objects {
+            kept::sync_ops(&mut object.ops, &value);
+        }
+    }
 }
 
 /// The text of a document (`text[range]`, whose tree is `root`) that held an

@@ -84,6 +84,20 @@ pub struct ObjectResult {
 }
 
 impl ObjectResult {
+    /// Left as it was, the change it needed being one the text cannot take
+    /// (`reason`, with its place): skipped, its plan and verdicts dropped.
+    pub(super) fn leave_uneditable(&mut self, reason: &str) {
+        if matches!(
+            self.outcome,
+            Outcome::Injected | Outcome::Annotated | Outcome::Uninjected
+        ) {
+            self.outcome = Outcome::Skipped(reason.to_string());
+            self.uneditable = true;
+            self.ops.clear();
+            self.verdicts.clear();
+        }
+    }
+
     /// Whether the cluster would refuse the object (or its pods).
     pub fn rejected(&self) -> bool {
         admission::rejected(&self.verdicts)
