@@ -362,7 +362,7 @@ pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> V
         for verdict in &object.verdicts {
             if verdict.severity == Severity::Rejection && verdict.before_injection {
                 // The workload is refused with or without the injection.
-                let preexisting = crate::report::PREEXISTING;
+                let preexisting = crate::diagnostic::PREEXISTING;
                 push("warning", format!("{preexisting}: {}", verdict.message));
                 continue;
             }

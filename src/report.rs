@@ -4,8 +4,7 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use crate::admission::Severity;
-use crate::note::Note;
+use crate::diagnostic::{Cause, Diagnostic, PREEXISTING, Severity};
 use crate::output::Paint;
 use crate::pipeline::{ObjectResult, Processed};
 use crate::rules::Outcome;
@@ -13,10 +12,6 @@ use crate::source::SkippedFile;
 
 /// The `apiVersion` of the JSON report; it changes when a field changes meaning or goes.
 pub const JSON_REPORT_VERSION: &str = "mesh-inject.io/report/v2";
-
-/// How a rejection the workload drew before injection too is introduced:
-/// the apiserver refuses the workload either way, so it does not fail the run.
-pub const PREEXISTING: &str = "rejected before injection too";
 
 /// Whether the run wrote what it changed, and if not, why: a report says
 /// "would be injected" of what it did not write.
@@ -63,39 +58,43 @@ pub fn object_line(object: &ObjectResult, written: Written) -> String {
     format!("{subject} {verdict}")
 }
 
-/// The lines under an object: what the cluster would say (a rejection reads
-/// as a warning with `--warn-only`, and one the workload drew before
-/// injection as a warning always), and how to fix what the injection cannot.
-fn verdict_lines(object: &ObjectResult, warn_only: bool, paint: Paint) -> Vec<String> {
-    let warning = paint.warning();
-    let verdicts =
-        object
-            .verdicts
-            .iter()
-            .map(move |v| match (v.severity, v.before_injection, warn_only) {
-                (Severity::Rejection, true, _) => format!("{warning} {PREEXISTING}: {}", v.message),
-                (Severity::Rejection, false, false) => {
-                    paint.paint(Paint::REJECTION, &format!("rejected: {}", v.message))
-                }
-                (Severity::Rejection, false, true) => {
-                    format!("{warning} would be rejected: {}", v.message)
-                }
-                (Severity::Warning, _, _) => format!("{warning} {}", v.message),
-            });
-    let warning = paint.warning();
-    verdicts
-        .chain(object.hints.iter().map(move |h| format!("{warning} {h}")))
+/// The lines under an object: what the cluster would say (a rejection,
+/// one read as a warning with `--warn-only`, one the workload drew before
+/// injection too) and every hint, as [`Diagnostic::of_object`] said them.
+fn verdict_lines(said: &[Diagnostic<'_>], paint: Paint) -> Vec<String> {
+    said.iter()
+        .filter_map(|d| {
+            let text = match d.cause {
+                Cause::Rejection => format!("rejected: {}", d.message),
+                Cause::RejectionWarnedOnly => format!("would be rejected: {}", d.message),
+                Cause::RejectionBeforeInjection => format!("{PREEXISTING}: {}", d.message),
+                Cause::ClusterWarning { .. } | Cause::Hint => d.message.to_string(),
+                Cause::Skipped | Cause::Note { .. } | Cause::Fix => return None,
+            };
+            Some(labelled(d.severity, &text, paint))
+        })
         .collect()
 }
 
+/// `text` as the text report says something of `severity`: an error
+/// painted as a rejection, a warning after its label, information as it is.
+fn labelled(severity: Severity, text: &str, paint: Paint) -> String {
+    match severity {
+        Severity::Error => paint.paint(Paint::REJECTION, text),
+        Severity::Warning => format!("{} {text}", paint.warning()),
+        Severity::Info => text.to_string(),
+    }
+}
+
 /// Whether the text report lists `object` without `-v`: what changed, what
-/// was skipped for a reason the user may not expect, and any object with a
-/// warning, a verdict of the cluster's or a hint.
-fn worth_a_line(object: &ObjectResult) -> bool {
+/// was skipped for a reason the user may not expect, and any object of
+/// which something more than information is said (`said`), other than
+/// about the run: a verdict of the cluster's, a hint, a warning.
+fn worth_a_line(object: &ObjectResult, said: &[Diagnostic<'_>]) -> bool {
     !object.outcome.is_routine()
-        || !object.verdicts.is_empty()
-        || !object.hints.is_empty()
-        || object.notes.iter().any(|n| n.is_warning() && !n.for_run)
+        || said
+            .iter()
+            .any(|d| d.severity > Severity::Info && !d.cause.for_run())
 }
 
 /// The whole report: a line per object worth one (every object with `-v`;
@@ -117,28 +116,36 @@ pub fn render(
     } = options;
     let mut out = String::new();
     let several = results.len() > 1;
-    let mut note_counts: Vec<(&Note, usize)> = Vec::new();
-    for note in results
-        .iter()
-        .flat_map(|p| &p.objects)
-        .filter(|o| verbose || worth_a_line(o))
-        .flat_map(|o| &o.notes)
-        .filter(|n| !n.for_run)
-    {
-        match note_counts.iter_mut().find(|(n, _)| *n == note) {
-            Some((_, count)) => *count += 1,
-            None => note_counts.push((note, 1)),
+    // The notes of the objects listed, each with the number of objects it
+    // is said of; and those about the run, of any object, once each.
+    let mut note_counts: Vec<(Diagnostic<'_>, usize)> = Vec::new();
+    let mut about_the_run: Vec<Diagnostic<'_>> = Vec::new();
+    for object in results.iter().flat_map(|p| &p.objects) {
+        let said = Diagnostic::of_object(object, warn_only);
+        let listed = verbose || worth_a_line(object, &said);
+        for note in said
+            .into_iter()
+            .filter(|d| matches!(d.cause, Cause::Note { .. }))
+        {
+            if note.cause.for_run() {
+                if !about_the_run.contains(&note) {
+                    about_the_run.push(note);
+                }
+            } else if listed {
+                match note_counts.iter_mut().find(|(n, _)| *n == note) {
+                    Some((_, count)) => *count += 1,
+                    None => note_counts.push((note, 1)),
+                }
+            }
         }
     }
-    let shared = |note: &Note| {
-        note_counts
-            .iter()
-            .any(|(n, count)| *n == note && *count > 1)
-    };
+    let shared =
+        |note: &Diagnostic<'_>| note_counts.iter().any(|(n, count)| n == note && *count > 1);
     let mut counts = [0usize; 6];
     for processed in results {
         for object in &processed.objects {
-            if verbose || worth_a_line(object) {
+            let said = Diagnostic::of_object(object, warn_only);
+            if verbose || worth_a_line(object, &said) {
                 if several {
                     let _ = write!(out, "{}: ", processed.source.name());
                 }
@@ -151,11 +158,14 @@ pub fn render(
                 {
                     let _ = writeln!(out, "  its injection had other settings: {changes}");
                 }
-                for line in verdict_lines(object, warn_only, paint) {
+                for line in verdict_lines(&said, paint) {
                     let _ = writeln!(out, "  {line}");
                 }
-                for note in object.notes.iter().filter(|n| !shared(n) && !n.for_run) {
-                    let _ = writeln!(out, "  {}", paint.note(note));
+                let notes = said
+                    .iter()
+                    .filter(|d| matches!(d.cause, Cause::Note { .. }));
+                for note in notes.filter(|n| !shared(n) && !n.cause.for_run()) {
+                    let _ = writeln!(out, "  {}", labelled(note.severity, note.message, paint));
                 }
             }
             let slot = match object.outcome {
@@ -184,23 +194,20 @@ pub fn render(
         );
     }
     for (note, count) in note_counts.iter().filter(|(_, count)| *count > 1) {
-        let _ = writeln!(out, "{} ({count} objects)", paint.note(note));
+        let note = labelled(note.severity, note.message, paint);
+        let _ = writeln!(out, "{note} ({count} objects)");
     }
     // What is said of the run (the cluster's configuration), once.
-    let mut about_the_run: Vec<&Note> = Vec::new();
-    for note in results
-        .iter()
-        .flat_map(|p| &p.objects)
-        .flat_map(|o| &o.notes)
-        .filter(|n| n.for_run)
-    {
-        if !about_the_run.contains(&note) {
-            about_the_run.push(note);
-        }
-    }
     for note in about_the_run {
-        let label = if note.is_warning() { "" } else { "note: " };
-        let _ = writeln!(out, "{label}{}", paint.note(note));
+        let label = match note.severity {
+            Severity::Info => "note: ",
+            Severity::Warning | Severity::Error => "",
+        };
+        let _ = writeln!(
+            out,
+            "{label}{}",
+            labelled(note.severity, note.message, paint)
+        );
     }
     let [injected, uninjected, unchanged, skipped, changed, annotated] = counts;
     // What was done, or what would be: "2 injected", "2 to inject".
@@ -318,9 +325,11 @@ fn shell_quoted(word: &str) -> String {
 }
 
 /// The rejections the injection caused, one line each with its file and
-/// object, for the error that ends a run the cluster would refuse (those
-/// the workload drew before injection too are the report's warnings).
-pub fn rejections(results: &[Processed]) -> Vec<String> {
+/// object, each object's fixes under them (`  fix: …`), for the error that
+/// ends a run the cluster would refuse (those the workload drew before
+/// injection too are the report's warnings). With `warn_only` the same
+/// lines: the run then writes all the same, and does not show them.
+pub fn rejections(results: &[Processed], warn_only: bool) -> Vec<String> {
     let mut lines = Vec::new();
     for processed in results {
         for object in &processed.objects {
@@ -328,17 +337,17 @@ pub fn rejections(results: &[Processed]) -> Vec<String> {
                 Some(reference) => reference.to_string(),
                 None => format!("document {}", object.document),
             };
-            for verdict in object.verdicts.iter().filter(|v| v.blocks()) {
-                lines.push(format!(
-                    "{}: {}: {}",
-                    processed.source.name(),
-                    subject(),
-                    verdict.message
-                ));
-            }
-            // The hints are about security policies: a fix under their refusals.
-            if object.refused_by_security_policy() {
-                lines.extend(object.hints.iter().map(|h| format!("  fix: {h}")));
+            for said in Diagnostic::of_object(object, warn_only) {
+                match said.cause {
+                    cause if cause.refuses() => lines.push(format!(
+                        "{}: {}: {}",
+                        processed.source.name(),
+                        subject(),
+                        said.message
+                    )),
+                    Cause::Fix => lines.push(format!("  fix: {}", said.message)),
+                    _ => {}
+                }
             }
         }
     }

@@ -279,7 +279,7 @@ fn transform_input(mut args: TransformArgs, in_function: &mut bool) -> Result<St
         return answer_function(list, &mut results, &skipped, &args);
     }
 
-    let rejections = report::rejections(&results);
+    let rejections = report::rejections(&results, args.warn_only());
     if !rejections.is_empty() && !args.warn_only() {
         // Nothing is written: a pipe into `kubectl apply` must apply nothing.
         let written = write_rejections(&common.report, &results, &skipped, &rejections);
@@ -359,7 +359,7 @@ fn answer_function(
         }
         write_report(report, results, skipped, args.warn_only(), Written::Yes)
     });
-    let rejections = report::rejections(results);
+    let rejections = report::rejections(results, args.warn_only());
     let rejected = !args.warn_only() && !rejections.is_empty();
     // The results are not shown by every caller (kustomize keeps them
     // only in a results file): a failing function says why here too.
