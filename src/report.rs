@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+#[cfg(test)]
 use serde_json::{Value, json};
 
 use crate::diagnostic::{Cause, Diagnostic, PREEXISTING, Severity};
@@ -141,7 +142,7 @@ pub fn render(
     }
     let shared =
         |note: &Diagnostic<'_>| note_counts.iter().any(|(n, count)| n == note && *count > 1);
-    let mut counts = [0usize; 6];
+    let mut summary = Summary::default();
     for processed in results {
         for object in &processed.objects {
             let said = Diagnostic::of_object(object, warn_only);
@@ -168,18 +169,9 @@ pub fn render(
                     let _ = writeln!(out, "  {}", labelled(note.severity, note.message, paint));
                 }
             }
-            let slot = match object.outcome {
-                Outcome::Injected => 0,
-                Outcome::Uninjected => 1,
-                Outcome::AlreadyInjected | Outcome::NotInjected => 2,
-                Outcome::Skipped(_) | Outcome::Ignored(_) | Outcome::Denied(_) => 3,
-                Outcome::Annotated => 5,
-            };
-            if let Some(count) = counts.get_mut(slot) {
-                *count += 1;
-            }
+            summary.count(&object.outcome, &said);
         }
-        counts[4] += usize::from(processed.changed());
+        summary.changed_inputs += usize::from(processed.changed());
     }
     // Files left out: those a user may not expect always, those asked for
     // (`--exclude`) with -v.
@@ -209,7 +201,15 @@ pub fn render(
             labelled(note.severity, note.message, paint)
         );
     }
-    let [injected, uninjected, unchanged, skipped, changed, annotated] = counts;
+    let Summary {
+        injected,
+        annotated,
+        uninjected,
+        unchanged,
+        skipped,
+        changed_inputs: changed,
+        ..
+    } = summary;
     // What was done, or what would be: "2 injected", "2 to inject".
     let done = |count: usize, past: &str, verb: &str| match written {
         Written::Yes => format!("{count} {past}"),
@@ -357,7 +357,202 @@ pub fn rejections(results: &[Processed], warn_only: bool) -> Vec<String> {
 /// The report as JSON (`--report json`), versioned by [`JSON_REPORT_VERSION`]:
 /// every input with every object, its outcome, notes and the cluster's
 /// verdicts, then the counts.
-pub fn json(results: &[Processed], left_out: &[SkippedFile], warn_only: bool) -> Value {
+pub fn json<'a>(
+    results: &'a [Processed],
+    left_out: &'a [SkippedFile],
+    warn_only: bool,
+) -> JsonReport<'a> {
+    let mut summary = Summary::default();
+    let inputs = results
+        .iter()
+        .map(|processed| {
+            summary.changed_inputs += usize::from(processed.changed());
+            JsonInput {
+                file: processed.source.name(),
+                changed: processed.changed(),
+                objects: processed
+                    .objects
+                    .iter()
+                    .map(|object| {
+                        let said = Diagnostic::of_object(object, warn_only);
+                        summary.count(&object.outcome, &said);
+                        JsonObject::of(object, &said)
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    JsonReport {
+        api_version: JSON_REPORT_VERSION,
+        kind: KIND,
+        warn_only,
+        inputs,
+        skipped_files: left_out
+            .iter()
+            .map(|file| JsonSkippedFile {
+                file: file.path.display().to_string(),
+                reason: &file.reason,
+                excluded: file.asked,
+            })
+            .collect(),
+        summary,
+    }
+}
+
+/// The `kind` of the report as JSON.
+pub const KIND: &str = "Report";
+
+/// The report as JSON: see [`json`], and docs/admission.md for its fields.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JsonReport<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    warn_only: bool,
+    inputs: Vec<JsonInput<'a>>,
+    skipped_files: Vec<JsonSkippedFile<'a>>,
+    summary: Summary,
+}
+
+/// An input of the JSON report, with its objects.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonInput<'a> {
+    file: String,
+    changed: bool,
+    objects: Vec<JsonObject<'a>>,
+}
+
+/// An object of the JSON report: its identity (`null`s for a document that
+/// is no object), its outcome, and what is said of it.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonObject<'a> {
+    document: usize,
+    api_version: Option<&'a str>,
+    kind: Option<&'a str>,
+    name: Option<&'a str>,
+    namespace: Option<&'a str>,
+    outcome: &'static str,
+    reason: Option<&'a str>,
+    notes: Vec<&'a str>,
+    warnings: Vec<&'a str>,
+    hints: Vec<&'a str>,
+    replaced: Option<&'a str>,
+    verdicts: Vec<JsonVerdict<'a>>,
+}
+
+/// A verdict of the cluster's, as the apiserver gives it.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonVerdict<'a> {
+    /// `rejection` or `warning`, whatever `--warn-only` makes of it.
+    severity: &'static str,
+    plugin: Option<&'static str>,
+    message: &'a str,
+    before_injection: bool,
+}
+
+/// An input file left out.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonSkippedFile<'a> {
+    file: String,
+    reason: &'a str,
+    /// By `--exclude`.
+    excluded: bool,
+}
+
+impl<'a> JsonObject<'a> {
+    /// `object` as the JSON report gives it, with what is `said` of it.
+    fn of(object: &'a ObjectResult, said: &[Diagnostic<'a>]) -> Self {
+        let reference = object.reference.as_ref();
+        let (outcome, reason) = match &object.outcome {
+            Outcome::Injected => ("injected", None),
+            Outcome::Annotated => ("annotated", None),
+            Outcome::AlreadyInjected => ("unchanged", Some("already injected")),
+            Outcome::Uninjected => ("uninjected", None),
+            Outcome::NotInjected => ("unchanged", Some("not injected")),
+            Outcome::Skipped(reason) | Outcome::Ignored(reason) => {
+                ("skipped", Some(reason.as_str()))
+            }
+            Outcome::Denied(reason) => ("denied", Some(reason.as_str())),
+        };
+        let messages = |keep: &dyn Fn(&Diagnostic<'a>) -> bool| {
+            said.iter().filter(|d| keep(d)).map(|d| d.message).collect()
+        };
+        let note = |d: &Diagnostic<'a>| matches!(d.cause, Cause::Note { .. });
+        JsonObject {
+            document: object.document,
+            api_version: reference.map(|r| r.api_version.as_str()),
+            kind: reference.map(|r| r.kind.as_str()),
+            name: reference.map(|r| r.name.as_str()),
+            namespace: reference.and_then(|r| r.namespace.as_deref()),
+            outcome,
+            reason,
+            notes: messages(&|d| note(d) && d.severity == Severity::Info),
+            warnings: messages(&|d| note(d) && d.severity == Severity::Warning),
+            hints: messages(&|d| d.cause == Cause::Hint),
+            replaced: object.replaced.as_deref(),
+            verdicts: said
+                .iter()
+                .filter_map(|d| {
+                    Some(JsonVerdict {
+                        severity: d.cause.verdict()?.as_str(),
+                        plugin: d.plugin,
+                        message: d.message,
+                        before_injection: d.cause.before_injection(),
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+/// What a run did to its objects, counted: the summary of the text report
+/// and the JSON report's `summary`.
+#[derive(Debug, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Summary {
+    injected: usize,
+    annotated: usize,
+    uninjected: usize,
+    unchanged: usize,
+    /// Skipped, left alone as expected, or denied by the mesh's webhook.
+    skipped: usize,
+    /// Objects the cluster would refuse.
+    rejected: usize,
+    /// Of those, the ones it would refuse without the injection too.
+    rejected_before_injection: usize,
+    changed_inputs: usize,
+}
+
+impl Summary {
+    /// An object with `outcome`, of which `said` is said.
+    fn count(&mut self, outcome: &Outcome, said: &[Diagnostic<'_>]) {
+        let count = match outcome {
+            Outcome::Injected => &mut self.injected,
+            Outcome::Annotated => &mut self.annotated,
+            Outcome::Uninjected => &mut self.uninjected,
+            Outcome::AlreadyInjected | Outcome::NotInjected => &mut self.unchanged,
+            Outcome::Skipped(_) | Outcome::Ignored(_) | Outcome::Denied(_) => &mut self.skipped,
+        };
+        *count += 1;
+        let rejected = said
+            .iter()
+            .any(|d| d.cause.verdict() == Some(crate::admission::Severity::Rejection));
+        if rejected {
+            self.rejected += 1;
+            self.rejected_before_injection += usize::from(!said.iter().any(|d| d.cause.refuses()));
+        }
+    }
+}
+
+#[cfg(test)]
+/// The report as JSON (`--report json`), versioned by [`JSON_REPORT_VERSION`]:
+/// every input with every object, its outcome, notes and the cluster's
+/// verdicts, then the counts.
+pub fn json_before(results: &[Processed], left_out: &[SkippedFile], warn_only: bool) -> Value {
     let mut counts = [0usize; 7];
     let inputs: Vec<Value> = results
         .iter()
@@ -478,5 +673,177 @@ mod tests {
             fix(&["uninject", "--check", "--", "--check", "it's.yaml"]),
             "kubectl mesh-inject uninject --in-place -- --check 'it'\\''s.yaml'"
         );
+    }
+
+    /// The sources read from `paths` under the crate, and `texts` as
+    /// standard input, run with the embedded profile `profile`, `sets`
+    /// and the context files `context`.
+    fn processed(
+        paths: &[&str],
+        texts: &[&str],
+        context: &[&str],
+        profile: &str,
+        sets: &[&str],
+        older_cluster: bool,
+    ) -> Vec<Processed> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let read = |paths: &[&str]| {
+            let paths: Vec<std::path::PathBuf> = paths.iter().map(|p| root.join(p)).collect();
+            crate::source::read_all(&paths, true).expect("read")
+        };
+        let mut sources = read(paths);
+        sources.extend(texts.iter().map(|text| crate::source::Source {
+            path: None,
+            text: text.to_string(),
+            found_in: None,
+            aliases: Default::default(),
+            kustomized: Default::default(),
+        }));
+        let profile = crate::profile::Profile::embedded(profile).expect("embedded profile");
+        let mut flags = serde_json::Map::new();
+        for set in sets {
+            let (name, value) = profile.parse_assignment(set, &flags).expect("--set");
+            flags.insert(name, value);
+        }
+        let settings = crate::pipeline::Settings {
+            action: crate::pipeline::Action::Inject,
+            profile,
+            flags,
+            native: older_cluster.then_some(crate::profile::NativeChoice::Always),
+            version: match older_cluster {
+                true => crate::cluster::KubeVersion::new(1, 27),
+                false => crate::cluster::KubeVersion::CURRENT,
+            },
+            security: crate::rules::SecurityMode::Auto,
+            namespace: None,
+            namespace_from: None,
+            keep_values: false,
+            whole_lists: false,
+            keep_patches: false,
+        };
+        let mut context = read(context);
+        context.push(crate::cluster::sample_trust_roots());
+        crate::pipeline::process_all(sources, &context, &settings).expect("processed")
+    }
+
+    #[test]
+    fn the_typed_json_report_is_the_one_built_by_hand() {
+        let deployment = |name: &str, container: &str| {
+            format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: shop\nspec:\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - {container}\n"
+            )
+        };
+        let privileged = deployment(
+            "privileged",
+            "{name: web, image: nginx:1.27, securityContext: {privileged: true}}",
+        );
+        let sized = deployment(
+            "sized",
+            "{name: web, image: nginx:1.27, resources: {requests: {cpu: 100m, memory: 64Mi}, limits: {cpu: 500m, memory: 256Mi}}}",
+        );
+        let ports = deployment(
+            "ports",
+            "{name: a, image: nginx:1.27, ports: [{name: test, containerPort: 80}]}\n      - {name: b, image: nginx:1.27, ports: [{name: test, containerPort: 8090}]}",
+        );
+        let denied = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: denied\n  namespace: shop\nspec:\n  template:\n    metadata:\n      labels: {app: web}\n      annotations: {sidecar.istio.io/interceptionMode: BPF}\n    spec:\n      containers:\n      - {name: web, image: nginx:1.27}\n";
+        let policies = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n  labels:\n    pod-security.kubernetes.io/enforce: baseline\n    pod-security.kubernetes.io/warn: restricted\n---\napiVersion: v1\nkind: ResourceQuota\nmetadata: {name: small, namespace: shop}\nspec:\n  hard: {limits.memory: 300Mi}\n";
+        let service = "apiVersion: v1\nkind: Service\nmetadata: {name: db, namespace: shop}\nspec:\n  ports: [{port: 3306}]\n";
+        let stream = format!(
+            "{privileged}---\n{sized}---\n{ports}---\n{denied}---\n{service}---\n{policies}"
+        );
+        let admission = [
+            "testdata/admission/namespace.yaml",
+            "testdata/linkerd-config",
+        ];
+        let injected = processed(&[], &[&stream], &[], "linkerd", &["proxyUID=1234"], false);
+        let injected = injected[0].text();
+        let runs = [
+            processed(
+                &["testdata/admission/web.yaml"],
+                &[],
+                &admission,
+                "linkerd",
+                &[],
+                false,
+            ),
+            processed(
+                &["testdata/admission/web.yaml"],
+                &[],
+                &admission,
+                "linkerd",
+                &["cni=true"],
+                false,
+            ),
+            processed(&["testdata/inject"], &[&stream], &[], "linkerd", &[], false),
+            processed(
+                &["testdata/inject"],
+                &[&stream],
+                &[],
+                "linkerd",
+                &["cni=true"],
+                false,
+            ),
+            processed(
+                &["testdata/inject", "testdata/istio"],
+                &[&stream],
+                &[],
+                "istio",
+                &[],
+                false,
+            ),
+            processed(&[], &[&stream, &privileged], &[], "istio", &[], true),
+            processed(&[], &[&injected], &[], "linkerd", &[], false),
+        ];
+        let left_out = [
+            SkippedFile {
+                path: "charts/templates/a.yaml".into(),
+                reason: "a Helm template".into(),
+                asked: false,
+            },
+            SkippedFile {
+                path: "x.yaml".into(),
+                reason: "excluded by --exclude x.yaml".into(),
+                asked: true,
+            },
+        ];
+        let mut verdicts = 0;
+        let mut seen = String::new();
+        for results in &runs {
+            verdicts += results
+                .iter()
+                .flat_map(|p| &p.objects)
+                .map(|o| o.verdicts.len())
+                .sum::<usize>();
+            for left_out in [&left_out[..], &[]] {
+                for warn_only in [false, true] {
+                    let typed = serde_json::to_string_pretty(&json(results, left_out, warn_only))
+                        .expect("JSON");
+                    let by_hand =
+                        serde_json::to_string_pretty(&json_before(results, left_out, warn_only))
+                            .expect("JSON");
+                    assert_eq!(typed, by_hand);
+                    seen.push_str(&typed);
+                }
+            }
+        }
+        assert!(verdicts > 10, "{verdicts} verdicts");
+        for said in [
+            "\"outcome\": \"denied\"",
+            "\"outcome\": \"annotated\"",
+            "\"outcome\": \"skipped\"",
+            "\"outcome\": \"unchanged\"",
+            "\"beforeInjection\": true",
+            "\"severity\": \"rejection\"",
+            "\"severity\": \"warning\"",
+            "\"replaced\": \"",
+            "\"warnings\": [\n",
+            "\"notes\": [\n",
+            "\"hints\": [\n",
+        ] {
+            assert!(seen.contains(said), "{said}");
+        }
+        let before = seen.matches("\"rejectedBeforeInjection\": ").count();
+        let none_before = seen.matches("\"rejectedBeforeInjection\": 0").count();
+        assert!(none_before < before, "some rejected before injection");
     }
 }
