@@ -88,12 +88,6 @@ impl ObjectResult {
     pub fn rejected(&self) -> bool {
         admission::rejected(&self.verdicts)
     }
-
-    /// Whether the cluster would refuse it because of the injection: a
-    /// rejection the workload did not draw before injection.
-    pub fn blocked(&self) -> bool {
-        self.verdicts.iter().any(Verdict::blocks)
-    }
 }
 
 /// A source after processing.
