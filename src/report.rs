@@ -1,8 +1,12 @@
-//! The report on stderr: one line per object, then a summary.
+//! The report on stderr: as text, one line per object, then a summary; or
+//! as JSON (`--report json`). Both say of each object what
+//! [`crate::diagnostic`] decides, and word it. With `--report json`, an
+//! error that stops the run is a JSON document too ([`error_json`]).
 
 use std::fmt::Write;
 
 use crate::diagnostic::{Cause, Diagnostic, PREEXISTING, Severity};
+use crate::error::{Error, Place};
 use crate::output::Paint;
 use crate::pipeline::{ObjectResult, Processed};
 use crate::rules::Outcome;
@@ -545,12 +549,104 @@ impl Summary {
     }
 }
 
+/// What standard error says of an error that stopped a run (exit status 2)
+/// asked for `--report json`: one JSON document, of the `kind` of the
+/// command's report (`Report`, or `admit`'s `AdmissionReport`), with an
+/// `error` in place of the report: its `message` as the text would give it
+/// after `error: `, and where the error has them, its `file`, `document`,
+/// `line` and `column`.
+pub fn error_json(error: &Error, kind: &'static str) -> String {
+    let Place {
+        file,
+        document,
+        line,
+        column,
+    } = error.place();
+    let report = JsonErrorReport {
+        api_version: JSON_REPORT_VERSION,
+        kind,
+        error: JsonError {
+            message: error.to_string(),
+            file,
+            document,
+            line,
+            column,
+        },
+    };
+    let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// A run's error as JSON: see [`error_json`].
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonErrorReport {
+    api_version: &'static str,
+    kind: &'static str,
+    error: JsonError,
+}
+
+/// The error of [`JsonErrorReport`]; a part of its place it does not have is left out.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsonError {
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    document: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn strings(words: &[&str]) -> Vec<String> {
         words.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn an_error_is_one_json_document_with_its_place() {
+        let located = crate::error::Located::at("f.yaml", "a: 1\nb: [x\n", 1, 8, "bad".into());
+        let json: serde_json::Value =
+            serde_json::from_str(&error_json(&Error::Document(located), KIND)).expect("JSON");
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "apiVersion": JSON_REPORT_VERSION,
+                "kind": "Report",
+                "error": {
+                    "message": "f.yaml: document 1, line 2:4: bad",
+                    "file": "f.yaml",
+                    "document": 1,
+                    "line": 2,
+                    "column": 4,
+                },
+            })
+        );
+        let missing = Error::Input {
+            path: "no/such.yaml".into(),
+            message: "no such file or directory".into(),
+        }
+        .given_with("--config");
+        assert_eq!(
+            error_json(&missing, "AdmissionReport"),
+            format!(
+                "{{\n  \"apiVersion\": \"{JSON_REPORT_VERSION}\",\n  \"kind\": \"AdmissionReport\",\n  \"error\": {{\n    \"message\": \"--config no/such.yaml: no such file or directory\",\n    \"file\": \"no/such.yaml\"\n  }}\n}}\n"
+            )
+        );
+        let usage = Error::Usage("--in-place needs files".into());
+        let json: serde_json::Value =
+            serde_json::from_str(&error_json(&usage, KIND)).expect("JSON");
+        assert_eq!(
+            json["error"],
+            serde_json::json!({"message": "--in-place needs files"})
+        );
     }
 
     #[test]
