@@ -527,6 +527,9 @@ fn keyed_by_name(value: &Value) -> Value {
     }
 }
 
+/// The `kind` of `admit`'s report as JSON.
+pub const REPORT_KIND: &str = "AdmissionReport";
+
 /// The report as JSON: each object with its verdicts and trace (and the
 /// static path with `--compare`).
 pub fn json(admitted: &[Admitted]) -> Value {
@@ -551,7 +554,7 @@ pub fn json(admitted: &[Admitted]) -> Value {
     };
     serde_json::json!({
         "apiVersion": crate::report::JSON_REPORT_VERSION,
-        "kind": "AdmissionReport",
+        "kind": REPORT_KIND,
         "objects": admitted.iter().map(|a| serde_json::json!({
             "file": a.source,
             "document": a.document,

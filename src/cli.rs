@@ -343,6 +343,19 @@ impl Cli {
             Some(Command::Config(_) | Command::Context(_) | Command::Version) => ColorChoice::Auto,
         }
     }
+
+    /// The `--report` format of the command line (text for commands without one).
+    pub fn report_format(&self) -> ReportFormat {
+        match &self.command {
+            None => self.inject.common.report.format,
+            Some(Command::Inject(args)) => args.common.report.format,
+            Some(Command::Uninject(args)) => args.common.report.format,
+            Some(Command::Admit(args)) => args.report.format,
+            Some(
+                Command::Verify(_) | Command::Config(_) | Command::Context(_) | Command::Version,
+            ) => ReportFormat::Text,
+        }
+    }
 }
 
 impl InputArgs {

@@ -6,11 +6,10 @@
 use saphyr_parser::{Event, Parser};
 use serde_json::{Map, Value, json};
 
-use crate::admission::Severity;
+use crate::diagnostic::{Cause, Diagnostic, PREEXISTING, Severity};
 use crate::error::{Error, Located, in_function_terms};
 use crate::json::Field;
 use crate::pipeline::{Output, Processed};
-use crate::rules::Outcome;
 use crate::workload::ObjectRef;
 use crate::yaml::{self, Edit, NodeKind, emit::Layout};
 
@@ -366,10 +365,11 @@ pub fn function_config(list: &Value) -> FunctionConfig {
     out
 }
 
-/// The `results` for a processed ResourceList: a skip is `info`, a warning
-/// `warning`, a rejection `error` (with `warn_only`, a `warning`; one the
-/// workload drew before injection too, a `warning` always); each names the
-/// item and the file it came from, when kpt or kustomize say so.
+/// The `results` for a processed ResourceList: what [`Diagnostic::of_object`]
+/// says of each item, of its severity (a skip and a fix are `info`, a
+/// rejection `error`, or a `warning` with `warn_only`), but the hints
+/// that are no fix and the notes that are only information; each names
+/// the item and the file it came from, when kpt or kustomize say so.
 pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> Vec<Value> {
     let mut results = Vec::new();
     for (index, object) in processed.objects.iter().enumerate() {
@@ -389,33 +389,24 @@ pub fn results(processed: &Processed, list: &ResourceList, warn_only: bool) -> V
             }
             results.push(Value::Object(result));
         };
-        if let Outcome::Skipped(reason) = &object.outcome {
-            push("info", format!("skipped: {reason}"));
-        }
-        for verdict in &object.verdicts {
-            if verdict.severity == Severity::Rejection && verdict.before_injection {
-                // The workload is refused with or without the injection.
-                let preexisting = crate::report::PREEXISTING;
-                push("warning", format!("{preexisting}: {}", verdict.message));
-                continue;
-            }
-            let severity = match verdict.severity {
-                Severity::Rejection if !warn_only => "error",
-                _ => "warning",
+        for said in Diagnostic::of_object(object, warn_only) {
+            let message = match said.cause {
+                Cause::Skipped => format!("skipped: {}", said.message),
+                Cause::RejectionBeforeInjection => format!("{PREEXISTING}: {}", said.message),
+                Cause::Fix => format!("fix: {}", said.message),
+                Cause::Rejection | Cause::RejectionWarnedOnly | Cause::ClusterWarning { .. } => {
+                    said.message.to_string()
+                }
+                // The injection's own warnings (an annotation the mesh
+                // ignores, a sidecar that never completes) are the user's
+                // to hear too; its information is the text report's.
+                Cause::Note { .. } if said.severity == Severity::Warning => {
+                    said.message.to_string()
+                }
+                // The hints are said as the fixes of a refusal only.
+                Cause::Note { .. } | Cause::Hint => continue,
             };
-            push(severity, verdict.message.clone());
-        }
-        // The injection's own warnings (an annotation the mesh ignores, a
-        // sidecar that never completes) are the user's to hear too.
-        for note in &object.notes {
-            if note.is_warning() {
-                push("warning", note.text.clone());
-            }
-        }
-        if object.refused_by_security_policy() {
-            for hint in &object.hints {
-                push("info", format!("fix: {hint}"));
-            }
+            push(said.severity.as_str(), message);
         }
     }
     results

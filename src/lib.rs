@@ -6,7 +6,8 @@
 //! [`workload`] (which objects carry a pod template) → [`rules`] (plans as
 //! JSON Patch, from a [`profile`]) → [`admission`] (would the cluster admit
 //! the result) → [`yaml::edit`] (render onto the original text) → [`output`]
-//! (stdout, diff, in-place, check) and [`report`].
+//! (stdout, diff, in-place, check) and [`report`], which says of each object
+//! what [`diagnostic`] decides.
 //! [`pipeline`] runs the sources through it; [`run`] runs a command line.
 //! Beside it: [`admit`] (the `admit` subcommand: the admission chain with
 //! webhooks), [`context_save`] (the cluster's objects saved through
@@ -34,6 +35,7 @@ pub mod cli;
 pub mod cluster;
 pub mod complete;
 pub mod context_save;
+pub mod diagnostic;
 pub mod error;
 pub mod gotemplate;
 pub mod json;

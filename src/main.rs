@@ -8,8 +8,8 @@ static ALLOCATOR: mesh_inject::allocator::Allocator = mesh_inject::allocator::Al
 use clap::{CommandFactory, FromArgMatches};
 use mesh_inject::cli::{Cli, ColorChoice};
 use mesh_inject::error::Error;
-use mesh_inject::output::{self, Paint};
-use mesh_inject::run::{Status, Stream, run, use_color};
+use mesh_inject::output;
+use mesh_inject::run::{ErrorReport, Status, Stream, run, use_color};
 
 fn main() -> ExitCode {
     no_transparent_huge_pages();
@@ -25,7 +25,7 @@ fn main() -> ExitCode {
         let answer = mesh_inject::complete::answer(&words);
         return exit_code(
             output::to_stdout(&answer).map(|()| Status::Done),
-            ColorChoice::Never,
+            ErrorReport::text(ColorChoice::Never),
         );
     }
     // The version names the proxies the embedded profiles inject, read from
@@ -58,7 +58,8 @@ fn main() -> ExitCode {
             } else {
                 text.to_string()
             };
-            return exit_code(output::to_stdout(&text).map(|()| Status::Done), color);
+            let written = output::to_stdout(&text).map(|()| Status::Done);
+            return exit_code(written, ErrorReport::text(color));
         }
         Err(err) => err.exit(),
     };
@@ -66,8 +67,8 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => err.exit(),
     };
-    let color = cli.color();
-    exit_code(run(cli), color)
+    let errors = ErrorReport::of(&cli);
+    exit_code(run(cli), errors)
 }
 
 /// The last `--color WHEN` (or `--color=WHEN`) among the arguments; `auto`
@@ -91,23 +92,17 @@ fn color_in_args() -> ColorChoice {
     choice
 }
 
-/// The exit status of a run, after saying what stopped it (`error:`
-/// coloured as `color` and standard error decide).
-fn exit_code(result: Result<Status, Error>, color: ColorChoice) -> ExitCode {
+/// The exit status of a run, after saying what stopped it as `errors`
+/// says (text, or with `--report json` a JSON document).
+fn exit_code(result: Result<Status, Error>, errors: ErrorReport) -> ExitCode {
     match result {
         Ok(Status::Done) => ExitCode::SUCCESS,
         Ok(Status::WouldChange | Status::Rejected | Status::Differs) => ExitCode::from(1),
         // The reader of the output went away (`| head`): its choice.
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            let paint = Paint::new(use_color(color, Stream::Stderr));
-            let mut text = format!("{} {err}\n", paint.error());
-            if let Some(snippet) = err.snippet() {
-                text.push_str(&snippet);
-                text.push('\n');
-            }
             // When standard error is what fails, the status still tells.
-            let _ = output::to_stderr(&text);
+            let _ = output::to_stderr(&errors.render(&err));
             ExitCode::from(2)
         }
     }

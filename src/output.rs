@@ -47,15 +47,6 @@ impl Paint {
     pub fn warning(self) -> String {
         self.paint(Self::WARNING, "warning:")
     }
-
-    /// A note as the report writes it: a warning with its label painted.
-    pub fn note(self, note: &crate::note::Note) -> String {
-        if note.is_warning() {
-            format!("{} {}", self.warning(), note.text)
-        } else {
-            note.text.clone()
-        }
-    }
 }
 
 /// Write `text` to standard output, flushed: a full disk must fail the run,

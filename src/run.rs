@@ -289,7 +289,7 @@ fn transform_input(mut args: TransformArgs, in_function: &mut bool) -> Result<St
         return answer_function(list, &mut results, &skipped, &args);
     }
 
-    let rejections = report::rejections(&results);
+    let rejections = report::rejections(&results, args.warn_only());
     if !rejections.is_empty() && !args.warn_only() {
         // Nothing is written: a pipe into `kubectl apply` must apply nothing.
         let written = write_rejections(&common.report, &results, &skipped, &rejections);
@@ -369,7 +369,7 @@ fn answer_function(
         }
         write_report(report, results, skipped, args.warn_only(), Written::Yes)
     });
-    let rejections = report::rejections(results);
+    let rejections = report::rejections(results, args.warn_only());
     let rejected = !args.warn_only() && !rejections.is_empty();
     // The results are not shown by every caller (kustomize keeps them
     // only in a results file): a failing function says why here too.
@@ -1229,6 +1229,52 @@ fn input_paths(input: &InputArgs) -> Result<Vec<PathBuf>, Error> {
         ));
     }
     Ok(vec![PathBuf::from("-")])
+}
+
+/// How a run says on standard error what stopped it (exit status 2): as
+/// text, `error: …` coloured as `--color` decides, with the line it is at
+/// shown under it; or, asked for `--report json`, as one JSON document of
+/// the command's report kind with an `error` (see [`report::error_json`]),
+/// so that a tool that reads standard error as JSON always gets JSON.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorReport {
+    color: ColorChoice,
+    /// With `--report json`: the `kind` of the command's report.
+    json: Option<&'static str>,
+}
+
+impl ErrorReport {
+    /// As text, coloured as `color` decides: for what has no command line
+    /// to read (kubectl's completion, `--help`).
+    pub fn text(color: ColorChoice) -> Self {
+        ErrorReport { color, json: None }
+    }
+
+    /// As the command line `cli` asks.
+    pub fn of(cli: &Cli) -> Self {
+        let kind = match cli.command {
+            Some(Command::Admit(_)) => crate::admit::REPORT_KIND,
+            _ => report::KIND,
+        };
+        ErrorReport {
+            color: cli.color(),
+            json: (cli.report_format() == ReportFormat::Json).then_some(kind),
+        }
+    }
+
+    /// What standard error says of `error`.
+    pub fn render(self, error: &Error) -> String {
+        if let Some(kind) = self.json {
+            return report::error_json(error, kind);
+        }
+        let paint = Paint::new(use_color(self.color, Stream::Stderr));
+        let mut text = format!("{} {error}\n", paint.error());
+        if let Some(snippet) = error.snippet() {
+            text.push_str(&snippet);
+            text.push('\n');
+        }
+        text
+    }
 }
 
 /// Where a text is written, for deciding whether to colour it.

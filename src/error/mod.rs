@@ -111,6 +111,18 @@ pub struct Located {
     pub line_text: String,
 }
 
+/// Where an error is (see [`Error::place`]): each part only where the
+/// error has it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The file (or `<stdin>`) the error is about.
+    pub file: Option<String>,
+    /// The 1-based document of the file, and the line and column in it.
+    pub document: Option<usize>,
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+}
+
 impl Located {
     /// Locate byte `offset` of `text` (a stream from `source`) in document `document`.
     pub fn at(source: &str, text: &str, document: usize, offset: usize, message: String) -> Self {
@@ -226,6 +238,26 @@ impl Error {
             Error::Write { error, .. } => error.kind() == std::io::ErrorKind::BrokenPipe,
             Error::InFunction(error) => error.is_broken_pipe(),
             _ => false,
+        }
+    }
+
+    /// Where the error is, as far as it is about a place: the file, and
+    /// the document, line and column of a document that is not valid YAML
+    /// or cannot be injected.
+    pub fn place(&self) -> Place {
+        match self {
+            Error::Document(located) => Place {
+                file: Some(located.source.clone()),
+                document: Some(located.document),
+                line: Some(located.line),
+                column: Some(located.column),
+            },
+            Error::Input { path, .. } | Error::Output { path, .. } => Place {
+                file: Some(path.display().to_string()),
+                ..Place::default()
+            },
+            Error::Flag { error, .. } | Error::InFunction(error) => error.place(),
+            _ => Place::default(),
         }
     }
 

@@ -102,21 +102,6 @@ impl ObjectResult {
     pub fn rejected(&self) -> bool {
         admission::rejected(&self.verdicts)
     }
-
-    /// Whether the cluster would refuse it because of the injection: a
-    /// rejection the workload did not draw before injection.
-    pub fn blocked(&self) -> bool {
-        self.verdicts.iter().any(Verdict::blocks)
-    }
-
-    /// Whether the cluster's security policies (Pod Security, a
-    /// PodSecurityPolicy) refuse it because of the injection: what the
-    /// injection's hints are about.
-    pub fn refused_by_security_policy(&self) -> bool {
-        self.verdicts
-            .iter()
-            .any(|v| v.blocks() && matches!(v.plugin, "PodSecurity" | "PodSecurityPolicy"))
-    }
 }
 
 /// A source after processing.

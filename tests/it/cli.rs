@@ -461,6 +461,79 @@ fn unreadable_inputs_exit_2() {
     assert!(bad.stderr.contains("not valid UTF-8"));
 }
 
+/// With `--report json`, a run that stops with an error says so as one JSON
+/// document on standard error, of the report's version and kind, with the
+/// message the text would give and its place; without it, as text.
+#[test]
+fn an_error_with_the_json_report_is_one_json_document_with_its_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "apiVersion: v1\nkind: Pod\n---\nkind: Pod\nmetadata:\n  name: [x\n",
+    )
+    .expect("write");
+    let bad = bad.to_str().expect("a UTF-8 path");
+    let missing = "/no/such/dir/deploy.yaml";
+    let json_error = |args: &[&str]| -> Value {
+        let run = run(args, None);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+        serde_json::from_str(&run.stderr).expect("standard error is one JSON document")
+    };
+    let message =
+        format!("{bad}: document 2, line 7:1: while parsing a flow sequence, expected ',' or ']'");
+    assert_eq!(
+        json_error(&["--report", "json", "-f", missing]),
+        serde_json::json!({
+            "apiVersion": "mesh-inject.io/report/v2",
+            "kind": "Report",
+            "error": {
+                "message": format!("{missing}: no such file or directory"),
+                "file": missing,
+            },
+        })
+    );
+    let syntax = serde_json::json!({
+        "message": message,
+        "file": bad,
+        "document": 2,
+        "line": 7,
+        "column": 1,
+    });
+    for args in [
+        &["-f", bad, "--report", "json"][..],
+        &["uninject", "--report=json", "-f", bad][..],
+        &["--report", "json", "--check", "-f", bad][..],
+    ] {
+        let report = json_error(args);
+        assert_eq!(report["apiVersion"], "mesh-inject.io/report/v2", "{args:?}");
+        assert_eq!(report["kind"], "Report", "{args:?}");
+        assert_eq!(report["error"], syntax, "{args:?}");
+    }
+    // admit's report is of its own kind, and so is its error.
+    let report = json_error(&["admit", "--report", "json", "-f", bad]);
+    assert_eq!(report["kind"], "AdmissionReport");
+    assert_eq!(report["error"], syntax);
+    // An error with no place: the message alone.
+    let report = json_error(&["--report", "json", "--in-place", "-f", "-"]);
+    assert_eq!(
+        report["error"],
+        serde_json::json!({"message": "--in-place needs files given with -f, not standard input"})
+    );
+
+    // Text stays the default, as it was.
+    let text = run(&["-f", missing], None);
+    assert_eq!(text.code, 2);
+    assert_eq!(
+        text.stderr,
+        format!("error: {missing}: no such file or directory\n")
+    );
+    let text = run(&["-f", bad, "--report", "text"], None);
+    assert_eq!(text.code, 2);
+    assert_eq!(text.stderr, format!("error: {message}\n  |\n7 | \n  | ^\n"));
+}
+
 #[test]
 fn usage_errors_exit_2() {
     for args in [

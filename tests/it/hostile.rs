@@ -48,6 +48,25 @@ fn assert_refused(run: &Run, path: &Path, at: (usize, usize, usize), message: &s
     assert!(run.stderr.contains(&snippet), "a snippet: {}", run.stderr);
 }
 
+/// [`assert_refused`] with `--report json`: the error as one JSON document on stderr.
+fn assert_refused_as_json(run: &Run, path: &Path, at: (usize, usize, usize), message: &str) {
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "nothing on stdout: {:?}", run.stdout);
+    let (document, line, column) = at;
+    let report: Value = serde_json::from_str(&run.stderr).expect("one JSON document");
+    let file = path.display().to_string();
+    assert_eq!(
+        report["error"],
+        json!({
+            "message": format!("{file}: document {document}, line {line}:{column}: {message}"),
+            "file": file,
+            "document": document,
+            "line": line,
+            "column": column,
+        })
+    );
+}
+
 /// Exit 2, nothing on stdout, and `error: MESSAGE` as the whole of stderr.
 fn assert_fails(run: &Run, message: &str) {
     assert_eq!(run.code, 2, "{}", run.stderr);
@@ -560,7 +579,11 @@ fn aliases_that_stand_for_gigabytes_are_refused_in_every_output_format_in_bounde
         vec!["admit", "-f", file, "-o", "json"],
     ] {
         let run = run_in_1_gb(&args);
-        assert_refused(&run, &path, (1, 14, 139), message);
+        if args.contains(&"--report") {
+            assert_refused_as_json(&run, &path, (1, 14, 139), message);
+        } else {
+            assert_refused(&run, &path, (1, 14, 139), message);
+        }
     }
 }
 

@@ -132,6 +132,20 @@ fn without_anchors_nothing_is_written_and_the_run_exits_2_with_the_fix() {
         let run = in_repo(&args, "");
         assert_eq!(run.code, 2, "{mode:?}: {}", run.stderr);
         assert_eq!(run.stdout, "", "{mode:?}: nothing on standard output");
+        if mode == ["--report", "json"] {
+            // The same message, as the JSON a tool reading the report expects.
+            let report: serde_json::Value =
+                serde_json::from_str(&run.stderr).expect("one JSON document");
+            let message = REFUSED
+                .strip_prefix("error: ")
+                .and_then(|rest| rest.split_once("\n  |\n"))
+                .map(|(message, _)| message);
+            assert_eq!(
+                report["error"],
+                serde_json::json!({"message": message, "file": EXAMPLE, "document": 1, "line": 3, "column": 1})
+            );
+            continue;
+        }
         assert_eq!(run.stderr, REFUSED, "{mode:?}");
     }
     // From standard input, as a pipe gives it.
