@@ -271,6 +271,81 @@ fn thread_locals_are_only_where_their_module_says_why() {
     assert!(allowed.contains("the crate's only `thread_local!`"));
 }
 
+/// The longest a function may be, from `fn` to its closing brace: past
+/// that, a reader no longer sees its steps; name them as functions.
+const FUNCTION_LINES_MAX: usize = 150;
+
+/// The functions of a file longer than [`FUNCTION_LINES_MAX`], its tests
+/// left out: each with its first line and length.
+#[derive(Default)]
+struct LongFunctions(Vec<(String, usize, usize)>);
+
+impl LongFunctions {
+    fn measure(&mut self, name: &syn::Ident, fn_token: &syn::token::Fn, block: &syn::Block) {
+        let first = fn_token.span.start().line;
+        let last = block.brace_token.span.close().end().line;
+        let lines = last + 1 - first;
+        if lines > FUNCTION_LINES_MAX {
+            self.0.push((name.to_string(), first, lines));
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for LongFunctions {
+    fn visit_item_fn(&mut self, function: &'ast syn::ItemFn) {
+        if !for_tests(&function.attrs) {
+            self.measure(&function.sig.ident, &function.sig.fn_token, &function.block);
+            syn::visit::visit_item_fn(self, function);
+        }
+    }
+
+    fn visit_impl_item_fn(&mut self, function: &'ast syn::ImplItemFn) {
+        if !for_tests(&function.attrs) {
+            self.measure(&function.sig.ident, &function.sig.fn_token, &function.block);
+            syn::visit::visit_impl_item_fn(self, function);
+        }
+    }
+
+    fn visit_item_mod(&mut self, module: &'ast syn::ItemMod) {
+        if !for_tests(&module.attrs) {
+            syn::visit::visit_item_mod(self, module);
+        }
+    }
+}
+
+#[test]
+fn no_function_is_over_150_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut said = String::new();
+    for (_, path) in top_level_files() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = syn::parse_file(&text).unwrap();
+        let mut long = LongFunctions::default();
+        long.visit_file(&file);
+        let shown = path.strip_prefix(&src).unwrap().display().to_string();
+        for (name, line, lines) in long.0 {
+            said.push_str(&format!("  {shown}:{line}: {name} is {lines} lines\n"));
+        }
+    }
+    assert!(
+        said.is_empty(),
+        "functions over {FUNCTION_LINES_MAX} lines; tell their steps as functions:\n{said}"
+    );
+}
+
+/// The measure counts from `fn` to the closing brace, and leaves tests out.
+#[test]
+fn a_long_function_is_found_and_a_long_test_is_not() {
+    let body = "    let x = 1;\n".repeat(FUNCTION_LINES_MAX);
+    let text = format!(
+        "fn long() {{\n{body}}}\nfn short() {{}}\n#[cfg(test)]\nmod tests {{\n    fn long_test() {{\n{body}}}\n}}\n"
+    );
+    let file = syn::parse_file(&text).unwrap();
+    let mut long = LongFunctions::default();
+    long.visit_file(&file);
+    assert_eq!(long.0, [("long".to_string(), 1, FUNCTION_LINES_MAX + 2)]);
+}
+
 /// The reading of names counts each way a module names another, and leaves
 /// the tests out: a cycle made only by a test, or only by a macro, is told
 /// apart.

@@ -154,6 +154,16 @@ pub(super) fn align_kin(
     steps
 }
 
+/// The indexes of the entries flagged (`flags`: one per entry).
+pub(super) fn gone(flags: &[bool]) -> Vec<usize> {
+    flags
+        .iter()
+        .enumerate()
+        .filter(|(_, flagged)| **flagged)
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// Runs of consecutive `true` as (first, last) index pairs.
 pub(super) fn runs(flags: &[bool]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();

@@ -597,6 +597,29 @@ impl Differ<'_> {
             let (start, end) = self.block_lines(first_key, last_value, next)?;
             self.delete(shared, start, end)?;
         }
+        let mut added = self.entries_to_add(node, col, entries, wanted, &merged)?;
+        // A key replaced by another (an action of a probe by another) keeps
+        // its place: the new entry goes where the old one stood.
+        if let ([i], 1) = (gone(&removed).as_slice(), added.len()) {
+            self.put_in_place_of(entries, *i, &mut added, shared)?;
+        }
+        if !added.is_empty() {
+            self.append_entries(node, entries, added, shared)?;
+        }
+        Ok(())
+    }
+
+    /// The entries `wanted` has that the mapping `node` (its `entries`, at
+    /// `col`) neither has nor gets from a merge key (`merged`), written; a
+    /// key a merge brings that `wanted` no longer has is an error.
+    fn entries_to_add(
+        &mut self,
+        node: &Node<'_>,
+        col: usize,
+        entries: &[(Node<'_>, Node<'_>)],
+        wanted: &Map<String, Value>,
+        merged: &Map<String, Value>,
+    ) -> Result<Vec<Text>, EditError> {
         let mut added: Vec<Text> = Vec::new();
         for (k, v) in wanted {
             let local = entries
@@ -618,48 +641,60 @@ impl Differ<'_> {
                 });
             }
         }
-        // A key replaced by another (an action of a probe by another) keeps
-        // its place: the new entry goes where the old one stood.
-        let gone: Vec<usize> = removed
-            .iter()
-            .enumerate()
-            .filter(|(_, gone)| **gone)
-            .map(|(i, _)| i)
-            .collect();
-        if let ([i], 1) = (gone.as_slice(), added.len()) {
-            if let Some((key, value)) = entries.get(*i) {
-                let next = entries.get(i + 1).map(|(k, _)| k);
-                let at = line_start(self.text, key.start)?;
-                let (start, _) = self.block_lines(key, value, next)?;
-                if starts_line(self.text, key.start)? && start == at {
-                    for text in added.drain(..) {
-                        self.insert(shared, at, text)?;
-                    }
-                }
+        Ok(added)
+    }
+
+    /// `added` written where the entry `i` of `entries` stood, when that
+    /// entry starts its own lines (taken out of `added` then).
+    fn put_in_place_of(
+        &mut self,
+        entries: &[(Node<'_>, Node<'_>)],
+        i: usize,
+        added: &mut Vec<Text>,
+        shared: bool,
+    ) -> Result<(), EditError> {
+        let Some((key, value)) = entries.get(i) else {
+            return Ok(());
+        };
+        let next = entries.get(i + 1).map(|(k, _)| k);
+        let at = line_start(self.text, key.start)?;
+        let (start, _) = self.block_lines(key, value, next)?;
+        if starts_line(self.text, key.start)? && start == at {
+            for text in added.drain(..) {
+                self.insert(shared, at, text)?;
             }
         }
-        if !added.is_empty() {
-            let last = entries.last();
-            let last_end = last.map_or(node.end, |(_, v)| v.end);
-            let mut at = line_end_after(self.text, last_end)?;
-            if let Some((key, value)) =
-                last.filter(|_| at == self.text.len() && !self.text.ends_with('\n'))
-            {
-                if is_block_scalar(value) && starts_line(self.text, key.start)? {
-                    // A block scalar ending the file without a line break would
-                    // gain one below it: add the new entries above it instead.
-                    at = line_start(self.text, key.start)?;
-                }
+        Ok(())
+    }
+
+    /// `added` written after the last of the mapping's `entries` (`node`).
+    fn append_entries(
+        &mut self,
+        node: &Node<'_>,
+        entries: &[(Node<'_>, Node<'_>)],
+        added: Vec<Text>,
+        shared: bool,
+    ) -> Result<(), EditError> {
+        let last = entries.last();
+        let last_end = last.map_or(node.end, |(_, v)| v.end);
+        let mut at = line_end_after(self.text, last_end)?;
+        if let Some((key, value)) =
+            last.filter(|_| at == self.text.len() && !self.text.ends_with('\n'))
+        {
+            if is_block_scalar(value) && starts_line(self.text, key.start)? {
+                // A block scalar ending the file without a line break would
+                // gain one below it: add the new entries above it instead.
+                at = line_start(self.text, key.start)?;
             }
-            if at == self.text.len() && !self.text.ends_with('\n') {
-                let joined: String = added.iter().flat_map(Text::pieces).collect();
-                let text = self.at_line_end(at, joined);
+        }
+        if at == self.text.len() && !self.text.ends_with('\n') {
+            let joined: String = added.iter().flat_map(Text::pieces).collect();
+            let text = self.at_line_end(at, joined);
+            self.insert(shared, at, text)?;
+        } else {
+            // One insertion per entry, in order: shared blocks stay shared.
+            for text in added {
                 self.insert(shared, at, text)?;
-            } else {
-                // One insertion per entry, in order: shared blocks stay shared.
-                for text in added {
-                    self.insert(shared, at, text)?;
-                }
             }
         }
         Ok(())
