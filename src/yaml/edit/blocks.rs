@@ -266,10 +266,8 @@ impl Blocks {
                 Some((start, end, text))
             })
             .collect::<Option<_>>()?;
-        Some(Text::Spliced(Box::new(Spliced {
-            base: written.text.clone(),
-            parts,
-        })))
+        let spliced = Spliced::new(written.text.clone(), parts)?;
+        Some(Text::Spliced(Box::new(spliced)))
     }
 }
 
@@ -504,7 +502,7 @@ mod tests {
             );
             assert!(got.is(&layout.block_item(4, &value)), "{name} {owner}");
             assert!(
-                matches!(&got, Text::Spliced(s) if s.parts.len() == 2),
+                matches!(&got, Text::Spliced(s) if s.parts() == 2),
                 "the kept text with the two strings that differ: {name} {owner}"
             );
         }

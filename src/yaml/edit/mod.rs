@@ -54,13 +54,39 @@ pub enum Text {
 }
 
 /// A shared text with some of its stretches replaced: written out piece by
-/// piece, never copied whole.
+/// piece, never copied whole. Made only by [`Spliced::new`], which checks
+/// that the parts fit the base.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spliced {
-    pub base: Arc<str>,
+    base: Arc<str>,
     /// `(start, end, text)`: `base[start..end]` replaced by `text`, in order,
-    /// none overlapping.
-    pub parts: Vec<(usize, usize, String)>,
+    /// none overlapping, each between two characters of the base.
+    parts: Vec<(usize, usize, String)>,
+}
+
+impl Spliced {
+    /// `base` with `parts` in place of its stretches; `None` when a part is
+    /// out of order, overlaps the one before, or does not fall between two
+    /// characters of `base` (the caller then writes the text whole).
+    pub fn new(base: Arc<str>, parts: Vec<(usize, usize, String)>) -> Option<Self> {
+        let mut at = 0;
+        for (start, end, _) in &parts {
+            let fits = at <= *start
+                && start <= end
+                && base.is_char_boundary(*start)
+                && base.is_char_boundary(*end);
+            if !fits {
+                return None;
+            }
+            at = *end;
+        }
+        Some(Spliced { base, parts })
+    }
+
+    /// How many stretches are replaced.
+    pub fn parts(&self) -> usize {
+        self.parts.len()
+    }
 }
 
 impl Text {
@@ -150,6 +176,7 @@ impl<'t> Iterator for Pieces<'t> {
         }
         match self.parts.next() {
             Some((start, end, text)) => {
+                // In order and between characters: `Spliced::new` checked.
                 let kept = self.base.get(self.at..*start).unwrap_or_default();
                 self.at = *end;
                 self.next = Some(text);
@@ -618,19 +645,37 @@ mod tests {
             ),
         ];
         for (parts, want) in cases {
-            let text = Text::Spliced(Box::new(Spliced {
-                base: base.clone(),
-                parts: parts
-                    .iter()
-                    .map(|&(start, end, with)| (start, end, with.to_string()))
-                    .collect(),
-            }));
+            let owned = parts
+                .iter()
+                .map(|&(start, end, with)| (start, end, with.to_string()))
+                .collect();
+            let text = Text::Spliced(Box::new(Spliced::new(base.clone(), owned).unwrap()));
             assert_eq!(text.to_text(), want, "{parts:?}");
             assert!(text.is(want), "{parts:?}");
             assert!(!text.is(&format!("{want}x")) && !text.is("x"), "{parts:?}");
             assert_eq!(text.len(), want.len(), "{parts:?}");
             assert_eq!(text.is_empty(), want.is_empty(), "{parts:?}");
             assert_eq!(text.ends_with_newline(), want.ends_with('\n'), "{parts:?}");
+        }
+    }
+
+    /// Parts that do not fit the base make no spliced text.
+    #[test]
+    fn parts_out_of_order_overlapping_or_inside_a_character_are_refused() {
+        let base: Arc<str> = "a: é\n".into();
+        let part = |start, end| (start, end, String::new());
+        assert!(Spliced::new(base.clone(), vec![part(0, 1), part(3, 5)]).is_some());
+        for parts in [
+            vec![part(3, 5), part(0, 1)],
+            vec![part(0, 2), part(1, 3)],
+            vec![part(2, 1)],
+            vec![part(3, 4)],
+            vec![part(0, 9)],
+        ] {
+            assert!(
+                Spliced::new(base.clone(), parts.clone()).is_none(),
+                "{parts:?}"
+            );
         }
     }
 
