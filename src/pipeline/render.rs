@@ -34,6 +34,17 @@ pub(super) fn lone_carriage_return(text: &str, from: usize, to: usize) -> Option
     (line..to).find(|&i| bytes.get(i) == Some(&b'\r') && bytes.get(i + 1) != Some(&b'\n'))
 }
 
+/// [`lone_carriage_return`] in a document that `holds`: a list cut into
+/// items has none (see `units_of`), and a JSON list's item may stand on a
+/// line of megabytes, not scanned again for each item (a scan for each
+/// made a one-line list of 5,000 workloads take 2.7 s instead of 0.24).
+fn lone_carriage_return_in(holds: Holds, text: &str, from: usize, to: usize) -> Option<usize> {
+    match holds {
+        Holds::Document => lone_carriage_return(text, from, to),
+        Holds::Item { .. } => None,
+    }
+}
+
 /// Plan one document and add its objects, value and text edits to `out`.
 pub(super) fn render_document(
     source: &Source,
@@ -110,9 +121,7 @@ pub(super) fn render_document(
     });
     if planned_change {
         let (from, to) = (document.start.min(root.start), document.end.max(root.end));
-        // A list cut into items has none (see `units_of`): a JSON list's
-        // item may stand on a line of megabytes, not scanned again for each.
-        if let (Holds::Document, Some(at)) = (holds, lone_carriage_return(text, from, to)) {
+        if let Some(at) = lone_carriage_return_in(holds, text, from, to) {
             return Err(locate(at, LONE_CARRIAGE_RETURN.into()).into());
         }
         let anew = match planned.reinjected {
