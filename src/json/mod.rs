@@ -1,7 +1,8 @@
 //! Working with JSON values (the objects the rules plan on) at the cost the
 //! tool's volume needs: members found without hashing ([`Field`]), and a
 //! mapping's keys kept in order while values are written over them
-//! ([`retain_in_order`]).
+//! ([`retain_in_order`]). The allocations reused from one workload to the
+//! next are `reuse::spare`'s.
 
 mod field;
 #[cfg(test)]

@@ -188,11 +188,26 @@ pub(super) fn render_document(
         out.values.push(result);
         return Ok(());
     }
-    // Written: it can hold the next workload's value.
-    if workload.is_some() {
-        scratch.done_value = Some(result);
+    if let Some(kind) = workload {
+        let injected = planned_change && settings.action == Action::Inject;
+        hand_back(scratch, result, kind, injected.then_some(&settings.profile));
     }
     Ok(())
+}
+
+/// A workload's value, written: the containers `profile` injected into it
+/// (when it was injected) can hold the next workload's, the rest the next
+/// workload's value.
+fn hand_back(
+    scratch: &mut Scratch,
+    mut value: Value,
+    kind: &workload::WorkloadType,
+    profile: Option<&crate::profile::Profile>,
+) {
+    if let Some(profile) = profile {
+        rules::inject::keep_injected(&mut value, kind, profile);
+    }
+    scratch.done_value = Some(value);
 }
 
 /// A document's text as the edits of its plans are made on it: the

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{Profile, template};
 use crate::json::Field;
+use crate::reuse::spare;
 use crate::reuse::stand_ins::{Marks, fill, fill_map, fill_marked, fill_str, has_token};
 
 /// What a placeholder name stands for, given the values and the workload;
@@ -312,8 +313,12 @@ impl Rendered {
                 std::mem::take(&mut own.init_containers),
             ),
             None => (
-                self.shared.proxy.clone(),
-                self.shared.init_containers.clone(),
+                spare::copy_of(&self.shared.proxy),
+                self.shared
+                    .init_containers
+                    .iter()
+                    .map(spare::copy_of)
+                    .collect(),
             ),
         };
         ((!proxy.is_null()).then_some(proxy), inits)

@@ -25,7 +25,8 @@
 //! for real. Worth 70% of a run with the cluster's templates (callgrind,
 //! 500 generated workloads).
 //!
-//! Why per thread, and the crate's only `thread_local!`: a rendering holds
+//! Why per thread (with `reuse/spare.rs`, one of the two modules that keep a
+//! `thread_local!`): a rendering holds
 //! the template's values (`gotemplate::Value`, counted by `Rc`), which
 //! cannot cross threads, and each core works on its own workloads. The
 //! shapes are reached from deep in one rule (the cluster's template
@@ -209,7 +210,8 @@ pub(super) fn render(
         {
             return None;
         }
-        let mut pod = rendering.pod.clone();
+        // Its containers copied into those of a workload done with.
+        let mut pod = crate::reuse::spare::copy_of_pod(&rendering.pod);
         stand_ins::fill_marked_in_place(&mut pod, rendering.marks.as_ref(), reals)?;
         // Written once with its stand-ins: again only when a string filled
         // in is one Istio writes otherwise (`null`, an empty string, `0`

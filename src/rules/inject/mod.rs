@@ -30,7 +30,8 @@ use crate::admission::{limit_ranger, psp, quota};
 use crate::json::Field;
 use crate::mesh::{Injected, Mesh, istio};
 use crate::note::Note;
-use crate::profile::{self, NativeChoice, Position, Rendered, WorkloadVars};
+use crate::profile::{self, NativeChoice, Position, Profile, Rendered, WorkloadVars};
+use crate::reuse::spare;
 use crate::workload::WorkloadType;
 use crate::yaml;
 
@@ -477,6 +478,37 @@ fn pull_secrets_added(rendered: &Rendered, mesh: Mesh, values: &Map<String, Valu
             .map(str::to_string)
             .collect(),
         None => Vec::new(),
+    }
+}
+
+/// Keep the containers of the profile's that `object` (a workload of `kind`)
+/// has, and its volumes, as spares for the next workload's (see [`spare`]).
+/// Called once the object is written and no longer needed.
+pub fn keep_injected(object: &mut Value, kind: &WorkloadType, profile: &Profile) {
+    let names: Vec<&str> = profile.container_names().collect();
+    let spec = kind
+        .template_path()
+        .try_fold(&mut *object, |at, token| at.field_mut(token))
+        .and_then(|template| template.field_mut("spec"));
+    let Some(spec) = spec else {
+        return;
+    };
+    if let Some(volumes @ Value::Array(_)) = spec.field_mut("volumes") {
+        spare::keep(std::mem::take(volumes));
+    }
+    for list in ["initContainers", "containers"] {
+        let Some(Value::Array(items)) = spec.field_mut(list) else {
+            continue;
+        };
+        for item in items {
+            let ours = item
+                .field("name")
+                .and_then(Value::as_str)
+                .is_some_and(|name| names.contains(&name));
+            if ours {
+                spare::keep(std::mem::take(item));
+            }
+        }
     }
 }
 
