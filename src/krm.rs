@@ -857,10 +857,18 @@ mod tests {
             assert_eq!(list.middle.is_some(), *cut, "{text}");
             let processed = processed(text);
             let found = results(&processed, &list, false);
-            let expected = with_results(&processed.text(), found.clone()).expect("edits");
+            let expected = with_results(
+                &processed.try_text().expect("the edits fit the source"),
+                found.clone(),
+            )
+            .expect("edits");
             let mut spliced = processed.clone();
             add_results(&mut spliced, &list, found).expect("edits");
-            assert_eq!(spliced.text(), expected, "{text}");
+            assert_eq!(
+                spliced.try_text().expect("the edits fit the source"),
+                expected,
+                "{text}"
+            );
         }
     }
 

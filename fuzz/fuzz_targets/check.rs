@@ -144,7 +144,7 @@ pub fn check(choice: u8, input: &str) {
             return;
         }
     };
-    let output = &*first.text();
+    let output = &*first.try_text().expect("the edits fit the source");
 
     // A List read item by item gives the bytes it gives read whole.
     if !yaml::parse::list_lines(input).is_empty() {
@@ -155,7 +155,7 @@ pub fn check(choice: u8, input: &str) {
         let read_whole = run_with(input, &whole, Action::Inject)
             .unwrap_or_else(|e| panic!("a list read whole is refused, item by item not: {e}"));
         assert_eq!(
-            read_whole.text().into_owned(),
+            read_whole.try_text().expect("the edits fit the source").into_owned(),
             output,
             "a list read item by item differs from the list read whole"
         );
@@ -165,18 +165,18 @@ pub fn check(choice: u8, input: &str) {
     let second = run(output, Action::Inject)
         .unwrap_or_else(|e| panic!("the output of inject is refused: {e}"));
     assert_eq!(
-        second.text().into_owned(),
+        second.try_text().expect("the edits fit the source").into_owned(),
         output,
         "injecting again changed the output"
     );
 
     // uninject(inject(x)) == x, for x never injected
-    let never_injected = run(input, Action::Uninject).is_ok_and(|u| u.text().into_owned() == input);
+    let never_injected = run(input, Action::Uninject).is_ok_and(|u| u.try_text().expect("the edits fit the source").into_owned() == input);
     if never_injected {
         let back = run(output, Action::Uninject)
             .unwrap_or_else(|e| panic!("uninject refuses the output of inject: {e}"));
         assert_eq!(
-            back.text().into_owned(),
+            back.try_text().expect("the edits fit the source").into_owned(),
             input,
             "uninject did not restore the input"
         );
@@ -186,11 +186,11 @@ pub fn check(choice: u8, input: &str) {
     let then = settings(choice, true);
     let again = run_with(output, &then, Action::Inject)
         .unwrap_or_else(|e| panic!("the output of inject is refused with other settings: {e}"));
-    let again = again.text().into_owned();
+    let again = again.try_text().expect("the edits fit the source").into_owned();
     if let Ok(fresh) = run_with(input, &then, Action::Inject) {
         assert_eq!(
             again,
-            fresh.text().into_owned(),
+            fresh.try_text().expect("the edits fit the source").into_owned(),
             "injecting with other settings differs from injecting the input with them"
         );
     }
@@ -198,7 +198,7 @@ pub fn check(choice: u8, input: &str) {
         let back = run_with(&again, &then, Action::Uninject)
             .unwrap_or_else(|e| panic!("uninject refuses the output of a second inject: {e}"));
         assert_eq!(
-            back.text().into_owned(),
+            back.try_text().expect("the edits fit the source").into_owned(),
             input,
             "uninject after a second inject did not restore the input"
         );

@@ -273,16 +273,6 @@ impl Processed {
             Output::Spliced(_) => self.pieces().collect::<Result<String, _>>().map(Into::into),
         }
     }
-
-    /// [`Processed::try_text`] for reading and comparing outputs (tests,
-    /// fuzzers): an output whose edits do not fit its source (which
-    /// [`Output::spliced`] rules out) reads as the error that says so, never
-    /// as a text with a stretch lost. What writes an output uses `try_text`
-    /// or the pieces.
-    pub fn text(&self) -> std::borrow::Cow<'_, str> {
-        self.try_text()
-            .unwrap_or_else(|error| error.to_string().into())
-    }
 }
 
 #[cfg(test)]
@@ -377,6 +367,9 @@ mod tests {
         );
         assert!(processed.try_text().is_err());
         assert!(processed.byte_pieces().any(|piece| piece.is_err()));
-        assert_eq!(processed.text(), error);
+        assert_eq!(
+            processed.try_text().expect_err("a defect").to_string(),
+            error
+        );
     }
 }

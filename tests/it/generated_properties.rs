@@ -899,7 +899,7 @@ proptest! {
     #[test]
     fn documents_not_injected_pass_through_byte_identical(stream in stream()) {
         let input = stream.text();
-        let output = run(&input, Action::Inject).text().into_owned();
+        let output = run(&input, Action::Inject).try_text().expect("the edits fit the source").into_owned();
         let before = split_documents(&input);
         let after = split_documents(&output);
         prop_assert_eq!(before.len(), stream.docs.len());
@@ -915,8 +915,8 @@ proptest! {
 
     #[test]
     fn injecting_twice_changes_nothing(stream in stream()) {
-        let once = run(&stream.text(), Action::Inject).text().into_owned();
-        let twice = run(&once, Action::Inject).text().into_owned();
+        let once = run(&stream.text(), Action::Inject).try_text().expect("the edits fit the source").into_owned();
+        let twice = run(&once, Action::Inject).try_text().expect("the edits fit the source").into_owned();
         prop_assert_eq!(twice, once);
     }
 
@@ -927,12 +927,12 @@ proptest! {
     #[test]
     fn reinjecting_with_other_settings_converges(stream in stream(), first in mode(), then in mode()) {
         let input = stream.text();
-        let once = run_in(&input, Action::Inject, &first).text().into_owned();
-        let again = run_in(&once, Action::Inject, &then).text().into_owned();
-        let fresh = run_in(&input, Action::Inject, &then).text().into_owned();
+        let once = run_in(&input, Action::Inject, &first).try_text().expect("the edits fit the source").into_owned();
+        let again = run_in(&once, Action::Inject, &then).try_text().expect("the edits fit the source").into_owned();
+        let fresh = run_in(&input, Action::Inject, &then).try_text().expect("the edits fit the source").into_owned();
         if first.istio == then.istio {
             prop_assert_eq!(&again, &fresh, "injected first with {:?}", first);
-            let back = run_in(&again, Action::Uninject, &then).text().into_owned();
+            let back = run_in(&again, Action::Uninject, &then).try_text().expect("the edits fit the source").into_owned();
             prop_assert_eq!(back, input);
         } else {
             let documents = split_documents(&input).into_iter().zip(split_documents(&once));
@@ -947,9 +947,9 @@ proptest! {
     #[test]
     fn uninject_restores_the_input(stream in stream()) {
         let input = stream.text();
-        prop_assert_eq!(&run(&input, Action::Uninject).text().into_owned(), &input, "uninject changed an input never injected");
-        let injected = run(&input, Action::Inject).text().into_owned();
-        prop_assert_eq!(run(&injected, Action::Uninject).text().into_owned(), input);
+        prop_assert_eq!(&run(&input, Action::Uninject).try_text().expect("the edits fit the source").into_owned(), &input, "uninject changed an input never injected");
+        let injected = run(&input, Action::Inject).try_text().expect("the edits fit the source").into_owned();
+        prop_assert_eq!(run(&injected, Action::Uninject).try_text().expect("the edits fit the source").into_owned(), input);
     }
 
     #[test]
@@ -963,8 +963,8 @@ proptest! {
                 .expect("the patched document exists");
             json_patch::patch(doc, &object.ops).expect("the patch applies");
         }
-        let got = independent_values(&processed.text());
-        prop_assert_eq!(got, expected, "output:\n{}", processed.text().into_owned());
+        let got = independent_values(&processed.try_text().expect("the edits fit the source"));
+        prop_assert_eq!(got, expected, "output:\n{}", processed.try_text().expect("the edits fit the source").into_owned());
     }
 
     #[test]
@@ -984,8 +984,8 @@ proptest! {
         prop_assert_eq!(cut.len(), usize::from(stream.docs.len() > 1), "not cut:\n{}", input);
         prop_assert_eq!(cut.first().map(|list| list.json), (stream.docs.len() > 1).then_some(form != "block"));
         let both = |text: &str, action: Action| {
-            let by_items = run_with(text, action, &mode, false).text().into_owned();
-            let whole = run_with(text, action, &mode, true).text().into_owned();
+            let by_items = run_with(text, action, &mode, false).try_text().expect("the edits fit the source").into_owned();
+            let whole = run_with(text, action, &mode, true).try_text().expect("the edits fit the source").into_owned();
             (by_items, whole)
         };
         let (injected, whole) = both(&input, Action::Inject);
@@ -1049,8 +1049,14 @@ fn assert_reads_item_by_item_as_whole(input: &str, path: &std::path::Path) {
             ..Mode::default()
         };
         let both = |text: &str, action: Action| {
-            let by_items = run_with(text, action, &mode, false).text().into_owned();
-            let whole = run_with(text, action, &mode, true).text().into_owned();
+            let by_items = run_with(text, action, &mode, false)
+                .try_text()
+                .expect("the edits fit the source")
+                .into_owned();
+            let whole = run_with(text, action, &mode, true)
+                .try_text()
+                .expect("the edits fit the source")
+                .into_owned();
             assert_eq!(by_items, whole, "{}: {action:?}\n{text}", path.display());
             by_items
         };
@@ -1117,7 +1123,8 @@ fn a_json_stream_cut_between_its_values_gives_each_value_as_alone() {
             .iter()
             .map(|value| {
                 run_in(&write(value), Action::Inject, &mode)
-                    .text()
+                    .try_text()
+                    .expect("the edits fit the source")
                     .into_owned()
             })
             .collect();
@@ -1129,13 +1136,17 @@ fn a_json_stream_cut_between_its_values_gives_each_value_as_alone() {
         }
         let cut = mesh_inject::yaml::parse::split_points(&stream, 16);
         assert!(cut.len() > 10, "{cut:?}");
-        let injected = run_in(&stream, Action::Inject, &mode).text().into_owned();
+        let injected = run_in(&stream, Action::Inject, &mode)
+            .try_text()
+            .expect("the edits fit the source")
+            .into_owned();
         assert!(
             injected == alone,
             "the stream cut differs from its values alone (pretty: {pretty})"
         );
         let restored = run_in(&injected, Action::Uninject, &mode)
-            .text()
+            .try_text()
+            .expect("the edits fit the source")
             .into_owned();
         assert!(restored == stream, "uninject does not restore the stream");
     }
