@@ -2470,3 +2470,57 @@ fn a_file_named_with_f_is_never_dropped_as_a_kustomize_patch() {
         assert!(!left.stdout.contains("linkerd-proxy"), "{args:?}");
     }
 }
+
+/// `--exclude` takes the glob syntax of ripgrep and fd: alternatives in
+/// braces and a pattern of many stars (matched in linear time) leave out
+/// what they name, and the rest is injected.
+#[test]
+fn exclude_takes_braces_and_many_stars() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for name in [
+        "apps/web.yaml",
+        "apps/api.yaml",
+        "apps/jobs.yaml",
+        "legacy/old.yaml",
+    ] {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, example_text()).expect("write");
+    }
+    let root = dir.path().to_str().expect("utf-8");
+    let context = common::cluster().display().to_string();
+    let stars = "*a".repeat(30) + "b";
+    let args = [
+        "-R",
+        "--check",
+        "-v",
+        "--context",
+        &context,
+        "-f",
+        root,
+        "--exclude",
+        "apps/{web,api}.yaml",
+        "--exclude",
+        "legacy",
+        "--exclude",
+        &stars,
+    ];
+    let run = common::run(&args, None);
+    assert_eq!(
+        run.code, 1,
+        "only jobs.yaml is checked, and it is stale: {}",
+        run.stderr
+    );
+    for left_out in ["apps/web.yaml", "apps/api.yaml", "legacy/old.yaml"] {
+        assert!(
+            run.stderr
+                .contains(&format!("{root}/{left_out} skipped: excluded by --exclude")),
+            "{left_out}: {}",
+            run.stderr
+        );
+    }
+    assert!(!run.stderr.contains("jobs.yaml skipped"), "{}", run.stderr);
+    let bad = common::run(&["--exclude", "apps/{web", "-f", root], None);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("apps/{web"), "{}", bad.stderr);
+}
