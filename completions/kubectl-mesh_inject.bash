@@ -86,7 +86,7 @@ _kubectl__mesh_inject() {
 
     case "${cmd}" in
         kubectl__mesh_inject)
-            opts="-f -R -n -o -q -v -h -V --filename --recursive --exclude --namespace --namespace-from-env --max-input-bytes --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help --version inject uninject config admit context verify version help"
+            opts="-f -R -n -o -q -v -h -V --filename --recursive --exclude --namespace --namespace-from-env --max-input-bytes --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --no-reuse --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help --version inject uninject config admit context verify version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -518,7 +518,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__inject)
-            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --namespace-from-env --max-input-bytes --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --namespace-from-env --max-input-bytes --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --no-reuse --profile --config --set --kube-version --native-sidecar --security-context --context --linkerd-chart --warn-only --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -608,7 +608,7 @@ _kubectl__mesh_inject() {
             return 0
             ;;
         kubectl__mesh_inject__subcmd__uninject)
-            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --namespace-from-env --max-input-bytes --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --profile --config --set --help"
+            opts="-f -R -n -o -q -v -h --filename --recursive --exclude --namespace --namespace-from-env --max-input-bytes --output --diff --in-place --overwrite-read-only --check --quiet --verbose --report --color --no-reuse --profile --config --set --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_mesh_inject_global_optspecs
-    string join \n f/filename= R/recursive exclude= n/namespace= namespace-from-env= max-input-bytes= o/output= diff in-place overwrite-read-only check q/quiet v/verbose report= color= profile= config= set= kube-version= native-sidecar= security-context= context= linkerd-chart= warn-only h/help V/version
+    string join \n f/filename= R/recursive exclude= n/namespace= namespace-from-env= max-input-bytes= o/output= diff in-place overwrite-read-only check q/quiet v/verbose report= color= no-reuse profile= config= set= kube-version= native-sidecar= security-context= context= linkerd-chart= warn-only h/help V/version
 end
 
 function __fish_kubectl_mesh_inject_needs_command
@@ -58,6 +58,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s q -l quiet -d 'Print no report on standard error'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s v -l verbose -d 'List every object in the report, also those left as expected (kinds without a pod, workloads already injected); by default the report lists what changed, what was skipped for a reason, warnings and rejections, then the summary'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l no-reuse -d 'Reuse nothing from one workload to the next: every proxy, filling and block of text made for real. The output is the same, only slower: the reference the tests hold the reuse to, and a way to rule it out (see docs/development.md)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -l warn-only -d 'Write the output even when the cluster would reject an injected workload because of the injection; the rejections are reported as warnings (one the workload drew before injection too never stops the output)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_needs_command" -s V -l version -d 'Print version'
@@ -103,6 +104,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s q -l quiet -d 'Print no report on standard error'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s v -l verbose -d 'List every object in the report, also those left as expected (kinds without a pod, workloads already injected); by default the report lists what changed, what was skipped for a reason, warnings and rejections, then the summary'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l no-reuse -d 'Reuse nothing from one workload to the next: every proxy, filling and block of text made for real. The output is the same, only slower: the reference the tests hold the reuse to, and a way to rule it out (see docs/development.md)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -l warn-only -d 'Write the output even when the cluster would reject an injected workload because of the injection; the rejections are reported as warnings (one the workload drew before injection too never stops the output)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand inject" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s f -l filename -d 'File or directory with manifests; `-` reads standard input (repeatable). Without -f, standard input is read when it is not a terminal' -r -F
@@ -129,6 +131,7 @@ complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand 
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l check -d 'Write nothing; exit 1 and list the files that would change'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s q -l quiet -d 'Print no report on standard error'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s v -l verbose -d 'List every object in the report, also those left as expected (kinds without a pod, workloads already injected); by default the report lists what changed, what was skipped for a reason, warnings and rejections, then the summary'
+complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -l no-reuse -d 'Reuse nothing from one workload to the next: every proxy, filling and block of text made for real. The output is the same, only slower: the reference the tests hold the reuse to, and a way to rule it out (see docs/development.md)'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand uninject" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-mesh_inject -n "__fish_kubectl_mesh_inject_using_subcommand config" -l profile -d 'Embedded profile: linkerd (default; uninject takes the mesh that injected each file) or istio' -r -f -a "linkerd\t''
 istio\t''"

@@ -3,9 +3,11 @@
 #
 #   fuzz/run.sh [SECONDS] [TARGET] [extra libFuzzer flags...]
 #
-# TARGET is `pipeline` (the default: the whole pipeline on arbitrary bytes)
-# or `reader` (manifests assembled from the pieces of the differential test
-# against kubectl's reader, chosen by the input's bytes). For `pipeline`,
+# TARGET is `pipeline` (the default: the whole pipeline on arbitrary bytes),
+# `reader` (manifests assembled from the pieces of the differential test
+# against kubectl's reader, chosen by the input's bytes) or `templates`
+# (the cluster's template path: generated template programs over streams of
+# alike workloads, each run with and without reuse, which must agree). For `pipeline`,
 # seeds the corpus from testdata/, ../shared/corpus/ (when it is beside the
 # checkout) and the generators of that test (examples/fuzz_seeds.rs), each
 # file behind a settings byte (see fuzz_targets/pipeline.rs). Runs the
@@ -27,9 +29,9 @@ if [ $# -gt 0 ] && [ "${1#-}" = "$1" ]; then
     shift
 fi
 case $name in
-pipeline | reader) ;;
+pipeline | reader | templates) ;;
 *)
-    echo "fuzz/run.sh: no target $name (pipeline or reader)" >&2
+    echo "fuzz/run.sh: no target $name (pipeline, reader or templates)" >&2
     exit 2
     ;;
 esac

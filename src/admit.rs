@@ -84,7 +84,7 @@ pub fn admit_all(
         }
     }
     let webhooks = chain_webhooks(&cluster, &settings.run.profile);
-    let prepared = Prepared::default();
+    let prepared = Prepared::new(settings.run.reuse);
     // The cluster's own injector configuration, when it holds one.
     let configured = settings
         .run
@@ -115,8 +115,12 @@ pub fn admit_all(
     // value missing) is not a verdict of the cluster's, whose injector has
     // its configuration: the run stops with the refusal, as inject does.
     let refused = std::cell::RefCell::new(None);
+    // What the rules keep from pod to pod (the webhook is called from deep
+    // in the admission chain, through `Fn`: borrowed for each call).
+    let caches = std::cell::RefCell::new(rules::Caches::new(settings.run.reuse));
     let injector = |pod: &Value| {
-        mesh_injector(pod, &webhook_env, &cluster).map_err(|error| {
+        let caches = &mut caches.borrow_mut();
+        mesh_injector(pod, &webhook_env, &cluster, caches).map_err(|error| {
             let message = error.to_string();
             if error.is_refusal() {
                 refused.replace(Some(error));
@@ -169,7 +173,7 @@ pub fn admit_all(
                 };
                 let static_path = settings
                     .compare
-                    .then(|| static_review(object, kind, &static_env, &target))
+                    .then(|| static_review(object, kind, &static_env, &target, &caches))
                     .transpose()
                     .map_err(|error| stopped(&reference, error))?;
                 let review = review::review(object, kind, &target);
@@ -213,6 +217,7 @@ fn mesh_injector(
     pod: &Value,
     env: &Env<'_>,
     cluster: &ClusterContext,
+    caches: &mut rules::Caches,
 ) -> Result<Injected, rules::PlanError> {
     let profile = env.profile;
     let annotation = |annotations: Option<&Map<String, Value>>, key: &str| {
@@ -269,7 +274,7 @@ fn mesh_injector(
         return Ok(Injected::Left(format!("the pod already has {proxy}")));
     }
     let pod_kind = pod_type();
-    let plan = rules::inject(pod.clone(), &pod_kind, env)?;
+    let plan = rules::inject(pod.clone(), &pod_kind, env, caches)?;
     match plan.outcome {
         Outcome::Injected => {}
         Outcome::Skipped(reason) | Outcome::Ignored(reason) => {
@@ -319,8 +324,11 @@ fn static_review(
     kind: &WorkloadType,
     env: &Env<'_>,
     target: &Target<'_>,
+    caches: &std::cell::RefCell<rules::Caches>,
 ) -> Result<Review, rules::PlanError> {
-    let plan = rules::inject(object.clone(), kind, env)?;
+    // Borrowed for the rules alone: the review calls the webhook, which
+    // borrows them too.
+    let plan = rules::inject(object.clone(), kind, env, &mut caches.borrow_mut())?;
     Ok(review::review(&plan.result, kind, target))
 }
 

@@ -288,6 +288,22 @@ pub struct CommonArgs {
     pub check: bool,
     #[command(flatten)]
     pub report: ReportArgs,
+    /// Reuse nothing from one workload to the next: every proxy, filling
+    /// and block of text made for real. The output is the same, only
+    /// slower: the reference the tests hold the reuse to, and a way to rule
+    /// it out (see docs/development.md).
+    #[arg(long, hide = true)]
+    pub no_reuse: bool,
+}
+
+impl CommonArgs {
+    /// What the run reuses from one workload to the next.
+    pub fn reuse(&self) -> crate::reuse::Mode {
+        match self.no_reuse {
+            true => crate::reuse::Mode::Reference,
+            false => crate::reuse::Mode::Reuse,
+        }
+    }
 }
 
 /// Where the manifests come from.

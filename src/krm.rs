@@ -758,19 +758,11 @@ mod tests {
 
     /// A ResourceList through the pipeline, with the default settings.
     fn processed(text: &str) -> Processed {
+        let profile = crate::profile::Profile::embedded(crate::profile::EMBEDDED[0].0)
+            .expect("embedded profile");
         let settings = crate::pipeline::Settings {
-            action: crate::pipeline::Action::Inject,
-            profile: crate::profile::Profile::embedded(crate::profile::EMBEDDED[0].0)
-                .expect("embedded profile"),
-            flags: Map::new(),
-            native: None,
-            version: crate::cluster::KubeVersion::CURRENT,
-            security: crate::rules::SecurityMode::Auto,
-            namespace: None,
-            namespace_from: None,
-            keep_values: false,
-            whole_lists: false,
             keep_patches: false,
+            ..crate::pipeline::Settings::new(crate::pipeline::Action::Inject, profile)
         };
         let source = crate::source::Source {
             path: None,

@@ -51,6 +51,7 @@ pub mod report;
 pub mod reuse;
 pub mod rules;
 pub mod run;
+pub mod sentinel;
 pub mod source;
 pub mod suggest;
 pub mod verify;

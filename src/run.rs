@@ -238,7 +238,7 @@ fn transform_input(mut args: TransformArgs, in_function: &mut bool) -> Result<St
         }
         apply_function_config(&mut args, &list.config)?;
     }
-    let prepared = Prepared::default();
+    let prepared = Prepared::new(args.common.reuse());
     let meshes = meshes_to_uninject(action, &args.profile, &sources)?;
     let first_mesh = |found: &Vec<&'static str>| -> &'static str {
         found.first().copied().unwrap_or(profile::EMBEDDED[0].0)
@@ -545,7 +545,7 @@ fn uninject_with(
         Ok(both) => both,
         Err(error) => return Err(pipeline::Failed { error, sources }),
     };
-    let prepared = Prepared::default();
+    let prepared = Prepared::new(settings.reuse);
     pipeline::process_or_return(sources, loaded, &settings, &prepared, progress)
 }
 
@@ -901,6 +901,7 @@ fn settings(
         keep_values: false,
         whole_lists: false,
         keep_patches: false,
+        reuse: crate::reuse::Mode::Reuse,
     })
 }
 
@@ -1047,13 +1048,18 @@ fn settings_and_cluster(
     args: &TransformArgs,
 ) -> Result<(Settings, Result<pipeline::Loaded, Error>), Error> {
     let common = &args.common;
-    settings_and_cluster_of(
+    let (settings, loaded) = settings_and_cluster_of(
         action,
         &common.input,
         &args.profile,
         args.inject.as_ref(),
         common.output,
-    )
+    )?;
+    let settings = Settings {
+        reuse: common.reuse(),
+        ..settings
+    };
+    Ok((settings, loaded))
 }
 
 /// [`settings_and_cluster`] from its parts: the input's flags, the

@@ -16,7 +16,6 @@
 use mesh_inject::cluster::KubeVersion;
 use mesh_inject::pipeline::{self, Action, Processed, Settings};
 use mesh_inject::profile::{self, NativeChoice, Profile};
-use mesh_inject::rules::SecurityMode;
 use mesh_inject::source::Source;
 use mesh_inject::yaml;
 use serde_json::{Map, Value};
@@ -66,8 +65,6 @@ fn settings(choice: u8, second: bool) -> Settings {
         set(&format!("trustAnchorsPEM={anchors}"));
     }
     Settings {
-        action: Action::Inject,
-        profile,
         flags,
         native: match (choice >> 3) & 3 {
             1 => Some(NativeChoice::Always),
@@ -79,12 +76,7 @@ fn settings(choice: u8, second: bool) -> Settings {
         } else {
             KubeVersion::CURRENT
         },
-        security: SecurityMode::Auto,
-        namespace: None,
-        namespace_from: None,
-        keep_values: false,
-        whole_lists: false,
-        keep_patches: true,
+        ..Settings::new(Action::Inject, profile)
     }
 }
 

@@ -26,6 +26,7 @@ use crate::json::Field;
 use crate::note::Note;
 use crate::profile::{Prepared, Profile};
 use crate::progress::Progress;
+use crate::reuse::Mode;
 use crate::rules::{self, Env, Outcome, Plan};
 use crate::source::{Kustomized, Source};
 use crate::workload::{self, ObjectRef, WorkloadTypes};
@@ -64,8 +65,14 @@ pub fn process_all(
     settings: &Settings,
 ) -> Result<Vec<Processed>, Error> {
     let loaded = load(context, settings);
-    process_or_return(sources, loaded, settings, &Prepared::default(), None)
-        .map_err(|failed| failed.error)
+    process_or_return(
+        sources,
+        loaded,
+        settings,
+        &Prepared::new(settings.reuse),
+        None,
+    )
+    .map_err(|failed| failed.error)
 }
 
 /// What a run knows before it reads its input: the cluster of its
@@ -193,7 +200,7 @@ pub fn process_or_return(
         let second = run(
             &cluster,
             profile.as_deref(),
-            &Prepared::default(),
+            &Prepared::new(settings.reuse),
             false,
             &notes,
         );

@@ -40,11 +40,12 @@ pub(super) fn inject_across(
     kind: &WorkloadType,
     builds: &[Build],
     env: &Env<'_>,
+    caches: &mut rules::Caches,
 ) -> Result<Plan, PlanError> {
     let mut plans = Vec::with_capacity(builds.len());
     for build in builds {
         let env = in_namespace(env, &build.namespace, None);
-        let plan = rules::inject(object.clone(), kind, &env)?;
+        let plan = rules::inject(object.clone(), kind, &env, caches)?;
         plans.push(plan);
     }
     let overlays = overlays_text(builds);
@@ -64,7 +65,7 @@ pub(super) fn inject_across(
     };
     if let Some(label) = env.profile.mesh.namespace_label() {
         let neutral = in_namespace(env, "", None);
-        let plan = rules::inject(object, kind, &neutral)?;
+        let plan = rules::inject(object, kind, &neutral, caches)?;
         let blank = |plan: &Plan| with_label_blank(&plan.result, kind, label);
         let alike = std::iter::once(&first)
             .chain(&others)

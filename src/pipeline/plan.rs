@@ -25,6 +25,7 @@ pub(super) fn plan_document(
     holds: Holds,
     action: Action,
     planner: Planner<'_>,
+    caches: &mut rules::Caches,
     objects: &mut Vec<ObjectResult>,
 ) -> Result<PlannedDocument, Unplanned> {
     let mut reinjected = false;
@@ -37,7 +38,7 @@ pub(super) fn plan_document(
             Holds::Item { index, .. } => Some(index),
             Holds::Document => None,
         };
-        let (value, plan) = plan_item(value, document, item, false, action, planner)?;
+        let (value, plan) = plan_item(value, document, item, false, action, planner, caches)?;
         objects.push(plan);
         return Ok(value);
     }
@@ -50,7 +51,8 @@ pub(super) fn plan_document(
                 continue;
             }
             let taken = std::mem::take(item);
-            let (planned, plan) = plan_item(taken, document, Some(index), true, action, planner)?;
+            let (planned, plan) =
+                plan_item(taken, document, Some(index), true, action, planner, caches)?;
             reinjected |= planned.reinjected;
             objects.push(plan);
             *item = planned.value;
@@ -71,9 +73,10 @@ pub(super) fn plan_item(
     rooted: bool,
     action: Action,
     planner: Planner<'_>,
+    caches: &mut rules::Caches,
 ) -> Result<(PlannedDocument, ObjectResult), Unplanned> {
     let reference = ObjectRef::of(&object);
-    let (mut plan, verdicts) = plan_object(object, reference.as_ref(), action, planner)
+    let (mut plan, verdicts) = plan_object(object, reference.as_ref(), action, planner, caches)
         .map_err(|error| Unplanned { item, error })?;
     // Kustomize patches that would hit another container once injected.
     let patched = match (&reference, &plan.outcome) {
@@ -111,12 +114,13 @@ pub(super) fn plan_item(
 }
 
 /// Plan one object (`reference` is its identity), and review an injected
-/// workload as the cluster would.
+/// workload as the cluster would; `caches` are the worker's.
 pub(super) fn plan_object(
     object: Value,
     reference: Option<&ObjectRef>,
     action: Action,
     planner: Planner<'_>,
+    caches: &mut rules::Caches,
 ) -> Result<(Plan, Vec<Verdict>), rules::PlanError> {
     let Planner {
         settings,
@@ -163,8 +167,8 @@ pub(super) fn plan_object(
     };
     let mut plan = match action {
         Action::Inject => match across {
-            Some(builds) => overlays::inject_across(object, kind, builds, env),
-            None => rules::inject(object, kind, env),
+            Some(builds) => overlays::inject_across(object, kind, builds, env, caches),
+            None => rules::inject(object, kind, env, caches),
         }
         .map_err(|error| match error {
             internal @ rules::PlanError::Internal(_) => internal,

@@ -287,13 +287,18 @@ pub(super) fn process_units(
     if let Some(progress) = progress {
         progress.start_pass(sources.iter().map(|s| s.text.len()).sum());
     }
-    let results = on_all_cores(&units, Scratch::default, |scratch, unit| {
-        let result = process_unit(unit, planner, gather, scratch);
-        if let Some(progress) = progress {
-            progress.advance(unit.to - unit.from);
-        }
-        result
-    });
+    let mode = planner.settings.reuse;
+    let results = on_all_cores(
+        &units,
+        || Scratch::new(mode),
+        |scratch, unit| {
+            let result = process_unit(unit, planner, gather, scratch);
+            if let Some(progress) = progress {
+                progress.advance(unit.to - unit.from);
+            }
+            result
+        },
+    );
     if results.iter().any(|r| r.cut_failed) {
         return Err(CutFailed);
     }
@@ -354,14 +359,36 @@ pub(super) fn process_units(
     })
 }
 
-/// What a core keeps from one document to the next, to spend less on each.
-#[derive(Default)]
+/// What a worker keeps from one document to the next, to spend less on
+/// each (see [`crate::reuse`]): made when it starts, for its units alone.
 pub(super) struct Scratch {
     /// Blocks of new lines written so far.
     pub(super) blocks: yaml::Blocks,
+    /// What the rules keep: spares, Istio's shared renderings.
+    pub(super) caches: rules::Caches,
     /// The value of the last document planned, done with: the next one's is
-    /// built over it.
+    /// built over it. Never kept with [`Mode::Reference`].
     pub(super) done_value: Option<Value>,
+    pub(super) mode: Mode,
+}
+
+impl Scratch {
+    pub(super) fn new(mode: Mode) -> Self {
+        Scratch {
+            blocks: blocks_for(mode),
+            caches: rules::Caches::new(mode),
+            done_value: None,
+            mode,
+        }
+    }
+}
+
+/// A cache of written blocks that keeps what `mode` says.
+pub(super) fn blocks_for(mode: Mode) -> yaml::Blocks {
+    match mode {
+        Mode::Reuse => yaml::Blocks::default(),
+        Mode::Reference => yaml::Blocks::keeping_nothing(),
+    }
 }
 
 /// Parse, plan and render the documents of one unit, each tree dropped once

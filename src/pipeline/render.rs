@@ -100,6 +100,7 @@ pub(super) fn render_document(
         holds,
         settings.action,
         planner,
+        &mut scratch.caches,
         &mut out.objects,
     )
     .map_err(|unplanned| {
@@ -125,7 +126,7 @@ pub(super) fn render_document(
             return Err(locate(at, LONE_CARRIAGE_RETURN.into()).into());
         }
         let anew = match planned.reinjected {
-            true => reinjected_text(name, text, (from, to), root, holds, planner)?,
+            true => reinjected_text(name, text, (from, to), root, holds, planner, scratch)?,
             false => None,
         };
         let objects = out.objects.get_mut(first_object..).unwrap_or_default();
@@ -205,9 +206,11 @@ fn hand_back(
     profile: Option<&crate::profile::Profile>,
 ) {
     if let Some(profile) = profile {
-        rules::inject::keep_injected(&mut value, kind, profile);
+        rules::inject::keep_injected(&mut value, kind, profile, &mut scratch.caches.spares);
     }
-    scratch.done_value = Some(value);
+    if scratch.mode == Mode::Reuse {
+        scratch.done_value = Some(value);
+    }
 }
 
 /// A document's text as the edits of its plans are made on it: the
@@ -407,6 +410,7 @@ pub(super) fn reinjected_text(
     root: &Node<'_>,
     holds: Holds,
     planner: Planner<'_>,
+    scratch: &mut Scratch,
 ) -> Result<Option<String>, Error> {
     let internal = |err: yaml::EditError| Error::internal_at(name, text, err.offset, &err.message);
     let internal_bare = |err: yaml::EditError| internal_in(name, text, from, BARE, &err);
@@ -414,7 +418,16 @@ pub(super) fn reinjected_text(
     let Ok(value) = yaml::value::to_value(root) else {
         return Ok(None);
     };
-    let Ok(bare) = plan_document(value, 1, holds, Action::Uninject, planner, &mut objects) else {
+    let caches = &mut scratch.caches;
+    let Ok(bare) = plan_document(
+        value,
+        1,
+        holds,
+        Action::Uninject,
+        planner,
+        caches,
+        &mut objects,
+    ) else {
         return Ok(None);
     };
     let merges = planner.settings.profile.mesh.merges_user_containers();
@@ -448,8 +461,16 @@ pub(super) fn reinjected_text(
     let Ok(value) = yaml::value::to_value(bare_root) else {
         return Ok(None);
     };
-    let Ok(mut injected) = plan_document(value, 1, holds, Action::Inject, planner, &mut objects)
-    else {
+    let injected = plan_document(
+        value,
+        1,
+        holds,
+        Action::Inject,
+        planner,
+        caches,
+        &mut objects,
+    );
+    let Ok(mut injected) = injected else {
         return Ok(None);
     };
     let types = planner.types;
@@ -466,7 +487,7 @@ pub(super) fn reinjected_text(
     verbatim::attach_texts(&bare_text, bare_root, &mut injected.value, types, probes)
         .map_err(internal_bare)?;
     let anchored = document.anchored;
-    let mut blocks = crate::yaml::Blocks::default();
+    let mut blocks = blocks_for(scratch.mode);
     let none = yaml::edit::Kept::default();
     let mut diff = |value: &Value| {
         let diffed = yaml::edit::diff_kept(

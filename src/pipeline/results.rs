@@ -46,9 +46,33 @@ pub struct Settings {
     /// reference the reading by items is tested against (which gives the
     /// same bytes). Kept values ([`Settings::keep_values`]) read them whole.
     pub whole_lists: bool,
+    /// What the run reuses from one workload to the next:
+    /// [`crate::reuse::Mode::Reference`] keeps nothing, the reference the
+    /// reuse is tested against (which gives the same bytes).
+    pub reuse: crate::reuse::Mode,
 }
 
 impl Settings {
+    /// The settings of a run that does `action` with `profile` and nothing
+    /// else given: no flags, the current Kubernetes version, no namespace,
+    /// nothing kept but the patches, reusing what it can.
+    pub fn new(action: Action, profile: Profile) -> Self {
+        Settings {
+            action,
+            profile,
+            flags: Map::new(),
+            native: None,
+            version: KubeVersion::CURRENT,
+            security: SecurityMode::Auto,
+            namespace: None,
+            namespace_from: None,
+            keep_values: false,
+            keep_patches: true,
+            whole_lists: false,
+            reuse: crate::reuse::Mode::Reuse,
+        }
+    }
+
     /// The namespace of objects that name none: the one given, else
     /// `default`, where `kubectl apply` without `-n` usually puts them.
     pub fn namespace(&self) -> &str {

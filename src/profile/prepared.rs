@@ -4,7 +4,8 @@
 //! Lifetime: one [`Prepared`] for a run (and one more for the pass that
 //! context objects found in the inputs start), shared by every core; what it
 //! keeps is bounded (`CACHED_MAX` of each kind), past which new ones are
-//! made and used once.
+//! made and used once. One made with [`Mode::Reference`] keeps nothing:
+//! every workload's values filled and rendered for real.
 
 use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
@@ -16,6 +17,7 @@ use super::{
     NamedPort, ObjectValue, Profile, Rendered, RenderedContainers, RenderedMetadata, WorkloadVars,
     template,
 };
+use crate::reuse::Mode;
 use crate::reuse::stand_ins;
 
 /// Profiles filled with each distinct set of values met so far, and what
@@ -39,6 +41,7 @@ pub struct Prepared {
     /// The namespaces the webhook never injects in, rendered with the
     /// profile's values and each set of flags met.
     never_namespaces: PerFlags<Arc<[String]>>,
+    mode: Mode,
 }
 
 /// What is worked out once for each set of flags: a run has one set, a
@@ -90,6 +93,8 @@ pub struct Filled {
     /// Whether the filled profile holds no text like a stand-in (which
     /// filling would replace): renderings with stand-ins are made.
     takes_stand_ins: bool,
+    /// Keep its renderings (else each is made for real: the reference mode).
+    keeps: bool,
 }
 
 /// What sets a workload's values besides the profile (its annotations, the
@@ -108,6 +113,14 @@ struct FilledFor {
 type RenderedFor<T> = (Vec<(String, Answer)>, Arc<T>);
 
 impl Prepared {
+    /// What a run reuses of its profile, keeping what `mode` says.
+    pub fn new(mode: Mode) -> Self {
+        Prepared {
+            mode,
+            ..Prepared::default()
+        }
+    }
+
     /// The values for a workload whose pod has `pod_annotations` (see
     /// [`Profile::values_for`]), with the profile filled with them, and
     /// what the user should hear of annotations the mesh ignores.
@@ -122,8 +135,9 @@ impl Prepared {
         let mut warnings = Vec::new();
         let from_annotations = profile.annotation_values(pod_annotations, &mut warnings)?;
         let with_objects = object_value.is_some();
+        let keeps = self.mode == Mode::Reuse;
         let unannotated = from_annotations.is_empty();
-        if unannotated {
+        if unannotated && keeps {
             let found = self.unannotated.get(flags, |(w, _)| *w == with_objects);
             if let Some((_, found)) = found {
                 return Ok((found, warnings));
@@ -158,18 +172,21 @@ impl Prepared {
                 .map(|k| k.filled.clone())
         };
         let remember = |filled: &Arc<Filled>| {
-            if unannotated && !asked_pod.get() {
+            if unannotated && !asked_pod.get() && keeps {
                 self.unannotated.keep(flags, (with_objects, filled.clone()));
             }
         };
-        if let Some(found) = self.by_settings.lock().ok().and_then(|k| known(&k)) {
+        let found = keeps
+            .then(|| self.by_settings.lock().ok().and_then(|k| known(&k)))
+            .flatten();
+        if let Some(found) = found {
             remember(&found);
             return Ok((found, warnings));
         }
         let values = profile.values_with(&from_annotations, flags, &from_objects, &resolved);
         let filled = self.filled(profile, &values)?;
         remember(&filled);
-        if let Ok(mut known) = self.by_settings.lock() {
+        if let (true, Ok(mut known)) = (keeps, self.by_settings.lock()) {
             if known.len() < CACHED_MAX {
                 known.push(FilledFor {
                     from_annotations,
@@ -186,7 +203,11 @@ impl Prepared {
     /// The namespaces `profile`'s webhook never injects in, with `flags`
     /// over the profile's values (a name that does not render is left out).
     pub fn never_namespaces(&self, profile: &Profile, flags: &Map<String, Value>) -> Arc<[String]> {
-        if let Some(found) = self.never_namespaces.get(flags, |_| true) {
+        let keeps = self.mode == Mode::Reuse;
+        if let Some(found) = keeps
+            .then(|| self.never_namespaces.get(flags, |_| true))
+            .flatten()
+        {
             return found;
         }
         let value = |name: &str| {
@@ -208,7 +229,9 @@ impl Prepared {
                     .map(str::to_string)
             })
             .collect();
-        self.never_namespaces.keep(flags, names.clone());
+        if keeps {
+            self.never_namespaces.keep(flags, names.clone());
+        }
         names
     }
 
@@ -224,7 +247,11 @@ impl Prepared {
                 .find(|f| same(f) || f.values == *values)
                 .cloned()
         };
-        if let Some(found) = self.filled.lock().ok().and_then(|f| cached(&f)) {
+        let keeps = self.mode == Mode::Reuse;
+        let found = keeps
+            .then(|| self.filled.lock().ok().and_then(|f| cached(&f)))
+            .flatten();
+        if let Some(found) = found {
             return Ok(found);
         }
         if let Some(reason) = profile.mesh.refusal(values) {
@@ -240,8 +267,9 @@ impl Prepared {
             profile: Arc::new(profile),
             metadata: Mutex::new(Vec::new()),
             rendered: Mutex::new(Vec::new()),
+            keeps,
         });
-        if let Ok(mut all) = self.filled.lock() {
+        if let (true, Ok(mut all)) = (keeps, self.filled.lock()) {
             if all.len() < CACHED_MAX {
                 all.push(filled.clone());
             }
@@ -325,6 +353,9 @@ impl Filled {
         fill: impl Fn(&T, &[String]) -> Option<T>,
     ) -> Result<Arc<T>, String> {
         let values = &self.values;
+        if !self.keeps {
+            return Ok(Arc::new(render(&|name: &str| lookup(values, vars, name))?));
+        }
         let (found, first) = match cache.lock() {
             Ok(cached) => (cached_rendering(&cached, values, vars), cached.is_empty()),
             Err(_) => (None, false),

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::{Profile, template};
 use crate::json::Field;
-use crate::reuse::spare;
+use crate::reuse::spare::Spares;
 use crate::reuse::stand_ins::{Marks, fill, fill_map, fill_marked, fill_str, has_token};
 
 /// What a placeholder name stands for, given the values and the workload;
@@ -306,18 +306,18 @@ impl Rendered {
     /// rendering is the workload's own (filled with its strings), which
     /// leaves them empty here; copied when it is shared with other
     /// workloads.
-    pub fn take_containers(&mut self) -> (Option<Value>, Vec<Value>) {
+    pub fn take_containers(&mut self, spares: &mut Spares) -> (Option<Value>, Vec<Value>) {
         let (proxy, inits) = match Arc::get_mut(&mut self.shared) {
             Some(own) => (
                 std::mem::take(&mut own.proxy),
                 std::mem::take(&mut own.init_containers),
             ),
             None => (
-                spare::copy_of(&self.shared.proxy),
+                spares.copy_of(&self.shared.proxy),
                 self.shared
                     .init_containers
                     .iter()
-                    .map(spare::copy_of)
+                    .map(|init| spares.copy_of(init))
                     .collect(),
             ),
         };

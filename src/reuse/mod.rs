@@ -4,15 +4,15 @@
 //! making it again. Each kind of reuse, and how long what it keeps lives:
 //!
 //! - [`spare`]: values the tool is done with (an injected workload's proxy
-//!   and init containers), kept per thread so that their allocations hold the
-//!   next workload's copy. Lives as long as the thread; at most eight. Worth
+//!   and init containers), kept per worker so that their allocations hold the
+//!   next workload's copy. Lives as long as the worker; at most eight. Worth
 //!   7% of a Linkerd run's instructions and 5% of one with Istio's cluster
 //!   templates: under the 10% a cache must be worth, but without it a
 //!   Linkerd run is 2.56 times the parse-only baseline by instructions (5,000
-//!   workloads), over its 2.5 (see `spare.rs` for why per thread).
+//!   workloads), over its 2.5.
 //! - `yaml::edit::Blocks` (in `src/yaml/edit/blocks.rs`): the text of new
 //!   lines already written (a proxy container as YAML at a column, in a
-//!   layout), shared by every edit that adds the same block. One per core,
+//!   layout), shared by every edit that adds the same block. One per worker,
 //!   carried from document to document for the whole run; bounded, past
 //!   which blocks are written each time. Worth 18 to 28% of a run's
 //!   instructions (callgrind, 500 generated workloads).
@@ -24,9 +24,13 @@
 //!   instructions, 9 to 11% of Istio's.
 //! - `mesh::istio::alike` (in `src/mesh/istio/alike.rs`): the cluster's
 //!   template rendered with [`stand_ins`] for workloads of one shape, with
-//!   the function calls the rendering depends on. Per thread and
+//!   the function calls the rendering depends on. Per worker and
 //!   configuration, for the run; bounded. Worth 70% of a run with the
 //!   cluster's templates.
+//!
+//! - the pipeline's last document value (`pipeline::process::Scratch`): the
+//!   next workload's value is read over it, into its allocations. One per
+//!   worker, one value.
 //!
 //! - [`stand_ins`]: what the renderings above are made with in place of a
 //!   workload's own strings (its name, its namespace), so that workloads
@@ -39,7 +43,26 @@
 //!
 //! Nothing reused changes what is written: a hit is the very value a fresh
 //! making would give (each cache compares what the making reads), which the
-//! tests check by injecting the same inputs alone and among others.
+//! tests check by injecting the same inputs alone and among others, and with
+//! [`Mode::Reference`], which keeps nothing, against the usual run
+//! (`tests/it/reference.rs`).
+//!
+//! Who owns what: `Prepared` belongs to the run and is passed to the rules in
+//! their `Env`; the others belong to one worker (a core taking units in
+//! turn), which makes them when it starts and passes them down: the blocks
+//! in the pipeline's scratch, the spares and Istio's renderings in
+//! `rules::Caches`, given to every rule that reuses.
 
 pub mod spare;
 pub mod stand_ins;
+
+/// Whether a run reuses what it made for one workload for the next.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Keep what was made, within each cache's bound, and reuse it.
+    #[default]
+    Reuse,
+    /// Keep nothing: every workload's proxy, filling and text made for real.
+    /// The reference the reuse is tested against; the output is the same.
+    Reference,
+}

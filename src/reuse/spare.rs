@@ -11,97 +11,105 @@
 //! them a Linkerd run of 5,000 workloads is 2.56 times the parse-only
 //! baseline by instructions, over the 2.5 it is held to.
 //!
-//! Why per thread (with `mesh/istio/alike.rs`, one of the two modules that
-//! keep a `thread_local!`): each core works on its own workloads, and the
-//! copies are made deep in the profile's rendering and Istio's shared
-//! renderings, which every caller of the rules reaches (`admit`, `verify`,
-//! the KRM function); the pipeline hands back what it is done with
-//! ([`keep`]). A spare only holds allocations: what is written over it is
-//! the very value a clone would give, which the unit tests below check.
-
-use std::cell::RefCell;
+//! Lifetime: one [`Spares`] per worker (a core taking units in turn), made
+//! when it starts and passed down to the rules that copy (the profile's
+//! rendering, Istio's shared renderings) and to the pipeline, which hands
+//! back what it is done with ([`Spares::keep`]). A spare only holds
+//! allocations: what is written over it is the very value a clone would
+//! give, which the unit tests below check.
 
 use serde_json::Value;
 
+use super::Mode;
 use crate::json::{Field, retain_in_order};
 
-/// Spares kept per thread: the containers and volume lists of a few workloads.
+/// Spares kept per worker: the containers and volume lists of a few workloads.
 const KEPT_MAX: usize = 8;
 
-thread_local! {
-    static SPARES: RefCell<Vec<Value>> = const { RefCell::new(Vec::new()) };
+/// The values one worker is done with, at most [`KEPT_MAX`], the newest
+/// kept; none with [`Mode::Reference`].
+#[derive(Debug, Default)]
+pub struct Spares {
+    kept: Vec<Value>,
+    mode: Mode,
 }
 
-/// A copy of `source`, written into a spare when there is one (the spare of
-/// the same name if any, else the last one that is a mapping or a list as
-/// `source` is), else cloned.
-pub fn copy_of(source: &Value) -> Value {
-    let spare = SPARES.with(|spares| {
-        let mut spares = spares.borrow_mut();
+impl Spares {
+    pub fn new(mode: Mode) -> Self {
+        Spares {
+            kept: Vec::new(),
+            mode,
+        }
+    }
+
+    /// A copy of `source`, written into a spare when there is one (the spare
+    /// of the same name if any, else the last one that is a mapping or a
+    /// list as `source` is), else cloned.
+    pub fn copy_of(&mut self, source: &Value) -> Value {
         let name = source.field("name");
         let same_kind = |s: &Value| s.is_array() == source.is_array();
-        let at = spares
+        let at = self
+            .kept
             .iter()
             .rposition(|s| same_kind(s) && s.field("name") == name)
-            .or_else(|| spares.iter().rposition(same_kind))?;
-        Some(spares.swap_remove(at))
-    });
-    match spare {
-        Some(mut spare) => {
-            overwrite(&mut spare, source);
-            spare
+            .or_else(|| self.kept.iter().rposition(same_kind));
+        match at {
+            Some(at) => {
+                let mut spare = self.kept.swap_remove(at);
+                overwrite(&mut spare, source);
+                spare
+            }
+            None => source.clone(),
         }
-        None => source.clone(),
     }
-}
 
-/// A copy of `pod` (a pod template's `metadata` and `spec`) whose init
-/// containers, containers and volumes are copies written into spares
-/// ([`copy_of`]).
-pub fn copy_of_pod(pod: &Value) -> Value {
-    let Value::Object(fields) = pod else {
-        return pod.clone();
-    };
-    let copy_spec = |spec: &Value| match spec {
-        Value::Object(spec) => Value::Object(
-            spec.iter()
-                .map(|(key, value)| match (key.as_str(), value) {
-                    ("initContainers" | "containers", Value::Array(items)) => (
-                        key.clone(),
-                        Value::Array(items.iter().map(copy_of).collect()),
-                    ),
-                    ("volumes", volumes @ Value::Array(_)) => (key.clone(), copy_of(volumes)),
+    /// A copy of `pod` (a pod template's `metadata` and `spec`) whose init
+    /// containers, containers and volumes are copies written into spares
+    /// ([`Spares::copy_of`]).
+    pub fn copy_of_pod(&mut self, pod: &Value) -> Value {
+        let Value::Object(fields) = pod else {
+            return pod.clone();
+        };
+        let mut copy_spec = |spec: &Value| match spec {
+            Value::Object(spec) => Value::Object(
+                spec.iter()
+                    .map(|(key, value)| match (key.as_str(), value) {
+                        ("initContainers" | "containers", Value::Array(items)) => (
+                            key.clone(),
+                            Value::Array(items.iter().map(|item| self.copy_of(item)).collect()),
+                        ),
+                        ("volumes", volumes @ Value::Array(_)) => {
+                            (key.clone(), self.copy_of(volumes))
+                        }
+                        _ => (key.clone(), value.clone()),
+                    })
+                    .collect(),
+            ),
+            other => other.clone(),
+        };
+        Value::Object(
+            fields
+                .iter()
+                .map(|(key, value)| match key.as_str() {
+                    "spec" => (key.clone(), copy_spec(value)),
                     _ => (key.clone(), value.clone()),
                 })
                 .collect(),
-        ),
-        other => other.clone(),
-    };
-    Value::Object(
-        fields
-            .iter()
-            .map(|(key, value)| match key.as_str() {
-                "spec" => (key.clone(), copy_spec(value)),
-                _ => (key.clone(), value.clone()),
-            })
-            .collect(),
-    )
-}
-
-/// Keep `value` as a spare, in place of the oldest when enough are kept
-/// (the newest are those the next workload asks for; a kind of spare no
-/// copy asks for ages out).
-pub fn keep(value: Value) {
-    if !matches!(value, Value::Object(_) | Value::Array(_)) {
-        return;
+        )
     }
-    SPARES.with(|spares| {
-        let mut spares = spares.borrow_mut();
-        if spares.len() >= KEPT_MAX {
-            spares.remove(0);
+
+    /// Keep `value` as a spare, in place of the oldest when enough are kept
+    /// (the newest are those the next workload asks for; a kind of spare no
+    /// copy asks for ages out). Dropped with [`Mode::Reference`].
+    pub fn keep(&mut self, value: Value) {
+        if self.mode == Mode::Reference || !matches!(value, Value::Object(_) | Value::Array(_)) {
+            return;
         }
-        spares.push(value);
-    });
+        if self.kept.len() >= KEPT_MAX {
+            self.kept.remove(0);
+        }
+        self.kept.push(value);
+    }
 }
 
 /// Make `target` equal to `source` (keys in the same order), reusing the
@@ -173,50 +181,55 @@ mod tests {
     fn a_kept_value_holds_the_next_copy_of_its_name() {
         let proxy = json!({"name": "proxy", "image": "p:1", "env": [{"name": "A", "value": "1"}]});
         let init = json!({"name": "init", "args": ["--x"]});
-        keep(json!({"name": "init", "args": ["--y", "--z"]}));
-        keep(json!({"name": "proxy", "image": "p:0", "env": []}));
-        assert_eq!(copy_of(&init), init);
-        assert_eq!(copy_of(&proxy), proxy);
+        let mut spares = Spares::new(Mode::Reuse);
+        spares.keep(json!({"name": "init", "args": ["--y", "--z"]}));
+        spares.keep(json!({"name": "proxy", "image": "p:0", "env": []}));
+        assert_eq!(spares.copy_of(&init), init);
+        assert_eq!(spares.copy_of(&proxy), proxy);
         // None left: a plain copy.
-        assert_eq!(copy_of(&proxy), proxy);
+        assert_eq!(spares.copy_of(&proxy), proxy);
         let pod = json!({"metadata": {"labels": {"a": "b"}}, "spec": {
             "initContainers": [init.clone()], "containers": [proxy.clone(), {"name": "app"}],
             "volumes": [{"name": "v"}]}});
-        keep(json!({"name": "proxy", "image": "p:0", "env": []}));
-        assert_eq!(copy_of_pod(&pod), pod);
-        assert_eq!(SPARES.with(|s| s.borrow().len()), 0, "the spare was used");
-        keep(json!("a scalar is not worth keeping"));
-        assert_eq!(SPARES.with(|s| s.borrow().len()), 0);
+        spares.keep(json!({"name": "proxy", "image": "p:0", "env": []}));
+        assert_eq!(spares.copy_of_pod(&pod), pod);
+        assert_eq!(spares.kept.len(), 0, "the spare was used");
+        spares.keep(json!("a scalar is not worth keeping"));
+        assert_eq!(spares.kept.len(), 0);
+    }
+
+    #[test]
+    fn the_reference_mode_keeps_no_spare() {
+        let mut spares = Spares::new(Mode::Reference);
+        spares.keep(json!({"name": "proxy", "image": "p:0"}));
+        assert!(spares.kept.is_empty());
+        let proxy = json!({"name": "proxy", "image": "p:1"});
+        assert_eq!(spares.copy_of(&proxy), proxy);
     }
 
     #[test]
     fn a_kept_list_holds_only_lists_and_the_newest_spares_are_kept() {
+        let mut spares = Spares::new(Mode::Reuse);
         let volumes = json!([{"name": "a", "emptyDir": {}}, {"name": "b"}]);
         // A list is no spare for a mapping: the container is cloned.
-        keep(json!([{"name": "old"}]));
+        spares.keep(json!([{"name": "old"}]));
         let proxy = json!({"name": "proxy", "image": "p:1"});
-        assert_eq!(copy_of(&proxy), proxy);
-        assert_eq!(
-            SPARES.with(|s| s.borrow().len()),
-            1,
-            "the list is still kept"
-        );
+        assert_eq!(spares.copy_of(&proxy), proxy);
+        assert_eq!(spares.kept.len(), 1, "the list is still kept");
         // The pod's volumes are copied into it.
         let pod = json!({"spec": {"volumes": volumes.clone()}});
-        assert_eq!(copy_of_pod(&pod), pod);
-        assert_eq!(SPARES.with(|s| s.borrow().len()), 0, "the list was used");
+        assert_eq!(spares.copy_of_pod(&pod), pod);
+        assert_eq!(spares.kept.len(), 0, "the list was used");
         // Past KEPT_MAX, the oldest goes: the newest are those asked for next.
         for i in 0..KEPT_MAX + 3 {
-            keep(json!({"name": format!("c{i}")}));
+            spares.keep(json!({"name": format!("c{i}")}));
         }
-        let names: Vec<String> = SPARES.with(|s| {
-            s.borrow()
-                .iter()
-                .map(|v| v["name"].as_str().unwrap_or_default().to_string())
-                .collect()
-        });
+        let names: Vec<String> = spares
+            .kept
+            .iter()
+            .map(|v| v["name"].as_str().unwrap_or_default().to_string())
+            .collect();
         let newest: Vec<String> = (3..KEPT_MAX + 3).map(|i| format!("c{i}")).collect();
         assert_eq!(names, newest);
-        SPARES.with(|s| s.borrow_mut().clear());
     }
 }

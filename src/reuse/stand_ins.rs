@@ -12,18 +12,18 @@
 //!
 //! A token is ASCII letters and digits (`qXmi7Sq`), which no quoting,
 //! escaping or plain YAML scalar changes; a workload whose strings hold the
-//! token's start is rendered for real.
+//! token's start is rendered for real (see [`crate::sentinel`]).
 
 use serde_json::{Map, Value};
 
-/// How every token starts, and ends after its number.
-const START: &str = "qXmi";
-const END: &str = "Sq";
+use crate::sentinel::{PLAIN_MARK, TOKEN_END as END, TOKEN_START as START};
 
-/// Marks a string that was a plain scalar in rendered YAML: with the
-/// workload's strings in, it is read again as YAML reads a plain scalar
-/// (`"8080"` for a stand-in becomes the number 8080).
-pub const PLAIN: char = '\u{f8ff}';
+/// Marks a string that was a plain scalar in a rendering of the cluster's
+/// template (see [`crate::sentinel`]): filled by
+/// [`fill_marked_plain_in_place`], it is read again as YAML reads a plain
+/// scalar (`"8080"` for a stand-in becomes the number 8080). Every other
+/// filling leaves it as it is.
+pub const PLAIN: char = PLAIN_MARK;
 
 /// The strings a rendering's stand-ins stand for, by number.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -224,14 +224,23 @@ pub fn fill_str(s: &str, reals: &[String]) -> Option<String> {
 }
 
 /// `value` with its stand-ins replaced by their strings, in strings and
-/// keys; a string marked [`PLAIN`] is read as a plain scalar once filled.
-/// `None` when a token is broken, or two keys of a mapping fill the same.
+/// keys. `None` when a token is broken, or two keys of a mapping fill the
+/// same.
 pub fn fill(value: &Value, reals: &[String]) -> Option<Value> {
     // A copy keeps the mappings' tables (no key is hashed again); only the
     // strings with stand-ins are written anew.
     let mut value = value.clone();
     fill_in_place(&mut value, reals)?;
     Some(value)
+}
+
+/// How a filling takes strings marked [`PLAIN`].
+#[derive(Clone, Copy, PartialEq)]
+enum Plain {
+    /// As any string: only the cluster template's reading marks them.
+    AsText,
+    /// Read as YAML reads a plain scalar once filled.
+    Read,
 }
 
 /// Where a value's stand-ins are: found once for a rendering that many
@@ -250,7 +259,7 @@ impl Marks {
     /// The marks of `value`; `None` when it holds no stand-in.
     pub fn of(value: &Value) -> Option<Marks> {
         match value {
-            Value::String(s) if s.starts_with(PLAIN) || has_token(s) => Some(Marks::Whole),
+            Value::String(s) if has_token(s) => Some(Marks::Whole),
             Value::Object(map) if map.keys().any(|k| has_token(k)) => Some(Marks::Whole),
             Value::Object(map) => Marks::of_each(map.values()).map(Marks::Map),
             Value::Array(items) => Marks::of_each(items.iter()).map(Marks::List),
@@ -283,27 +292,47 @@ pub fn fill_marked_in_place(
     marks: Option<&Marks>,
     reals: &[String],
 ) -> Option<()> {
+    fill_marked_as(value, marks, reals, Plain::AsText)
+}
+
+/// [`fill_marked_in_place`] of a rendering of the cluster's template whose
+/// plain scalars holding a stand-in were marked [`PLAIN`] (and nothing
+/// else holds the mark): each is read as a plain scalar once filled.
+pub fn fill_marked_plain_in_place(
+    value: &mut Value,
+    marks: Option<&Marks>,
+    reals: &[String],
+) -> Option<()> {
+    fill_marked_as(value, marks, reals, Plain::Read)
+}
+
+fn fill_marked_as(
+    value: &mut Value,
+    marks: Option<&Marks>,
+    reals: &[String],
+    plain: Plain,
+) -> Option<()> {
     match marks {
-        Some(marks) => fill_at(value, marks, reals),
+        Some(marks) => fill_at(value, marks, reals, plain),
         None => Some(()),
     }
 }
 
-fn fill_at(value: &mut Value, marks: &Marks, reals: &[String]) -> Option<()> {
+fn fill_at(value: &mut Value, marks: &Marks, reals: &[String], plain: Plain) -> Option<()> {
     match (marks, value) {
-        (Marks::Whole, value) => fill_in_place(value, reals),
+        (Marks::Whole, value) => fill_value(value, reals, plain),
         (Marks::Map(marked), Value::Object(map)) => {
             let mut marked = marked.iter().peekable();
             for (at, entry) in map.values_mut().enumerate() {
                 if let Some((_, marks)) = marked.next_if(|(i, _)| *i == at) {
-                    fill_at(entry, marks, reals)?;
+                    fill_at(entry, marks, reals, plain)?;
                 }
             }
             marked.next().is_none().then_some(())
         }
         (Marks::List(marked), Value::Array(items)) => {
             for (at, marks) in marked {
-                fill_at(items.get_mut(*at)?, marks, reals)?;
+                fill_at(items.get_mut(*at)?, marks, reals, plain)?;
             }
             Some(())
         }
@@ -314,32 +343,36 @@ fn fill_at(value: &mut Value, marks: &Marks, reals: &[String]) -> Option<()> {
 /// [`fill`] for a mapping.
 pub fn fill_map(map: &Map<String, Value>, reals: &[String]) -> Option<Map<String, Value>> {
     let mut map = map.clone();
-    fill_entries(&mut map, reals)?;
+    fill_entries(&mut map, reals, Plain::AsText)?;
     Some(map)
 }
 
 /// [`fill`], in place.
 pub fn fill_in_place(value: &mut Value, reals: &[String]) -> Option<()> {
+    fill_value(value, reals, Plain::AsText)
+}
+
+fn fill_value(value: &mut Value, reals: &[String], plain: Plain) -> Option<()> {
     match value {
-        Value::String(s) => {
-            if let Some(plain) = s.strip_prefix(PLAIN) {
-                *value = crate::yaml::value::resolve_plain(&fill_str(plain, reals)?);
-            } else if has_token(s) {
-                *s = fill_str(s, reals)?;
+        Value::String(s) => match s.strip_prefix(PLAIN) {
+            Some(marked) if plain == Plain::Read => {
+                *value = crate::yaml::value::resolve_plain(&fill_str(marked, reals)?);
             }
-        }
+            _ if has_token(s) => *s = fill_str(s, reals)?,
+            _ => {}
+        },
         Value::Array(items) => {
             for item in items {
-                fill_in_place(item, reals)?;
+                fill_value(item, reals, plain)?;
             }
         }
-        Value::Object(map) => fill_entries(map, reals)?,
+        Value::Object(map) => fill_entries(map, reals, plain)?,
         _ => {}
     }
     Some(())
 }
 
-fn fill_entries(map: &mut Map<String, Value>, reals: &[String]) -> Option<()> {
+fn fill_entries(map: &mut Map<String, Value>, reals: &[String], plain: Plain) -> Option<()> {
     if map.keys().any(|k| has_token(k)) {
         let mut out = Map::with_capacity(map.len());
         for (k, v) in std::mem::take(map) {
@@ -350,7 +383,7 @@ fn fill_entries(map: &mut Map<String, Value>, reals: &[String]) -> Option<()> {
         *map = out;
     }
     for value in map.values_mut() {
-        fill_in_place(value, reals)?;
+        fill_value(value, reals, plain)?;
     }
     Some(())
 }
@@ -505,10 +538,22 @@ mod tests {
             "d": token(0),
             token(2): "k",
         });
+        let mut read = rendered.clone();
+        fill_marked_plain_in_place(&mut read, Marks::of(&rendered).as_ref(), &reals);
         assert_eq!(
-            fill(&rendered, &reals),
-            Some(json!({"a": 8080, "b": true, "c": "8080-x", "d": "8080", "web": "k"}))
+            read,
+            json!({"a": 8080, "b": true, "c": "8080-x", "d": "8080", "web": "k"})
         );
+        // Any other filling leaves the mark as text: a user's string may
+        // start with the character.
+        let users = json!({"image": format!("{PLAIN}true"), "name": token(2)});
+        assert_eq!(
+            fill(&users, &reals),
+            Some(json!({"image": format!("{PLAIN}true"), "name": "web"}))
+        );
+        let mut read = users.clone();
+        fill_marked_plain_in_place(&mut read, Marks::of(&users).as_ref(), &reals);
+        assert_eq!(read["image"], users["image"], "unmarked: not a stand-in's");
         let clash = json!({token(0): 1, token(1): 2});
         assert_eq!(fill(&clash, &["a".into(), "a".into()]), None);
     }

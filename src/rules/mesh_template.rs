@@ -10,6 +10,7 @@
 
 use serde_json::{Map, Value};
 
+use super::Caches;
 use crate::json::Field;
 use crate::mesh::istio::injector::ClusterInjector;
 use crate::mesh::istio::overlay;
@@ -48,12 +49,14 @@ pub(super) struct PodInput<'a> {
 /// `values`; `embedded` is the profile's own rendering, whose placement
 /// settings (and what Istio's code adds to the metadata) are kept. An error
 /// is the template's (it failed, or the pod asked for a template the
-/// configuration lacks).
+/// configuration lacks). The worker's `caches` keep the renderings shared
+/// by alike workloads.
 pub(super) fn render(
     injector: &ClusterInjector,
     embedded: &Rendered,
     pod: &PodInput<'_>,
     values: &Map<String, Value>,
+    caches: &mut Caches,
 ) -> Result<Rendered, istio::ConfigError> {
     let empty = Value::Object(Map::new());
     let metadata = pod.metadata.unwrap_or(&empty);
@@ -98,7 +101,9 @@ pub(super) fn render(
     let names = injector.templates_for(annotations);
     // Most renderings are this workload's alone (not shared): taken apart
     // without a copy.
-    let rendered = std::sync::Arc::unwrap_or_clone(injector.render(&inputs, &names)?);
+    let Caches { spares, renderings } = caches;
+    let rendered = injector.render(&inputs, &names, renderings, spares)?;
+    let rendered = std::sync::Arc::unwrap_or_clone(rendered);
     Ok(split(rendered, embedded, injector, pod.spec, labels))
 }
 

@@ -22,7 +22,10 @@ use serde_json::{Map, Value};
 
 use crate::cluster::{ClusterContext, KubeVersion};
 use crate::json::Field;
+use crate::mesh::istio::alike::Renderings;
 use crate::profile::{NativeChoice, Prepared, Profile};
+use crate::reuse::Mode;
+use crate::reuse::spare::Spares;
 use crate::workload::WorkloadType;
 
 /// How the injected containers get their security context.
@@ -64,6 +67,29 @@ pub struct Env<'a> {
     /// What the run says of the cluster's configuration: every workload
     /// injected carries it, and the report says it once.
     pub run_notes: &'a [crate::note::Note],
+}
+
+/// What one worker (a core taking units in turn) keeps from one workload
+/// to the next, beside what the run shares in [`Env::prepared`]: made by
+/// the worker when it starts and passed to each rule that reuses, never
+/// shared between threads (see [`crate::reuse`]).
+#[derive(Default)]
+pub struct Caches {
+    /// Containers and volumes done with, holding the next copies.
+    pub spares: Spares,
+    /// The cluster's templates rendered for workloads of one shape.
+    pub renderings: Renderings,
+}
+
+impl Caches {
+    /// Caches that keep what `mode` says: everything within their bounds,
+    /// or nothing (the reference).
+    pub fn new(mode: Mode) -> Self {
+        Caches {
+            spares: Spares::new(mode),
+            renderings: Renderings::new(mode),
+        }
+    }
 }
 
 /// Where a workload's pod metadata and spec live, and the fields of them

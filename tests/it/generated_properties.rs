@@ -22,7 +22,6 @@ use std::fmt;
 use mesh_inject::cluster::KubeVersion;
 use mesh_inject::pipeline::{self, Action, Processed, Settings};
 use mesh_inject::profile::{self, NativeChoice, Profile};
-use mesh_inject::rules::SecurityMode;
 use mesh_inject::source::Source;
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -750,17 +749,11 @@ fn run_with(text: &str, action: Action, mode: &Mode, whole_lists: bool) -> Proce
         flags.insert(name, value);
     }
     let settings = Settings {
-        action,
-        profile,
         flags,
         native: mode.native,
         version: mode.version.unwrap_or(KubeVersion::CURRENT),
-        security: SecurityMode::Auto,
-        namespace: None,
-        namespace_from: None,
-        keep_values: false,
         whole_lists,
-        keep_patches: true,
+        ..Settings::new(action, profile)
     };
     let source = Source {
         path: None,

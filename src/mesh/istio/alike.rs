@@ -19,26 +19,23 @@
 //! The first workload of each shape is rendered for real, so a workload
 //! alone in its run is always rendered for real.
 //!
-//! Lifetime: per thread and per injector, for the run; bounded
-//! (`SHAPES_MAX` shapes, `RENDERINGS_MAX` renderings each,
-//! `RENDERINGS_PER_THREAD_MAX` in all), past which workloads are rendered
-//! for real. Worth 70% of a run with the cluster's templates (callgrind,
-//! 500 generated workloads).
+//! Lifetime: one [`Renderings`] per worker (a core taking units in turn),
+//! made when it starts and passed down to the rule that renders the
+//! cluster's templates (in `rules::Caches`); its shapes are per injector,
+//! for the run, and bounded (`SHAPES_MAX` shapes, `RENDERINGS_MAX`
+//! renderings each, `RENDERINGS_PER_WORKER_MAX` in all), past which
+//! workloads are rendered for real. Per worker rather than per run: a
+//! rendering holds the template's values (`gotemplate::Value`, counted by
+//! `Rc`), which cannot cross threads. None is kept with
+//! [`Mode::Reference`]. Worth 70% of a run with the cluster's templates
+//! (callgrind, 500 generated workloads).
 //!
-//! Why per thread (with `reuse/spare.rs`, one of the two modules that keep a
-//! `thread_local!`): a rendering holds
-//! the template's values (`gotemplate::Value`, counted by `Rc`), which
-//! cannot cross threads, and each core works on its own workloads. The
-//! shapes are reached from deep in one rule (the cluster's template
-//! rendering a sidecar) that every other caller of the rules reaches too
-//! (`admit`, `verify`, the KRM function); kept here, they need no
-//! parameter through every rule. What a thread keeps never changes what is
-//! written: a hit is checked against every call the rendering made
-//! (above), and the tests inject the same workloads alone and among
-//! others. `tests/it/modules.rs` fails on a `thread_local!` elsewhere.
+//! What a worker keeps never changes what is written: a hit is checked
+//! against every call the rendering made (above), and the tests inject the
+//! same workloads alone and among others, and with and without reuse.
 
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -48,6 +45,8 @@ use super::injector::{ClusterInjector, as_written, cache_key_head};
 use super::template_data::{TemplateInputs, template_data};
 use super::typed;
 use crate::gotemplate::{Call, Value};
+use crate::reuse::Mode;
+use crate::reuse::spare::Spares;
 use crate::reuse::stand_ins::{self, Marks, PLAIN, StandIns};
 use crate::yaml::node::{Node, NodeKind, ScalarStyle};
 
@@ -56,12 +55,12 @@ use crate::yaml::node::{Node, NodeKind, ScalarStyle};
 /// while a call on each workload's own name stops there.
 const ANSWERED_MAX: usize = 64;
 
-/// Shapes met per thread (each its key, a few KB), renderings per shape,
-/// and renderings per thread (each a pod and the calls it depends on, some
+/// Shapes met per worker (each its key, a few KB), renderings per shape,
+/// and renderings per worker (each a pod and the calls it depends on, some
 /// tens of KB).
 const SHAPES_MAX: usize = 1024;
 const RENDERINGS_MAX: usize = 8;
-const RENDERINGS_PER_THREAD_MAX: usize = 256;
+const RENDERINGS_PER_WORKER_MAX: usize = 256;
 
 /// Room made for a shape's key at once: a pod's strings and keys take a few
 /// KB, and growing to that by doubling copies it several times.
@@ -71,11 +70,22 @@ const KEY_ROOM: usize = 4096;
 /// workload, and SipHash showed in profiles.
 type Hasher = foldhash::fast::RandomState;
 
-thread_local! {
-    static SHAPES: RefCell<HashMap<(usize, String), Shape, Hasher>> =
-        RefCell::new(HashMap::default());
-    /// The renderings kept in `SHAPES`.
-    static KEPT: Cell<usize> = const { Cell::new(0) };
+/// The shapes one worker met, by injector and key, with their renderings.
+#[derive(Default)]
+pub struct Renderings {
+    shapes: HashMap<(usize, String), Shape, Hasher>,
+    /// The renderings kept in `shapes`.
+    kept: usize,
+    mode: Mode,
+}
+
+impl Renderings {
+    pub fn new(mode: Mode) -> Self {
+        Renderings {
+            mode,
+            ..Renderings::default()
+        }
+    }
 }
 
 /// The renderings of one shape of inputs (the inputs with stand-ins).
@@ -109,20 +119,49 @@ pub(super) fn render(
     injector: &ClusterInjector,
     inputs: &TemplateInputs<'_>,
     name: &str,
+    renderings: &mut Renderings,
+    spares: &mut Spares,
 ) -> Option<Json> {
-    // Text like a stand-in elsewhere in the inputs would be filled too.
+    if renderings.mode == Mode::Reference {
+        return None;
+    }
+    // Every input, said once: a field added to `TemplateInputs` does not
+    // build until it is placed here.
+    let TemplateInputs {
+        // Stood in for: the workload's own strings.
+        name: _,
+        namespace: _,
+        pod_metadata: _,
+        pod_spec: _,
+        // The injector's own, checked once (`takes_stand_ins`).
+        values: _,
+        mesh: _,
+        // In the shape's key as they are: text like a stand-in there would
+        // be filled too.
+        api_version,
+        kind,
+        revision,
+        proxy_image,
+        proxy_init_image,
+        inbound_traffic_policy_mode,
+        compliance_policy,
+        proxy_config,
+        native_sidecars: _,
+        proxy_uid: _,
+        proxy_gid: _,
+    } = *inputs;
     let unstood = [
-        inputs.api_version,
-        inputs.kind,
-        inputs.revision,
-        inputs.proxy_image,
-        inputs.proxy_init_image,
-        inputs.inbound_traffic_policy_mode,
-        inputs.compliance_policy,
+        api_version,
+        kind,
+        revision,
+        proxy_image,
+        proxy_init_image,
+        inbound_traffic_policy_mode,
+        compliance_policy,
     ];
     if !injector.takes_stand_ins()
         || unstood.iter().any(|s| stand_ins::has_token(s))
-        || stand_ins::value_has_token(inputs.proxy_config)
+        || stand_ins::value_has_token(proxy_config)
     {
         return None;
     }
@@ -148,78 +187,75 @@ pub(super) fn render(
     }
     let key = (injector.id(), key);
     let reals = stand_ins.reals();
-    SHAPES.with(|shapes| {
-        let mut shapes = shapes.borrow_mut();
-        if !shapes.contains_key(&key) && shapes.len() >= SHAPES_MAX {
+    let shapes = &mut renderings.shapes;
+    if !shapes.contains_key(&key) && shapes.len() >= SHAPES_MAX {
+        return None;
+    }
+    // The first workload of a shape is rendered for real (most shapes
+    // have one workload); stand-ins from the second.
+    let shape = match shapes.entry(key) {
+        std::collections::hash_map::Entry::Vacant(first) => {
+            first.insert(Shape::default());
             return None;
         }
-        // The first workload of a shape is rendered for real (most shapes
-        // have one workload); stand-ins from the second.
-        let shape = match shapes.entry(key) {
-            std::collections::hash_map::Entry::Vacant(first) => {
-                first.insert(Shape::default());
-                return None;
-            }
-            std::collections::hash_map::Entry::Occupied(shape) => shape.into_mut(),
-        };
-        if shape.never {
-            return None;
+        std::collections::hash_map::Entry::Occupied(shape) => shape.into_mut(),
+    };
+    if shape.never {
+        return None;
+    }
+    let rendering = loop {
+        // A rendering made with the workload's pinned strings, whose
+        // calls answer its strings as they answered the stand-ins.
+        let (mut failed, mut pins_match) = (Vec::new(), false);
+        let pinned_now = shape.pinned.len();
+        let found = shape.renderings.iter_mut().position(|r| {
+            let pinned_alike = r.pins.iter().all(|(i, real)| reals.get(*i) == Some(real));
+            // (Pins only grow: as many means the same.)
+            pins_match |= pinned_alike && r.pins.len() == pinned_now;
+            pinned_alike && holds_for(&mut r.calls, reals, &mut failed)
+        });
+        if let Some(at) = found {
+            break shape.renderings.get(at)?;
         }
-        let rendering = loop {
-            // A rendering made with the workload's pinned strings, whose
-            // calls answer its strings as they answered the stand-ins.
-            let (mut failed, mut pins_match) = (Vec::new(), false);
-            let pinned_now = shape.pinned.len();
-            let found = shape.renderings.iter_mut().position(|r| {
-                let pinned_alike = r.pins.iter().all(|(i, real)| reals.get(*i) == Some(real));
-                // (Pins only grow: as many means the same.)
-                pins_match |= pinned_alike && r.pins.len() == pinned_now;
-                pinned_alike && holds_for(&mut r.calls, reals, &mut failed)
-            });
-            if let Some(at) = found {
-                break shape.renderings.get(at)?;
-            }
-            if shape.renderings.len() >= RENDERINGS_MAX
-                || KEPT.with(Cell::get) >= RENDERINGS_PER_THREAD_MAX
-            {
-                return None;
-            }
-            failed.retain(|i| !shape.pinned.contains(i));
-            if pins_match && failed.is_empty() {
-                // Rendered with every pin, its calls still answer otherwise.
-                return None;
-            }
-            failed.sort_unstable();
-            failed.dedup();
-            shape.pinned.extend(failed);
-            match render_shape(injector, inputs, name, reals, &shape.pinned) {
-                Some(rendering) => {
-                    shape.renderings.push(rendering);
-                    KEPT.with(|kept| kept.set(kept.get() + 1));
-                }
-                None => {
-                    shape.never = true;
-                    return None;
-                }
-            }
-        };
-        if !rendering
-            .in_text
-            .iter()
-            .all(|&i| reals.get(i).is_some_and(|r| stand_ins::fits_in_text(r)))
+        if shape.renderings.len() >= RENDERINGS_MAX || renderings.kept >= RENDERINGS_PER_WORKER_MAX
         {
             return None;
         }
-        // Its containers copied into those of a workload done with.
-        let mut pod = crate::reuse::spare::copy_of_pod(&rendering.pod);
-        stand_ins::fill_marked_in_place(&mut pod, rendering.marks.as_ref(), reals)?;
-        // Written once with its stand-ins: again only when a string filled
-        // in is one Istio writes otherwise (`null`, an empty string, `0`
-        // where Go leaves it out, a quantity not in canonical form).
-        Some(match &rendering.marks {
-            Some(marks) if !written_as_filled(&pod, marks, Scope::Pod) => as_written(pod),
-            _ => pod,
-        })
+        failed.retain(|i| !shape.pinned.contains(i));
+        if pins_match && failed.is_empty() {
+            // Rendered with every pin, its calls still answer otherwise.
+            return None;
+        }
+        failed.sort_unstable();
+        failed.dedup();
+        shape.pinned.extend(failed);
+        match render_shape(injector, inputs, name, reals, &shape.pinned) {
+            Some(rendering) => {
+                shape.renderings.push(rendering);
+                renderings.kept += 1;
+            }
+            None => {
+                shape.never = true;
+                return None;
+            }
+        }
+    };
+    if !rendering
+        .in_text
+        .iter()
+        .all(|&i| reals.get(i).is_some_and(|r| stand_ins::fits_in_text(r)))
+    {
+        return None;
+    }
+    // Its containers copied into those of a workload done with.
+    let mut pod = spares.copy_of_pod(&rendering.pod);
+    stand_ins::fill_marked_plain_in_place(&mut pod, rendering.marks.as_ref(), reals)?;
+    // Written once with its stand-ins: again only when a string filled
+    // in is one Istio writes otherwise (`null`, an empty string, `0`
+    // where Go leaves it out, a quantity not in canonical form).
+    Some(match &rendering.marks {
+        Some(marks) if !written_as_filled(&pod, marks, Scope::Pod) => as_written(pod),
+        _ => pod,
     })
 }
 
@@ -629,6 +665,7 @@ spec:
     #[test]
     fn alike_workloads_come_out_as_each_rendered_for_real() {
         let injector = injector();
+        let (mut renderings, mut spares) = reusing();
         let empty = json!({});
         let cases = [
             ("Deployment", "web-0", "web", "8080", "plain"),
@@ -655,25 +692,24 @@ spec:
             let inputs = inputs(kind, name, &metadata, &spec, &empty);
             let names = ["sidecar".to_string()];
             // Those whose text does not read fail alike.
-            let got = injector.render(&inputs, &names);
+            let got = injector.render(&inputs, &names, &mut renderings, &mut spares);
             let real = injector.render_for_real(&inputs, &names);
             assert_eq!(got, real, "{name} {app} {port}");
         }
         // Strings the template compared or measured were rendered for real.
-        SHAPES.with(|shapes| {
-            let shapes = shapes.borrow();
-            let pinned = shapes
-                .iter()
-                .filter(|((id, _), _)| *id == injector.id())
-                .any(|(_, shape)| !shape.pinned.is_empty());
-            assert!(pinned, "eq, len and trunc pinned their strings");
-        });
+        let pinned = renderings
+            .shapes
+            .iter()
+            .filter(|((id, _), _)| *id == injector.id())
+            .any(|(_, shape)| !shape.pinned.is_empty());
+        assert!(pinned, "eq, len and trunc pinned their strings");
     }
 
     /// Renders each workload `(name, namespace, metadata, spec)` of `cases`
     /// in order with a fresh injector of `template`, and asserts that each
     /// comes out as rendered for real.
-    fn each_as_for_real(template: &str, cases: &[(&str, &str, Json, Json)]) {
+    fn each_as_for_real(template: &str, cases: &[(&str, &str, Json, Json)]) -> Renderings {
+        let (mut renderings, mut spares) = reusing();
         let config = json!({"templates": {"sidecar": template}});
         let injector =
             ClusterInjector::read("test".into(), &config, json!({}), json!({})).expect("reads");
@@ -684,10 +720,16 @@ spec:
                 namespace,
                 ..inputs("Deployment", name, metadata, spec, &empty)
             };
-            let got = injector.render(&inputs, &names);
+            let got = injector.render(&inputs, &names, &mut renderings, &mut spares);
             let real = injector.render_for_real(&inputs, &names);
             assert_eq!(got, real, "workload {i} ({name}/{namespace})");
         }
+        renderings
+    }
+
+    /// What one worker reuses, as the pipeline makes it.
+    fn reusing() -> (Renderings, Spares) {
+        (Renderings::new(Mode::Reuse), Spares::new(Mode::Reuse))
     }
 
     fn spec_of(name: &str) -> Json {
@@ -893,16 +935,14 @@ spec:
         .iter()
         .map(|(name, ns)| (*name, *ns, meta.clone(), spec_of("app")))
         .collect();
-        each_as_for_real(template, &cases);
-        SHAPES.with(|shapes| {
-            let shapes = shapes.borrow();
-            let kept = shapes
-                .values()
-                .flat_map(|shape| &shape.renderings)
-                .flat_map(|rendering| &rendering.calls)
-                .any(|watched| watched.answered.len() > 1);
-            assert!(kept, "a call given the namespace keeps its answers");
-        });
+        let renderings = each_as_for_real(template, &cases);
+        let kept = renderings
+            .shapes
+            .values()
+            .flat_map(|shape| &shape.renderings)
+            .flat_map(|rendering| &rendering.calls)
+            .any(|watched| watched.answered.len() > 1);
+        assert!(kept, "a call given the namespace keeps its answers");
     }
 
     /// `otelResourceAttributes` reads the workload's strings only when a
@@ -927,13 +967,14 @@ spec:
                 ("web-3", json!({"annotations": {version: "8"}}), "app:4"),
             ];
             let mut otel = Vec::new();
+            let (mut renderings, mut spares) = reusing();
             for (name, metadata, image) in &cases {
                 let spec = json!({"containers": [{"name": name, "image": image}]});
                 let inputs = TemplateInputs {
                     mesh: &mesh,
                     ..inputs("Deployment", name, metadata, &spec, &empty)
                 };
-                let got = injector.render(&inputs, &names);
+                let got = injector.render(&inputs, &names, &mut renderings, &mut spares);
                 let real = injector.render_for_real(&inputs, &names);
                 assert_eq!(got, real, "{name} with {mesh}");
                 otel.push(format!("{got:?}"));

@@ -14,12 +14,14 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::alike::Renderings;
 use super::template_data::{TemplateInputs, template_data};
 use super::template_funcs::injection_funcs;
 use super::{overlay, typed};
 use crate::cluster::ClusterContext;
 use crate::gotemplate::{Funcs, Template};
 use crate::json::Field;
+use crate::reuse::spare::Spares;
 use crate::reuse::stand_ins;
 
 /// The ConfigMap holding the templates, and the one holding the mesh config.
@@ -303,13 +305,17 @@ impl ClusterInjector {
     /// next as Istio overlays them: a pod of `metadata` and `spec`. Rendered
     /// once for each distinct set of inputs, and a single template once for
     /// workloads alike but for their strings (see [`super::alike`]).
+    /// The worker's `renderings` keep the shared renderings, and its
+    /// `spares` hold the copies.
     pub fn render(
         &self,
         inputs: &TemplateInputs<'_>,
         names: &[String],
+        renderings: &mut Renderings,
+        spares: &mut Spares,
     ) -> Result<Arc<Value>, ConfigError> {
         if let [name] = names {
-            if let Some(pod) = super::alike::render(self, inputs, name) {
+            if let Some(pod) = super::alike::render(self, inputs, name, renderings, spares) {
                 return Ok(Arc::new(pod));
             }
         }
@@ -967,14 +973,18 @@ mod tests {
             inbound_traffic_policy_mode: "",
             compliance_policy: "",
         };
-        let pod = injector.render(&inputs, &["a".into(), "b".into()]).unwrap();
+        let mut renderings = Renderings::default();
+        let mut spares = Spares::default();
+        let mut render =
+            |names: &[String]| injector.render(&inputs, names, &mut renderings, &mut spares);
+        let pod = render(&["a".into(), "b".into()]).unwrap();
         assert_eq!(
             *pod,
             json!({"spec": {"containers": [{"name": "istio-proxy", "image": "img"}]}})
         );
-        let again = injector.render(&inputs, &["a".into(), "b".into()]).unwrap();
+        let again = render(&["a".into(), "b".into()]).unwrap();
         assert_eq!(pod, again);
-        let missing = injector.render(&inputs, &["c".into()]).unwrap_err();
+        let missing = render(&["c".into()]).unwrap_err();
         assert!(
             matches!(&missing, ConfigError::NoSuchTemplate { template, .. } if template == "c"),
             "{missing}"

@@ -11,7 +11,7 @@
 
 use serde_json::{Map, Value};
 
-mod alike;
+pub mod alike;
 mod capture;
 mod identity;
 pub mod injector;

@@ -22,8 +22,8 @@ use super::plan::{Outcome, Patcher, Plan, PlanError};
 use super::record::{RECORD_ANNOTATION, Record};
 use super::uninject::{injection_found, record_present, remove_injection};
 use super::{
-    Env, PodPaths, SecurityMode, linkerd_chart, mesh_template, resources, security, shutdown,
-    template_problem,
+    Caches, Env, PodPaths, SecurityMode, linkerd_chart, mesh_template, resources, security,
+    shutdown, template_problem,
 };
 use crate::admission::pod_security::{self, Level};
 use crate::admission::{limit_ranger, psp, quota};
@@ -31,7 +31,7 @@ use crate::json::Field;
 use crate::mesh::{Injected, Mesh, istio};
 use crate::note::Note;
 use crate::profile::{self, NativeChoice, Position, Profile, Rendered, WorkloadVars};
-use crate::reuse::spare;
+use crate::reuse::spare::Spares;
 use crate::workload::WorkloadType;
 use crate::yaml;
 
@@ -100,11 +100,17 @@ fn declined(
     None
 }
 
-/// Plan the injection of the profile into `object`, a workload of `kind`.
+/// Plan the injection of the profile into `object`, a workload of `kind`,
+/// with what the calling worker keeps from workload to workload (`caches`).
 ///
 /// A previous injection is removed first, so injecting again gives the same
 /// object and never a second proxy.
-pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan, PlanError> {
+pub fn inject(
+    object: Value,
+    kind: &WorkloadType,
+    env: &Env<'_>,
+    caches: &mut Caches,
+) -> Result<Plan, PlanError> {
     if let Some(reason) = template_problem(&object, kind) {
         return Ok(Plan::unchanged(object, Outcome::Skipped(reason)));
     }
@@ -180,7 +186,7 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
             namespace: &pod.vars.namespace,
             native: native_by_default(&rendered, env),
         };
-        rendered = mesh_template::render(injector, &rendered, &input, filled.values())?;
+        rendered = mesh_template::render(injector, &rendered, &input, filled.values(), caches)?;
         if let Some(reason) = no_container_left(pod.spec, &rendered) {
             return unchanged(patcher, before, reason);
         }
@@ -193,20 +199,11 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     if !missing.is_empty() {
         return Err(PlanError::Refused(missing.join("\n")));
     }
-    let notes = unreadable
-        .into_iter()
-        .chain(ignored)
-        .map(Note::warning)
-        .chain(chart_notes)
-        .chain(
-            env.run_notes
-                .iter()
-                .filter_map(|n| run_note_for(n, filled.values(), env)),
-        )
-        .collect();
+    let warnings = unreadable.into_iter().chain(ignored);
+    let notes = workload_notes(warnings, chart_notes, filled.values(), env);
 
     label_in_no_namespace(&mut rendered, env.profile.mesh, &pod.vars.namespace);
-    let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes);
+    let mut sidecar = Sidecar::build(&mut rendered, &pod, kind, env, notes, &mut caches.spares);
     match env.profile.mesh {
         Mesh::Linkerd => {
             let labels = patcher
@@ -249,6 +246,23 @@ pub fn inject(object: Value, kind: &WorkloadType, env: &Env<'_>) -> Result<Plan,
     )?;
 
     Ok(plan_injected(before, patcher, notes, hints))
+}
+
+/// What the user hears with an injected workload: `warnings` on its
+/// values, the notes of the chart that rendered it, and the run's notes
+/// that concern its `values`.
+fn workload_notes(
+    warnings: impl Iterator<Item = String>,
+    chart_notes: Vec<Note>,
+    values: &Map<String, Value>,
+    env: &Env<'_>,
+) -> Vec<Note> {
+    let run_notes = env.run_notes.iter();
+    warnings
+        .map(Note::warning)
+        .chain(chart_notes)
+        .chain(run_notes.filter_map(|n| run_note_for(n, values, env)))
+        .collect()
 }
 
 /// A workload's values, filled from the profile, the cluster's objects, the
@@ -482,9 +496,14 @@ fn pull_secrets_added(rendered: &Rendered, mesh: Mesh, values: &Map<String, Valu
 }
 
 /// Keep the containers of the profile's that `object` (a workload of `kind`)
-/// has, and its volumes, as spares for the next workload's (see [`spare`]).
-/// Called once the object is written and no longer needed.
-pub fn keep_injected(object: &mut Value, kind: &WorkloadType, profile: &Profile) {
+/// has, and its volumes, in `spares` for the next workload's. Called once
+/// the object is written and no longer needed.
+pub fn keep_injected(
+    object: &mut Value,
+    kind: &WorkloadType,
+    profile: &Profile,
+    spares: &mut Spares,
+) {
     let names: Vec<&str> = profile.container_names().collect();
     let spec = kind
         .template_path()
@@ -494,7 +513,7 @@ pub fn keep_injected(object: &mut Value, kind: &WorkloadType, profile: &Profile)
         return;
     };
     if let Some(volumes @ Value::Array(_)) = spec.field_mut("volumes") {
-        spare::keep(std::mem::take(volumes));
+        spares.keep(std::mem::take(volumes));
     }
     for list in ["initContainers", "containers"] {
         let Some(Value::Array(items)) = spec.field_mut(list) else {
@@ -506,7 +525,7 @@ pub fn keep_injected(object: &mut Value, kind: &WorkloadType, profile: &Profile)
                 .and_then(Value::as_str)
                 .is_some_and(|name| names.contains(&name));
             if ours {
-                spare::keep(std::mem::take(item));
+                spares.keep(std::mem::take(item));
             }
         }
     }
@@ -578,7 +597,7 @@ mod tests {
                     object["kind"].as_str().expect("k"),
                 )
                 .expect("workload");
-            inject(object.clone(), kind, &self.env()).expect("plan")
+            inject(object.clone(), kind, &self.env(), &mut Caches::default()).expect("plan")
         }
     }
 

@@ -42,6 +42,7 @@ impl Sidecar {
         kind: &WorkloadType,
         env: &Env<'_>,
         mut notes: Vec<Note>,
+        spares: &mut Spares,
     ) -> Self {
         // The mesh's own template placed the proxy itself.
         let choice = if rendered.by_mesh_template {
@@ -50,7 +51,7 @@ impl Sidecar {
             env.native.unwrap_or(rendered.sidecar.native)
         };
         let native = use_native(choice, env, &mut notes);
-        let (mut proxy, inits) = rendered.take_containers();
+        let (mut proxy, inits) = rendered.take_containers(spares);
         let first = !native && rendered.sidecar.classic_position == Position::First;
         if let Some(proxy) = &mut proxy {
             if native {

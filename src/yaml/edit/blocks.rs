@@ -10,9 +10,11 @@
 //! same wherever it stands; see [`Text::Spliced`]): neither written again nor
 //! copied.
 //!
-//! Lifetime: one cache per core, carried from one document to the next for
+//! Lifetime: one cache per worker, carried from one document to the next for
 //! the whole run (the pipeline's scratch); it holds at most `BLOCKS_MAX`
-//! blocks, past which new ones are written each time and not kept.
+//! blocks, past which new ones are written each time and not kept. One
+//! made by [`Blocks::keeping_nothing`] (the run's reference mode) writes
+//! every block each time.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -38,6 +40,8 @@ pub struct Blocks {
     /// layout: most come out the same for every workload (the mesh's status
     /// annotation, uninject's record), and comparing costs less than writing.
     small: HashMap<String, Vec<Small>, foldhash::fast::FixedState>,
+    /// Keep nothing: every block written each time.
+    keeping_nothing: bool,
 }
 
 /// A small value written under a key, and its text.
@@ -90,10 +94,20 @@ type Spans = Vec<Option<(usize, usize)>>;
 /// blocks are written each time.
 const BLOCKS_MAX: usize = 4096;
 
-/// Stands for a one-line string where the gaps between strings are found.
-const GAP: &str = "\u{e000}";
+/// Stands for a one-line string where the gaps between strings are found
+/// (a block whose strings hold it is written whole: see `crate::sentinel`).
+use crate::sentinel::GAP;
 
 impl Blocks {
+    /// Blocks that keep nothing: each written each time, the reference the
+    /// sharing is tested against.
+    pub fn keeping_nothing() -> Self {
+        Blocks {
+            keeping_nothing: true,
+            ..Blocks::default()
+        }
+    }
+
     /// The text of the block `key: value` (or the item `value`, without a
     /// key) at `col`, as `layout` writes it.
     pub(crate) fn text(
@@ -107,6 +121,9 @@ impl Blocks {
             Some(key) => layout.block_entry(col, key, value),
             None => layout.block_item(col, value),
         };
+        if self.keeping_nothing {
+            return Text::Own(write(value));
+        }
         // Small values cost less to write than to look up, but not than
         // comparing with the one written last under their key.
         if !is_large(value) {
@@ -470,6 +487,23 @@ mod tests {
         ] {
             text(&mut blocks, layout, col, key, &value);
         }
+    }
+
+    /// Blocks keeping nothing write each block each time, as the writer
+    /// writes it, and keep none.
+    #[test]
+    fn blocks_keeping_nothing_write_each_block_anew() {
+        let layout = Layout::default();
+        let mut blocks = Blocks::keeping_nothing();
+        let value = json!({"name": "istio-proxy", "args": ["proxy", "sidecar"], "env": [{"name": "A", "value": "1"}]});
+        for _ in 0..2 {
+            let got = blocks.text(layout, 4, None, &value);
+            assert!(matches!(got, Text::Own(_)));
+            assert_eq!(got.to_text(), layout.block_item(4, &value));
+            let small = blocks.text(layout, 8, Some("status"), &json!("ok"));
+            assert!(matches!(small, Text::Own(_)));
+        }
+        assert!(blocks.written.is_empty() && blocks.small.is_empty());
     }
 
     /// A block made from a kept one's text is the text the writer gives,
