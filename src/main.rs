@@ -61,11 +61,11 @@ fn main() -> ExitCode {
             let written = output::to_stdout(&text).map(|()| Status::Done);
             return exit_code(written, ErrorReport::text(color));
         }
-        Err(err) => err.exit(),
+        Err(err) => return usage_error(err),
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
-        Err(err) => err.exit(),
+        Err(err) => return usage_error(err),
     };
     let errors = ErrorReport::of(&cli);
     exit_code(run(cli), errors)
@@ -90,6 +90,47 @@ fn color_in_args() -> ColorChoice {
         };
     }
     choice
+}
+
+/// A command line clap refuses: said by clap (exit status 2), or with
+/// `--report json` among the arguments as the JSON document every other
+/// error is, so that a tool reading standard error as JSON gets JSON.
+fn usage_error(err: clap::Error) -> ExitCode {
+    let Some(kind) = json_report_in_args() else {
+        err.exit()
+    };
+    let text = err.render().to_string();
+    let message = text.trim().trim_start_matches("error: ").to_string();
+    exit_code(Err(Error::Usage(message)), ErrorReport::json(kind))
+}
+
+/// The kind of report `--report json` asks for among the arguments (the
+/// last `--report` wins, as for clap), `None` without one: admit's when the
+/// command is `admit`.
+fn json_report_in_args() -> Option<&'static str> {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut json = false;
+    for (index, arg) in args.iter().enumerate() {
+        let value = match arg.strip_prefix("--report=") {
+            Some(value) => Some(value),
+            None if arg == "--report" => args.get(index + 1).map(String::as_str),
+            None => None,
+        };
+        if let Some(value) = value {
+            json = value == "json";
+        }
+    }
+    let admit = args
+        .iter()
+        .find(|a| !a.starts_with('-'))
+        .is_some_and(|a| a == "admit");
+    json.then_some(match admit {
+        true => mesh_inject::admit::REPORT_KIND,
+        false => mesh_inject::report::KIND,
+    })
 }
 
 /// The exit status of a run, after saying what stopped it as `errors`

@@ -1256,6 +1256,15 @@ impl ErrorReport {
         ErrorReport { color, json: None }
     }
 
+    /// As one JSON document of the report kind `kind`: for what stops a
+    /// run before its command line is read (clap's own errors).
+    pub fn json(kind: &'static str) -> Self {
+        ErrorReport {
+            color: ColorChoice::Never,
+            json: Some(kind),
+        }
+    }
+
     /// As the command line `cli` asks.
     pub fn of(cli: &Cli) -> Self {
         let kind = match cli.command {

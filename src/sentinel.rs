@@ -31,3 +31,25 @@ pub const PLAIN_MARK: char = '\u{f8ff}';
 
 /// Stands for a one-line string in a block's text.
 pub const GAP: &str = "\u{e000}";
+
+/// Where the first stand-in token (or what starts like one) in `s`
+/// starts: the guard of every string that could be taken for a token.
+#[inline]
+pub fn token_start(s: &str) -> Option<usize> {
+    // Called on every string of every rendering: a byte scan for the
+    // token's first letter beats a substring search on short strings.
+    let (bytes, start) = (s.as_bytes(), TOKEN_START.as_bytes());
+    let first = start.first().copied().unwrap_or_default();
+    let mut from = 0;
+    while let Some(at) = bytes
+        .get(from..)
+        .and_then(|rest| rest.iter().position(|&b| b == first))
+    {
+        let at = from + at;
+        if bytes.get(at..at + start.len()) == Some(start) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}

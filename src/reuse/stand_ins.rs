@@ -16,7 +16,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::sentinel::{PLAIN_MARK, TOKEN_END as END, TOKEN_START as START};
+use crate::sentinel::{PLAIN_MARK, TOKEN_END as END, TOKEN_START as START, token_start};
 
 /// Marks a string that was a plain scalar in a rendering of the cluster's
 /// template (see [`crate::sentinel`]): filled by
@@ -159,26 +159,6 @@ fn push_token(out: &mut String, n: usize) {
 /// Whether `s` holds a stand-in (or something that starts like one).
 pub fn has_token(s: &str) -> bool {
     token_start(s).is_some()
-}
-
-/// Where the first stand-in (or what starts like one) in `s` starts.
-fn token_start(s: &str) -> Option<usize> {
-    // Called on every string of every rendering: a byte scan for the
-    // token's first letter beats a substring search on short strings.
-    let (bytes, start) = (s.as_bytes(), START.as_bytes());
-    let first = start.first().copied().unwrap_or_default();
-    let mut from = 0;
-    while let Some(at) = bytes
-        .get(from..)
-        .and_then(|rest| rest.iter().position(|&b| b == first))
-    {
-        let at = from + at;
-        if bytes.get(at..at + start.len()) == Some(start) {
-            return Some(at);
-        }
-        from = at + 1;
-    }
-    None
 }
 
 /// The text before the first stand-in in `s`, its number, and the text

@@ -522,6 +522,30 @@ fn an_error_with_the_json_report_is_one_json_document_with_its_place() {
         serde_json::json!({"message": "--in-place needs files given with -f, not standard input"})
     );
 
+    // What the command line parser refuses too, of the command's kind.
+    let report = json_error(&["--report", "json", "--bogus"]);
+    assert_eq!(report["kind"], "Report");
+    let said = report["error"]["message"].as_str().expect("a message");
+    assert!(
+        said.starts_with("unexpected argument '--bogus' found"),
+        "{said}"
+    );
+    let report = json_error(&["admit", "--report=json", "-o", "nope"]);
+    assert_eq!(report["kind"], "AdmissionReport");
+    let said = report["error"]["message"].as_str().expect("a message");
+    assert!(
+        said.starts_with("invalid value 'nope' for '--output"),
+        "{said}"
+    );
+    let text = run(&["--report", "text", "--bogus"], None);
+    assert_eq!(text.code, 2);
+    assert!(
+        text.stderr
+            .starts_with("error: unexpected argument '--bogus' found"),
+        "{}",
+        text.stderr
+    );
+
     // Text stays the default, as it was.
     let text = run(&["-f", missing], None);
     assert_eq!(text.code, 2);

@@ -1112,6 +1112,51 @@ fn a_krm_functions_configuration_is_parsed_as_the_flags_are() {
         .flatten()
         .any(|c| c["name"] == "istio-proxy");
     assert!(in_containers, "a classic sidecar: {spec}");
+
+    // Uninject checks inject's settings as the flags would, and applies
+    // none: what it takes out is what the record says.
+    let injected = run.stdout.clone();
+    let with_version = |version: &str| {
+        let list = common::values(&injected)
+            .into_iter()
+            .flatten()
+            .next()
+            .expect("a ResourceList");
+        let mut list = list;
+        list["functionConfig"]["data"]["kubeVersion"] = serde_json::json!(version);
+        serde_json::to_string(&list).expect("JSON")
+    };
+    let uninject = |input: String| -> common::Run {
+        let mut cmd = common::command();
+        cmd.args(["uninject", "-q"]).write_stdin(input);
+        cmd.output().expect("runs").into()
+    };
+    let refused = uninject(with_version("1.2x"));
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("functionConfig: invalid value '1.2x' for 'kubeVersion'"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(refused.stdout, "");
+    for version in ["1.28", "1.30"] {
+        let back = uninject(with_version(version));
+        assert_eq!(back.code, 0, "{version}: {}", back.stderr);
+        let items = common::values(&back.stdout)
+            .into_iter()
+            .flatten()
+            .next()
+            .expect("a ResourceList")["items"]
+            .clone();
+        let containers = &items[0]["spec"]["template"]["spec"]["containers"];
+        assert_eq!(
+            containers.as_array().map(Vec::len),
+            Some(1),
+            "{version}: the proxy taken out whatever the version: {containers}"
+        );
+    }
 }
 
 /// `kpt fn eval --exec`: the package's files are injected in place (the
