@@ -53,8 +53,12 @@ impl WorkloadType {
     }
 
     fn matches(&self, api_version: &str, kind: &str) -> bool {
+        // The kind first: it tells most types apart without reading a group.
+        if self.kind != kind {
+            return false;
+        }
         let group = group_of(api_version);
-        if self.kind != kind || group_of(&self.api_version) != group {
+        if group_of(&self.api_version) != group {
             return false;
         }
         // A built-in kind only under a version Kubernetes has served it

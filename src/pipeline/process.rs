@@ -367,7 +367,8 @@ pub(super) struct Scratch {
     /// What the rules keep: spares, Istio's shared renderings.
     pub(super) caches: rules::Caches,
     /// The value of the last document planned, done with: the next one's is
-    /// built over it. Never kept with [`Mode::Reference`].
+    /// built over it (its worth: see [`crate::reuse`]). Never kept with
+    /// [`Mode::Reference`].
     pub(super) done_value: Option<Value>,
     pub(super) mode: Mode,
 }

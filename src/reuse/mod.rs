@@ -30,7 +30,10 @@
 //!
 //! - the pipeline's last document value (`pipeline::process::Scratch`): the
 //!   next workload's value is read over it, into its allocations. One per
-//!   worker, one value.
+//!   worker, one value. Worth 3.6% of a Linkerd run's instructions and 2.7%
+//!   of one with the cluster's templates (500 generated workloads): under
+//!   10%, kept because without it a run with the cluster's templates is
+//!   about 3.05 times the parse-only baseline (5,000 workloads), over its 3.
 //!
 //! - [`stand_ins`]: what the renderings above are made with in place of a
 //!   workload's own strings (its name, its namespace), so that workloads
