@@ -25,7 +25,7 @@ use serde_json::Value;
 /// Istio's tests use (hub `registry.istio.io/testing`, tag `latest`, no
 /// image pull policy). A pod's own `istio-proxy` is merged as Istio merges
 /// it, by default.
-const BASE: &[&str] = &[
+pub(crate) const BASE: &[&str] = &[
     "proxyImage=registry.istio.io/testing/proxyv2:latest",
     "proxyInitImage=registry.istio.io/testing/proxyv2:latest",
     "imagePullPolicy=",
@@ -33,7 +33,7 @@ const BASE: &[&str] = &[
 
 /// The profile values for a case's Istio settings; `None` when the tool
 /// cannot express them yet.
-fn values(settings: &str) -> Option<Vec<&'static str>> {
+pub(crate) fn values(settings: &str) -> Option<Vec<&'static str>> {
     Some(match settings {
         "defaults" | "defaults (expect skip: hostNetwork)" => vec![],
         "native sidecars disabled"

@@ -12,11 +12,13 @@
 //!   Istio's, and Istio's with that template;
 //! - and where `../shared` is beside the checkout, the whole corpus (the
 //!   meshes' test inputs among it) with those, and with the ConfigMaps
-//!   Istio's chart writes under the settings the meshes' cases use.
+//!   Istio's chart writes under the settings the meshes' cases use; and
+//!   Istio's own injection cases, each input with its case's settings.
 //!
 //! Each run is of many files at once: the workers carry what they keep
 //! from file to file, as they do for a repository.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use mesh_inject::pipeline::{self, Action, Settings};
@@ -28,13 +30,16 @@ use proptest::prelude::*;
 use crate::common;
 use crate::template_programs::{Bytes, config_maps, sidecar_template, workloads};
 
-/// The settings of a run with the embedded profile `name`, reusing as `mode` says.
-fn settings(name: &str, mode: Mode) -> Settings {
-    let profile = Profile::embedded(name).expect("an embedded profile");
+/// The settings of a run with `profile`, reusing as `mode` says.
+fn settings(profile: &Profile, mode: Mode) -> Settings {
     Settings {
         reuse: mode,
-        ..Settings::new(Action::Inject, profile)
+        ..Settings::new(Action::Inject, profile.clone())
     }
+}
+
+fn embedded(name: &str) -> Profile {
+    Profile::embedded(name).expect("an embedded profile")
 }
 
 fn source(path: Option<&Path>, text: String) -> Source {
@@ -50,7 +55,7 @@ fn source(path: Option<&Path>, text: String) -> Source {
 /// What a run of `sources` gives: each source's text and the results of
 /// its objects, or the run's error; with the number of workloads injected.
 fn run(
-    profile: &str,
+    profile: &Profile,
     mode: Mode,
     sources: &[Source],
     context: &[Source],
@@ -77,7 +82,7 @@ fn run(
 
 /// Asserts that `sources` come out of a run that reuses as out of the
 /// reference, and returns how many workloads were injected.
-fn same_both_ways(what: &str, profile: &str, sources: &[Source], context: &[Source]) -> usize {
+fn same_both_ways(what: &str, profile: &Profile, sources: &[Source], context: &[Source]) -> usize {
     let (reused, injected) = run(profile, Mode::Reuse, sources, context);
     let (reference, _) = run(profile, Mode::Reference, sources, context);
     if reused == reference {
@@ -109,7 +114,7 @@ fn same_both_ways(what: &str, profile: &str, sources: &[Source], context: &[Sour
 /// The files of `paths` that a run of each alone with `profile` and
 /// `context` injects without an error (a file with a syntax error, or a
 /// workload refused, stops a run).
-fn runnable(profile: &str, paths: &[PathBuf], context: &[Source]) -> Vec<Source> {
+fn runnable(profile: &Profile, paths: &[PathBuf], context: &[Source]) -> Vec<Source> {
     paths
         .iter()
         .filter_map(|path| {
@@ -130,13 +135,13 @@ fn context_of(path: &Path) -> Vec<Source> {
 /// The profiles and contexts every set of inputs is run with: Linkerd's
 /// (with the sample trust anchors), Istio's, and Istio's with the cluster
 /// template written for these tests.
-fn configurations() -> Vec<(&'static str, &'static str, Vec<Source>)> {
+fn configurations() -> Vec<(&'static str, Profile, Vec<Source>)> {
     vec![
-        ("linkerd", "linkerd", common::cluster_sources()),
-        ("istio", "istio", Vec::new()),
+        ("linkerd", embedded("linkerd"), common::cluster_sources()),
+        ("istio", embedded("istio"), Vec::new()),
         (
             "istio with the tests' template",
-            "istio",
+            embedded("istio"),
             context_of(&common::testdata("reference/istio-config.yaml")),
         ),
     ]
@@ -153,7 +158,7 @@ fn generated_stream(seed: u8, count: usize) -> Source {
 /// [`generated_stream`] without the workloads a run of each alone with
 /// `profile` and `context` refuses (a label that breaks the template's
 /// YAML where it copies it plain).
-fn runnable_stream(profile: &str, context: &[Source], seed: u8, count: usize) -> Source {
+fn runnable_stream(profile: &Profile, context: &[Source], seed: u8, count: usize) -> Source {
     let stream = generated_stream(seed, count).text;
     let kept: Vec<&str> = stream
         .split("---\n")
@@ -171,9 +176,9 @@ fn the_repositorys_inputs_come_out_of_the_reference_as_reused() {
     paths.extend(common::manifests_under(&common::testdata("example")));
     paths.extend(common::manifests_under(&common::testdata("istio")));
     for (what, profile, context) in configurations() {
-        let mut sources = runnable(profile, &paths, &context);
-        sources.extend((1..12).map(|seed| runnable_stream(profile, &context, seed, 24)));
-        let injected = same_both_ways(what, profile, &sources, &context);
+        let mut sources = runnable(&profile, &paths, &context);
+        sources.extend((1..12).map(|seed| runnable_stream(&profile, &context, seed, 24)));
+        let injected = same_both_ways(what, &profile, &sources, &context);
         assert!(
             injected >= 100,
             "{what}: only {injected} workloads injected"
@@ -220,21 +225,70 @@ fn the_corpus_comes_out_of_the_reference_as_reused() {
                     args,
                     &mut made,
                 );
-                configurations.push((what, "istio", context_of(&path)));
+                configurations.push((what, embedded("istio"), context_of(&path)));
             }
         }
         None => common::skip_part(test, "the chart's ConfigMaps cannot be made here"),
     }
     for (what, profile, context) in configurations {
-        let sources = runnable(profile, &paths, &context);
+        let sources = runnable(&profile, &paths, &context);
         assert!(
             sources.len() >= 60,
             "{what}: only {} files run",
             sources.len()
         );
-        let injected = same_both_ways(what, profile, &sources, &context);
+        let injected = same_both_ways(what, &profile, &sources, &context);
         assert!(injected >= 50, "{what}: only {injected} workloads injected");
     }
+}
+
+/// Istio's own injection cases (`../shared/fidelity/istio/CASES.md`),
+/// each with its settings written into the profile's values as the golden
+/// test writes them: the inputs of the cases that share settings run
+/// together, reusing and in the reference.
+#[test]
+fn the_meshes_cases_come_out_of_the_reference_as_reused() {
+    let test = "the_meshes_cases_come_out_of_the_reference_as_reused";
+    let Some(fidelity) = common::shared("fidelity/istio", test) else {
+        return;
+    };
+    let inputs = fidelity.join("../../corpus/istio-inject-inputs");
+    let mut by_settings: BTreeMap<Vec<&str>, Vec<PathBuf>> = BTreeMap::new();
+    for case in common::istio_cases(&fidelity) {
+        let Some(values) = crate::istio_goldens::values(&case.settings) else {
+            continue;
+        };
+        let path = [
+            inputs.join(&case.input),
+            fidelity.join("golden").join(&case.input),
+        ]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("no input {}", case.input));
+        let paths = by_settings.entry(values).or_default();
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
+    assert!(
+        by_settings.len() >= 15,
+        "only {} settings",
+        by_settings.len()
+    );
+    let mut injected = 0;
+    for (values, paths) in &by_settings {
+        let mut profile = embedded("istio");
+        for value in crate::istio_goldens::BASE.iter().chain(values) {
+            let (name, value) = profile
+                .parse_assignment(value, &serde_json::Map::new())
+                .unwrap_or_else(|e| panic!("{value}: {e}"));
+            profile.values.insert(name, value);
+        }
+        let sources = runnable(&profile, paths, &[]);
+        let what = format!("Istio's cases with {values:?}");
+        injected += same_both_ways(&what, &profile, &sources, &[]);
+    }
+    assert!(injected >= 100, "only {injected} workloads injected");
 }
 
 proptest! {
@@ -251,8 +305,9 @@ proptest! {
         let template = sidecar_template(&mut Bytes::new(&program));
         let context = [source(None, config_maps(&template))];
         let sources = [source(None, workloads(&mut Bytes::new(&stream), 16))];
-        let (reused, _) = run("istio", Mode::Reuse, &sources, &context);
-        let (reference, _) = run("istio", Mode::Reference, &sources, &context);
+        let istio = embedded("istio");
+        let (reused, _) = run(&istio, Mode::Reuse, &sources, &context);
+        let (reference, _) = run(&istio, Mode::Reference, &sources, &context);
         prop_assert_eq!(reused, reference, "template:\n{}", template);
     }
 }
@@ -262,6 +317,7 @@ proptest! {
 #[test]
 fn generated_templates_mostly_render() {
     let mut rendered = 0;
+    let istio = embedded("istio");
     for seed in 0..32u8 {
         let program: Vec<u8> = (0..24u8)
             .map(|b| b.wrapping_mul(31).wrapping_add(seed.wrapping_mul(7)))
@@ -269,7 +325,7 @@ fn generated_templates_mostly_render() {
         let template = sidecar_template(&mut Bytes::new(&program));
         let context = [source(None, config_maps(&template))];
         let sources = [generated_stream(seed, 16)];
-        let (result, injected) = run("istio", Mode::Reuse, &sources, &context);
+        let (result, injected) = run(&istio, Mode::Reuse, &sources, &context);
         if result.is_ok() && injected > 0 {
             rendered += 1;
         }
@@ -283,7 +339,7 @@ fn no_reuse_on_the_command_line_gives_the_same_bytes() {
     let dir = tempfile::tempdir().expect("temp dir");
     let input = dir.path().join("stream.yaml");
     let context = common::testdata("reference/istio-config.yaml");
-    let stream = runnable_stream("istio", &context_of(&context), 5, 30);
+    let stream = runnable_stream(&embedded("istio"), &context_of(&context), 5, 30);
     std::fs::write(&input, &stream.text).expect("write");
     let input = input.to_string_lossy().to_string();
     let context = context.to_string_lossy().to_string();
