@@ -556,13 +556,10 @@ pub fn namespace_or_default(given: Option<&str>) -> &str {
 /// Linkerd's profile run with them, as a user does.
 #[cfg(test)]
 pub(crate) fn sample_trust_roots() -> crate::source::Source {
-    crate::source::Source {
-        path: Some("testdata/cluster/linkerd-trust-roots.yaml".into()),
-        text: include_str!("../testdata/cluster/linkerd-trust-roots.yaml").to_string(),
-        found_in: None,
-        aliases: Default::default(),
-        kustomized: Default::default(),
-    }
+    crate::source::Source::new(
+        Some("testdata/cluster/linkerd-trust-roots.yaml".into()),
+        include_str!("../testdata/cluster/linkerd-trust-roots.yaml").to_string(),
+    )
 }
 
 #[cfg(test)]

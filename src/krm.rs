@@ -764,13 +764,7 @@ mod tests {
             keep_patches: false,
             ..crate::pipeline::Settings::new(crate::pipeline::Action::Inject, profile)
         };
-        let source = crate::source::Source {
-            path: None,
-            text: text.to_string(),
-            found_in: None,
-            aliases: Default::default(),
-            kustomized: Default::default(),
-        };
+        let source = crate::source::Source::new(None, text.to_string());
         let context = [crate::cluster::sample_trust_roots()];
         let mut results =
             crate::pipeline::process_all(vec![source], &context, &settings).expect("processed");

@@ -652,13 +652,7 @@ mod tests {
     /// A file rewritten from `read` (as read) to `new`.
     fn rewrite(path: &Path, read: &str, new: &str) -> Processed {
         Processed {
-            source: crate::source::Source {
-                path: Some(path.to_path_buf()),
-                text: read.to_string(),
-                found_in: None,
-                aliases: Default::default(),
-                kustomized: Default::default(),
-            },
+            source: crate::source::Source::new(Some(path.to_path_buf()), read.to_string()),
             output: crate::pipeline::Output::Text(new.to_string()),
             objects: Vec::new(),
             values: Vec::new(),

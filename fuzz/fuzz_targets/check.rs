@@ -85,13 +85,7 @@ fn run_with(
     settings: &Settings,
     action: Action,
 ) -> Result<Processed, mesh_inject::error::Error> {
-    let source = Source {
-        path: None,
-        text: text.to_string(),
-        found_in: None,
-        aliases: Default::default(),
-        kustomized: Default::default(),
-    };
+    let source = Source::new(None, text.to_string());
     let settings = Settings {
         action,
         ..settings.clone()

@@ -25,13 +25,7 @@ use programs::{Bytes, config_maps, sidecar_template, workloads};
 use std::sync::OnceLock;
 
 fn source(text: String) -> Source {
-    Source {
-        path: None,
-        text,
-        found_in: None,
-        aliases: Default::default(),
-        kustomized: Default::default(),
-    }
+    Source::new(None, text)
 }
 
 /// The output and each object's results of a run in `mode`, or its error.

@@ -315,13 +315,7 @@ mod tests {
 
     #[test]
     fn edits_that_cannot_be_written_are_the_tools_defect_said_aloud() {
-        let source = Source {
-            path: None,
-            text: "a: é\nb: 2\n".into(),
-            found_in: None,
-            aliases: Default::default(),
-            kustomized: Default::default(),
-        };
+        let source = Source::new(None, "a: é\nb: 2\n".into());
         let fine = vec![vec![edit(0, 1, "x")], vec![edit(6, 7, "c")]];
         assert!(Output::spliced(&source, fine).is_ok());
         for runs in [
@@ -359,13 +353,7 @@ mod tests {
     /// where a piece would be, never giving an empty one.
     #[test]
     fn the_pieces_of_a_spliced_output_are_its_text_or_an_error() {
-        let source = Source {
-            path: None,
-            text: "a: é\nb: 2\n".into(),
-            found_in: None,
-            aliases: Default::default(),
-            kustomized: Default::default(),
-        };
+        let source = Source::new(None, "a: é\nb: 2\n".into());
         let runs = vec![vec![edit(3, 5, "e")], vec![edit(9, 10, "3")]];
         let output = Output::spliced(&source, runs).expect("checked");
         let mut processed = Processed {

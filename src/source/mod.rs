@@ -34,6 +34,18 @@ pub struct Source {
 }
 
 impl Source {
+    /// A source of `text` read from `path` (`None`: standard input), found
+    /// under no directory and included by no kustomization.
+    pub fn new(path: Option<PathBuf>, text: String) -> Self {
+        Source {
+            path,
+            text,
+            found_in: None,
+            aliases: Tally::default(),
+            kustomized: Kustomized::default(),
+        }
+    }
+
     /// Parse its documents in `self.text[from..to]` as
     /// [`crate::yaml::parse::each_document`] does, what their aliases stand
     /// for counted with the documents of the sources read with it.
@@ -339,13 +351,7 @@ pub fn read_within(path: Option<&Path>, max_bytes: u64) -> Result<Source, Error>
         let offset = e.utf8_error().valid_up_to();
         not_utf8(&name(), &e.into_bytes(), offset)
     })?;
-    Ok(Source {
-        path: path.map(Path::to_path_buf),
-        text,
-        found_in: None,
-        aliases: Tally::default(),
-        kustomized: Kustomized::default(),
-    })
+    Ok(Source::new(path.map(Path::to_path_buf), text))
 }
 
 /// The bytes of `reader` (`path` in messages, `name` in located ones), of

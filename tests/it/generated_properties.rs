@@ -755,13 +755,7 @@ fn run_with(text: &str, action: Action, mode: &Mode, whole_lists: bool) -> Proce
         whole_lists,
         ..Settings::new(action, profile)
     };
-    let source = Source {
-        path: None,
-        text: text.to_string(),
-        found_in: None,
-        aliases: Default::default(),
-        kustomized: Default::default(),
-    };
+    let source = Source::new(None, text.to_string());
     // Linkerd's proxy needs trust anchors: the sample ones, as `--context`
     // gives them (a `--set` among the mode's values wins over them).
     let context = if mode.istio {

@@ -43,13 +43,7 @@ fn embedded(name: &str) -> Profile {
 }
 
 fn source(path: Option<&Path>, text: String) -> Source {
-    Source {
-        path: path.map(Path::to_path_buf),
-        text,
-        found_in: None,
-        aliases: Default::default(),
-        kustomized: Default::default(),
-    }
+    Source::new(path.map(Path::to_path_buf), text)
 }
 
 /// What a run of `sources` gives: each source's text and the results of
