@@ -348,3 +348,46 @@ fn no_reuse_on_the_command_line_gives_the_same_bytes() {
     assert_eq!(reused.stderr, reference.stderr);
     assert!(reused.stdout.contains("istio-proxy"));
 }
+
+/// A user's string that starts with the character the cluster-template
+/// reading marks plain scalars with (U+F8FF) comes out as written in every
+/// workload, the first and those that share its rendering, through the
+/// real binary: it was once read as YAML (`"\u{f8ff}true"` became `true`)
+/// from the second workload on.
+#[test]
+fn a_string_holding_the_plain_mark_comes_out_as_written_in_every_workload() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let workload = |name: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: shop\nspec:\n  selector:\n    matchLabels: {{app: {name}}}\n  template:\n    metadata:\n      labels: {{app: {name}}}\n      annotations:\n        sidecar.istio.io/proxyImage: \"\\uF8FFtrue\"\n    spec:\n      containers:\n        - name: {name}\n          image: {name}:1.0\n"
+        )
+    };
+    let input = dir.path().join("marked.yaml");
+    let stream: Vec<String> = ["web-1", "web-2", "web-3"].map(workload).into();
+    std::fs::write(&input, stream.join("---\n")).expect("write");
+    let input = input.to_string_lossy().to_string();
+    for reuse in [&[][..], &["--no-reuse"][..]] {
+        let mut args = reuse.to_vec();
+        args.extend(["-q", "--warn-only", "--profile", "istio", "-f", &input]);
+        let run = common::run(&args, None);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        let images: Vec<serde_json::Value> = common::values(&run.stdout)
+            .into_iter()
+            .flatten()
+            .flat_map(|deployment| {
+                // A native sidecar where the version has them.
+                let spec = &deployment["spec"]["template"]["spec"];
+                let lists = [&spec["initContainers"], &spec["containers"]];
+                lists.map(|list| list.as_array().cloned().unwrap_or_default())
+            })
+            .flatten()
+            .filter(|c| c["name"] == "istio-proxy")
+            .map(|c| c["image"].clone())
+            .collect();
+        assert_eq!(
+            images,
+            vec![serde_json::json!("\u{f8ff}true"); 3],
+            "{args:?}"
+        );
+    }
+}
